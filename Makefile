@@ -1,0 +1,40 @@
+# Entry points; the real build is CMake (CMakeLists.txt). Every target
+# installs the Debian packages it needs first (as root) and works on a fresh
+# Debian 12 machine.
+
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 600
+
+.PHONY: all build demo test fuzz bench clean
+
+all: build
+
+build:
+	@scripts/install-deps.sh build
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=OFF >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@echo "== concord solve examples/data/alignment.fg"
+	@$(BUILD)/concord solve examples/data/alignment.fg
+
+test:
+	@scripts/install-deps.sh test
+	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON >/dev/null
+	@cmake --build $(BUILD)-test -j $(JOBS)
+	@scripts/fuzz.sh $(BUILD)-test 60
+	@cd $(BUILD)-test && ctest --output-on-failure -j $(JOBS)
+
+fuzz:
+	@scripts/install-deps.sh test
+	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON >/dev/null
+	@cmake --build $(BUILD)-test -j $(JOBS)
+	@scripts/fuzz.sh $(BUILD)-test $(FUZZ_SECONDS)
+
+bench: build
+	@cmake --build $(BUILD) -j $(JOBS)
+	@$(BUILD)/bench_ad3
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-test

@@ -1,0 +1,253 @@
+/*
+ * concord: inference in constrained factor graphs.
+ *
+ * This is the one public header of the library. A graph is built once from
+ * binary variables and factors, then solved any number of times with new
+ * scores (structure and scores are separate). Every function returns an
+ * int status (CONCORD_OK or a CONCORD_E* code); when a graph is involved,
+ * concord_last_error() gives a human-readable message naming what was wrong.
+ * All memory is owned by the library; there is no global state and every
+ * function is reentrant on distinct graphs.
+ */
+#ifndef CONCORD_H
+#define CONCORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(CONCORD_BUILDING) && defined(__GNUC__)
+#define CONCORD_API __attribute__((visibility("default")))
+#else
+#define CONCORD_API
+#endif
+
+#define CONCORD_VERSION_MAJOR 0
+#define CONCORD_VERSION_MINOR 1
+#define CONCORD_VERSION_PATCH 0
+
+/* The library version as "MAJOR.MINOR.PATCH". */
+CONCORD_API const char *concord_version(void);
+
+/* ------------------------------------------------------------------------
+ * Return codes and solver status
+ * ------------------------------------------------------------------------ */
+
+enum concord_code {
+    CONCORD_OK = 0,
+    CONCORD_EINVAL = 1,        /* invalid argument: bad index, NaN score... */
+    CONCORD_ENOMEM = 2,        /* out of memory */
+    CONCORD_EPARSE = 3,        /* malformed input file */
+    CONCORD_EIO = 4,           /* a file could not be read or written */
+    CONCORD_ENOTCONVERGED = 5, /* the solver stopped at its iteration cap */
+    CONCORD_ENUMERIC = 6,      /* numerical failure (non-finite values) */
+    CONCORD_EINFEASIBLE = 7    /* the constraints admit no solution */
+};
+
+/* A short English description of a return code. Never NULL. */
+CONCORD_API const char *concord_strerror(int code);
+
+/* How a solve ended (concord_info.status). */
+enum concord_status {
+    CONCORD_STATUS_UNSOLVED = 0,
+    CONCORD_STATUS_INTEGRAL = 1,   /* converged; the solution is integral */
+    CONCORD_STATUS_FRACTIONAL = 2, /* converged; the solution is fractional */
+    CONCORD_STATUS_MAX_ITER = 3,   /* stopped at max_iter before converging */
+    CONCORD_STATUS_NUMERIC = 4,    /* numerical failure */
+    CONCORD_STATUS_INFEASIBLE = 5  /* the problem has no feasible point */
+};
+
+/* The name of a status ("integral", "fractional", "max_iter", ...). */
+CONCORD_API const char *concord_status_name(int status);
+
+/* ------------------------------------------------------------------------
+ * Graphs
+ * ------------------------------------------------------------------------ */
+
+typedef struct concord_graph concord_graph;
+
+/* Creates an empty graph. Returns NULL only when out of memory. */
+CONCORD_API concord_graph *concord_graph_new(void);
+
+/* Frees a graph and everything it owns. NULL is allowed. */
+CONCORD_API void concord_graph_free(concord_graph *g);
+
+/* The message of the last error on this graph ("" if none). The pointer
+ * stays valid until the next call on the graph. */
+CONCORD_API const char *concord_last_error(const concord_graph *g);
+
+/* Adds `count` binary variables with the given scores (log-potentials; NULL
+ * means all zero). Their ids are *first, ..., *first + count - 1. `first`
+ * may be NULL. Scores must be finite. */
+CONCORD_API int concord_add_variables(concord_graph *g, int32_t count,
+                                      const double *scores, int32_t *first);
+
+/* Logic factors over binary variables. Each link may be negated (the factor
+ * then sees 1 - u). The kinds:
+ *   XOR        exactly one literal is 1
+ *   XOROUT     the last literal equals the sum of the others, at most one
+ *              of which is 1 (an XOR whose last link is flipped)
+ *   ATMOSTONE  at most one literal is 1
+ *   OR         at least one literal is 1
+ *   OROUT      the last literal is the OR of the others (degree >= 2)
+ *   ANDOUT     the last literal is the AND of the others (degree >= 2)
+ *   IMPLY      the AND of the first degree-1 literals implies the last
+ */
+typedef enum concord_logic {
+    CONCORD_XOR = 0,
+    CONCORD_XOROUT,
+    CONCORD_ATMOSTONE,
+    CONCORD_OR,
+    CONCORD_OROUT,
+    CONCORD_ANDOUT,
+    CONCORD_IMPLY
+} concord_logic;
+
+/* The name of a logic kind as written in .fg files ("XOR", "OROUT", ...). */
+CONCORD_API const char *concord_logic_name(concord_logic kind);
+
+/* Adds a logic factor over `degree` >= 1 distinct variables. `negated` may
+ * be NULL (no negations). The new factor's id goes to *factor (may be NULL).
+ * On error the graph is unchanged. */
+CONCORD_API int concord_add_logic(concord_graph *g, concord_logic kind,
+                                  int32_t degree, const int32_t *vars,
+                                  const bool *negated, int32_t *factor);
+
+/* BUDGET: at most `budget` literals are 1 (exactly `budget` when `exact`).
+ * The budget must be a non-negative integer (exact: at most the degree). */
+CONCORD_API int concord_add_budget(concord_graph *g, int32_t degree,
+                                   const int32_t *vars, const bool *negated,
+                                   double budget, bool exact, int32_t *factor);
+
+/* KNAPSACK: sum_i costs[i] * literal_i <= budget, costs >= 0, budget >= 0.
+ * As in AD3 and LP-SparseMAP, its polytope is the continuous knapsack
+ * polytope {u in [0,1]^d : costs . u <= budget}; its MAP oracle is the
+ * fractional knapsack, so its vertices (and LP-MAP solutions) may be
+ * fractional even when the factor is alone. */
+CONCORD_API int concord_add_knapsack(concord_graph *g, int32_t degree,
+                                     const int32_t *vars, const bool *negated,
+                                     const double *costs, double budget,
+                                     int32_t *factor);
+
+/* PAIR (Ising): scores `score` when both variables are 1. It owns one
+ * additional output, P(both are 1), whose score is `score`. */
+CONCORD_API int concord_add_pair(concord_graph *g, int32_t var1, int32_t var2,
+                                 double score, int32_t *factor);
+
+/* Sizes. */
+CONCORD_API int32_t concord_num_variables(const concord_graph *g);
+CONCORD_API int32_t concord_num_factors(const concord_graph *g);
+/* Total number of factor additional outputs (PAIR: 1 each). */
+CONCORD_API int32_t concord_num_additionals(const concord_graph *g);
+
+/* The additional outputs of factor f occupy the global indices
+ * *first .. *first + *count - 1 (in order of factor creation). */
+CONCORD_API int concord_factor_additionals(const concord_graph *g, int32_t f,
+                                           int32_t *first, int32_t *count);
+
+/* Scores can be changed between solves without rebuilding the graph.
+ * Variable scores [first, first+count) and additional scores [first,
+ * first+count) in the global additional index. Scores must be finite. */
+CONCORD_API int concord_set_variable_scores(concord_graph *g, int32_t first,
+                                            int32_t count,
+                                            const double *scores);
+CONCORD_API int concord_set_additional_scores(concord_graph *g, int32_t first,
+                                              int32_t count,
+                                              const double *scores);
+/* Read-only views of the current scores (lengths: num_variables,
+ * num_additionals). Valid until the graph is changed or freed. */
+CONCORD_API const double *concord_variable_scores(const concord_graph *g);
+CONCORD_API const double *concord_additional_scores(const concord_graph *g);
+
+/* ------------------------------------------------------------------------
+ * Solving
+ * ------------------------------------------------------------------------ */
+
+typedef struct concord_settings {
+    int32_t max_iter;   /* ADMM iteration cap */
+    double tol;         /* stop when the largest disagreement between a
+                           factor and the consensus, and the largest change
+                           of the consensus (scaled by the penalty), are
+                           both below tol */
+    double eta;         /* initial ADMM penalty, relative to the score scale
+                           of the graph (scale-invariant) */
+    bool adapt_eta;     /* rebalance the penalty from the residuals */
+    double relaxation;  /* over-relaxation factor in [1, 2) */
+    int32_t bound_every; /* compute the dual bound every N iterations */
+    int verbosity;      /* > 0: print progress to stderr at each bound */
+} concord_settings;
+
+/* Fills *s with the defaults. */
+CONCORD_API void concord_default_settings(concord_settings *s);
+
+typedef struct concord_info {
+    int status;             /* enum concord_status */
+    int32_t iterations;     /* ADMM iterations run */
+    double value;           /* objective at the returned solution:
+                               theta . u + phi . v */
+    double upper_bound;     /* best dual bound on the LP-MAP value */
+    double primal_residual; /* max_link |u_factor - u_consensus| */
+    double dual_residual;   /* eta * max_var |change of u_consensus|,
+                               relative to the score scale */
+    bool integral;          /* every variable is 0 or 1 */
+    double eta;             /* final penalty (relative) */
+    double seconds;         /* wall time of the solve */
+    int64_t factor_solves;  /* factor QPs solved (skipped ones excluded) */
+} concord_info;
+
+/* LP-MAP by AD3 (ADMM on the local polytope relaxation). Returns CONCORD_OK
+ * when converged, CONCORD_ENOTCONVERGED when stopped at max_iter (the
+ * solution and info are filled in either case), or an error. `settings`
+ * may be NULL (defaults); `info` may be NULL. */
+CONCORD_API int concord_solve_map(concord_graph *g,
+                                  const concord_settings *settings,
+                                  concord_info *info);
+
+/* The last solution: variable values u (length num_variables) and factor
+ * additional values v (length num_additionals). NULL before any solve.
+ * Valid until the next solve, change of structure, or free. */
+CONCORD_API const double *concord_solution_variables(const concord_graph *g);
+CONCORD_API const double *concord_solution_additionals(const concord_graph *g);
+
+/* ------------------------------------------------------------------------
+ * Files
+ * ------------------------------------------------------------------------ */
+
+typedef enum concord_format {
+    CONCORD_FORMAT_AUTO = 0, /* from the file name's extension */
+    CONCORD_FORMAT_FG,       /* AD3's .fg factor graph format */
+    CONCORD_FORMAT_UAI       /* UAI competition model format */
+} concord_format;
+
+/* Receives warnings while reading (e.g. a stray line AD3 would skip). */
+typedef void (*concord_warning_fn)(void *context, const char *message);
+
+/* Reads every graph in a buffer. `name` is used in messages (file:line).
+ * On success *graphs is a malloc'ed array of *count graphs, to be released
+ * with concord_free_graphs(). On failure nothing is returned and `error`
+ * (if not NULL, of size error_size) receives the message. `warn` may be
+ * NULL. A buffer with no graph in it is an error. */
+CONCORD_API int concord_read_buffer(const char *data, size_t size,
+                                    const char *name, concord_format format,
+                                    concord_graph ***graphs, size_t *count,
+                                    char *error, size_t error_size,
+                                    concord_warning_fn warn, void *context);
+
+/* Same, from a file (format AUTO: ".uai" is UAI, anything else .fg). */
+CONCORD_API int concord_read_file(const char *path, concord_format format,
+                                  concord_graph ***graphs, size_t *count,
+                                  char *error, size_t error_size,
+                                  concord_warning_fn warn, void *context);
+
+/* Frees an array returned by the readers (and its graphs). */
+CONCORD_API void concord_free_graphs(concord_graph **graphs, size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONCORD_H */

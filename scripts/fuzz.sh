@@ -1,0 +1,34 @@
+#!/bin/sh
+# Builds the libFuzzer targets with clang and fuzzes each for a bounded time.
+# usage: scripts/fuzz.sh BUILD_DIR SECONDS
+# Seeds: AD3's example graphs in ../shared/data/ad3 and the regression inputs
+# in tests/data/fuzz/. A crash fails the run and leaves the input in
+# BUILD_DIR/fuzz-artifacts/ (add it to tests/data/fuzz/ once fixed).
+set -eu
+build=$1
+seconds=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+out="$build/fuzz"
+mkdir -p "$out" "$build/fuzz-artifacts"
+sources=$(ls "$root"/src/*.c "$root"/src/*/*.c)
+for target in fg; do
+  bin="$out/fuzz_$target"
+  clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -g -fsanitize=fuzzer,address,undefined \
+    -fno-sanitize-recover=all -I"$root/include" -I"$root/src" \
+    "$root/fuzz/fuzz_$target.c" $sources -lm -o "$bin"
+  corpus="$out/corpus_$target"
+  mkdir -p "$corpus"
+  for f in "$root"/../shared/data/ad3/*.fg "$root"/tests/data/fuzz/*; do
+    [ -f "$f" ] || continue
+    [ "$(wc -c < "$f")" -le 100000 ] && cp "$f" "$corpus/" 2>/dev/null || true
+  done
+  echo "fuzzing the $target reader for $seconds s"
+  "$bin" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 -print_final_stats=0 \
+    -artifact_prefix="$build/fuzz-artifacts/" >"$out/fuzz_$target.log" 2>&1 || {
+    tail -40 "$out/fuzz_$target.log"
+    echo "fuzzing found a failure; input saved under $build/fuzz-artifacts/" >&2
+    exit 1
+  }
+  grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs" "$out/fuzz_$target.log" | tail -1
+done

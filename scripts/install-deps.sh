@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs the Debian packages a target needs, only those missing.
+# usage: scripts/install-deps.sh build|test|fuzz
+set -eu
+case "${1:-build}" in
+  build) pkgs="gcc make cmake" ;;
+  test) pkgs="gcc make cmake libcmocka-dev libglpk-dev glpk-utils clang libclang-rt-14-dev valgrind" ;;
+  fuzz) pkgs="clang libclang-rt-14-dev" ;;
+  *) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
+esac
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing Debian packages:$missing (run as root, or install them)" >&2
+  exit 1
+fi
+echo "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq $missing >/dev/null

@@ -1,0 +1,66 @@
+/*
+ * The factor interface: the seam of the whole library.
+ *
+ * A factor touches `degree` binary variables through links (each possibly
+ * negated) and may own `n_add` additional outputs. Its polytope is the
+ * convex hull of its allowed configurations. Factors work in literal space:
+ * the caller flips negated links (u -> 1 - u) before and after, so no factor
+ * ever sees a negation. A factor family fills in a factor_ops table: a MAP
+ * oracle always, a closed-form weighted QP optionally (the generic active
+ * set answers the QP otherwise). Solvers never switch on the factor type.
+ */
+#ifndef CONCORD_FACTOR_H
+#define CONCORD_FACTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct factor factor;
+
+typedef struct factor_ops {
+    const char *name;
+    /* Best configuration for literal scores a[degree] and additional scores
+     * b[n_add]: writes it into u and v, returns its score a.u + b.v.
+     * `scratch` holds at least scratch_bytes(f) bytes. Never fails. */
+    double (*map)(const factor *f, const double *a, const double *b,
+                  double *u, double *v, void *scratch);
+    /* Optional closed form of the weighted QP
+     *   argmax over the polytope of  a.u + b.v - 1/2 sum_i d_i u_i^2,
+     * d_i > 0. `scratch` holds at least scratch_bytes(f) bytes. */
+    void (*qp)(const factor *f, const double *a, const double *b,
+               const double *d, double *u, double *v, void *scratch);
+    /* Bytes of scratch `map` and `qp` need (NULL: none). */
+    size_t (*scratch_bytes)(const factor *f);
+} factor_ops;
+
+struct factor {
+    const factor_ops *ops;
+    int32_t link_begin; /* first link in the graph's link arrays */
+    int32_t degree;     /* number of links */
+    int32_t add_begin;  /* first additional output (global index) */
+    int32_t n_add;      /* number of additional outputs */
+    void *params;       /* family-specific parameters, owned, freed with free() */
+};
+
+/* Scratch bytes a factor needs for its QP (0 when none). */
+size_t factor_scratch_bytes(const factor *f);
+
+/* Factor families (src/factors/). Each constructor validates its
+ * parameters and fills *f; it returns CONCORD_OK or CONCORD_EINVAL with a
+ * message in `error`. */
+extern const factor_ops factor_xor_ops;
+extern const factor_ops factor_atmostone_ops;
+extern const factor_ops factor_or_ops;
+extern const factor_ops factor_orout_ops;
+extern const factor_ops factor_budget_ops;
+extern const factor_ops factor_knapsack_ops;
+extern const factor_ops factor_pair_ops;
+
+/* Parameters of the budget family (BUDGET, exact BUDGET, KNAPSACK). */
+typedef struct budget_params {
+    double budget;
+    int exact;      /* the sum must equal the budget */
+    double costs[]; /* KNAPSACK only: one cost per link */
+} budget_params;
+
+#endif /* CONCORD_FACTOR_H */

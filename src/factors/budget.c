@@ -1,0 +1,92 @@
+/*
+ * Budget factors in literal space: BUDGET (at most B literals on), exact
+ * BUDGET (exactly B on) and KNAPSACK (sum_i c_i u_i <= B over the box).
+ * Their QPs are the box QP; their MAP oracles pick the best literals by
+ * score (BUDGET) or by score per unit of cost (KNAPSACK, fractional: the
+ * knapsack polytope here is the continuous one, as in AD3).
+ */
+#include <math.h>
+
+#include "../factor.h"
+#include "../qp/box_qp.h"
+#include "../util.h"
+
+static size_t budget_scratch(const factor *f) { return box_qp_scratch_bytes(f->degree); }
+
+static const budget_params *params_of(const factor *f) {
+    return (const budget_params *)f->params;
+}
+
+/* Sorts the literals by descending score, or score per unit of cost when
+ * costs are given (free literals first). The scratch holds 2n keyed. */
+static keyed *descending(const factor *f, const double *a, const double *c,
+                         void *scratch, int32_t *count) {
+    keyed *order = (keyed *)scratch;
+    int32_t m = 0;
+    for (int32_t i = 0; i < f->degree; ++i) {
+        double ci = c ? c[i] : 1.0;
+        order[m++] = (keyed){c == NULL ? -a[i] : (ci > 0.0 ? -a[i] / ci : -HUGE_VAL), i, 0};
+    }
+    sort_keyed(order, m);
+    *count = m;
+    return order;
+}
+
+static double budget_map(const factor *f, const double *a, const double *b,
+                         double *u, double *v, void *scratch) {
+    (void)b, (void)v;
+    const budget_params *p = params_of(f);
+    int32_t m;
+    keyed *order = descending(f, a, NULL, scratch, &m);
+    double score = 0.0;
+    int32_t taken = 0;
+    for (int32_t i = 0; i < f->degree; ++i) u[i] = 0.0;
+    for (int32_t k = 0; k < m && taken < p->budget; ++k) {
+        int32_t i = order[k].index;
+        if (!p->exact && a[i] <= 0.0) break;
+        u[i] = 1.0;
+        score += a[i];
+        ++taken;
+    }
+    return score;
+}
+
+static void budget_qp(const factor *f, const double *a, const double *b,
+                      const double *d, double *u, double *v, void *scratch) {
+    (void)b, (void)v;
+    const budget_params *p = params_of(f);
+    box_qp(f->degree, a, d, NULL, p->budget, p->exact ? BOX_EQ : BOX_LE, u, scratch);
+}
+
+const factor_ops factor_budget_ops = {"BUDGET", budget_map, budget_qp, budget_scratch};
+
+static double knapsack_map(const factor *f, const double *a, const double *b,
+                           double *u, double *v, void *scratch) {
+    (void)b, (void)v;
+    const budget_params *p = params_of(f);
+    int32_t m;
+    keyed *order = descending(f, a, p->costs, scratch, &m);
+    double left = p->budget, score = 0.0;
+    for (int32_t i = 0; i < f->degree; ++i) u[i] = 0.0;
+    for (int32_t k = 0; k < m; ++k) {
+        int32_t i = order[k].index;
+        if (a[i] <= 0.0) continue;
+        double ci = p->costs[i];
+        double take = ci <= left ? 1.0 : left / ci;
+        if (take <= 0.0) continue;
+        u[i] = take;
+        score += take * a[i];
+        left -= take * ci;
+    }
+    return score;
+}
+
+static void knapsack_qp(const factor *f, const double *a, const double *b,
+                        const double *d, double *u, double *v, void *scratch) {
+    (void)b, (void)v;
+    const budget_params *p = params_of(f);
+    box_qp(f->degree, a, d, p->costs, p->budget, BOX_LE, u, scratch);
+}
+
+const factor_ops factor_knapsack_ops = {"KNAPSACK", knapsack_map, knapsack_qp,
+                                        budget_scratch};

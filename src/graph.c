@@ -1,0 +1,357 @@
+/*
+ * Building factor graphs: variables, the factor builders of the public API
+ * (validation of every index, negation, budget and score happens here, so
+ * the solvers can trust the graph), sizes, scores and error messages.
+ */
+#include "graph.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *concord_version(void) {
+#define CONCORD_STR2(x) #x
+#define CONCORD_STR(x) CONCORD_STR2(x)
+    return CONCORD_STR(CONCORD_VERSION_MAJOR) "." CONCORD_STR(
+        CONCORD_VERSION_MINOR) "." CONCORD_STR(CONCORD_VERSION_PATCH);
+}
+
+const char *concord_strerror(int code) {
+    switch (code) {
+    case CONCORD_OK: return "success";
+    case CONCORD_EINVAL: return "invalid argument";
+    case CONCORD_ENOMEM: return "out of memory";
+    case CONCORD_EPARSE: return "malformed input";
+    case CONCORD_EIO: return "input/output error";
+    case CONCORD_ENOTCONVERGED: return "solver did not converge";
+    case CONCORD_ENUMERIC: return "numerical failure";
+    case CONCORD_EINFEASIBLE: return "infeasible problem";
+    default: return "unknown error";
+    }
+}
+
+const char *concord_status_name(int status) {
+    switch (status) {
+    case CONCORD_STATUS_UNSOLVED: return "unsolved";
+    case CONCORD_STATUS_INTEGRAL: return "integral";
+    case CONCORD_STATUS_FRACTIONAL: return "fractional";
+    case CONCORD_STATUS_MAX_ITER: return "max_iter";
+    case CONCORD_STATUS_NUMERIC: return "numeric";
+    case CONCORD_STATUS_INFEASIBLE: return "infeasible";
+    default: return "unknown";
+    }
+}
+
+const char *concord_logic_name(concord_logic kind) {
+    switch (kind) {
+    case CONCORD_XOR: return "XOR";
+    case CONCORD_XOROUT: return "XOROUT";
+    case CONCORD_ATMOSTONE: return "ATMOSTONE";
+    case CONCORD_OR: return "OR";
+    case CONCORD_OROUT: return "OROUT";
+    case CONCORD_ANDOUT: return "ANDOUT";
+    case CONCORD_IMPLY: return "IMPLY";
+    default: return "?";
+    }
+}
+
+static int reserve(void **p, int32_t *cap, int64_t need, size_t size);
+
+concord_graph *concord_graph_new(void) {
+    concord_graph *g = calloc(1, sizeof(concord_graph));
+    /* The arrays always exist, so that offsets into them are defined even
+     * for a graph without variables or additional outputs. */
+    if (g && (reserve((void **)&g->theta, &g->cap_vars, 1, sizeof(double)) ||
+              reserve((void **)&g->phi, &g->cap_add, 1, sizeof(double)))) {
+        concord_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void graph_invalidate(concord_graph *g) {
+    admm_workspace_free(g->ws);
+    g->ws = NULL;
+    free(g->sol_u);
+    free(g->sol_v);
+    g->sol_u = g->sol_v = NULL;
+}
+
+void concord_graph_free(concord_graph *g) {
+    if (!g) return;
+    graph_invalidate(g);
+    for (int32_t f = 0; f < g->n_factors; ++f) free(g->factors[f].params);
+    free(g->factors);
+    free(g->theta);
+    free(g->link_var);
+    free(g->link_neg);
+    free(g->phi);
+    free(g);
+}
+
+int graph_fail(concord_graph *g, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->error, sizeof g->error, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+const char *concord_last_error(const concord_graph *g) { return g ? g->error : ""; }
+
+/* Makes room for `need` elements of `size` bytes in *p (capacity *cap). */
+static int reserve(void **p, int32_t *cap, int64_t need, size_t size) {
+    if (need <= *cap) return CONCORD_OK;
+    if (need > INT32_MAX) return CONCORD_ENOMEM;
+    int64_t grown = *cap < 16 ? 16 : 2 * (int64_t)*cap;
+    if (grown < need) grown = need;
+    if (grown > INT32_MAX) grown = INT32_MAX;
+    void *q = realloc(*p, (size_t)grown * size);
+    if (!q) return CONCORD_ENOMEM;
+    *p = q;
+    *cap = (int32_t)grown;
+    return CONCORD_OK;
+}
+
+/* Like reserve, for two arrays that share one capacity. */
+static int reserve2(void **p, void **q, int32_t *cap, int64_t need, size_t psize,
+                    size_t qsize) {
+    int32_t cap_q = *cap, cap_p = *cap;
+    if (reserve(p, &cap_p, need, psize) != CONCORD_OK) return CONCORD_ENOMEM;
+    if (reserve(q, &cap_q, cap_p, qsize) != CONCORD_OK) return CONCORD_ENOMEM;
+    *cap = cap_p;
+    return CONCORD_OK;
+}
+
+static int check_scores(concord_graph *g, int32_t count, const double *scores,
+                        const char *what, int32_t first) {
+    if (!scores) return CONCORD_OK;
+    for (int32_t i = 0; i < count; ++i)
+        if (!isfinite(scores[i]))
+            return graph_fail(g, CONCORD_EINVAL, "%s score %ld is not finite (%g)", what,
+                              (long)first + i, scores[i]);
+    return CONCORD_OK;
+}
+
+int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
+                          int32_t *first) {
+    if (!g) return CONCORD_EINVAL;
+    if (count < 0) return graph_fail(g, CONCORD_EINVAL, "negative variable count %d", count);
+    int rc = check_scores(g, count, scores, "variable", g->n_vars);
+    if (rc) return rc;
+    if (reserve((void **)&g->theta, &g->cap_vars, (int64_t)g->n_vars + count,
+                sizeof(double)))
+        return graph_fail(g, CONCORD_ENOMEM, "out of memory adding %d variables", count);
+    for (int32_t i = 0; i < count; ++i) g->theta[g->n_vars + i] = scores ? scores[i] : 0.0;
+    if (first) *first = g->n_vars;
+    g->n_vars += count;
+    graph_invalidate(g);
+    return CONCORD_OK;
+}
+
+static int compare_int32(const void *x, const void *y) {
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Every variable in range and none repeated. */
+static int check_links(concord_graph *g, const char *name, int32_t degree,
+                       const int32_t *vars) {
+    if (degree < 1)
+        return graph_fail(g, CONCORD_EINVAL, "%s factor with no variables (degree %d)", name,
+                          degree);
+    if (!vars) return graph_fail(g, CONCORD_EINVAL, "%s factor: no variable array", name);
+    for (int32_t j = 0; j < degree; ++j)
+        if (vars[j] < 0 || vars[j] >= g->n_vars)
+            return graph_fail(g, CONCORD_EINVAL,
+                              "%s factor: variable %d out of range (the graph has %d)", name,
+                              vars[j], g->n_vars);
+    int32_t *sorted = malloc((size_t)degree * sizeof *sorted);
+    if (!sorted) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    memcpy(sorted, vars, (size_t)degree * sizeof *sorted);
+    qsort(sorted, (size_t)degree, sizeof *sorted, compare_int32);
+    int32_t repeated = -1;
+    for (int32_t j = 1; j < degree && repeated < 0; ++j)
+        if (sorted[j] == sorted[j - 1]) repeated = sorted[j];
+    free(sorted);
+    if (repeated >= 0)
+        return graph_fail(g, CONCORD_EINVAL, "%s factor: variable %d appears more than once",
+                          name, repeated);
+    return CONCORD_OK;
+}
+
+int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
+                     const int32_t *vars, const bool *negated, bool allow_negation,
+                     int32_t n_add, const double *add_scores, void *params,
+                     int32_t *factor_id) {
+    int rc = check_links(g, ops->name, degree, vars);
+    if (!rc && negated && !allow_negation)
+        for (int32_t j = 0; j < degree && !rc; ++j)
+            if (negated[j])
+                rc = graph_fail(g, CONCORD_EINVAL, "%s factor: links cannot be negated",
+                                ops->name);
+    if (!rc) rc = check_scores(g, n_add, add_scores, "additional", g->n_add);
+    if (!rc && (reserve((void **)&g->factors, &g->cap_factors, (int64_t)g->n_factors + 1,
+                        sizeof(factor)) ||
+                reserve2((void **)&g->link_var, (void **)&g->link_neg, &g->cap_links,
+                         (int64_t)g->n_links + degree, sizeof(int32_t), sizeof(uint8_t)) ||
+                reserve((void **)&g->phi, &g->cap_add, (int64_t)g->n_add + n_add,
+                        sizeof(double))))
+        rc = graph_fail(g, CONCORD_ENOMEM, "out of memory adding a %s factor", ops->name);
+    if (rc) {
+        free(params);
+        return rc;
+    }
+    factor *f = &g->factors[g->n_factors];
+    *f = (factor){ops, g->n_links, degree, g->n_add, n_add, params};
+    for (int32_t j = 0; j < degree; ++j) {
+        g->link_var[g->n_links + j] = vars[j];
+        g->link_neg[g->n_links + j] = negated && negated[j];
+    }
+    for (int32_t k = 0; k < n_add; ++k) g->phi[g->n_add + k] = add_scores ? add_scores[k] : 0.0;
+    g->n_links += degree;
+    g->n_add += n_add;
+    if (factor_id) *factor_id = g->n_factors;
+    g->n_factors += 1;
+    graph_invalidate(g);
+    return CONCORD_OK;
+}
+
+int concord_add_logic(concord_graph *g, concord_logic kind, int32_t degree,
+                      const int32_t *vars, const bool *negated, int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    const factor_ops *ops;
+    switch (kind) {
+    case CONCORD_XOR:
+    case CONCORD_XOROUT: ops = &factor_xor_ops; break;
+    case CONCORD_ATMOSTONE: ops = &factor_atmostone_ops; break;
+    case CONCORD_OR:
+    case CONCORD_IMPLY: ops = &factor_or_ops; break;
+    case CONCORD_OROUT:
+    case CONCORD_ANDOUT: ops = &factor_orout_ops; break;
+    default: return graph_fail(g, CONCORD_EINVAL, "unknown logic factor kind %d", (int)kind);
+    }
+    if (degree < 1 || degree > INT32_MAX / 2 || !vars)
+        return check_links(g, concord_logic_name(kind), degree, vars);
+    bool *flip = malloc((size_t)degree * sizeof *flip);
+    if (!flip) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    for (int32_t j = 0; j < degree; ++j) {
+        bool given = negated && negated[j];
+        bool last = j == degree - 1;
+        bool flipped = (kind == CONCORD_XOROUT && last) || kind == CONCORD_ANDOUT ||
+                       (kind == CONCORD_IMPLY && !last);
+        flip[j] = given != flipped;
+    }
+    int rc = graph_add_factor(g, ops, degree, vars, flip, true, 0, NULL, NULL, factor_id);
+    free(flip);
+    return rc;
+}
+
+static int check_budget(concord_graph *g, const char *name, double budget) {
+    if (!isfinite(budget) || budget < 0.0)
+        return graph_fail(g, CONCORD_EINVAL, "%s factor: budget %g must be finite and >= 0",
+                          name, budget);
+    return CONCORD_OK;
+}
+
+int concord_add_budget(concord_graph *g, int32_t degree, const int32_t *vars,
+                       const bool *negated, double budget, bool exact, int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    int rc = check_budget(g, "BUDGET", budget);
+    if (rc) return rc;
+    if (budget != floor(budget))
+        return graph_fail(g, CONCORD_EINVAL, "BUDGET factor: budget %g is not an integer",
+                          budget);
+    if (exact && budget > degree)
+        return graph_fail(g, CONCORD_EINVAL,
+                          "exact BUDGET factor: budget %g exceeds the degree %d", budget,
+                          degree);
+    budget_params *p = malloc(sizeof *p);
+    if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    p->budget = budget;
+    p->exact = exact;
+    return graph_add_factor(g, &factor_budget_ops, degree, vars, negated, true, 0, NULL, p,
+                            factor_id);
+}
+
+int concord_add_knapsack(concord_graph *g, int32_t degree, const int32_t *vars,
+                         const bool *negated, const double *costs, double budget,
+                         int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    int rc = check_budget(g, "KNAPSACK", budget);
+    if (rc) return rc;
+    if (degree < 1 || !costs) return check_links(g, "KNAPSACK", costs ? degree : 0, vars);
+    for (int32_t j = 0; j < degree; ++j)
+        if (!isfinite(costs[j]) || costs[j] < 0.0)
+            return graph_fail(g, CONCORD_EINVAL,
+                              "KNAPSACK factor: cost %d is %g (must be finite and >= 0)", j,
+                              costs[j]);
+    budget_params *p = malloc(sizeof *p + (size_t)degree * sizeof(double));
+    if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    p->budget = budget;
+    p->exact = 0;
+    memcpy(p->costs, costs, (size_t)degree * sizeof(double));
+    return graph_add_factor(g, &factor_knapsack_ops, degree, vars, negated, true, 0, NULL, p,
+                            factor_id);
+}
+
+int concord_add_pair(concord_graph *g, int32_t var1, int32_t var2, double score,
+                     int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    int32_t vars[2] = {var1, var2};
+    return graph_add_factor(g, &factor_pair_ops, 2, vars, NULL, false, 1, &score, NULL,
+                            factor_id);
+}
+
+int32_t concord_num_variables(const concord_graph *g) { return g ? g->n_vars : 0; }
+int32_t concord_num_factors(const concord_graph *g) { return g ? g->n_factors : 0; }
+int32_t concord_num_additionals(const concord_graph *g) { return g ? g->n_add : 0; }
+
+int concord_factor_additionals(const concord_graph *g, int32_t f, int32_t *first,
+                               int32_t *count) {
+    if (!g || f < 0 || f >= g->n_factors) return CONCORD_EINVAL;
+    if (first) *first = g->factors[f].add_begin;
+    if (count) *count = g->factors[f].n_add;
+    return CONCORD_OK;
+}
+
+static int check_range(concord_graph *g, const char *what, int32_t first, int32_t count,
+                       int32_t size, const double *scores) {
+    if (first < 0 || count < 0 || (int64_t)first + count > size || (count > 0 && !scores))
+        return graph_fail(g, CONCORD_EINVAL, "%s scores [%d, %lld) out of range (size %d)",
+                          what, first, (long long)first + count, size);
+    return check_scores(g, count, scores, what, first);
+}
+
+int concord_set_variable_scores(concord_graph *g, int32_t first, int32_t count,
+                                const double *scores) {
+    if (!g) return CONCORD_EINVAL;
+    int rc = check_range(g, "variable", first, count, g->n_vars, scores);
+    if (rc) return rc;
+    memcpy(g->theta + first, scores, (size_t)count * sizeof(double));
+    return CONCORD_OK;
+}
+
+int concord_set_additional_scores(concord_graph *g, int32_t first, int32_t count,
+                                  const double *scores) {
+    if (!g) return CONCORD_EINVAL;
+    int rc = check_range(g, "additional", first, count, g->n_add, scores);
+    if (rc) return rc;
+    memcpy(g->phi + first, scores, (size_t)count * sizeof(double));
+    return CONCORD_OK;
+}
+
+const double *concord_variable_scores(const concord_graph *g) { return g ? g->theta : NULL; }
+const double *concord_additional_scores(const concord_graph *g) { return g ? g->phi : NULL; }
+
+const double *concord_solution_variables(const concord_graph *g) {
+    return g ? g->sol_u : NULL;
+}
+const double *concord_solution_additionals(const concord_graph *g) {
+    return g ? g->sol_v : NULL;
+}
+
+size_t factor_scratch_bytes(const factor *f) {
+    return f->ops->scratch_bytes ? f->ops->scratch_bytes(f) : 0;
+}

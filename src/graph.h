@@ -1,0 +1,58 @@
+/*
+ * The factor graph as the library holds it: variables with scores, factors
+ * with their links (variable, negated) stored contiguously per factor, and
+ * the factors' additional outputs with their scores. The solver workspace
+ * hangs off the graph, built on the first solve and dropped whenever the
+ * structure changes, so that re-solving with new scores allocates nothing.
+ */
+#ifndef CONCORD_GRAPH_H
+#define CONCORD_GRAPH_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "concord.h"
+#include "factor.h"
+
+typedef struct admm_workspace admm_workspace;
+
+struct concord_graph {
+    int32_t n_vars, cap_vars;
+    double *theta; /* variable scores */
+
+    int32_t n_factors, cap_factors;
+    factor *factors;
+
+    int32_t n_links, cap_links;
+    int32_t *link_var;
+    uint8_t *link_neg;
+
+    int32_t n_add, cap_add;
+    double *phi; /* additional scores */
+
+    double *sol_u; /* last solution (n_vars), NULL before a solve */
+    double *sol_v; /* (n_add) */
+
+    admm_workspace *ws;
+    char error[512];
+};
+
+/* Records a formatted message as the graph's last error; returns code. */
+int graph_fail(concord_graph *g, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Drops the solver workspace and the last solution (structure changed). */
+void graph_invalidate(concord_graph *g);
+
+/* Adds a factor with the given ops over validated links; takes ownership of
+ * params (freed on failure too). add_scores may be NULL (zeros). */
+int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
+                     const int32_t *vars, const bool *negated, bool allow_negation,
+                     int32_t n_add, const double *add_scores, void *params,
+                     int32_t *factor_id);
+
+/* Frees the ADMM workspace (solve/admm.c). */
+void admm_workspace_free(admm_workspace *ws);
+
+#endif /* CONCORD_GRAPH_H */

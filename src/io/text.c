@@ -1,0 +1,128 @@
+/*
+ * Line and token splitting for the text readers (see text.h).
+ */
+#include "text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void lexer_init(text_lexer *lx, const char *data, size_t size) {
+    memset(lx, 0, sizeof *lx);
+    lx->pos = data;
+    lx->end = data + size;
+    lx->next_line = 1;
+}
+
+void lexer_free(text_lexer *lx) {
+    free(lx->tokens);
+    lx->tokens = NULL;
+    lx->n_tokens = lx->cap_tokens = 0;
+}
+
+static int is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static int push_token(text_lexer *lx, const char *s, const char *e) {
+    if (lx->n_tokens == lx->cap_tokens) {
+        int32_t cap = lx->cap_tokens ? 2 * lx->cap_tokens : 64;
+        text_token *t = realloc(lx->tokens, (size_t)cap * sizeof *t);
+        if (!t) return -1;
+        lx->tokens = t;
+        lx->cap_tokens = cap;
+    }
+    lx->tokens[lx->n_tokens++] = (text_token){s, (int32_t)(e - s)};
+    return 0;
+}
+
+int lexer_next_line(text_lexer *lx) {
+    lx->n_tokens = 0;
+    if (lx->pos >= lx->end) return 0;
+    lx->line = lx->next_line++;
+    const char *p = lx->pos;
+    const char *eol = memchr(p, '\n', (size_t)(lx->end - p));
+    if (!eol) eol = lx->end;
+    lx->pos = eol < lx->end ? eol + 1 : eol;
+    const char *hash = memchr(p, '#', (size_t)(eol - p));
+    const char *stop = hash ? hash : eol;
+    while (p < stop) {
+        while (p < stop && is_space(*p)) ++p;
+        if (p >= stop) break;
+        const char *s = p;
+        while (p < stop && !is_space(*p)) ++p;
+        if (p - s > INT32_MAX || push_token(lx, s, p)) return -1;
+    }
+    return 1;
+}
+
+int lexer_next_token(text_lexer *lx, text_token *tok) {
+    for (;;) {
+        const char *p = lx->pos;
+        while (p < lx->end && is_space(*p)) ++p;
+        lx->pos = p;
+        if (p >= lx->end) return 0;
+        if (*p == '\n') {
+            lx->pos = p + 1;
+            lx->next_line++;
+            continue;
+        }
+        if (*p == '#') {
+            const char *eol = memchr(p, '\n', (size_t)(lx->end - p));
+            lx->pos = eol ? eol : lx->end;
+            continue;
+        }
+        const char *s = p;
+        while (p < lx->end && !is_space(*p) && *p != '\n' && *p != '#') ++p;
+        lx->pos = p;
+        lx->line = lx->next_line;
+        tok->s = s;
+        tok->len = p - s > INT32_MAX ? INT32_MAX : (int32_t)(p - s);
+        return 1;
+    }
+}
+
+int token_to_int(text_token t, int64_t *out) {
+    int32_t k = 0;
+    int negative = 0;
+    if (t.len > 0 && (t.s[0] == '-' || t.s[0] == '+')) {
+        negative = t.s[0] == '-';
+        k = 1;
+    }
+    if (k >= t.len) return -1;
+    int64_t value = 0;
+    for (; k < t.len; ++k) {
+        char c = t.s[k];
+        if (c < '0' || c > '9') return -1;
+        if (value > (INT64_MAX - (c - '0')) / 10) return -1;
+        value = value * 10 + (c - '0');
+    }
+    *out = negative ? -value : value;
+    return 0;
+}
+
+int token_to_double(text_token t, double *out) {
+    char buf[128];
+    if (t.len <= 0 || (size_t)t.len >= sizeof buf) return -1;
+    memcpy(buf, t.s, (size_t)t.len);
+    buf[t.len] = '\0';
+    if (memchr(buf, '\0', (size_t)t.len)) return -1;
+    char *end;
+    double x = strtod(buf, &end);
+    if (end != buf + t.len) return -1;
+    *out = x;
+    return 0;
+}
+
+const char *token_text(text_token t, char *buf, size_t size) {
+    size_t n = (size_t)t.len;
+    if (n + 1 > size) {
+        snprintf(buf, size, "%.*s...", (int)(size - 4), t.s);
+    } else {
+        memcpy(buf, t.s, n);
+        buf[n] = '\0';
+    }
+    for (char *c = buf; *c; ++c)
+        if ((unsigned char)*c < 32) *c = '?';
+    return buf;
+}

@@ -1,0 +1,46 @@
+/*
+ * A small lexer for the text formats (.fg, .uai, .evid): splits a buffer
+ * into lines and whitespace-separated tokens, strips '#' comments, tracks
+ * line numbers for messages, and converts tokens to numbers strictly (the
+ * whole token must be the number). It never reads past the buffer, which
+ * need not be NUL-terminated.
+ */
+#ifndef CONCORD_TEXT_H
+#define CONCORD_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct text_token {
+    const char *s;
+    int32_t len;
+} text_token;
+
+typedef struct text_lexer {
+    const char *pos, *end;
+    int64_t line;        /* line of the last line or token returned */
+    int64_t next_line;   /* line number of the text at pos */
+    text_token *tokens;  /* tokens of the last line read */
+    int32_t n_tokens, cap_tokens;
+} text_lexer;
+
+void lexer_init(text_lexer *lx, const char *data, size_t size);
+void lexer_free(text_lexer *lx);
+
+/* Reads the next line's tokens into lx->tokens. Returns 1 when a line was
+ * read (possibly with no tokens), 0 at the end of input, -1 when out of
+ * memory. */
+int lexer_next_line(text_lexer *lx);
+
+/* Reads the next token, across lines. Returns 1, or 0 at the end. */
+int lexer_next_token(text_lexer *lx, text_token *tok);
+
+/* Strict conversions; return 0 on success, -1 if the token is not
+ * entirely a number of that kind (or the integer overflows int64). */
+int token_to_int(text_token t, int64_t *out);
+int token_to_double(text_token t, double *out);
+
+/* Copies the token into buf (truncated with "..." if long), for messages. */
+const char *token_text(text_token t, char *buf, size_t size);
+
+#endif /* CONCORD_TEXT_H */

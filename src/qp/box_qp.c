@@ -1,0 +1,147 @@
+/*
+ * The singly-constrained box QP (see box_qp.h).
+ *
+ * s(tau) = sum_i c_i clip((a_i - tau c_i)/d_i, 0, 1) is continuous and
+ * non-increasing, and the answer is u(tau*) for a root of s(tau*) = rhs.
+ * s(0) tells the sign of tau*, which fixes every item that is already at
+ * the bound it moves towards (a_i <= 0 stays at 0 when tau* > 0, a_i >= d_i
+ * stays at 1 when tau* < 0). The remaining items go through variable fixing
+ * (Bitran and Hax; Kiwiel 2008): solve for tau with every item free, then
+ * fix at their bound all items that violate the side whose total violation
+ * is larger -- they are at that bound in the optimum too -- and repeat. Each
+ * pass is linear and removes at least one item; on the rare inputs that
+ * need many passes, the rest is finished by sorting the breakpoints, so the
+ * worst case stays O(n log n).
+ */
+#include "box_qp.h"
+
+#include "../util.h"
+
+size_t box_qp_scratch_bytes(int32_t n) {
+    return 2 * (size_t)n * (sizeof(keyed) + sizeof(int32_t));
+}
+
+static inline double cost_of(const double *c, int32_t i) { return c ? c[i] : 1.0; }
+
+enum { LEAVES_UPPER = 1, REACHES_ZERO = 0 };
+
+/* Root of sum_{i in free} c_i clip((a_i - tau c_i)/d_i) = rhs by sweeping
+ * the sorted breakpoints of the free items. */
+static double sweep_root(int32_t m, const int32_t *free_items, const double *a,
+                         const double *d, const double *c, double rhs, keyed *bp) {
+    int32_t nb = 0;
+    double p = 0.0, q = 0.0;
+    for (int32_t k = 0; k < m; ++k) {
+        int32_t i = free_items[k];
+        double ci = cost_of(c, i);
+        bp[nb++] = (keyed){(a[i] - d[i]) / ci, i, LEAVES_UPPER};
+        bp[nb++] = (keyed){a[i] / ci, i, REACHES_ZERO};
+        p += ci;
+    }
+    sort_keyed(bp, nb);
+    for (int32_t k = 0; k < nb; ++k) {
+        if (p - bp[k].key * q <= rhs) return q > 0.0 ? (p - rhs) / q : bp[k].key;
+        int32_t i = bp[k].index;
+        double ci = cost_of(c, i);
+        double sign = bp[k].tag == LEAVES_UPPER ? 1.0 : -1.0;
+        if (bp[k].tag == LEAVES_UPPER) p -= ci;
+        p += sign * ci * a[i] / d[i];
+        q += sign * ci * ci / d[i];
+    }
+    return nb > 0 ? bp[nb - 1].key : 0.0;
+}
+
+/* tau from the items that tau leaves strictly between their bounds. */
+static double refine_root(int32_t m, const int32_t *items, const double *a, const double *d,
+                          const double *c, double rhs, double tau) {
+    double num = -rhs, den = 0.0;
+    for (int32_t k = 0; k < m; ++k) {
+        int32_t i = items[k];
+        double ci = cost_of(c, i);
+        double z = (a[i] - tau * ci) / d[i];
+        if (z >= 1.0) {
+            num += ci;
+        } else if (z > 0.0) {
+            num += ci * a[i] / d[i];
+            den += ci * ci / d[i];
+        }
+    }
+    return den > 0.0 ? num / den : tau;
+}
+
+double box_qp(int32_t n, const double *a, const double *d, const double *c,
+              double rhs, box_sense sense, double *u, void *scratch) {
+    double s0 = 0.0;
+    for (int32_t i = 0; i < n; ++i) {
+        u[i] = clip01(a[i] / d[i]);
+        s0 += cost_of(c, i) * u[i];
+    }
+    if ((sense == BOX_LE && s0 <= rhs) || (sense == BOX_GE && s0 >= rhs) ||
+        (sense == BOX_EQ && s0 == rhs))
+        return 0.0;
+    const int positive = s0 > rhs; /* the sign of tau* */
+    keyed *breakpoints = (keyed *)scratch;
+    int32_t *pool = (int32_t *)(breakpoints + 2 * (size_t)n); /* undecided items */
+    int32_t *live = pool + n;                                /* still free */
+    int32_t n_pool = 0;
+    double pool_rhs = rhs; /* rhs minus the costs of items fixed at 1 */
+    for (int32_t i = 0; i < n; ++i) {
+        double ci = cost_of(c, i);
+        if (ci <= 0.0) continue; /* u_i = clip(a_i/d_i) whatever tau is */
+        if (positive && a[i] <= 0.0) {
+            u[i] = 0.0;
+        } else if (!positive && a[i] >= d[i]) {
+            u[i] = 1.0;
+            pool_rhs -= ci;
+        } else {
+            live[n_pool] = i;
+            pool[n_pool++] = i;
+        }
+    }
+    int32_t m = n_pool, passes = 0, max_passes = 8;
+    for (int32_t k = n; k > 1; k >>= 1) max_passes += 2;
+    double target = pool_rhs, tau = 0.0;
+    for (;;) {
+        double num = -target, den = 0.0;
+        for (int32_t k = 0; k < m; ++k) {
+            int32_t i = live[k];
+            double ci = cost_of(c, i);
+            num += ci * a[i] / d[i];
+            den += ci * ci / d[i];
+        }
+        if (den <= 0.0) break;
+        tau = num / den;
+        double below = 0.0, above = 0.0;
+        for (int32_t k = 0; k < m; ++k) {
+            int32_t i = live[k];
+            double ci = cost_of(c, i);
+            double z = (a[i] - tau * ci) / d[i];
+            if (z < 0.0) below -= ci * z;
+            else if (z > 1.0) above += ci * (z - 1.0);
+        }
+        if (below == above) break;
+        if (++passes > max_passes) {
+            tau = sweep_root(m, live, a, d, c, target, breakpoints);
+            break;
+        }
+        int32_t kept = 0;
+        for (int32_t k = 0; k < m; ++k) {
+            int32_t i = live[k];
+            double ci = cost_of(c, i);
+            double z = (a[i] - tau * ci) / d[i];
+            if (below > above && z <= 0.0) continue;
+            if (below < above && z >= 1.0) {
+                target -= ci;
+                continue;
+            }
+            live[kept++] = i;
+        }
+        m = kept;
+    }
+    tau = refine_root(n_pool, pool, a, d, c, pool_rhs, tau);
+    for (int32_t k = 0; k < n_pool; ++k) {
+        int32_t i = pool[k];
+        u[i] = clip01((a[i] - tau * cost_of(c, i)) / d[i]);
+    }
+    return tau;
+}

@@ -1,0 +1,30 @@
+/*
+ * The singly-constrained box QP behind most closed-form factors:
+ *
+ *   minimize  sum_i 1/2 d_i u_i^2 - a_i u_i
+ *   over      0 <= u_i <= 1,   sum_i c_i u_i  (<=, = or >=)  rhs,
+ *
+ * with d_i > 0 and c_i >= 0. XOR (= 1), ATMOSTONE (<= 1), OR (>= 1),
+ * BUDGET (<= B or = B) and KNAPSACK (<= B with costs) are all this problem.
+ * The solution is u_i(tau) = clip((a_i - tau c_i) / d_i, 0, 1) for the
+ * multiplier tau found by sorting the 2n breakpoints of the piecewise-linear
+ * map tau -> sum_i c_i u_i(tau) (Pardalos and Kovoor's problem; O(n log n)).
+ */
+#ifndef CONCORD_BOX_QP_H
+#define CONCORD_BOX_QP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum box_sense { BOX_LE, BOX_EQ, BOX_GE } box_sense;
+
+/* Bytes of scratch box_qp needs for n variables. */
+size_t box_qp_scratch_bytes(int32_t n);
+
+/* Solves the problem above; c == NULL means all costs are 1. The caller
+ * guarantees feasibility (rhs >= 0; rhs <= sum c for EQ and GE). Writes u
+ * and returns the multiplier tau (0 when the sum constraint is inactive). */
+double box_qp(int32_t n, const double *a, const double *d, const double *c,
+              double rhs, box_sense sense, double *u, void *scratch);
+
+#endif /* CONCORD_BOX_QP_H */

@@ -1,0 +1,436 @@
+/*
+ * AD3: LP-MAP by ADMM on the local polytope (DESIGN.md section 1).
+ *
+ * Each factor keeps a copy u_f of its variables; consensus ubar and
+ * multipliers lambda tie the copies together. One iteration:
+ *   factor step     u_f = argmax over M_f of a.u + phi.v - eta/2 |u|^2,
+ *                   a_i = theta_i/deg_i + lambda_{f,i} + eta ubar_i;
+ *   consensus step  ubar_i <- ubar_i + alpha (mean_f u_{f,i} - ubar_i);
+ *   multiplier step lambda_{f,i} -= eta (uhat_{f,i} - ubar_i), with the
+ *                   over-relaxed uhat = ubar_old + alpha (u_{f,i} - ubar_old).
+ * The penalty is eta_abs = eta * scale, where scale is the RMS of the
+ * link-level scores, which makes the iterates invariant to rescaling the
+ * scores. A factor whose inputs did not change since its last solve is not
+ * solved again (its multipliers and variables did not move). Stopping is
+ * per link: max |u_{f,i} - ubar_i| <= tol and eta * max |change of ubar|
+ * <= tol. The dual bound sum_f max_{M_f} (theta/deg + lambda_f).u + phi.v
+ * (plus max(0, -sum_f lambda_{f,i}) per variable, valid for any lambda) is
+ * computed every bound_every iterations and at the end.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../graph.h"
+#include "../util.h"
+
+enum { ADAPT_EVERY = 10 };
+#define CACHE_FRACTION 0.01
+
+struct admm_workspace {
+    int32_t *deg;            /* factors per variable */
+    double *inv_deg;         /* 1/deg (0 for isolated variables) */
+    int32_t *var_link_begin; /* CSR: links of variable i are */
+    int32_t *var_links;      /* var_links[var_link_begin[i] .. [i+1]) */
+    int32_t *link_factor;
+    double *lambda;    /* multipliers, one per link */
+    double *uf;        /* factor solutions, variable space, one per link */
+    double *ubar;      /* consensus */
+    double *v;         /* factors' additional outputs */
+    double *round_u;   /* candidate integral point (n_vars, n_add) */
+    double *round_v;
+    uint8_t *dirty;    /* factor inputs changed since its last solve */
+    uint8_t *active;   /* variable must be revisited: a factor of it was solved,
+                          or it moved last time */
+    double *a_solved;  /* per link: the input of the factor's last solve */
+    double *a, *d, *u; /* one factor's literal inputs and output */
+    double *b;         /* one factor's additional scores (feasibility test) */
+    double *vmap;      /* additional outputs of a MAP call */
+    void *scratch;
+};
+
+void admm_workspace_free(admm_workspace *w) {
+    if (!w) return;
+    free(w->deg);
+    free(w->inv_deg);
+    free(w->var_link_begin);
+    free(w->var_links);
+    free(w->link_factor);
+    free(w->lambda);
+    free(w->uf);
+    free(w->ubar);
+    free(w->v);
+    free(w->round_u);
+    free(w->round_v);
+    free(w->dirty);
+    free(w->active);
+    free(w->a_solved);
+    free(w->a);
+    free(w->d);
+    free(w->u);
+    free(w->b);
+    free(w->vmap);
+    free(w->scratch);
+    free(w);
+}
+
+void concord_default_settings(concord_settings *s) {
+    s->max_iter = 10000;
+    s->tol = 1e-6;
+    s->eta = 0.1;
+    s->adapt_eta = true;
+    s->relaxation = 1.0;
+    s->bound_every = 25;
+    s->verbosity = 0;
+}
+
+static void *alloc_array(size_t n, size_t size, int *failed) {
+    void *p = calloc(n ? n : 1, size);
+    if (!p) *failed = 1;
+    return p;
+}
+
+static admm_workspace *workspace_build(const concord_graph *g) {
+    int failed = 0;
+    admm_workspace *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    size_t nv = (size_t)g->n_vars, nl = (size_t)g->n_links;
+    w->deg = alloc_array(nv, sizeof(int32_t), &failed);
+    w->inv_deg = alloc_array(nv, sizeof(double), &failed);
+    w->var_link_begin = alloc_array(nv + 1, sizeof(int32_t), &failed);
+    w->var_links = alloc_array(nl, sizeof(int32_t), &failed);
+    w->link_factor = alloc_array(nl, sizeof(int32_t), &failed);
+    w->lambda = alloc_array(nl, sizeof(double), &failed);
+    w->uf = alloc_array(nl, sizeof(double), &failed);
+    w->ubar = alloc_array(nv, sizeof(double), &failed);
+    w->v = alloc_array((size_t)g->n_add, sizeof(double), &failed);
+    w->round_u = alloc_array(nv, sizeof(double), &failed);
+    w->round_v = alloc_array((size_t)g->n_add, sizeof(double), &failed);
+    w->dirty = alloc_array((size_t)g->n_factors, 1, &failed);
+    w->active = alloc_array(nv, 1, &failed);
+    w->a_solved = alloc_array(nl, sizeof(double), &failed);
+    int32_t max_degree = 1, max_add = 1;
+    size_t max_scratch = 1;
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        const factor *fa = &g->factors[f];
+        if (fa->degree > max_degree) max_degree = fa->degree;
+        if (fa->n_add > max_add) max_add = fa->n_add;
+        size_t s = factor_scratch_bytes(fa);
+        if (s > max_scratch) max_scratch = s;
+    }
+    w->a = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    w->d = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    w->u = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    w->b = alloc_array((size_t)max_add, sizeof(double), &failed);
+    w->vmap = alloc_array((size_t)max_add, sizeof(double), &failed);
+    w->scratch = alloc_array(max_scratch, 1, &failed);
+    if (failed) {
+        admm_workspace_free(w);
+        return NULL;
+    }
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        const factor *fa = &g->factors[f];
+        for (int32_t l = fa->link_begin; l < fa->link_begin + fa->degree; ++l) {
+            w->link_factor[l] = f;
+            w->deg[g->link_var[l]] += 1;
+        }
+    }
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        w->var_link_begin[i + 1] = w->var_link_begin[i] + w->deg[i];
+        w->inv_deg[i] = w->deg[i] ? 1.0 / w->deg[i] : 0.0;
+    }
+    /* Counting sort of links by variable, using deg as a running cursor. */
+    for (int32_t i = 0; i < g->n_vars; ++i) w->deg[i] = 0;
+    for (int32_t l = 0; l < g->n_links; ++l) {
+        int32_t i = g->link_var[l];
+        w->var_links[w->var_link_begin[i] + w->deg[i]++] = l;
+    }
+    return w;
+}
+
+/* RMS of the non-zero link-level scores: the unit of the penalty. */
+static double score_scale(const concord_graph *g, const admm_workspace *w) {
+    double sum = 0.0;
+    int64_t count = 0;
+    for (int32_t l = 0; l < g->n_links; ++l) {
+        int32_t i = g->link_var[l];
+        double x = g->theta[i] * w->inv_deg[i];
+        if (x != 0.0) sum += x * x, ++count;
+    }
+    for (int32_t k = 0; k < g->n_add; ++k)
+        if (g->phi[k] != 0.0) sum += g->phi[k] * g->phi[k], ++count;
+    double scale = count ? sqrt(sum / (double)count) : 1.0;
+    return scale > 0.0 && isfinite(scale) ? scale : 1.0;
+}
+
+static void solve_factor(const concord_graph *g, admm_workspace *w, int32_t f,
+                         double eta) {
+    const factor *fa = &g->factors[f];
+    const int32_t begin = fa->link_begin, n = fa->degree;
+    const int32_t *var = g->link_var + begin;
+    const uint8_t *neg = g->link_neg + begin;
+    const double *lambda = w->lambda + begin;
+    for (int32_t j = 0; j < n; ++j) {
+        int32_t i = var[j];
+        double a = g->theta[i] * w->inv_deg[i] + eta * w->ubar[i] + lambda[j];
+        w->a_solved[begin + j] = a;
+        w->a[j] = neg[j] ? eta - a : a;
+        w->d[j] = eta;
+    }
+    fa->ops->qp(fa, w->a, g->phi + fa->add_begin, w->d, w->u, w->v + fa->add_begin,
+                w->scratch);
+    double *uf = w->uf + begin;
+    for (int32_t j = 0; j < n; ++j) {
+        uf[j] = neg[j] ? 1.0 - w->u[j] : w->u[j];
+        w->active[var[j]] = 1;
+    }
+}
+
+/* Lagrangian dual bound at the current multipliers. */
+static double dual_bound(const concord_graph *g, admm_workspace *w) {
+    double bound = 0.0;
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        const factor *fa = &g->factors[f];
+        double offset = 0.0;
+        for (int32_t j = 0; j < fa->degree; ++j) {
+            int32_t l = fa->link_begin + j, i = g->link_var[l];
+            double a = g->theta[i] * w->inv_deg[i] + w->lambda[l];
+            if (g->link_neg[l]) {
+                offset += a;
+                a = -a;
+            }
+            w->a[j] = a;
+        }
+        bound += offset + fa->ops->map(fa, w->a, g->phi + fa->add_begin, w->u, w->vmap,
+                                       w->scratch);
+    }
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        if (w->deg[i] == 0) {
+            bound += g->theta[i] > 0.0 ? g->theta[i] : 0.0;
+            continue;
+        }
+        double sum = 0.0;
+        for (int32_t k = w->var_link_begin[i]; k < w->var_link_begin[i + 1]; ++k)
+            sum += w->lambda[w->var_links[k]];
+        bound += sum < 0.0 ? -sum : 0.0;
+    }
+    return bound;
+}
+
+/* Is the 0/1 point x (variables) with additionals y allowed by every
+ * factor? Asks each oracle to score its literals +1 when on in the point
+ * and -1 when off: the point is allowed iff the best score counts them all. */
+static int point_is_allowed(const concord_graph *g, admm_workspace *w, const double *x,
+                            const double *y) {
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        const factor *fa = &g->factors[f];
+        double ones = 0.0;
+        for (int32_t j = 0; j < fa->degree; ++j) {
+            int32_t l = fa->link_begin + j;
+            double lit = g->link_neg[l] ? 1.0 - x[g->link_var[l]] : x[g->link_var[l]];
+            w->a[j] = 2.0 * lit - 1.0;
+            ones += lit;
+        }
+        for (int32_t k = 0; k < fa->n_add; ++k) {
+            w->b[k] = 2.0 * y[fa->add_begin + k] - 1.0;
+            ones += y[fa->add_begin + k];
+        }
+        double best = fa->ops->map(fa, w->a, w->b, w->u, w->vmap, w->scratch);
+        if (best < ones - 0.5) return 0;
+    }
+    return 1;
+}
+
+static double objective(const concord_graph *g, const double *u, const double *v) {
+    double value = 0.0;
+    for (int32_t i = 0; i < g->n_vars; ++i) value += g->theta[i] * u[i];
+    for (int32_t k = 0; k < g->n_add; ++k) value += g->phi[k] * v[k];
+    return value;
+}
+
+/* Residual balancing (Boyd et al. 2011, 3.4.1) on the RMS residuals, which
+ * are less noisy than the per-link maxima used for stopping. The penalty
+ * rises only when the primal residual dominates a hundredfold and falls when
+ * the dual one dominates tenfold: symmetric thresholds make it oscillate. */
+static double adapt_penalty(double primal_rms, double dual_rms, double eta_rel) {
+    if (primal_rms > 100.0 * dual_rms && eta_rel < 1e4) return 2.0;
+    if (dual_rms > 10.0 * primal_rms && eta_rel > 1e-4) return 0.5;
+    return 1.0;
+}
+
+static double seconds_since(const struct timespec *start) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
+}
+
+static int check_settings(concord_graph *g, const concord_settings *s) {
+    if (s->max_iter < 1)
+        return graph_fail(g, CONCORD_EINVAL, "max_iter must be >= 1 (got %d)", s->max_iter);
+    if (!(s->tol > 0.0) || !isfinite(s->tol))
+        return graph_fail(g, CONCORD_EINVAL, "tol must be positive (got %g)", s->tol);
+    if (!(s->eta > 0.0) || !isfinite(s->eta))
+        return graph_fail(g, CONCORD_EINVAL, "eta must be positive (got %g)", s->eta);
+    if (!(s->relaxation >= 1.0 && s->relaxation < 2.0))
+        return graph_fail(g, CONCORD_EINVAL, "relaxation must be in [1, 2) (got %g)",
+                          s->relaxation);
+    if (s->bound_every < 1)
+        return graph_fail(g, CONCORD_EINVAL, "bound_every must be >= 1 (got %d)",
+                          s->bound_every);
+    return CONCORD_OK;
+}
+
+/* Rounds a near-integral consensus when the rounded point is allowed by
+ * every factor; returns whether it did. */
+static int round_if_integral(const concord_graph *g, admm_workspace *w, double tol) {
+    double slack = 10.0 * tol < 1e-3 ? 10.0 * tol : 1e-3;
+    for (int32_t i = 0; i < g->n_vars; ++i)
+        if (fabs(g->sol_u[i] - round(g->sol_u[i])) > slack) return 0;
+    for (int32_t k = 0; k < g->n_add; ++k)
+        if (fabs(g->sol_v[k] - round(g->sol_v[k])) > slack) return 0;
+    for (int32_t i = 0; i < g->n_vars; ++i) w->round_u[i] = round(g->sol_u[i]);
+    for (int32_t k = 0; k < g->n_add; ++k) w->round_v[k] = round(g->sol_v[k]);
+    if (!point_is_allowed(g, w, w->round_u, w->round_v)) return 0;
+    memcpy(g->sol_u, w->round_u, (size_t)g->n_vars * sizeof(double));
+    memcpy(g->sol_v, w->round_v, (size_t)g->n_add * sizeof(double));
+    return 1;
+}
+
+int concord_solve_map(concord_graph *g, const concord_settings *settings,
+                      concord_info *info) {
+    if (!g) return CONCORD_EINVAL;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    concord_settings s;
+    if (settings) {
+        s = *settings;
+    } else {
+        concord_default_settings(&s);
+    }
+    int rc = check_settings(g, &s);
+    if (rc) return rc;
+    if (!g->ws && !(g->ws = workspace_build(g)))
+        return graph_fail(g, CONCORD_ENOMEM, "out of memory building the solver workspace");
+    if (!g->sol_u) {
+        g->sol_u = malloc((size_t)(g->n_vars ? g->n_vars : 1) * sizeof(double));
+        g->sol_v = malloc((size_t)(g->n_add ? g->n_add : 1) * sizeof(double));
+        if (!g->sol_u || !g->sol_v) {
+            graph_invalidate(g);
+            return graph_fail(g, CONCORD_ENOMEM, "out of memory for the solution");
+        }
+    }
+    admm_workspace *w = g->ws;
+    const double scale = score_scale(g, w);
+    const double alpha = s.relaxation;
+    double eta_rel = s.eta;
+    double eta = eta_rel * scale;
+
+    for (int32_t l = 0; l < g->n_links; ++l) w->lambda[l] = 0.0;
+    for (int32_t i = 0; i < g->n_vars; ++i)
+        w->ubar[i] = w->deg[i] ? 0.5 : (g->theta[i] > 0.0 ? 1.0 : 0.0);
+    memset(w->dirty, 1, (size_t)g->n_factors);
+
+    concord_info out = {0};
+    out.upper_bound = INFINITY;
+    int converged = 0, numeric = 0;
+    int32_t t;
+    int64_t solves = 0;
+    double primal = INFINITY, dual = INFINITY;
+    for (t = 1; t <= s.max_iter; ++t) {
+        /* A factor is solved again only when an input moved by more than
+         * this: its output would move by at most CACHE_FRACTION * tol. */
+        const double cache_slack = CACHE_FRACTION * s.tol * eta;
+        for (int32_t f = 0; f < g->n_factors; ++f) {
+            if (!w->dirty[f]) continue;
+            solve_factor(g, w, f, eta);
+            ++solves;
+        }
+        memset(w->dirty, 0, (size_t)g->n_factors);
+        primal = 0.0;
+        double change = 0.0, primal_sq = 0.0, change_sq = 0.0;
+        for (int32_t i = 0; i < g->n_vars; ++i) {
+            if (!w->active[i]) continue;
+            const int32_t *links = w->var_links + w->var_link_begin[i];
+            const int32_t deg = w->deg[i];
+            double old = w->ubar[i], sum = 0.0;
+            for (int32_t k = 0; k < deg; ++k) sum += w->uf[links[k]];
+            double mean = sum * w->inv_deg[i];
+            double now = old + alpha * (mean - old);
+            if (!isfinite(now)) numeric = 1;
+            double moved = fabs(now - old);
+            if (moved > change) change = moved;
+            change_sq += deg * moved * moved;
+            w->ubar[i] = now;
+            int still = now != old;
+            const double base = g->theta[i] * w->inv_deg[i] + eta * now;
+            for (int32_t k = 0; k < deg; ++k) {
+                int32_t l = links[k];
+                double uf = w->uf[l];
+                double r = fabs(uf - now);
+                if (r > primal) primal = r;
+                primal_sq += r * r;
+                double step = eta * (old + alpha * (uf - old) - now);
+                if (step != 0.0) {
+                    w->lambda[l] -= step;
+                    still = 1;
+                }
+                if (fabs(base + w->lambda[l] - w->a_solved[l]) > cache_slack)
+                    w->dirty[w->link_factor[l]] = 1;
+            }
+            w->active[i] = (uint8_t)still;
+        }
+        dual = eta_rel * change;
+        if (numeric) break;
+        if (primal <= s.tol && dual <= s.tol) {
+            converged = 1;
+            break;
+        }
+        if (t % s.bound_every == 0) {
+            double bound = dual_bound(g, w);
+            if (bound < out.upper_bound) out.upper_bound = bound;
+            if (s.verbosity > 0)
+                fprintf(stderr, "iter %6d  primal %.3e  dual %.3e  eta %.3g  bound %.12g  solves %lld\n",
+                        t, primal, dual, eta_rel, bound, (long long)solves);
+        }
+        if (s.adapt_eta && t % ADAPT_EVERY == 0) {
+            double factor_step = adapt_penalty(sqrt(primal_sq / (double)g->n_links),
+                                               eta_rel * sqrt(change_sq / (double)g->n_links),
+                                               eta_rel);
+            if (factor_step != 1.0) {
+                eta_rel *= factor_step;
+                eta = eta_rel * scale;
+                memset(w->dirty, 1, (size_t)g->n_factors);
+            }
+        }
+    }
+    if (t > s.max_iter) t = s.max_iter;
+
+    double bound = dual_bound(g, w);
+    if (bound < out.upper_bound) out.upper_bound = bound;
+    memcpy(g->sol_u, w->ubar, (size_t)g->n_vars * sizeof(double));
+    memcpy(g->sol_v, w->v, (size_t)g->n_add * sizeof(double));
+    out.integral = !numeric && round_if_integral(g, w, s.tol);
+    out.value = objective(g, g->sol_u, g->sol_v);
+    out.iterations = t;
+    out.primal_residual = primal;
+    out.dual_residual = dual;
+    out.eta = eta_rel;
+    out.factor_solves = solves;
+    if (numeric) {
+        out.status = CONCORD_STATUS_NUMERIC;
+        rc = graph_fail(g, CONCORD_ENUMERIC, "non-finite values after %d iterations", t);
+    } else if (converged) {
+        out.status = out.integral ? CONCORD_STATUS_INTEGRAL : CONCORD_STATUS_FRACTIONAL;
+        rc = CONCORD_OK;
+    } else {
+        out.status = CONCORD_STATUS_MAX_ITER;
+        rc = graph_fail(g, CONCORD_ENOTCONVERGED,
+                        "not converged after %d iterations (primal residual %.3g, dual %.3g)",
+                        t, primal, dual);
+    }
+    out.seconds = seconds_since(&start);
+    if (info) *info = out;
+    return rc;
+}

@@ -1,0 +1,32 @@
+/*
+ * Helpers shared by the C tests: a seeded random generator (splitmix64, so
+ * every run draws the same cases) and paths to the test data.
+ */
+#ifndef CONCORD_TESTUTIL_H
+#define CONCORD_TESTUTIL_H
+
+#include <stdint.h>
+
+typedef struct test_rng {
+    uint64_t state;
+} test_rng;
+
+static inline uint64_t rng_next(test_rng *r) {
+    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1). */
+static inline double rng_uniform(test_rng *r) {
+    return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Uniform integer in [0, n). */
+static inline int rng_int(test_rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
+
+/* Standard normal (Box-Muller). */
+double rng_normal(test_rng *r);
+
+#endif /* CONCORD_TESTUTIL_H */

@@ -1,0 +1,105 @@
+/*
+ * The public API on small graphs whose answers are known by construction:
+ * building, errors on bad arguments, solving, re-solving with new scores.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "concord.h"
+#include "testutil.h"
+
+/* An XOR alone picks the best variable: the LP is the simplex, whose
+ * vertices are the one-hot assignments. */
+static void xor_alone_selects_the_best_variable(void **state) {
+    (void)state;
+    test_rng rng = {1};
+    for (int trial = 0; trial < 50; ++trial) {
+        concord_graph *g = concord_graph_new();
+        assert_non_null(g);
+        int n = 2 + rng_int(&rng, 6);
+        double scores[8];
+        int32_t vars[8];
+        int best = 0;
+        for (int i = 0; i < n; ++i) {
+            scores[i] = rng_normal(&rng);
+            vars[i] = i;
+            if (scores[i] > scores[best]) best = i;
+        }
+        assert_int_equal(concord_add_variables(g, n, scores, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, n, vars, NULL, NULL), CONCORD_OK);
+        concord_info info;
+        assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+        assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
+        const double *u = concord_solution_variables(g);
+        for (int i = 0; i < n; ++i) assert_true(u[i] == (i == best ? 1.0 : 0.0));
+        assert_true(fabs(info.value - scores[best]) <= 1e-12);
+        assert_true(fabs(info.upper_bound - scores[best]) <= 1e-6 * (1 + fabs(scores[best])));
+        concord_graph_free(g);
+    }
+}
+
+/* Scores change between solves without rebuilding; each solve answers for
+ * the scores it was given. */
+static void resolving_with_new_scores_uses_them(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    double s[3] = {1.0, 0.0, 0.0};
+    int32_t vars[3] = {0, 1, 2};
+    concord_add_variables(g, 3, s, NULL);
+    concord_add_logic(g, CONCORD_XOR, 3, vars, NULL, NULL);
+    for (int k = 0; k < 3; ++k) {
+        double t[3] = {0.0, 0.0, 0.0};
+        t[k] = 2.0;
+        assert_int_equal(concord_set_variable_scores(g, 0, 3, t), CONCORD_OK);
+        assert_int_equal(concord_solve_map(g, NULL, NULL), CONCORD_OK);
+        const double *u = concord_solution_variables(g);
+        for (int i = 0; i < 3; ++i) assert_true(u[i] == (i == k ? 1.0 : 0.0));
+    }
+    concord_graph_free(g);
+}
+
+static void bad_arguments_are_rejected_with_a_message(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    double nan_score = NAN;
+    assert_int_equal(concord_add_variables(g, 1, &nan_score, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "not finite"));
+    assert_int_equal(concord_num_variables(g), 0);
+    concord_add_variables(g, 3, NULL, NULL);
+    int32_t repeated[2] = {1, 1};
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, 2, repeated, NULL, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "more than once"));
+    int32_t out_of_range[2] = {0, 3};
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, 2, out_of_range, NULL, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "out of range"));
+    int32_t ok[2] = {0, 1};
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, 0, ok, NULL, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_add_budget(g, 2, ok, NULL, -1.0, false, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_add_budget(g, 2, ok, NULL, 1.5, false, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_add_budget(g, 2, ok, NULL, 3.0, true, NULL), CONCORD_EINVAL);
+    double bad_costs[2] = {1.0, -2.0};
+    assert_int_equal(concord_add_knapsack(g, 2, ok, NULL, bad_costs, 1.0, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_add_pair(g, 0, 0, 1.0, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_add_pair(g, 0, 1, INFINITY, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_num_factors(g), 0);
+    concord_settings settings;
+    concord_default_settings(&settings);
+    settings.tol = -1.0;
+    assert_int_equal(concord_solve_map(g, &settings, NULL), CONCORD_EINVAL);
+    concord_graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(xor_alone_selects_the_best_variable),
+        cmocka_unit_test(resolving_with_new_scores_uses_them),
+        cmocka_unit_test(bad_arguments_are_rejected_with_a_message),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
