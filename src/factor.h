@@ -42,8 +42,26 @@ struct factor {
     void *params;       /* family-specific parameters, owned, freed with free() */
 };
 
-/* Scratch bytes a factor needs for its QP (0 when none). */
+/* Scratch bytes a factor needs for its MAP and QP (0 when none). */
 size_t factor_scratch_bytes(const factor *f);
+
+/* Work buffers for the variable-space calls: a and u hold at least `degree`
+ * doubles, scratch at least factor_scratch_bytes(f) bytes. */
+typedef struct factor_buffers {
+    double *a;
+    double *u;
+    void *scratch;
+} factor_buffers;
+
+/* The weighted QP in variable space: a, d, u are indexed by link, neg[j]
+ * says whether link j is negated; v receives the additional outputs. */
+void factor_qp_variables(const factor *f, const uint8_t *neg, const double *a,
+                         const double *b, const double *d, double *u, double *v,
+                         factor_buffers *buf);
+
+/* The MAP oracle in variable space; returns the best score a.u + b.v. */
+double factor_map_variables(const factor *f, const uint8_t *neg, const double *a,
+                            const double *b, double *u, double *v, factor_buffers *buf);
 
 /* Factor families (src/factors/). Each constructor validates its
  * parameters and fills *f; it returns CONCORD_OK or CONCORD_EINVAL with a

@@ -351,7 +351,3 @@ const double *concord_solution_variables(const concord_graph *g) {
 const double *concord_solution_additionals(const concord_graph *g) {
     return g ? g->sol_v : NULL;
 }
-
-size_t factor_scratch_bytes(const factor *f) {
-    return f->ops->scratch_bytes ? f->ops->scratch_bytes(f) : 0;
-}

@@ -45,10 +45,10 @@ struct admm_workspace {
     uint8_t *active;   /* variable must be revisited: a factor of it was solved,
                           or it moved last time */
     double *a_solved;  /* per link: the input of the factor's last solve */
-    double *a, *d, *u; /* one factor's literal inputs and output */
+    double *a, *d, *u; /* one factor's inputs and output, variable space */
     double *b;         /* one factor's additional scores (feasibility test) */
     double *vmap;      /* additional outputs of a MAP call */
-    void *scratch;
+    factor_buffers buf;
 };
 
 void admm_workspace_free(admm_workspace *w) {
@@ -72,7 +72,9 @@ void admm_workspace_free(admm_workspace *w) {
     free(w->u);
     free(w->b);
     free(w->vmap);
-    free(w->scratch);
+    free(w->buf.a);
+    free(w->buf.u);
+    free(w->buf.scratch);
     free(w);
 }
 
@@ -125,7 +127,9 @@ static admm_workspace *workspace_build(const concord_graph *g) {
     w->u = alloc_array((size_t)max_degree, sizeof(double), &failed);
     w->b = alloc_array((size_t)max_add, sizeof(double), &failed);
     w->vmap = alloc_array((size_t)max_add, sizeof(double), &failed);
-    w->scratch = alloc_array(max_scratch, 1, &failed);
+    w->buf.a = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    w->buf.u = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    w->buf.scratch = alloc_array(max_scratch, 1, &failed);
     if (failed) {
         admm_workspace_free(w);
         return NULL;
@@ -170,22 +174,16 @@ static void solve_factor(const concord_graph *g, admm_workspace *w, int32_t f,
     const factor *fa = &g->factors[f];
     const int32_t begin = fa->link_begin, n = fa->degree;
     const int32_t *var = g->link_var + begin;
-    const uint8_t *neg = g->link_neg + begin;
     const double *lambda = w->lambda + begin;
     for (int32_t j = 0; j < n; ++j) {
         int32_t i = var[j];
-        double a = g->theta[i] * w->inv_deg[i] + eta * w->ubar[i] + lambda[j];
-        w->a_solved[begin + j] = a;
-        w->a[j] = neg[j] ? eta - a : a;
+        w->a[j] = g->theta[i] * w->inv_deg[i] + eta * w->ubar[i] + lambda[j];
         w->d[j] = eta;
+        w->a_solved[begin + j] = w->a[j];
+        w->active[i] = 1;
     }
-    fa->ops->qp(fa, w->a, g->phi + fa->add_begin, w->d, w->u, w->v + fa->add_begin,
-                w->scratch);
-    double *uf = w->uf + begin;
-    for (int32_t j = 0; j < n; ++j) {
-        uf[j] = neg[j] ? 1.0 - w->u[j] : w->u[j];
-        w->active[var[j]] = 1;
-    }
+    factor_qp_variables(fa, g->link_neg + begin, w->a, g->phi + fa->add_begin, w->d,
+                        w->uf + begin, w->v + fa->add_begin, &w->buf);
 }
 
 /* Lagrangian dual bound at the current multipliers. */
@@ -193,18 +191,12 @@ static double dual_bound(const concord_graph *g, admm_workspace *w) {
     double bound = 0.0;
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
-        double offset = 0.0;
         for (int32_t j = 0; j < fa->degree; ++j) {
             int32_t l = fa->link_begin + j, i = g->link_var[l];
-            double a = g->theta[i] * w->inv_deg[i] + w->lambda[l];
-            if (g->link_neg[l]) {
-                offset += a;
-                a = -a;
-            }
-            w->a[j] = a;
+            w->a[j] = g->theta[i] * w->inv_deg[i] + w->lambda[l];
         }
-        bound += offset + fa->ops->map(fa, w->a, g->phi + fa->add_begin, w->u, w->vmap,
-                                       w->scratch);
+        bound += factor_map_variables(fa, g->link_neg + fa->link_begin, w->a,
+                                      g->phi + fa->add_begin, w->u, w->vmap, &w->buf);
     }
     for (int32_t i = 0; i < g->n_vars; ++i) {
         if (w->deg[i] == 0) {
@@ -220,24 +212,24 @@ static double dual_bound(const concord_graph *g, admm_workspace *w) {
 }
 
 /* Is the 0/1 point x (variables) with additionals y allowed by every
- * factor? Asks each oracle to score its literals +1 when on in the point
- * and -1 when off: the point is allowed iff the best score counts them all. */
+ * factor? Asks each oracle to score a variable +1 when on in the point and
+ * -1 when off: the point is allowed iff the best score counts all its ones. */
 static int point_is_allowed(const concord_graph *g, admm_workspace *w, const double *x,
                             const double *y) {
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
         double ones = 0.0;
         for (int32_t j = 0; j < fa->degree; ++j) {
-            int32_t l = fa->link_begin + j;
-            double lit = g->link_neg[l] ? 1.0 - x[g->link_var[l]] : x[g->link_var[l]];
-            w->a[j] = 2.0 * lit - 1.0;
-            ones += lit;
+            double xj = x[g->link_var[fa->link_begin + j]];
+            w->a[j] = 2.0 * xj - 1.0;
+            ones += xj;
         }
         for (int32_t k = 0; k < fa->n_add; ++k) {
             w->b[k] = 2.0 * y[fa->add_begin + k] - 1.0;
             ones += y[fa->add_begin + k];
         }
-        double best = fa->ops->map(fa, w->a, w->b, w->u, w->vmap, w->scratch);
+        double best = factor_map_variables(fa, g->link_neg + fa->link_begin, w->a, w->b,
+                                           w->u, w->vmap, &w->buf);
         if (best < ones - 0.5) return 0;
     }
     return 1;
