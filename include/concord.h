@@ -138,6 +138,36 @@ CONCORD_API int concord_add_knapsack(concord_graph *g, int32_t degree,
 CONCORD_API int concord_add_pair(concord_graph *g, int32_t var1, int32_t var2,
                                  double score, int32_t *factor);
 
+/* Multi-valued variables: `num_states` binary variables (one per state,
+ * ids *first .. *first + num_states - 1) that are one-hot. With `one_hot`
+ * an XOR factor over the states enforces it; pass false only when DENSE
+ * factors over the variable already do (their configurations are one-hot).
+ * scores (num_states, NULL: zeros) are the state scores. The multi-variable
+ * is registered (for decoding) with the next multi-variable id. */
+CONCORD_API int concord_add_multi_variable(concord_graph *g, int32_t num_states,
+                                           const double *scores, bool one_hot,
+                                           int32_t *first);
+
+/* Registered multi-variables, in order of creation: first state variable
+ * and number of states. */
+CONCORD_API int32_t concord_num_multi_variables(const concord_graph *g);
+CONCORD_API int concord_multi_variable(const concord_graph *g, int32_t m, int32_t *first,
+                                       int32_t *num_states);
+
+/* DENSE: a full score table over the joint states of n_vars multi-valued
+ * variables. vars lists the binary state variables of each multi-variable
+ * in turn (num_states[0] of them, then num_states[1], ...). The factor owns
+ * one additional output per joint state, P(joint state), scored by
+ * scores[...] in row-major order, the last variable changing fastest (NULL:
+ * zeros). A score of -INFINITY forbids that joint state (a hard
+ * constraint, e.g. a zero probability); its additional score is then 0 and
+ * stays forbidden when scores are changed later. At least one joint state
+ * must be allowed. The factor's configurations are one-hot in each
+ * variable. */
+CONCORD_API int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
+                                  const int32_t *vars, const double *scores,
+                                  int32_t *factor);
+
 /* Sizes. */
 CONCORD_API int32_t concord_num_variables(const concord_graph *g);
 CONCORD_API int32_t concord_num_factors(const concord_graph *g);
@@ -178,6 +208,9 @@ typedef struct concord_settings {
     bool adapt_eta;     /* rebalance the penalty from the residuals */
     double relaxation;  /* over-relaxation factor in [1, 2) */
     int32_t bound_every; /* compute the dual bound every N iterations */
+    int32_t max_inner_iter; /* oracle calls per active-set solve (factors
+                               without a closed form); an unfinished solve
+                               resumes at the next iteration */
     int verbosity;      /* > 0: print progress to stderr at each bound */
 } concord_settings;
 
@@ -197,6 +230,7 @@ typedef struct concord_info {
     double eta;             /* final penalty (relative) */
     double seconds;         /* wall time of the solve */
     int64_t factor_solves;  /* factor QPs solved (skipped ones excluded) */
+    int64_t oracle_calls;   /* MAP oracle calls made by active-set solves */
 } concord_info;
 
 /* LP-MAP by AD3 (ADMM on the local polytope relaxation). Returns CONCORD_OK
@@ -212,6 +246,44 @@ CONCORD_API int concord_solve_map(concord_graph *g,
  * Valid until the next solve, change of structure, or free. */
 CONCORD_API const double *concord_solution_variables(const concord_graph *g);
 CONCORD_API const double *concord_solution_additionals(const concord_graph *g);
+
+/* ------------------------------------------------------------------------
+ * Decoding: integral assignments
+ * ------------------------------------------------------------------------ */
+
+typedef struct concord_decoding {
+    double value;     /* theta . x + phi . v(x), with each factor's best
+                         additional outputs v at x: for a UAI model, the
+                         natural log of the assignment's unnormalized
+                         probability; -INFINITY when x violates a factor */
+    int32_t violated; /* factors whose constraints x violates (0: feasible) */
+    int32_t passes;   /* local search passes made */
+} concord_decoding;
+
+/* Turns the last solution into a 0/1 assignment: each multi-variable takes
+ * its state of largest posterior and every other variable rounds at 1/2;
+ * when the solution was fractional, a local search (iterated conditional
+ * modes) then moves variables and multi-variables one at a time to the
+ * state that violates fewer factors and, among those, scores higher. An
+ * integral LP solution is returned as is (it is a MAP assignment). */
+CONCORD_API int concord_decode(concord_graph *g, concord_decoding *result);
+
+/* The last decoded assignment (length num_variables), NULL before any. */
+CONCORD_API const double *concord_decoded_variables(const concord_graph *g);
+
+/* The decoded state of every multi-variable, as its label (its state number
+ * in the model the graph was read from; the state index otherwise). */
+CONCORD_API int concord_decoded_labels(const concord_graph *g, int32_t *labels);
+
+/* Value and violations of any 0/1 assignment x (length num_variables). */
+CONCORD_API int concord_evaluate(concord_graph *g, const double *x, concord_decoding *result);
+
+/* The 0/1 assignment that puts every multi-variable in the state with the
+ * given label (one per multi-variable; other variables 0). Returns
+ * CONCORD_EINFEASIBLE when a label names a state the graph does not have
+ * (e.g. removed by evidence or a zero potential). */
+CONCORD_API int concord_assignment_from_labels(const concord_graph *g, const int32_t *labels,
+                                               double *x);
 
 /* ------------------------------------------------------------------------
  * Files
@@ -242,6 +314,22 @@ CONCORD_API int concord_read_file(const char *path, concord_format format,
                                   concord_graph ***graphs, size_t *count,
                                   char *error, size_t error_size,
                                   concord_warning_fn warn, void *context);
+
+/* Reads a UAI model (MARKOV or BAYES) and optional evidence (NULL: none)
+ * into one graph: every UAI variable becomes a multi-variable (in order,
+ * labelled with the original state numbers it keeps), unary tables add to
+ * the state scores, larger tables become DENSE factors; scores are natural
+ * logs of the potentials; zero potentials and the evidence remove states
+ * or forbid joint states. Errors carry file:line. */
+CONCORD_API int concord_read_uai(const char *model_path, const char *evidence_path,
+                                 concord_graph **graph, char *error, size_t error_size);
+
+/* Same, from buffers (evidence may be NULL); names are used in messages. */
+CONCORD_API int concord_read_uai_buffer(const char *model, size_t model_size,
+                                        const char *model_name, const char *evidence,
+                                        size_t evidence_size, const char *evidence_name,
+                                        concord_graph **graph, char *error,
+                                        size_t error_size);
 
 /* Frees an array returned by the readers (and its graphs). */
 CONCORD_API void concord_free_graphs(concord_graph **graphs, size_t count);

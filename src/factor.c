@@ -6,26 +6,38 @@
  */
 #include "factor.h"
 
+#include "qp/active_set.h"
+
 size_t factor_scratch_bytes(const factor *f) {
     return f->ops->scratch_bytes ? f->ops->scratch_bytes(f) : 0;
 }
 
-void factor_qp_variables(const factor *f, const uint8_t *neg, const double *a,
-                         const double *b, const double *d, double *u, double *v,
-                         factor_buffers *buf) {
-    for (int32_t j = 0; j < f->degree; ++j) buf->a[j] = neg[j] ? d[j] - a[j] : a[j];
-    f->ops->qp(f, buf->a, b, d, buf->u, v, buf->scratch);
-    for (int32_t j = 0; j < f->degree; ++j) u[j] = neg[j] ? 1.0 - buf->u[j] : buf->u[j];
+qp_outcome factor_qp_variables(const factor *f, struct active_set *state,
+                               const uint8_t *neg, const double *a, const double *b,
+                               const double *d, double *u, double *v, int32_t max_inner,
+                               factor_buffers *buf) {
+    qp_outcome out = {0, true};
+    for (int32_t j = 0; j < f->degree; ++j) buf->lit_a[j] = neg[j] ? d[j] - a[j] : a[j];
+    if (f->ops->qp) {
+        f->ops->qp(f, buf->lit_a, b, d, buf->lit_u, v, buf->scratch);
+    } else {
+        active_set_result r =
+            active_set_solve(state, f, buf->lit_a, b, d, buf->lit_u, v, max_inner, buf);
+        out.oracle_calls = r.oracle_calls;
+        out.exact = r.exact;
+    }
+    for (int32_t j = 0; j < f->degree; ++j) u[j] = neg[j] ? 1.0 - buf->lit_u[j] : buf->lit_u[j];
+    return out;
 }
 
 double factor_map_variables(const factor *f, const uint8_t *neg, const double *a,
                             const double *b, double *u, double *v, factor_buffers *buf) {
     double offset = 0.0;
     for (int32_t j = 0; j < f->degree; ++j) {
-        buf->a[j] = neg[j] ? -a[j] : a[j];
+        buf->lit_a[j] = neg[j] ? -a[j] : a[j];
         if (neg[j]) offset += a[j];
     }
-    double best = f->ops->map(f, buf->a, b, buf->u, v, buf->scratch);
-    for (int32_t j = 0; j < f->degree; ++j) u[j] = neg[j] ? 1.0 - buf->u[j] : buf->u[j];
+    double best = f->ops->map(f, buf->lit_a, b, buf->lit_u, v, buf->scratch);
+    for (int32_t j = 0; j < f->degree; ++j) u[j] = neg[j] ? 1.0 - buf->lit_u[j] : buf->lit_u[j];
     return best + offset;
 }

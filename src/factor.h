@@ -12,6 +12,7 @@
 #ifndef CONCORD_FACTOR_H
 #define CONCORD_FACTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,9 @@ typedef struct factor_ops {
                const double *d, double *u, double *v, void *scratch);
     /* Bytes of scratch `map` and `qp` need (NULL: none). */
     size_t (*scratch_bytes)(const factor *f);
+    /* Most entries equal to 1 in a configuration (u and v together), which
+     * sizes the active set's storage (NULL: degree + n_add). */
+    int32_t (*config_size)(const factor *f);
 } factor_ops;
 
 struct factor {
@@ -45,19 +49,30 @@ struct factor {
 /* Scratch bytes a factor needs for its MAP and QP (0 when none). */
 size_t factor_scratch_bytes(const factor *f);
 
-/* Work buffers for the variable-space calls: a and u hold at least `degree`
- * doubles, scratch at least factor_scratch_bytes(f) bytes. */
+/* Work buffers for the variable-space calls: the *_a and *_u arrays hold
+ * at least `degree` doubles, oracle_v at least n_add, scratch at least
+ * factor_scratch_bytes(f) bytes. */
 typedef struct factor_buffers {
-    double *a;
-    double *u;
+    double *lit_a, *lit_u;                   /* literal-space input, output */
+    double *oracle_a, *oracle_u, *oracle_v;  /* the active set's oracle calls */
     void *scratch;
 } factor_buffers;
 
+struct active_set;
+
+typedef struct qp_outcome {
+    int32_t oracle_calls;
+    bool exact; /* solved to optimality (closed forms always are) */
+} qp_outcome;
+
 /* The weighted QP in variable space: a, d, u are indexed by link, neg[j]
- * says whether link j is negated; v receives the additional outputs. */
-void factor_qp_variables(const factor *f, const uint8_t *neg, const double *a,
-                         const double *b, const double *d, double *u, double *v,
-                         factor_buffers *buf);
+ * says whether link j is negated; v receives the additional outputs.
+ * Factors without a closed form go through the active set `state` (which
+ * must then be non-NULL), with at most max_inner oracle calls. */
+qp_outcome factor_qp_variables(const factor *f, struct active_set *state,
+                               const uint8_t *neg, const double *a, const double *b,
+                               const double *d, double *u, double *v, int32_t max_inner,
+                               factor_buffers *buf);
 
 /* The MAP oracle in variable space; returns the best score a.u + b.v. */
 double factor_map_variables(const factor *f, const uint8_t *neg, const double *a,
@@ -73,6 +88,7 @@ extern const factor_ops factor_orout_ops;
 extern const factor_ops factor_budget_ops;
 extern const factor_ops factor_knapsack_ops;
 extern const factor_ops factor_pair_ops;
+extern const factor_ops factor_dense_ops;
 
 /* Parameters of the budget family (BUDGET, exact BUDGET, KNAPSACK). */
 typedef struct budget_params {

@@ -5,6 +5,8 @@
  */
 #include "graph.h"
 
+#include "factors/dense.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +77,9 @@ void graph_invalidate(concord_graph *g) {
     g->ws = NULL;
     free(g->sol_u);
     free(g->sol_v);
-    g->sol_u = g->sol_v = NULL;
+    free(g->decoded);
+    g->sol_u = g->sol_v = g->decoded = NULL;
+    g->sol_integral = false;
 }
 
 void concord_graph_free(concord_graph *g) {
@@ -83,6 +87,8 @@ void concord_graph_free(concord_graph *g) {
     graph_invalidate(g);
     for (int32_t f = 0; f < g->n_factors; ++f) free(g->factors[f].params);
     free(g->factors);
+    for (int32_t m = 0; m < g->n_multi; ++m) free(g->multi[m].labels);
+    free(g->multi);
     free(g->theta);
     free(g->link_var);
     free(g->link_neg);
@@ -302,6 +308,118 @@ int concord_add_pair(concord_graph *g, int32_t var1, int32_t var2, double score,
     int32_t vars[2] = {var1, var2};
     return graph_add_factor(g, &factor_pair_ops, 2, vars, NULL, false, 1, &score, NULL,
                             factor_id);
+}
+
+int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double *scores,
+                             bool one_hot, const int32_t *labels, int32_t *first) {
+    if (num_states < 1)
+        return graph_fail(g, CONCORD_EINVAL, "a multi-variable needs at least one state (got %d)",
+                          num_states);
+    int rc = check_scores(g, num_states, scores, "state", 0);
+    if (rc) return rc;
+    if (reserve((void **)&g->multi, &g->cap_multi, (int64_t)g->n_multi + 1,
+                sizeof(multi_variable)))
+        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    int32_t *copy = NULL;
+    if (labels) {
+        copy = malloc((size_t)num_states * sizeof *copy);
+        if (!copy) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+        memcpy(copy, labels, (size_t)num_states * sizeof *copy);
+    }
+    int32_t begin = g->n_vars, n_factors = g->n_factors;
+    rc = concord_add_variables(g, num_states, scores, NULL);
+    if (!rc && one_hot) {
+        int32_t *vars = malloc((size_t)num_states * sizeof *vars);
+        if (!vars) {
+            rc = graph_fail(g, CONCORD_ENOMEM, "out of memory");
+        } else {
+            for (int32_t k = 0; k < num_states; ++k) vars[k] = begin + k;
+            rc = concord_add_logic(g, CONCORD_XOR, num_states, vars, NULL, NULL);
+            free(vars);
+        }
+    }
+    if (rc) {
+        free(copy);
+        g->n_vars = begin; /* the XOR failed: take the new variables back */
+        g->n_factors = n_factors;
+        return rc;
+    }
+    g->multi[g->n_multi++] = (multi_variable){begin, num_states, copy};
+    if (first) *first = begin;
+    return CONCORD_OK;
+}
+
+int concord_add_multi_variable(concord_graph *g, int32_t num_states, const double *scores,
+                               bool one_hot, int32_t *first) {
+    if (!g) return CONCORD_EINVAL;
+    return graph_add_multi_variable(g, num_states, scores, one_hot, NULL, first);
+}
+
+int32_t concord_num_multi_variables(const concord_graph *g) { return g ? g->n_multi : 0; }
+
+int concord_multi_variable(const concord_graph *g, int32_t m, int32_t *first,
+                           int32_t *num_states) {
+    if (!g || m < 0 || m >= g->n_multi) return CONCORD_EINVAL;
+    if (first) *first = g->multi[m].first;
+    if (num_states) *num_states = g->multi[m].num_states;
+    return CONCORD_OK;
+}
+
+/* Largest DENSE table accepted (entries). */
+enum { DENSE_MAX_CONFIGS = 1 << 24 };
+
+int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
+                      const int32_t *vars, const double *scores, int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    if (n_vars < 1 || !num_states)
+        return graph_fail(g, CONCORD_EINVAL, "DENSE factor over no variables");
+    int64_t degree = 0, n_configs = 1;
+    for (int32_t j = 0; j < n_vars; ++j) {
+        if (num_states[j] < 1)
+            return graph_fail(g, CONCORD_EINVAL, "DENSE factor: variable %d has %d states", j,
+                              num_states[j]);
+        degree += num_states[j];
+        n_configs *= num_states[j];
+        if (n_configs > DENSE_MAX_CONFIGS || degree > INT32_MAX)
+            return graph_fail(g, CONCORD_EINVAL,
+                              "DENSE factor: table too large (more than %d entries)",
+                              DENSE_MAX_CONFIGS);
+    }
+    int rc = check_links(g, "DENSE", (int32_t)degree, vars);
+    if (rc) return rc;
+    dense_params *p = dense_params_new(n_vars, num_states, (int32_t)n_configs);
+    double *table = malloc((size_t)n_configs * sizeof *table);
+    if (!p || !table) {
+        free(p);
+        free(table);
+        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    }
+    int32_t allowed = 0;
+    for (int64_t c = 0; c < n_configs; ++c) {
+        double x = scores ? scores[c] : 0.0;
+        if (x == -INFINITY) {
+            p->forbidden[c] = 1;
+            x = 0.0;
+        } else if (!isfinite(x)) {
+            free(p);
+            free(table);
+            return graph_fail(g, CONCORD_EINVAL, "DENSE factor: score %lld is %g",
+                              (long long)c, x);
+        } else {
+            ++allowed;
+        }
+        table[c] = x;
+    }
+    if (allowed == 0) {
+        free(p);
+        free(table);
+        return graph_fail(g, CONCORD_EINFEASIBLE,
+                          "DENSE factor: every joint state is forbidden");
+    }
+    rc = graph_add_factor(g, &factor_dense_ops, (int32_t)degree, vars, NULL, false,
+                          (int32_t)n_configs, table, p, factor_id);
+    free(table);
+    return rc;
 }
 
 int32_t concord_num_variables(const concord_graph *g) { return g ? g->n_vars : 0; }

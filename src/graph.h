@@ -17,6 +17,14 @@
 
 typedef struct admm_workspace admm_workspace;
 
+/* A registered multi-valued variable: states first .. first+num_states-1.
+ * labels (NULL: identity) give each state's number in the model the graph
+ * came from, when states were removed (e.g. by UAI evidence). */
+typedef struct multi_variable {
+    int32_t first, num_states;
+    int32_t *labels;
+} multi_variable;
+
 struct concord_graph {
     int32_t n_vars, cap_vars;
     double *theta; /* variable scores */
@@ -31,8 +39,13 @@ struct concord_graph {
     int32_t n_add, cap_add;
     double *phi; /* additional scores */
 
+    int32_t n_multi, cap_multi;
+    multi_variable *multi;
+
     double *sol_u; /* last solution (n_vars), NULL before a solve */
     double *sol_v; /* (n_add) */
+    bool sol_integral; /* the last solution is integral (hence MAP-optimal) */
+    double *decoded;   /* last decoded assignment (n_vars), NULL before */
 
     admm_workspace *ws;
     char error[512];
@@ -51,6 +64,10 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
                      const int32_t *vars, const bool *negated, bool allow_negation,
                      int32_t n_add, const double *add_scores, void *params,
                      int32_t *factor_id);
+
+/* Adds a multi-variable; labels (num_states entries, copied) may be NULL. */
+int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double *scores,
+                             bool one_hot, const int32_t *labels, int32_t *first);
 
 /* Frees the ADMM workspace (solve/admm.c). */
 void admm_workspace_free(admm_workspace *ws);

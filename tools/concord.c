@@ -27,9 +27,9 @@ static const char usage_text[] =
     "usage: concord solve [options] FILE\n"
     "       concord --help | --version\n"
     "\n"
-    "Solves every factor graph in FILE (AD3 .fg format; '-' reads stdin) and\n"
-    "prints one summary per graph: status, value, upper bound, iterations,\n"
-    "integrality and time.\n"
+    "Solves every factor graph in FILE (AD3 .fg format, or a UAI model; '-'\n"
+    "reads stdin) and prints one summary per graph: status, value, upper bound,\n"
+    "iterations, integrality and time.\n"
     "\n"
     "options:\n"
     "  --format fg|uai    input format (default: from the extension, .uai is UAI)\n"
@@ -39,10 +39,17 @@ static const char usage_text[] =
     "  --eta X            initial penalty, relative to the score scale (default 0.1)\n"
     "  --no-adapt         keep the penalty fixed\n"
     "  --relaxation X     over-relaxation factor in [1, 2) (default 1.5)\n"
+    "  --evid FILE        UAI evidence file (observed variables are fixed)\n"
+    "  --decode           also decode an integral assignment (always done for UAI):\n"
+    "                     max-posterior rounding, then local search when the LP\n"
+    "                     solution is fractional; reports its value and the gap\n"
+    "  --uai-map FILE     write the decoded assignment of a UAI model in the UAI\n"
+    "                     result format ('MAP', then N and the N states)\n"
     "  -o, --output FILE  write posteriors to FILE in AD3's layout: per graph, one\n"
     "                     value per variable, a blank line, one value per factor\n"
     "                     additional output, a blank line (%.17g, round-trip exact)\n"
-    "  --json             print one JSON object per graph on stdout\n"
+    "  --json             print one JSON object per graph on stdout (with\n"
+    "                     map_value, violated and gap when decoding)\n"
     "  -q, --quiet        no summary (posteriors and JSON are still written)\n"
     "  -v, --verbose      print solver progress to stderr\n"
     "  -h, --help         this help\n"
@@ -57,6 +64,9 @@ static const char usage_text[] =
 typedef struct options {
     const char *input;
     const char *output;
+    const char *evidence;
+    const char *uai_map;
+    int decode;
     concord_format format;
     concord_settings settings;
     int json;
@@ -103,7 +113,8 @@ static int parse_options(int argc, char **argv, options *o) {
         int takes_value = !strcmp(arg, "--format") || !strcmp(arg, "--algorithm") ||
                           !strcmp(arg, "--max-iter") || !strcmp(arg, "--tol") ||
                           !strcmp(arg, "--eta") || !strcmp(arg, "--relaxation") ||
-                          !strcmp(arg, "-o") || !strcmp(arg, "--output");
+                          !strcmp(arg, "-o") || !strcmp(arg, "--output") ||
+                          !strcmp(arg, "--evid") || !strcmp(arg, "--uai-map");
         if (takes_value && !value) return usage_error("%s needs a value", arg);
         if (!strcmp(arg, "--format")) {
             if (!strcmp(value, "fg")) o->format = CONCORD_FORMAT_FG;
@@ -122,6 +133,12 @@ static int parse_options(int argc, char **argv, options *o) {
             if (parse_double(arg, value, &o->settings.relaxation)) return EXIT_USAGE;
         } else if (!strcmp(arg, "-o") || !strcmp(arg, "--output")) {
             o->output = value;
+        } else if (!strcmp(arg, "--evid")) {
+            o->evidence = value;
+        } else if (!strcmp(arg, "--uai-map")) {
+            o->uai_map = value;
+        } else if (!strcmp(arg, "--decode")) {
+            o->decode = 1;
         } else if (!strcmp(arg, "--no-adapt")) {
             o->settings.adapt_eta = false;
         } else if (!strcmp(arg, "-v") || !strcmp(arg, "--verbose")) {
@@ -140,6 +157,16 @@ static int parse_options(int argc, char **argv, options *o) {
         if (takes_value) ++k;
     }
     if (!o->input) return usage_error("%s", "no input file");
+    if (o->format == CONCORD_FORMAT_AUTO) {
+        size_t n = strlen(o->input);
+        o->format = n >= 4 && !strcmp(o->input + n - 4, ".uai") ? CONCORD_FORMAT_UAI
+                                                                 : CONCORD_FORMAT_FG;
+    }
+    if (o->format != CONCORD_FORMAT_UAI && (o->evidence || o->uai_map))
+        return usage_error("%s", "--evid and --uai-map need a UAI model (.uai or --format uai)");
+    if (o->evidence && !strcmp(o->input, "-"))
+        return usage_error("%s", "--evid needs the model in a file, not on stdin");
+    if (o->format == CONCORD_FORMAT_UAI) o->decode = 1;
     return EXIT_OK;
 }
 
@@ -148,35 +175,65 @@ static void print_warning(void *context, const char *message) {
     fprintf(stderr, "concord: warning: %s\n", message);
 }
 
-static int read_input(const options *o, concord_graph ***graphs, size_t *count) {
-    char error[1024];
-    int rc;
-    if (!strcmp(o->input, "-")) {
-        size_t size = 0, cap = 1 << 16;
-        char *data = malloc(cap);
-        while (data) {
-            if (size == cap) {
-                char *p = realloc(data, cap * 2);
-                if (!p) break;
-                data = p;
-                cap *= 2;
+/* Reads all of stdin; NULL on failure. */
+static char *read_stdin(size_t *size_out) {
+    size_t size = 0, cap = 1 << 16;
+    char *data = malloc(cap);
+    while (data) {
+        if (size == cap) {
+            char *p = realloc(data, cap * 2);
+            if (!p) {
+                free(data);
+                return NULL;
             }
-            size_t got = fread(data + size, 1, cap - size, stdin);
-            size += got;
-            if (got == 0) break;
+            data = p;
+            cap *= 2;
         }
-        if (!data || ferror(stdin)) {
-            free(data);
-            fprintf(stderr, "concord: could not read stdin\n");
-            return EXIT_BAD_INPUT;
+        size_t got = fread(data + size, 1, cap - size, stdin);
+        size += got;
+        if (got == 0) break;
+    }
+    if (data && ferror(stdin)) {
+        free(data);
+        return NULL;
+    }
+    *size_out = size;
+    return data;
+}
+
+static int read_input(const options *o, concord_graph ***graphs, size_t *count) {
+    char error[1024] = "";
+    int rc;
+    int from_stdin = !strcmp(o->input, "-");
+    size_t size = 0;
+    char *data = NULL;
+    if (from_stdin && !(data = read_stdin(&size))) {
+        fprintf(stderr, "concord: could not read stdin\n");
+        return EXIT_BAD_INPUT;
+    }
+    if (o->format == CONCORD_FORMAT_UAI) {
+        concord_graph *g = NULL;
+        rc = from_stdin ? concord_read_uai_buffer(data, size, "<stdin>", NULL, 0, NULL, &g,
+                                                  error, sizeof error)
+                        : concord_read_uai(o->input, o->evidence, &g, error, sizeof error);
+        if (rc == CONCORD_OK) {
+            *graphs = malloc(sizeof **graphs);
+            if (!*graphs) {
+                concord_graph_free(g);
+                rc = CONCORD_ENOMEM;
+            } else {
+                (*graphs)[0] = g;
+                *count = 1;
+            }
         }
+    } else if (from_stdin) {
         rc = concord_read_buffer(data, size, "<stdin>", o->format, graphs, count, error,
                                  sizeof error, print_warning, NULL);
-        free(data);
     } else {
         rc = concord_read_file(o->input, o->format, graphs, count, error, sizeof error,
                                print_warning, NULL);
     }
+    free(data);
     if (rc != CONCORD_OK) {
         fprintf(stderr, "concord: %s\n", error[0] ? error : concord_strerror(rc));
         return rc == CONCORD_ENOMEM ? EXIT_FAILURE_OTHER : EXIT_BAD_INPUT;
@@ -189,7 +246,8 @@ static void json_number(FILE *fp, const char *key, double x) {
     else fprintf(fp, ",\"%s\":null", key);
 }
 
-static void print_json(FILE *fp, size_t k, const concord_graph *g, const concord_info *info) {
+static void print_json(FILE *fp, size_t k, const concord_graph *g, const concord_info *info,
+                       const concord_decoding *dec) {
     fprintf(fp, "{\"graph\":%zu,\"status\":\"%s\"", k + 1, concord_status_name(info->status));
     json_number(fp, "value", info->value);
     json_number(fp, "upper_bound", info->upper_bound);
@@ -198,40 +256,89 @@ static void print_json(FILE *fp, size_t k, const concord_graph *g, const concord
     json_number(fp, "seconds", info->seconds);
     json_number(fp, "primal_residual", info->primal_residual);
     json_number(fp, "dual_residual", info->dual_residual);
-    fprintf(fp, ",\"factor_solves\":%lld,\"eta\":%.6g", (long long)info->factor_solves, info->eta);
+    json_number(fp, "eta", info->eta);
+    fprintf(fp, ",\"factor_solves\":%lld,\"oracle_calls\":%lld", (long long)info->factor_solves,
+            (long long)info->oracle_calls);
+    if (dec) {
+        json_number(fp, "map_value", dec->value);
+        json_number(fp, "gap", info->upper_bound - dec->value);
+        fprintf(fp, ",\"violated\":%d", dec->violated);
+    }
     fprintf(fp, ",\"variables\":%d,\"factors\":%d}\n", concord_num_variables(g),
             concord_num_factors(g));
 }
 
-static void print_summary(FILE *fp, size_t k, const concord_info *info) {
+static void print_summary(FILE *fp, size_t k, const concord_info *info,
+                          const concord_decoding *dec) {
     fprintf(fp, "graph %zu: %s, value %.10g, upper bound %.10g, %d iterations, %.3g s",
             k + 1, concord_status_name(info->status), info->value, info->upper_bound,
             info->iterations, info->seconds);
     if (info->status != CONCORD_STATUS_INTEGRAL && info->status != CONCORD_STATUS_FRACTIONAL)
         fprintf(fp, ", solution %s", info->integral ? "integral" : "fractional");
+    if (dec && dec->violated == 0)
+        fprintf(fp, "; decoded value %.10g (gap %.3g)", dec->value, info->upper_bound - dec->value);
+    else if (dec)
+        fprintf(fp, "; decoded assignment violates %d factors", dec->violated);
     fputc('\n', fp);
 }
 
-static int write_posteriors(FILE *fp, const concord_graph *g) {
+static void write_posteriors(FILE *fp, const concord_graph *g) {
     const double *u = concord_solution_variables(g), *v = concord_solution_additionals(g);
     for (int32_t i = 0; i < concord_num_variables(g); ++i) fprintf(fp, "%.17g\n", u[i]);
     fputc('\n', fp);
     for (int32_t k = 0; k < concord_num_additionals(g); ++k) fprintf(fp, "%.17g\n", v[k]);
     fputc('\n', fp);
-    return ferror(fp) ? -1 : 0;
 }
 
-/* Opens a temporary file beside `path` (renamed over it on success). */
-static FILE *open_temporary(const char *path, char *tmp, size_t size) {
-    if ((size_t)snprintf(tmp, size, "%s.tmpXXXXXX", path) >= size) return NULL;
-    int fd = mkstemp(tmp);
-    if (fd < 0) return NULL;
-    FILE *fp = fdopen(fd, "w");
-    if (!fp) {
-        close(fd);
-        unlink(tmp);
+/* The UAI result format: "MAP", then N and the decoded state of each. */
+static int write_uai_map(FILE *fp, const concord_graph *g) {
+    int32_t n = concord_num_multi_variables(g);
+    int32_t *labels = malloc((size_t)(n ? n : 1) * sizeof *labels);
+    if (!labels || concord_decoded_labels(g, labels) != CONCORD_OK) {
+        free(labels);
+        return -1;
     }
-    return fp;
+    fprintf(fp, "MAP\n%d", n);
+    for (int32_t m = 0; m < n; ++m) fprintf(fp, " %d", labels[m]);
+    fputc('\n', fp);
+    free(labels);
+    return 0;
+}
+
+/* An output file written under a temporary name beside its path and
+ * renamed over it only when everything succeeded. */
+typedef struct output_file {
+    const char *path;
+    char tmp[4096];
+    FILE *fp;
+} output_file;
+
+static int output_open(output_file *out, const char *path) {
+    out->path = path;
+    out->fp = NULL;
+    if ((size_t)snprintf(out->tmp, sizeof out->tmp, "%s.tmpXXXXXX", path) >= sizeof out->tmp)
+        return -1;
+    int fd = mkstemp(out->tmp);
+    if (fd < 0) return -1;
+    out->fp = fdopen(fd, "w");
+    if (!out->fp) {
+        close(fd);
+        unlink(out->tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Closes the file and renames it into place when keep; removes it
+ * otherwise. Returns -1 when writing failed. */
+static int output_close(output_file *out, int keep) {
+    if (!out->fp) return 0;
+    int failed = ferror(out->fp) != 0;
+    failed |= fclose(out->fp) != 0;
+    out->fp = NULL;
+    if (keep && !failed && rename(out->tmp, out->path) == 0) return 0;
+    unlink(out->tmp);
+    return keep ? -1 : 0;
 }
 
 static int run_solve(const options *o) {
@@ -240,46 +347,50 @@ static int run_solve(const options *o) {
     int status = read_input(o, &graphs, &count);
     if (status != EXIT_OK) return status;
 
-    char tmp[4096];
-    FILE *post = NULL;
-    if (o->output) {
-        post = open_temporary(o->output, tmp, sizeof tmp);
-        if (!post) {
-            fprintf(stderr, "concord: cannot write %s: %s\n", o->output, strerror(errno));
-            concord_free_graphs(graphs, count);
-            return EXIT_FAILURE_OTHER;
-        }
-    } else if (!o->json) {
-        post = stdout;
+    output_file post = {0}, map = {0};
+    if ((o->output && output_open(&post, o->output)) ||
+        (o->uai_map && output_open(&map, o->uai_map))) {
+        fprintf(stderr, "concord: cannot write %s: %s\n", post.fp ? o->uai_map : o->output,
+                strerror(errno));
+        output_close(&post, 0);
+        concord_free_graphs(graphs, count);
+        return EXIT_FAILURE_OTHER;
     }
-    FILE *summary = post == stdout ? stderr : stdout;
+    FILE *posteriors = post.fp ? post.fp : (o->json ? NULL : stdout);
+    FILE *summary = posteriors == stdout ? stderr : stdout;
 
-    int failed_output = 0;
-    for (size_t k = 0; k < count; ++k) {
+    for (size_t k = 0; k < count && status != EXIT_FAILURE_OTHER; ++k) {
         concord_info info;
         int rc = concord_solve_map(graphs[k], &o->settings, &info);
         if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) {
             fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_last_error(graphs[k]));
             status = EXIT_FAILURE_OTHER;
-            if (rc != CONCORD_ENUMERIC) break;
+            break;
         }
-        if (rc == CONCORD_ENOTCONVERGED && status == EXIT_OK) status = EXIT_NOT_CONVERGED;
-        if (o->json) print_json(stdout, k, graphs[k], &info);
-        else if (!o->quiet) print_summary(summary, k, &info);
-        if (post && concord_solution_variables(graphs[k]) && write_posteriors(post, graphs[k]))
-            failed_output = 1;
-    }
-    if (post && post != stdout) {
-        if (fclose(post) != 0) failed_output = 1;
-        if (failed_output || status == EXIT_FAILURE_OTHER || rename(tmp, o->output) != 0) {
-            if (!failed_output && status != EXIT_FAILURE_OTHER) failed_output = 1;
-            unlink(tmp);
+        if (rc == CONCORD_ENOTCONVERGED) status = EXIT_NOT_CONVERGED;
+        concord_decoding decoding;
+        const concord_decoding *dec = NULL;
+        if (o->decode) {
+            if (concord_decode(graphs[k], &decoding) != CONCORD_OK) {
+                fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_last_error(graphs[k]));
+                status = EXIT_FAILURE_OTHER;
+                break;
+            }
+            dec = &decoding;
         }
-    } else if (post && fflush(post) != 0) {
-        failed_output = 1;
+        if (o->json) print_json(stdout, k, graphs[k], &info, dec);
+        else if (!o->quiet) print_summary(summary, k, &info, dec);
+        if (posteriors) write_posteriors(posteriors, graphs[k]);
+        if (map.fp && write_uai_map(map.fp, graphs[k])) {
+            fprintf(stderr, "concord: out of memory writing %s\n", o->uai_map);
+            status = EXIT_FAILURE_OTHER;
+        }
     }
-    if (failed_output) {
-        fprintf(stderr, "concord: failed writing the posteriors\n");
+    int keep = status != EXIT_FAILURE_OTHER;
+    int failed = output_close(&post, keep) | output_close(&map, keep);
+    if (posteriors == stdout && fflush(stdout) != 0) failed = -1;
+    if (failed) {
+        fprintf(stderr, "concord: failed writing the output\n");
         status = EXIT_FAILURE_OTHER;
     }
     concord_free_graphs(graphs, count);

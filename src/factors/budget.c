@@ -58,7 +58,8 @@ static void budget_qp(const factor *f, const double *a, const double *b,
     box_qp(f->degree, a, d, NULL, p->budget, p->exact ? BOX_EQ : BOX_LE, u, scratch);
 }
 
-const factor_ops factor_budget_ops = {"BUDGET", budget_map, budget_qp, budget_scratch};
+const factor_ops factor_budget_ops = {
+    .name = "BUDGET", .map = budget_map, .qp = budget_qp, .scratch_bytes = budget_scratch};
 
 static double knapsack_map(const factor *f, const double *a, const double *b,
                            double *u, double *v, void *scratch) {
@@ -88,5 +89,5 @@ static void knapsack_qp(const factor *f, const double *a, const double *b,
     box_qp(f->degree, a, d, p->costs, p->budget, BOX_LE, u, scratch);
 }
 
-const factor_ops factor_knapsack_ops = {"KNAPSACK", knapsack_map, knapsack_qp,
-                                        budget_scratch};
+const factor_ops factor_knapsack_ops = {
+    .name = "KNAPSACK", .map = knapsack_map, .qp = knapsack_qp, .scratch_bytes = budget_scratch};

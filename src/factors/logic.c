@@ -45,7 +45,8 @@ static void xor_qp(const factor *f, const double *a, const double *b,
     box_qp(f->degree, a, d, NULL, 1.0, BOX_EQ, u, scratch);
 }
 
-const factor_ops factor_xor_ops = {"XOR", xor_map, xor_qp, box_scratch};
+const factor_ops factor_xor_ops = {
+    .name = "XOR", .map = xor_map, .qp = xor_qp, .scratch_bytes = box_scratch};
 
 /* ---- ATMOSTONE ---------------------------------------------------------- */
 
@@ -65,8 +66,8 @@ static void atmostone_qp(const factor *f, const double *a, const double *b,
     box_qp(f->degree, a, d, NULL, 1.0, BOX_LE, u, scratch);
 }
 
-const factor_ops factor_atmostone_ops = {"ATMOSTONE", atmostone_map, atmostone_qp,
-                                         box_scratch};
+const factor_ops factor_atmostone_ops = {
+    .name = "ATMOSTONE", .map = atmostone_map, .qp = atmostone_qp, .scratch_bytes = box_scratch};
 
 /* ---- OR ----------------------------------------------------------------- */
 
@@ -94,7 +95,8 @@ static void or_qp(const factor *f, const double *a, const double *b,
     box_qp(f->degree, a, d, NULL, 1.0, BOX_GE, u, scratch);
 }
 
-const factor_ops factor_or_ops = {"OR", or_map, or_qp, box_scratch};
+const factor_ops factor_or_ops = {
+    .name = "OR", .map = or_map, .qp = or_qp, .scratch_bytes = box_scratch};
 
 /* ---- OROUT: links 0..n-1 are the inputs, link n is the output ---------- */
 
@@ -189,4 +191,5 @@ static void orout_qp(const factor *f, const double *a, const double *b,
     u[n] = 1.0 - u[n];
 }
 
-const factor_ops factor_orout_ops = {"OROUT", orout_map, orout_qp, orout_scratch_bytes};
+const factor_ops factor_orout_ops = {
+    .name = "OROUT", .map = orout_map, .qp = orout_qp, .scratch_bytes = orout_scratch_bytes};

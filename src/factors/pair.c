@@ -71,4 +71,4 @@ static void pair_qp(const factor *f, const double *a, const double *b,
     v[0] = 0.0;
 }
 
-const factor_ops factor_pair_ops = {"PAIR", pair_map, pair_qp, NULL};
+const factor_ops factor_pair_ops = {.name = "PAIR", .map = pair_map, .qp = pair_qp};

@@ -86,27 +86,137 @@ static int read_scores(reader *r, int64_t n, double **scores) {
     return CONCORD_OK;
 }
 
-typedef enum kind_of_type { KIND_LOGIC, KIND_BUDGET, KIND_KNAPSACK, KIND_PAIR } kind_of_type;
+/* A factor line being read: its type, links, and the tokens after them. */
+typedef struct factor_line {
+    const struct fg_type *type;
+    int32_t degree;
+    int32_t *vars;
+    bool *negated;
+    const text_token *params;
+    int32_t n_params;
+    double *numbers; /* room for n_params values */
+} factor_line;
+
+typedef int (*build_fn)(reader *r, concord_graph *g, factor_line *line);
 
 typedef struct fg_type {
     const char *name;
-    kind_of_type kind;
-    int logic;   /* concord_logic for KIND_LOGIC */
-    int exact;   /* KIND_BUDGET */
+    build_fn build;
+    bool negatable; /* '-' allowed on indices */
+    int variant;    /* concord_logic for logic types; 1 for BUDGET_EXACT */
 } fg_type;
 
+static int expect_params(reader *r, const factor_line *line, int64_t count, const char *what) {
+    if (line->n_params == count) return CONCORD_OK;
+    return reader_fail(r, CONCORD_EPARSE,
+                       "%s factor of degree %d: expected %lld field%s after the %d indices (%s), "
+                       "found %d",
+                       line->type->name, line->degree, (long long)count, count == 1 ? "" : "s",
+                       line->degree, what, line->n_params);
+}
+
+/* Parses params[from, from+count) as finite numbers (or -inf when allowed). */
+static int parse_numbers(reader *r, factor_line *line, int32_t from, int32_t count,
+                         const char *what, bool allow_minus_inf) {
+    char buf[64];
+    for (int32_t k = 0; k < count; ++k) {
+        text_token t = line->params[from + k];
+        double x;
+        if (token_to_double(t, &x) || !(isfinite(x) || (allow_minus_inf && x == -INFINITY)))
+            return reader_fail(r, CONCORD_EPARSE, "%s factor: expected %s (a finite number), found '%s'",
+                               line->type->name, what, token_text(t, buf, sizeof buf));
+        line->numbers[from + k] = x;
+    }
+    return CONCORD_OK;
+}
+
+static int parse_positive_int(reader *r, const factor_line *line, int32_t at, const char *what,
+                              int64_t limit, int64_t *out) {
+    char buf[64];
+    text_token t = line->params[at];
+    if (token_to_int(t, out) || *out < 1 || *out > limit)
+        return reader_fail(r, CONCORD_EPARSE, "%s factor: expected %s (an integer in [1, %lld]), found '%s'",
+                           line->type->name, what, (long long)limit, token_text(t, buf, sizeof buf));
+    return CONCORD_OK;
+}
+
+static int build_logic(reader *r, concord_graph *g, factor_line *line) {
+    int rc = expect_params(r, line, 0, "none");
+    if (!rc) rc = concord_add_logic(g, (concord_logic)line->type->variant, line->degree, line->vars,
+                                    line->negated, NULL);
+    return rc;
+}
+
+static int build_budget(reader *r, concord_graph *g, factor_line *line) {
+    int rc = expect_params(r, line, 1, "the budget");
+    if (!rc) rc = parse_numbers(r, line, 0, 1, "the budget", false);
+    if (!rc) rc = concord_add_budget(g, line->degree, line->vars, line->negated, line->numbers[0],
+                                     line->type->variant == 1, NULL);
+    return rc;
+}
+
+static int build_knapsack(reader *r, concord_graph *g, factor_line *line) {
+    int rc = expect_params(r, line, (int64_t)line->degree + 1, "one cost per index, then the budget");
+    if (!rc) rc = parse_numbers(r, line, 0, line->degree, "a cost", false);
+    if (!rc) rc = parse_numbers(r, line, line->degree, 1, "the budget", false);
+    if (!rc) rc = concord_add_knapsack(g, line->degree, line->vars, line->negated, line->numbers,
+                                       line->numbers[line->degree], NULL);
+    return rc;
+}
+
+static int build_pair(reader *r, concord_graph *g, factor_line *line) {
+    if (line->degree != 2)
+        return reader_fail(r, CONCORD_EPARSE, "PAIR factor must have degree 2, not %d", line->degree);
+    int rc = expect_params(r, line, 1, "the score of both on");
+    if (!rc) rc = parse_numbers(r, line, 0, 1, "the PAIR score", false);
+    if (!rc) rc = concord_add_pair(g, line->vars[0], line->vars[1], line->numbers[0], NULL);
+    return rc;
+}
+
+/* DENSE: the number of multi-variables m, their state counts, then one
+ * score per joint state (-inf forbids it). */
+static int build_dense(reader *r, concord_graph *g, factor_line *line) {
+    if (line->n_params < 1) return expect_params(r, line, 1, "the number of multi-variables");
+    int64_t m, entries = 1, states_total = 0;
+    int rc = parse_positive_int(r, line, 0, "the number of multi-variables", line->degree, &m);
+    if (rc) return rc;
+    if (line->n_params < 1 + m)
+        return expect_params(r, line, 1 + m, "the number of multi-variables and their state counts");
+    int32_t *states = malloc((size_t)m * sizeof *states);
+    if (!states) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
+    for (int64_t j = 0; j < m && !rc; ++j) {
+        int64_t k;
+        rc = parse_positive_int(r, line, (int32_t)(1 + j), "a state count", line->degree, &k);
+        states[j] = (int32_t)k;
+        states_total += k;
+        entries *= k;
+        if (!rc && entries > line->n_params)
+            rc = expect_params(r, line, 1 + m + entries, "the table of joint scores");
+    }
+    if (!rc && states_total != line->degree)
+        rc = reader_fail(r, CONCORD_EPARSE,
+                         "DENSE factor: the state counts add up to %lld, not to the degree %d",
+                         (long long)states_total, line->degree);
+    if (!rc) rc = expect_params(r, line, 1 + m + entries, "the table of joint scores");
+    if (!rc) rc = parse_numbers(r, line, (int32_t)(1 + m), (int32_t)entries, "a joint score", true);
+    if (!rc) rc = concord_add_dense(g, (int32_t)m, states, line->vars, line->numbers + 1 + m, NULL);
+    free(states);
+    return rc;
+}
+
 static const fg_type fg_types[] = {
-    {"XOR", KIND_LOGIC, CONCORD_XOR, 0},
-    {"XOROUT", KIND_LOGIC, CONCORD_XOROUT, 0},
-    {"ATMOSTONE", KIND_LOGIC, CONCORD_ATMOSTONE, 0},
-    {"OR", KIND_LOGIC, CONCORD_OR, 0},
-    {"OROUT", KIND_LOGIC, CONCORD_OROUT, 0},
-    {"ANDOUT", KIND_LOGIC, CONCORD_ANDOUT, 0},
-    {"IMPLY", KIND_LOGIC, CONCORD_IMPLY, 0},
-    {"BUDGET", KIND_BUDGET, 0, 0},
-    {"BUDGET_EXACT", KIND_BUDGET, 0, 1},
-    {"KNAPSACK", KIND_KNAPSACK, 0, 0},
-    {"PAIR", KIND_PAIR, 0, 0},
+    {"XOR", build_logic, true, CONCORD_XOR},
+    {"XOROUT", build_logic, true, CONCORD_XOROUT},
+    {"ATMOSTONE", build_logic, true, CONCORD_ATMOSTONE},
+    {"OR", build_logic, true, CONCORD_OR},
+    {"OROUT", build_logic, true, CONCORD_OROUT},
+    {"ANDOUT", build_logic, true, CONCORD_ANDOUT},
+    {"IMPLY", build_logic, true, CONCORD_IMPLY},
+    {"BUDGET", build_budget, true, 0},
+    {"BUDGET_EXACT", build_budget, true, 1},
+    {"KNAPSACK", build_knapsack, true, 0},
+    {"PAIR", build_pair, false, 0},
+    {"DENSE", build_dense, false, 0},
 };
 
 static const fg_type *find_type(text_token t) {
@@ -117,27 +227,7 @@ static const fg_type *find_type(text_token t) {
     return NULL;
 }
 
-/* Parameters after the links: how many tokens each kind expects. */
-static int64_t param_count(const fg_type *type, int64_t degree) {
-    switch (type->kind) {
-    case KIND_LOGIC: return 0;
-    case KIND_BUDGET: return 1;
-    case KIND_KNAPSACK: return degree + 1;
-    case KIND_PAIR: return 1;
-    }
-    return 0;
-}
-
-static int parse_number(reader *r, text_token t, const char *what, double *out) {
-    char buf[64];
-    if (token_to_double(t, out) || !isfinite(*out))
-        return reader_fail(r, CONCORD_EPARSE, "expected %s (a finite number), found '%s'", what,
-                           token_text(t, buf, sizeof buf));
-    return CONCORD_OK;
-}
-
-static int read_factor(reader *r, concord_graph *g, int64_t n_vars, int32_t *vars,
-                       bool *negated, double *numbers) {
+static int read_factor(reader *r, concord_graph *g, int64_t n_vars, factor_line *line) {
     const text_token *tok = r->lx.tokens;
     char buf[64];
     const fg_type *type = find_type(tok[0]);
@@ -149,15 +239,9 @@ static int read_factor(reader *r, concord_graph *g, int64_t n_vars, int32_t *var
         return reader_fail(r, CONCORD_EPARSE, "%s factor: expected its degree (an integer >= 1)",
                            type->name);
     if (degree == 0) return reader_fail(r, CONCORD_EPARSE, "%s factor with no variables", type->name);
-    int64_t expected = 2 + degree + param_count(type, degree);
-    if (r->lx.n_tokens != expected)
-        return reader_fail(r, CONCORD_EPARSE,
-                           "%s factor of degree %lld: expected %lld fields after the type, found %d",
-                           type->name, (long long)degree, (long long)expected - 1,
-                           r->lx.n_tokens - 1);
-    if (type->kind == KIND_PAIR && degree != 2)
-        return reader_fail(r, CONCORD_EPARSE, "PAIR factor must have degree 2, not %lld",
-                           (long long)degree);
+    if (degree > r->lx.n_tokens - 2)
+        return reader_fail(r, CONCORD_EPARSE, "%s factor of degree %lld: only %d indices on the line",
+                           type->name, (long long)degree, r->lx.n_tokens - 2);
     for (int64_t j = 0; j < degree; ++j) {
         int64_t index;
         text_token t = tok[2 + j];
@@ -166,48 +250,30 @@ static int read_factor(reader *r, concord_graph *g, int64_t n_vars, int32_t *var
                                type->name, token_text(t, buf, sizeof buf));
         int neg = t.s[0] == '-';
         if (neg) index = -index;
-        if (neg && type->kind == KIND_PAIR)
+        if (neg && !type->negatable)
             return reader_fail(r, CONCORD_EPARSE,
-                               "PAIR factor: variable index %s is negated; PAIR links cannot be "
-                               "negated (AD3 drops the sign silently)",
-                               token_text(t, buf, sizeof buf));
+                               "%s factor: variable index %s is negated; %s links cannot be "
+                               "negated%s",
+                               type->name, token_text(t, buf, sizeof buf), type->name,
+                               type->build == build_pair ? " (AD3 drops the sign silently)" : "");
         if (index < 1 || index > n_vars)
             return reader_fail(r, CONCORD_EPARSE,
                                "%s factor: variable index %s out of range [1, %lld] (1-based)",
                                type->name, token_text(t, buf, sizeof buf), (long long)n_vars);
-        vars[j] = (int32_t)(index - 1);
-        negated[j] = neg;
+        line->vars[j] = (int32_t)(index - 1);
+        line->negated[j] = neg;
     }
-    int64_t n_params = param_count(type, degree);
-    for (int64_t k = 0; k < n_params; ++k) {
-        int rc = parse_number(r, tok[2 + degree + k],
-                              type->kind == KIND_PAIR ? "the PAIR score"
-                              : k == n_params - 1     ? "the budget"
-                                                      : "a cost",
-                              &numbers[k]);
-        if (rc) return rc;
-    }
-    int rc = CONCORD_OK;
-    int32_t d = (int32_t)degree;
-    switch (type->kind) {
-    case KIND_LOGIC:
-        rc = concord_add_logic(g, (concord_logic)type->logic, d, vars, negated, NULL);
-        break;
-    case KIND_BUDGET:
-        rc = concord_add_budget(g, d, vars, negated, numbers[0], type->exact, NULL);
-        break;
-    case KIND_KNAPSACK:
-        rc = concord_add_knapsack(g, d, vars, negated, numbers, numbers[degree], NULL);
-        break;
-    case KIND_PAIR: rc = concord_add_pair(g, vars[0], vars[1], numbers[0], NULL); break;
-    }
-    return rc == CONCORD_OK ? CONCORD_OK : reader_fail_graph(r, g);
+    line->type = type;
+    line->degree = (int32_t)degree;
+    line->params = tok + 2 + degree;
+    line->n_params = r->lx.n_tokens - 2 - (int32_t)degree;
+    int rc = type->build(r, g, line);
+    if (rc == CONCORD_OK || rc == CONCORD_EPARSE || rc == CONCORD_ENOMEM) return rc;
+    return reader_fail_graph(r, g);
 }
 
 static int read_factors(reader *r, concord_graph *g, int64_t n_vars, int64_t n_factors) {
-    int32_t *vars = NULL;
-    bool *negated = NULL;
-    double *numbers = NULL;
+    factor_line line = {0};
     int32_t cap = 0;
     int rc = CONCORD_OK;
     for (int64_t f = 0; f < n_factors && rc == CONCORD_OK; ++f) {
@@ -219,18 +285,18 @@ static int read_factors(reader *r, concord_graph *g, int64_t n_vars, int64_t n_f
         }
         if (r->lx.n_tokens > cap) {
             cap = r->lx.n_tokens;
-            free(vars), free(negated), free(numbers);
-            vars = malloc((size_t)cap * sizeof *vars);
-            negated = malloc((size_t)cap * sizeof *negated);
-            numbers = malloc((size_t)cap * sizeof *numbers);
-            if (!vars || !negated || !numbers) {
+            free(line.vars), free(line.negated), free(line.numbers);
+            line.vars = malloc((size_t)cap * sizeof *line.vars);
+            line.negated = malloc((size_t)cap * sizeof *line.negated);
+            line.numbers = malloc((size_t)cap * sizeof *line.numbers);
+            if (!line.vars || !line.negated || !line.numbers) {
                 rc = reader_fail(r, CONCORD_ENOMEM, "out of memory");
                 break;
             }
         }
-        rc = read_factor(r, g, n_vars, vars, negated, numbers);
+        rc = read_factor(r, g, n_vars, &line);
     }
-    free(vars), free(negated), free(numbers);
+    free(line.vars), free(line.negated), free(line.numbers);
     return rc;
 }
 

@@ -86,9 +86,7 @@ int concord_read_buffer(const char *data, size_t size, const char *name,
     int rc;
     switch (format) {
     case CONCORD_FORMAT_FG: rc = fg_read(&r); break;
-    case CONCORD_FORMAT_UAI:
-        rc = reader_fail(&r, CONCORD_EINVAL, "the UAI reader is not available in this build");
-        break;
+    case CONCORD_FORMAT_UAI: rc = uai_read(&r, NULL); break;
     default: rc = reader_fail(&r, CONCORD_EINVAL, "unknown format %d", (int)format);
     }
     lexer_free(&r.lx);
@@ -102,11 +100,9 @@ int concord_read_buffer(const char *data, size_t size, const char *name,
     return CONCORD_OK;
 }
 
-int concord_read_file(const char *path, concord_format format, concord_graph ***graphs,
-                      size_t *count, char *error, size_t error_size, concord_warning_fn warn,
-                      void *context) {
-    if (error && error_size) error[0] = '\0';
-    if (!path) return CONCORD_EINVAL;
+/* Reads a whole file into a malloc'ed buffer. */
+static int read_whole_file(const char *path, char **data_out, size_t *size_out, char *error,
+                           size_t error_size) {
     FILE *fp = fopen(path, "rb");
     if (!fp) {
         if (error) snprintf(error, error_size, "%s: %s", path, strerror(errno));
@@ -140,8 +136,66 @@ int concord_read_file(const char *path, concord_format format, concord_graph ***
                      rc == CONCORD_EIO ? "read error" : "out of memory");
         return rc;
     }
+    *data_out = data;
+    *size_out = size;
+    return CONCORD_OK;
+}
+
+int concord_read_file(const char *path, concord_format format, concord_graph ***graphs,
+                      size_t *count, char *error, size_t error_size, concord_warning_fn warn,
+                      void *context) {
+    if (error && error_size) error[0] = '\0';
+    if (!path) return CONCORD_EINVAL;
+    char *data;
+    size_t size;
+    int rc = read_whole_file(path, &data, &size, error, error_size);
+    if (rc) return rc;
     rc = concord_read_buffer(data, size, path, format, graphs, count, error, error_size, warn,
                              context);
     free(data);
+    return rc;
+}
+
+int concord_read_uai_buffer(const char *model, size_t model_size, const char *model_name,
+                            const char *evidence, size_t evidence_size,
+                            const char *evidence_name, concord_graph **graph, char *error,
+                            size_t error_size) {
+    if (error && error_size) error[0] = '\0';
+    if (!graph || (!model && model_size > 0) || (!evidence && evidence_size > 0))
+        return CONCORD_EINVAL;
+    *graph = NULL;
+    reader r = {0}, e = {0};
+    r.name = model_name ? model_name : "<model>";
+    r.error = e.error = error;
+    r.error_size = e.error_size = error_size;
+    e.name = evidence_name ? evidence_name : "<evidence>";
+    lexer_init(&r.lx, model ? model : "", model_size);
+    lexer_init(&e.lx, evidence ? evidence : "", evidence_size);
+    int rc = uai_read(&r, evidence ? &e : NULL);
+    lexer_free(&r.lx);
+    lexer_free(&e.lx);
+    if (rc == CONCORD_OK) {
+        *graph = r.graphs[0];
+        free(r.graphs);
+    } else {
+        concord_free_graphs(r.graphs, r.count);
+    }
+    return rc;
+}
+
+int concord_read_uai(const char *model_path, const char *evidence_path,
+                     concord_graph **graph, char *error, size_t error_size) {
+    if (error && error_size) error[0] = '\0';
+    if (!model_path || !graph) return CONCORD_EINVAL;
+    char *model = NULL, *evidence = NULL;
+    size_t model_size = 0, evidence_size = 0;
+    int rc = read_whole_file(model_path, &model, &model_size, error, error_size);
+    if (!rc && evidence_path)
+        rc = read_whole_file(evidence_path, &evidence, &evidence_size, error, error_size);
+    if (!rc)
+        rc = concord_read_uai_buffer(model, model_size, model_path, evidence, evidence_size,
+                                     evidence_path, graph, error, error_size);
+    free(model);
+    free(evidence);
     return rc;
 }

@@ -35,5 +35,6 @@ void reader_warn(reader *r, const char *fmt, ...) __attribute__((format(printf, 
 int reader_push_graph(reader *r, concord_graph *g);
 
 int fg_read(reader *r);
+int uai_read(reader *r, reader *evidence);
 
 #endif /* CONCORD_READERS_H */

@@ -23,60 +23,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "../graph.h"
 #include "../util.h"
+#include "workspace.h"
 
 enum { ADAPT_EVERY = 10 };
 #define CACHE_FRACTION 0.01
-
-struct admm_workspace {
-    int32_t *deg;            /* factors per variable */
-    double *inv_deg;         /* 1/deg (0 for isolated variables) */
-    int32_t *var_link_begin; /* CSR: links of variable i are */
-    int32_t *var_links;      /* var_links[var_link_begin[i] .. [i+1]) */
-    int32_t *link_factor;
-    double *lambda;    /* multipliers, one per link */
-    double *uf;        /* factor solutions, variable space, one per link */
-    double *ubar;      /* consensus */
-    double *v;         /* factors' additional outputs */
-    double *round_u;   /* candidate integral point (n_vars, n_add) */
-    double *round_v;
-    uint8_t *dirty;    /* factor inputs changed since its last solve */
-    uint8_t *active;   /* variable must be revisited: a factor of it was solved,
-                          or it moved last time */
-    double *a_solved;  /* per link: the input of the factor's last solve */
-    double *a, *d, *u; /* one factor's inputs and output, variable space */
-    double *b;         /* one factor's additional scores (feasibility test) */
-    double *vmap;      /* additional outputs of a MAP call */
-    factor_buffers buf;
-};
-
-void admm_workspace_free(admm_workspace *w) {
-    if (!w) return;
-    free(w->deg);
-    free(w->inv_deg);
-    free(w->var_link_begin);
-    free(w->var_links);
-    free(w->link_factor);
-    free(w->lambda);
-    free(w->uf);
-    free(w->ubar);
-    free(w->v);
-    free(w->round_u);
-    free(w->round_v);
-    free(w->dirty);
-    free(w->active);
-    free(w->a_solved);
-    free(w->a);
-    free(w->d);
-    free(w->u);
-    free(w->b);
-    free(w->vmap);
-    free(w->buf.a);
-    free(w->buf.u);
-    free(w->buf.scratch);
-    free(w);
-}
 
 void concord_default_settings(concord_settings *s) {
     s->max_iter = 10000;
@@ -85,73 +36,8 @@ void concord_default_settings(concord_settings *s) {
     s->adapt_eta = true;
     s->relaxation = 1.0;
     s->bound_every = 25;
+    s->max_inner_iter = 10;
     s->verbosity = 0;
-}
-
-static void *alloc_array(size_t n, size_t size, int *failed) {
-    void *p = calloc(n ? n : 1, size);
-    if (!p) *failed = 1;
-    return p;
-}
-
-static admm_workspace *workspace_build(const concord_graph *g) {
-    int failed = 0;
-    admm_workspace *w = calloc(1, sizeof *w);
-    if (!w) return NULL;
-    size_t nv = (size_t)g->n_vars, nl = (size_t)g->n_links;
-    w->deg = alloc_array(nv, sizeof(int32_t), &failed);
-    w->inv_deg = alloc_array(nv, sizeof(double), &failed);
-    w->var_link_begin = alloc_array(nv + 1, sizeof(int32_t), &failed);
-    w->var_links = alloc_array(nl, sizeof(int32_t), &failed);
-    w->link_factor = alloc_array(nl, sizeof(int32_t), &failed);
-    w->lambda = alloc_array(nl, sizeof(double), &failed);
-    w->uf = alloc_array(nl, sizeof(double), &failed);
-    w->ubar = alloc_array(nv, sizeof(double), &failed);
-    w->v = alloc_array((size_t)g->n_add, sizeof(double), &failed);
-    w->round_u = alloc_array(nv, sizeof(double), &failed);
-    w->round_v = alloc_array((size_t)g->n_add, sizeof(double), &failed);
-    w->dirty = alloc_array((size_t)g->n_factors, 1, &failed);
-    w->active = alloc_array(nv, 1, &failed);
-    w->a_solved = alloc_array(nl, sizeof(double), &failed);
-    int32_t max_degree = 1, max_add = 1;
-    size_t max_scratch = 1;
-    for (int32_t f = 0; f < g->n_factors; ++f) {
-        const factor *fa = &g->factors[f];
-        if (fa->degree > max_degree) max_degree = fa->degree;
-        if (fa->n_add > max_add) max_add = fa->n_add;
-        size_t s = factor_scratch_bytes(fa);
-        if (s > max_scratch) max_scratch = s;
-    }
-    w->a = alloc_array((size_t)max_degree, sizeof(double), &failed);
-    w->d = alloc_array((size_t)max_degree, sizeof(double), &failed);
-    w->u = alloc_array((size_t)max_degree, sizeof(double), &failed);
-    w->b = alloc_array((size_t)max_add, sizeof(double), &failed);
-    w->vmap = alloc_array((size_t)max_add, sizeof(double), &failed);
-    w->buf.a = alloc_array((size_t)max_degree, sizeof(double), &failed);
-    w->buf.u = alloc_array((size_t)max_degree, sizeof(double), &failed);
-    w->buf.scratch = alloc_array(max_scratch, 1, &failed);
-    if (failed) {
-        admm_workspace_free(w);
-        return NULL;
-    }
-    for (int32_t f = 0; f < g->n_factors; ++f) {
-        const factor *fa = &g->factors[f];
-        for (int32_t l = fa->link_begin; l < fa->link_begin + fa->degree; ++l) {
-            w->link_factor[l] = f;
-            w->deg[g->link_var[l]] += 1;
-        }
-    }
-    for (int32_t i = 0; i < g->n_vars; ++i) {
-        w->var_link_begin[i + 1] = w->var_link_begin[i] + w->deg[i];
-        w->inv_deg[i] = w->deg[i] ? 1.0 / w->deg[i] : 0.0;
-    }
-    /* Counting sort of links by variable, using deg as a running cursor. */
-    for (int32_t i = 0; i < g->n_vars; ++i) w->deg[i] = 0;
-    for (int32_t l = 0; l < g->n_links; ++l) {
-        int32_t i = g->link_var[l];
-        w->var_links[w->var_link_begin[i] + w->deg[i]++] = l;
-    }
-    return w;
 }
 
 /* RMS of the non-zero link-level scores: the unit of the penalty. */
@@ -169,8 +55,9 @@ static double score_scale(const concord_graph *g, const admm_workspace *w) {
     return scale > 0.0 && isfinite(scale) ? scale : 1.0;
 }
 
-static void solve_factor(const concord_graph *g, admm_workspace *w, int32_t f,
-                         double eta) {
+/* Solves factor f's QP at the current multipliers and consensus. */
+static qp_outcome solve_factor(const concord_graph *g, admm_workspace *w, int32_t f,
+                               double eta, int32_t max_inner) {
     const factor *fa = &g->factors[f];
     const int32_t begin = fa->link_begin, n = fa->degree;
     const int32_t *var = g->link_var + begin;
@@ -182,8 +69,9 @@ static void solve_factor(const concord_graph *g, admm_workspace *w, int32_t f,
         w->a_solved[begin + j] = w->a[j];
         w->active[i] = 1;
     }
-    factor_qp_variables(fa, g->link_neg + begin, w->a, g->phi + fa->add_begin, w->d,
-                        w->uf + begin, w->v + fa->add_begin, &w->buf);
+    return factor_qp_variables(fa, w->state[f], g->link_neg + begin, w->a,
+                               g->phi + fa->add_begin, w->d, w->uf + begin,
+                               w->v + fa->add_begin, max_inner, &w->buf);
 }
 
 /* Lagrangian dual bound at the current multipliers. */
@@ -209,30 +97,6 @@ static double dual_bound(const concord_graph *g, admm_workspace *w) {
         bound += sum < 0.0 ? -sum : 0.0;
     }
     return bound;
-}
-
-/* Is the 0/1 point x (variables) with additionals y allowed by every
- * factor? Asks each oracle to score a variable +1 when on in the point and
- * -1 when off: the point is allowed iff the best score counts all its ones. */
-static int point_is_allowed(const concord_graph *g, admm_workspace *w, const double *x,
-                            const double *y) {
-    for (int32_t f = 0; f < g->n_factors; ++f) {
-        const factor *fa = &g->factors[f];
-        double ones = 0.0;
-        for (int32_t j = 0; j < fa->degree; ++j) {
-            double xj = x[g->link_var[fa->link_begin + j]];
-            w->a[j] = 2.0 * xj - 1.0;
-            ones += xj;
-        }
-        for (int32_t k = 0; k < fa->n_add; ++k) {
-            w->b[k] = 2.0 * y[fa->add_begin + k] - 1.0;
-            ones += y[fa->add_begin + k];
-        }
-        double best = factor_map_variables(fa, g->link_neg + fa->link_begin, w->a, w->b,
-                                           w->u, w->vmap, &w->buf);
-        if (best < ones - 0.5) return 0;
-    }
-    return 1;
 }
 
 static double objective(const concord_graph *g, const double *u, const double *v) {
@@ -268,23 +132,29 @@ static int check_settings(concord_graph *g, const concord_settings *s) {
     if (!(s->relaxation >= 1.0 && s->relaxation < 2.0))
         return graph_fail(g, CONCORD_EINVAL, "relaxation must be in [1, 2) (got %g)",
                           s->relaxation);
+    if (s->max_inner_iter < 1)
+        return graph_fail(g, CONCORD_EINVAL, "max_inner_iter must be >= 1 (got %d)",
+                          s->max_inner_iter);
     if (s->bound_every < 1)
         return graph_fail(g, CONCORD_EINVAL, "bound_every must be >= 1 (got %d)",
                           s->bound_every);
     return CONCORD_OK;
 }
 
-/* Rounds a near-integral consensus when the rounded point is allowed by
- * every factor; returns whether it did. */
+/* Rounds a near-integral consensus when every factor allows the rounded
+ * point; the additional outputs are then the factors' own at that point.
+ * Returns whether it did. */
 static int round_if_integral(const concord_graph *g, admm_workspace *w, double tol) {
     double slack = 10.0 * tol < 1e-3 ? 10.0 * tol : 1e-3;
     for (int32_t i = 0; i < g->n_vars; ++i)
         if (fabs(g->sol_u[i] - round(g->sol_u[i])) > slack) return 0;
-    for (int32_t k = 0; k < g->n_add; ++k)
-        if (fabs(g->sol_v[k] - round(g->sol_v[k])) > slack) return 0;
     for (int32_t i = 0; i < g->n_vars; ++i) w->round_u[i] = round(g->sol_u[i]);
-    for (int32_t k = 0; k < g->n_add; ++k) w->round_v[k] = round(g->sol_v[k]);
-    if (!point_is_allowed(g, w, w->round_u, w->round_v)) return 0;
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        double score;
+        const factor *fa = &g->factors[f];
+        if (!workspace_factor_at(g, w, f, w->round_u, &score, w->round_v + fa->add_begin))
+            return 0;
+    }
     memcpy(g->sol_u, w->round_u, (size_t)g->n_vars * sizeof(double));
     memcpy(g->sol_v, w->round_v, (size_t)g->n_add * sizeof(double));
     return 1;
@@ -323,23 +193,29 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
     for (int32_t i = 0; i < g->n_vars; ++i)
         w->ubar[i] = w->deg[i] ? 0.5 : (g->theta[i] > 0.0 ? 1.0 : 0.0);
     memset(w->dirty, 1, (size_t)g->n_factors);
+    for (int32_t f = 0; f < g->n_factors; ++f)
+        if (w->state[f]) active_set_reset(w->state[f]);
 
     concord_info out = {0};
     out.upper_bound = INFINITY;
     int converged = 0, numeric = 0;
     int32_t t;
-    int64_t solves = 0;
+    int64_t solves = 0, oracle_calls = 0;
     double primal = INFINITY, dual = INFINITY;
     for (t = 1; t <= s.max_iter; ++t) {
         /* A factor is solved again only when an input moved by more than
          * this: its output would move by at most CACHE_FRACTION * tol. */
         const double cache_slack = CACHE_FRACTION * s.tol * eta;
+        int32_t inexact = 0;
         for (int32_t f = 0; f < g->n_factors; ++f) {
             if (!w->dirty[f]) continue;
-            solve_factor(g, w, f, eta);
+            qp_outcome q = solve_factor(g, w, f, eta, s.max_inner_iter);
             ++solves;
+            oracle_calls += q.oracle_calls;
+            /* an inexact inner solve is resumed next iteration */
+            w->dirty[f] = !q.exact;
+            inexact += !q.exact;
         }
-        memset(w->dirty, 0, (size_t)g->n_factors);
         primal = 0.0;
         double change = 0.0, primal_sq = 0.0, change_sq = 0.0;
         for (int32_t i = 0; i < g->n_vars; ++i) {
@@ -375,7 +251,7 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
         }
         dual = eta_rel * change;
         if (numeric) break;
-        if (primal <= s.tol && dual <= s.tol) {
+        if (primal <= s.tol && dual <= s.tol && inexact == 0) {
             converged = 1;
             break;
         }
@@ -404,12 +280,14 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
     memcpy(g->sol_u, w->ubar, (size_t)g->n_vars * sizeof(double));
     memcpy(g->sol_v, w->v, (size_t)g->n_add * sizeof(double));
     out.integral = !numeric && round_if_integral(g, w, s.tol);
+    g->sol_integral = out.integral;
     out.value = objective(g, g->sol_u, g->sol_v);
     out.iterations = t;
     out.primal_residual = primal;
     out.dual_residual = dual;
     out.eta = eta_rel;
     out.factor_solves = solves;
+    out.oracle_calls = oracle_calls;
     if (numeric) {
         out.status = CONCORD_STATUS_NUMERIC;
         rc = graph_fail(g, CONCORD_ENUMERIC, "non-finite values after %d iterations", t);

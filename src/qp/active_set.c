@@ -1,0 +1,368 @@
+/*
+ * Active-set solution of a factor's weighted QP from its MAP oracle (see
+ * active_set.h for the problem and the matrix K).
+ *
+ * Invariants: the active configurations are affinely independent in the
+ * D-metric, so K is invertible; their weights p are positive and sum to 1.
+ * An iteration solves K [tau; p*] = [1; c] with c_s = a.u_s + b.v_s. If p*
+ * leaves the simplex, p moves towards p* until a weight reaches zero and
+ * that configuration leaves. Otherwise p = p*, and the oracle is asked for
+ * the best configuration under the gradient scores (a - D u, b): if it
+ * scores no more than tau, p is optimal; else it enters. A configuration
+ * whose entry would make K singular is affinely dependent on the active ones:
+ * along the null direction the objective is linear and increasing, so the
+ * weights move along it until one reaches zero and leaves, which restores
+ * independence (the degenerate step).
+ */
+#include "active_set.h"
+
+#include <math.h>
+#include <string.h>
+
+struct active_set {
+    int32_t degree, n_add;
+    int32_t capacity;    /* most configurations held */
+    int32_t config_size; /* most ones in a configuration */
+    int32_t size;        /* active configurations */
+    int32_t updates;     /* inverse updates since the last rebuild */
+    bool have_d;
+    double *d;       /* the d the inverse was built for (degree) */
+    double *p;       /* weights (capacity) */
+    double *kinv;    /* inverse of K, (capacity+1)^2, row stride capacity+1 */
+    int32_t *ones;   /* configurations: capacity rows of config_size */
+    int32_t *count;  /* ones per configuration */
+    uint64_t *hash;  /* of each configuration's index list */
+    int32_t *cand;   /* the oracle's configuration (config_size) */
+    double *rhs, *sol, *w; /* capacity+1 each */
+};
+
+enum { MAX_CONFIGS = 128, REBUILD_EVERY = 64 };
+
+static int32_t capacity_of(const factor *f) {
+    int64_t k = (int64_t)f->degree + 1;
+    return k > MAX_CONFIGS ? MAX_CONFIGS : (int32_t)k;
+}
+
+static int32_t config_size_of(const factor *f) {
+    return f->ops->config_size ? f->ops->config_size(f) : f->degree + f->n_add;
+}
+
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+size_t active_set_bytes(const factor *f) {
+    size_t k = (size_t)capacity_of(f), l = (size_t)config_size_of(f);
+    size_t bytes = align8(sizeof(active_set));
+    bytes += align8((size_t)f->degree * sizeof(double));
+    bytes += align8(k * sizeof(double));
+    bytes += align8((k + 1) * (k + 1) * sizeof(double));
+    bytes += align8(k * l * sizeof(int32_t));
+    bytes += align8(k * sizeof(int32_t));
+    bytes += align8(k * sizeof(uint64_t));
+    bytes += align8(l * sizeof(int32_t));
+    bytes += 3 * align8((k + 1) * sizeof(double));
+    return bytes;
+}
+
+active_set *active_set_init(const factor *f, void *memory) {
+    char *m = memory;
+    active_set *s = (active_set *)m;
+    memset(s, 0, sizeof *s);
+    s->degree = f->degree;
+    s->n_add = f->n_add;
+    s->capacity = capacity_of(f);
+    s->config_size = config_size_of(f);
+    size_t k = (size_t)s->capacity, l = (size_t)s->config_size;
+    m += align8(sizeof(active_set));
+    s->d = (double *)m, m += align8((size_t)f->degree * sizeof(double));
+    s->p = (double *)m, m += align8(k * sizeof(double));
+    s->kinv = (double *)m, m += align8((k + 1) * (k + 1) * sizeof(double));
+    s->ones = (int32_t *)m, m += align8(k * l * sizeof(int32_t));
+    s->count = (int32_t *)m, m += align8(k * sizeof(int32_t));
+    s->hash = (uint64_t *)m, m += align8(k * sizeof(uint64_t));
+    s->cand = (int32_t *)m, m += align8(l * sizeof(int32_t));
+    s->rhs = (double *)m, m += align8((k + 1) * sizeof(double));
+    s->sol = (double *)m, m += align8((k + 1) * sizeof(double));
+    s->w = (double *)m;
+    return s;
+}
+
+void active_set_reset(active_set *s) { s->size = 0; }
+
+int32_t active_set_size(const active_set *s) { return s->size; }
+double active_set_weight(const active_set *s, int32_t k) { return s->p[k]; }
+int32_t active_set_config(const active_set *s, int32_t k, const int32_t **ones) {
+    *ones = s->ones + (size_t)k * (size_t)s->config_size;
+    return s->count[k];
+}
+
+static inline double *kinv_at(active_set *s, int32_t i, int32_t j) {
+    return &s->kinv[(size_t)i * (size_t)(s->capacity + 1) + (size_t)j];
+}
+
+static uint64_t hash_list(const int32_t *x, int32_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t k = 0; k < n; ++k) {
+        h ^= (uint64_t)(uint32_t)x[k];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* u_s^T D u_t: the sum of d over the links both configurations switch on. */
+static double gram(const active_set *s, const int32_t *x, int32_t nx, const int32_t *y,
+                   int32_t ny) {
+    double sum = 0.0;
+    int32_t i = 0, j = 0;
+    while (i < nx && j < ny && x[i] < s->degree && y[j] < s->degree) {
+        if (x[i] == y[j]) {
+            sum += s->d[x[i]];
+            ++i, ++j;
+        } else if (x[i] < y[j]) {
+            ++i;
+        } else {
+            ++j;
+        }
+    }
+    return sum;
+}
+
+static double score(const active_set *s, const int32_t *x, int32_t n, const double *a,
+                    const double *b) {
+    double sum = 0.0;
+    for (int32_t k = 0; k < n; ++k) sum += x[k] < s->degree ? a[x[k]] : b[x[k] - s->degree];
+    return sum;
+}
+
+static const int32_t *config(const active_set *s, int32_t k) {
+    return s->ones + (size_t)k * (size_t)s->config_size;
+}
+
+/* Borders the inverse with configuration x. Returns 0 and fills s->w with
+ * K^{-1} [1; q] when the configuration is affinely dependent on the active
+ * ones (the Schur complement vanishes); 1 when it entered with weight 0. */
+static int border(active_set *s, const int32_t *x, int32_t n) {
+    const int32_t m = s->size + 1; /* current matrix order */
+    double gamma = gram(s, x, n, x, n);
+    if (s->size == 0) {
+        *kinv_at(s, 0, 0) = -gamma;
+        *kinv_at(s, 0, 1) = *kinv_at(s, 1, 0) = 1.0;
+        *kinv_at(s, 1, 1) = 0.0;
+    } else {
+        double *q = s->rhs;
+        q[0] = 1.0;
+        for (int32_t t = 0; t < s->size; ++t) q[t + 1] = gram(s, x, n, config(s, t), s->count[t]);
+        double schur = gamma;
+        for (int32_t i = 0; i < m; ++i) {
+            double wi = 0.0;
+            for (int32_t j = 0; j < m; ++j) wi += *kinv_at(s, i, j) * q[j];
+            s->w[i] = wi;
+            schur -= q[i] * wi;
+        }
+        if (!(schur > 1e-11 * (gamma > 1e-300 ? gamma : 1e-300))) return 0;
+        for (int32_t i = 0; i < m; ++i) {
+            for (int32_t j = 0; j < m; ++j) *kinv_at(s, i, j) += s->w[i] * s->w[j] / schur;
+            *kinv_at(s, i, m) = *kinv_at(s, m, i) = -s->w[i] / schur;
+        }
+        *kinv_at(s, m, m) = 1.0 / schur;
+    }
+    int32_t k = s->size;
+    memcpy(s->ones + (size_t)k * (size_t)s->config_size, x, (size_t)n * sizeof(int32_t));
+    s->count[k] = n;
+    s->hash[k] = hash_list(x, n);
+    s->p[k] = 0.0;
+    s->size += 1;
+    s->updates += 1;
+    return 1;
+}
+
+/* Removes configuration r: downdates the inverse, then moves the last
+ * configuration into its slot. */
+static void remove_config(active_set *s, int32_t r) {
+    const int32_t m = s->size + 1, rr = r + 1;
+    double pivot = *kinv_at(s, rr, rr);
+    for (int32_t i = 0; i < m; ++i) {
+        if (i == rr) continue;
+        double factor_i = *kinv_at(s, i, rr) / pivot;
+        for (int32_t j = 0; j < m; ++j)
+            if (j != rr) *kinv_at(s, i, j) -= factor_i * *kinv_at(s, rr, j);
+    }
+    int32_t last = m - 1;
+    if (rr != last) {
+        for (int32_t i = 0; i < m; ++i) *kinv_at(s, i, rr) = *kinv_at(s, i, last);
+        for (int32_t j = 0; j < m; ++j) *kinv_at(s, rr, j) = *kinv_at(s, last, j);
+        int32_t k = s->size - 1;
+        memcpy(s->ones + (size_t)r * (size_t)s->config_size, config(s, k),
+               (size_t)s->count[k] * sizeof(int32_t));
+        s->count[r] = s->count[k];
+        s->hash[r] = s->hash[k];
+        s->p[r] = s->p[k];
+    }
+    s->size -= 1;
+    s->updates += 1;
+}
+
+/* Rebuilds the inverse from scratch by bordering the configurations in
+ * turn (after d changed, or to shed accumulated rounding). A configuration
+ * that no longer enters cleanly is dropped. */
+static void rebuild(active_set *s) {
+    int32_t n = s->size;
+    double total = 0.0;
+    s->size = 0;
+    for (int32_t k = 0; k < n; ++k) {
+        double pk = s->p[k];
+        /* border() appends at s->size <= k, so slot k is read before reuse */
+        int32_t cnt = s->count[k];
+        if (s->size != k) {
+            memmove(s->ones + (size_t)s->size * (size_t)s->config_size, config(s, k),
+                    (size_t)cnt * sizeof(int32_t));
+        }
+        if (border(s, config(s, s->size), cnt)) {
+            s->p[s->size - 1] = pk;
+            total += pk;
+        }
+    }
+    if (s->size > 0 && total > 0.0)
+        for (int32_t k = 0; k < s->size; ++k) s->p[k] /= total;
+    else if (s->size > 0)
+        for (int32_t k = 0; k < s->size; ++k) s->p[k] = 1.0 / s->size;
+    s->updates = 0;
+}
+
+/* The oracle's configuration as a sorted index list in s->cand. */
+static int32_t oracle_config(active_set *s, const double *u, const double *v) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < s->degree && n < s->config_size; ++i)
+        if (u[i] > 0.5) s->cand[n++] = i;
+    for (int32_t k = 0; k < s->n_add && n < s->config_size; ++k)
+        if (v[k] > 0.5) s->cand[n++] = s->degree + k;
+    return n;
+}
+
+static int32_t find_config(const active_set *s, const int32_t *x, int32_t n) {
+    uint64_t h = hash_list(x, n);
+    for (int32_t k = 0; k < s->size; ++k)
+        if (s->hash[k] == h && s->count[k] == n &&
+            memcmp(config(s, k), x, (size_t)n * sizeof(int32_t)) == 0)
+            return k;
+    return -1;
+}
+
+/* u = sum_k p_k u_k and v likewise (literal space). */
+static void combine(const active_set *s, double *u, double *v) {
+    for (int32_t i = 0; i < s->degree; ++i) u[i] = 0.0;
+    for (int32_t k = 0; k < s->n_add; ++k) v[k] = 0.0;
+    for (int32_t k = 0; k < s->size; ++k) {
+        const int32_t *x = config(s, k);
+        for (int32_t j = 0; j < s->count[k]; ++j) {
+            if (x[j] < s->degree) u[x[j]] += s->p[k];
+            else v[x[j] - s->degree] += s->p[k];
+        }
+    }
+}
+
+/* The degenerate step for a configuration x dependent on the active set,
+ * with s->w = K^{-1} [1; q]: increasing x's weight by t while moving the
+ * active weights by -t w keeps u fixed and the objective increasing. */
+static int degenerate_step(active_set *s, const int32_t *x, int32_t n) {
+    int32_t r = -1;
+    double t = INFINITY;
+    for (int32_t k = 0; k < s->size; ++k) {
+        double wk = s->w[k + 1];
+        if (wk > 1e-12 && s->p[k] / wk < t) {
+            t = s->p[k] / wk;
+            r = k;
+        }
+    }
+    if (r < 0) return 0;
+    for (int32_t k = 0; k < s->size; ++k) s->p[k] -= t * s->w[k + 1];
+    s->p[r] = 0.0;
+    remove_config(s, r);
+    if (border(s, x, n)) {
+        s->p[s->size - 1] = t;
+        return 1;
+    }
+    double total = 0.0; /* still dependent (rounding): keep a valid point */
+    for (int32_t k = 0; k < s->size; ++k) total += s->p[k];
+    for (int32_t k = 0; k < s->size; ++k) s->p[k] /= total;
+    return 0;
+}
+
+active_set_result active_set_solve(active_set *s, const factor *f, const double *a,
+                                   const double *b, const double *d, double *u, double *v,
+                                   int32_t max_iter, factor_buffers *buf) {
+    active_set_result res = {0, false};
+    if (!s->have_d || memcmp(s->d, d, (size_t)s->degree * sizeof(double)) != 0) {
+        memcpy(s->d, d, (size_t)s->degree * sizeof(double));
+        s->have_d = true;
+        rebuild(s);
+    } else if (s->updates > REBUILD_EVERY) {
+        rebuild(s);
+    }
+    if (s->size == 0) {
+        f->ops->map(f, a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
+        res.oracle_calls++;
+        int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
+        border(s, s->cand, n);
+        s->p[0] = 1.0;
+    }
+    /* Every pass either calls the oracle or removes a configuration, and a
+     * removal follows an entry, so this bounds the passes as well. */
+    for (int32_t pass = 0; pass < 4 * max_iter + 8; ++pass) {
+        const int32_t m = s->size + 1;
+        s->rhs[0] = 1.0;
+        double scale = 1.0;
+        for (int32_t k = 0; k < s->size; ++k) {
+            s->rhs[k + 1] = score(s, config(s, k), s->count[k], a, b);
+            if (fabs(s->rhs[k + 1]) > scale) scale = fabs(s->rhs[k + 1]);
+        }
+        for (int32_t i = 0; i < m; ++i) {
+            double x = 0.0;
+            for (int32_t j = 0; j < m; ++j) x += *kinv_at(s, i, j) * s->rhs[j];
+            s->sol[i] = x;
+        }
+        double tau = s->sol[0];
+        /* Ratio test towards p*: the first weight to reach zero leaves. */
+        int32_t r = -1;
+        double step = 1.0;
+        for (int32_t k = 0; k < s->size; ++k) {
+            double target = s->sol[k + 1];
+            if (target < -1e-14 && target < s->p[k]) {
+                double ratio = s->p[k] / (s->p[k] - target);
+                if (ratio < step) {
+                    step = ratio;
+                    r = k;
+                }
+            }
+        }
+        if (r >= 0) {
+            for (int32_t k = 0; k < s->size; ++k) s->p[k] += step * (s->sol[k + 1] - s->p[k]);
+            s->p[r] = 0.0;
+            remove_config(s, r);
+            continue;
+        }
+        double total = 0.0;
+        for (int32_t k = 0; k < s->size; ++k) {
+            s->p[k] = s->sol[k + 1] > 0.0 ? s->sol[k + 1] : 0.0;
+            total += s->p[k];
+        }
+        for (int32_t k = 0; k < s->size; ++k) s->p[k] /= total;
+        if (res.oracle_calls >= max_iter) break;
+        combine(s, u, v);
+        for (int32_t i = 0; i < s->degree; ++i) buf->oracle_a[i] = a[i] - d[i] * u[i];
+        double best = f->ops->map(f, buf->oracle_a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
+        res.oracle_calls++;
+        if (best <= tau + 1e-12 * scale) {
+            res.exact = true;
+            break;
+        }
+        int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
+        if (find_config(s, s->cand, n) >= 0) {
+            res.exact = true; /* the gap is rounding: nothing new to add */
+            break;
+        }
+        if (s->size == s->capacity) break;
+        if (!border(s, s->cand, n) && !degenerate_step(s, s->cand, n)) break;
+    }
+    combine(s, u, v);
+    return res;
+}

@@ -1,0 +1,404 @@
+/*
+ * Decoding: from the last LP solution to an integral assignment with its
+ * value. An integral LP solution is already a MAP assignment. Otherwise the
+ * "units" (multi-variables, and variables in none) are fixed one at a time,
+ * most confident first (largest posterior): each takes the state whose
+ * factors, completed at their best over the still undecided variables under
+ * the dual-reparametrized scores theta/deg + lambda of the final ADMM
+ * iterate, violate the fewest constraints and then score highest. A local
+ * search (iterated conditional modes) follows: each unit in turn moves to
+ * the state that violates fewer factors, then scores higher, until no move
+ * helps. Factors are queried through their MAP oracles, so hard
+ * constraints of every factor type are respected where the search can
+ * satisfy them, and additional outputs take their best values.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workspace.h"
+
+enum { MAX_PASSES = 100 };
+
+typedef struct decoder {
+    concord_graph *g;
+    admm_workspace *w;
+    double *x;          /* the assignment (n_vars) */
+    uint8_t *decided;   /* per variable: fixed by sequential fixing */
+    double *fscore;     /* per factor: its additional score at x */
+    uint8_t *fok;       /* per factor: x is allowed */
+    int32_t *unit_of;   /* per variable: its multi-variable, or -1 */
+    int32_t *stamp;     /* per factor: the listing that last included it */
+    int32_t listing;    /* counts list_factors calls */
+    int32_t *touching;  /* factors of the current unit */
+} decoder;
+
+static void decoder_free(decoder *dc) {
+    free(dc->fscore);
+    free(dc->fok);
+    free(dc->unit_of);
+    free(dc->stamp);
+    free(dc->touching);
+    free(dc->decided);
+}
+
+static int decoder_init(decoder *dc, concord_graph *g) {
+    memset(dc, 0, sizeof *dc);
+    dc->g = g;
+    dc->w = g->ws;
+    size_t nf = (size_t)(g->n_factors ? g->n_factors : 1), nv = (size_t)(g->n_vars ? g->n_vars : 1);
+    dc->fscore = malloc(nf * sizeof(double));
+    dc->fok = malloc(nf);
+    dc->stamp = malloc(nf * sizeof(int32_t));
+    dc->touching = malloc(nf * sizeof(int32_t));
+    dc->unit_of = malloc(nv * sizeof(int32_t));
+    dc->decided = calloc(nv, 1);
+    if (!dc->fscore || !dc->fok || !dc->stamp || !dc->touching || !dc->unit_of || !dc->decided) {
+        decoder_free(dc);
+        return CONCORD_ENOMEM;
+    }
+    for (int32_t f = 0; f < g->n_factors; ++f) dc->stamp[f] = -1;
+    for (int32_t i = 0; i < g->n_vars; ++i) dc->unit_of[i] = -1;
+    for (int32_t m = 0; m < g->n_multi; ++m)
+        for (int32_t k = 0; k < g->multi[m].num_states; ++k) dc->unit_of[g->multi[m].first + k] = m;
+    return CONCORD_OK;
+}
+
+static void evaluate(decoder *dc, int32_t f) {
+    double score = 0.0;
+    dc->fok[f] = workspace_factor_at(dc->g, dc->w, f, dc->x, &score, NULL);
+    dc->fscore[f] = dc->fok[f] ? score : 0.0;
+}
+
+/* The unit's variables: a multi-variable's states, or one free variable
+ * (unit ids >= n_multi stand for variable id - n_multi). */
+static void unit_vars(const decoder *dc, int32_t unit, int32_t *first, int32_t *count) {
+    if (unit < dc->g->n_multi) {
+        *first = dc->g->multi[unit].first;
+        *count = dc->g->multi[unit].num_states;
+    } else {
+        *first = unit - dc->g->n_multi;
+        *count = 1;
+    }
+}
+
+/* Lists the factors touching the unit; returns how many. */
+static int32_t list_factors(decoder *dc, int32_t first, int32_t count) {
+    const admm_workspace *w = dc->w;
+    int32_t n = 0;
+    if (++dc->listing == INT32_MAX) {
+        dc->listing = 0;
+        for (int32_t f = 0; f < dc->g->n_factors; ++f) dc->stamp[f] = -1;
+    }
+    for (int32_t i = first; i < first + count; ++i)
+        for (int32_t k = w->var_link_begin[i]; k < w->var_link_begin[i + 1]; ++k) {
+            int32_t f = w->link_factor[w->var_links[k]];
+            if (dc->stamp[f] != dc->listing) {
+                dc->stamp[f] = dc->listing;
+                dc->touching[n++] = f;
+            }
+        }
+    return n;
+}
+
+/* Puts the unit in state s (a multi-variable's state index, or 0/1). */
+static void set_state(decoder *dc, int32_t unit, int32_t first, int32_t count, int32_t s) {
+    if (unit < dc->g->n_multi) {
+        for (int32_t k = 0; k < count; ++k) dc->x[first + k] = k == s ? 1.0 : 0.0;
+    } else {
+        dc->x[first] = (double)s;
+    }
+}
+
+static int32_t get_state(const decoder *dc, int32_t unit, int32_t first, int32_t count) {
+    if (unit >= dc->g->n_multi) return dc->x[first] > 0.5;
+    for (int32_t k = 0; k < count; ++k)
+        if (dc->x[first + k] > 0.5) return k;
+    return 0;
+}
+
+/* Violations and score of the unit's factors and variables at x. */
+static void local_value(decoder *dc, int32_t n, int32_t first, int32_t count, int32_t *violated,
+                        double *value) {
+    *violated = 0;
+    *value = 0.0;
+    for (int32_t i = first; i < first + count; ++i) *value += dc->g->theta[i] * dc->x[i];
+    for (int32_t t = 0; t < n; ++t) {
+        int32_t f = dc->touching[t];
+        evaluate(dc, f);
+        if (dc->fok[f]) *value += dc->fscore[f];
+        else *violated += 1;
+    }
+}
+
+/* One pass of the local search; returns whether anything moved. */
+static int improve(decoder *dc) {
+    int moved = 0;
+    int32_t units = dc->g->n_multi + dc->g->n_vars;
+    for (int32_t unit = 0; unit < units; ++unit) {
+        if (unit >= dc->g->n_multi && dc->unit_of[unit - dc->g->n_multi] >= 0) continue;
+        int32_t first, count;
+        unit_vars(dc, unit, &first, &count);
+        int32_t n = list_factors(dc, first, count);
+        int32_t states = unit < dc->g->n_multi ? count : 2;
+        int32_t current = get_state(dc, unit, first, count), best = current;
+        int32_t best_violated;
+        double best_value;
+        local_value(dc, n, first, count, &best_violated, &best_value);
+        for (int32_t s = 0; s < states; ++s) {
+            if (s == current) continue;
+            set_state(dc, unit, first, count, s);
+            int32_t violated;
+            double value;
+            local_value(dc, n, first, count, &violated, &value);
+            if (violated < best_violated ||
+                (violated == best_violated &&
+                 value > best_value + 1e-12 * (1.0 + fabs(best_value)))) {
+                best = s;
+                best_violated = violated;
+                best_value = value;
+            }
+        }
+        set_state(dc, unit, first, count, best);
+        for (int32_t t = 0; t < n; ++t) evaluate(dc, dc->touching[t]);
+        moved |= best != current;
+    }
+    return moved;
+}
+
+/* Factor f's best score with the decided variables at x, the others free
+ * and scored theta/deg + lambda: returns whether a configuration agrees
+ * with x on the decided links, and its score without the decided links'
+ * +-M terms in *score. */
+static bool best_completion(decoder *dc, int32_t f, double *score) {
+    const concord_graph *g = dc->g;
+    admm_workspace *w = dc->w;
+    const factor *fa = &g->factors[f];
+    const double *phi = g->phi + fa->add_begin;
+    double big = 1.0, on = 0.0;
+    for (int32_t k = 0; k < fa->n_add; ++k) big += 2.0 * fabs(phi[k]);
+    for (int32_t j = 0; j < fa->degree; ++j) {
+        int32_t l = fa->link_begin + j, i = g->link_var[l];
+        if (!dc->decided[i]) big += 2.0 * fabs(g->theta[i] * w->inv_deg[i] + w->lambda[l]);
+    }
+    for (int32_t j = 0; j < fa->degree; ++j) {
+        int32_t l = fa->link_begin + j, i = g->link_var[l];
+        if (dc->decided[i]) {
+            w->a[j] = dc->x[i] > 0.5 ? big : -big;
+            on += dc->x[i] > 0.5;
+        } else {
+            w->a[j] = g->theta[i] * w->inv_deg[i] + w->lambda[l];
+        }
+    }
+    double best = factor_map_variables(fa, g->link_neg + fa->link_begin, w->a, phi, w->u,
+                                       w->vmap, &w->buf);
+    for (int32_t j = 0; j < fa->degree; ++j) {
+        int32_t i = g->link_var[fa->link_begin + j];
+        if (dc->decided[i] && w->u[j] != (dc->x[i] > 0.5 ? 1.0 : 0.0)) return false;
+    }
+    *score = best - big * on;
+    return true;
+}
+
+static double confidence(const decoder *dc, int32_t unit) {
+    int32_t first, count;
+    unit_vars(dc, unit, &first, &count);
+    const double *u = dc->g->sol_u;
+    if (unit >= dc->g->n_multi) return fabs(u[first] - 0.5);
+    double best = 0.0;
+    for (int32_t k = 0; k < count; ++k)
+        if (u[first + k] > best) best = u[first + k];
+    return best;
+}
+
+typedef struct ranked_unit {
+    double confidence;
+    int32_t unit;
+} ranked_unit;
+
+static int by_confidence(const void *x, const void *y) {
+    const ranked_unit *a = x, *b = y;
+    if (a->confidence != b->confidence) return a->confidence > b->confidence ? -1 : 1;
+    return (a->unit > b->unit) - (a->unit < b->unit);
+}
+
+/* Fixes the units one at a time, most confident first. */
+static int sequential_fixing(decoder *dc) {
+    const concord_graph *g = dc->g;
+    int32_t units = 0, total = g->n_multi + g->n_vars;
+    ranked_unit *order = malloc((size_t)(total ? total : 1) * sizeof *order);
+    if (!order) return CONCORD_ENOMEM;
+    for (int32_t unit = 0; unit < total; ++unit) {
+        if (unit >= g->n_multi && dc->unit_of[unit - g->n_multi] >= 0) continue;
+        order[units++] = (ranked_unit){confidence(dc, unit), unit};
+    }
+    qsort(order, (size_t)units, sizeof *order, by_confidence);
+    for (int32_t r = 0; r < units; ++r) {
+        int32_t unit = order[r].unit, first, count;
+        unit_vars(dc, unit, &first, &count);
+        int32_t n = list_factors(dc, first, count);
+        int32_t states = unit < g->n_multi ? count : 2;
+        int32_t best = get_state(dc, unit, first, count), best_violated = INT32_MAX;
+        double best_value = -INFINITY;
+        for (int32_t i = first; i < first + count; ++i) dc->decided[i] = 1;
+        for (int32_t st = 0; st < states; ++st) {
+            set_state(dc, unit, first, count, st);
+            int32_t violated = 0;
+            double value = 0.0;
+            for (int32_t i = first; i < first + count; ++i) value += g->theta[i] * dc->x[i];
+            for (int32_t t = 0; t < n; ++t) {
+                double score;
+                if (best_completion(dc, dc->touching[t], &score)) value += score;
+                else violated += 1;
+            }
+            if (violated < best_violated ||
+                (violated == best_violated && value > best_value)) {
+                best = st;
+                best_violated = violated;
+                best_value = value;
+            }
+        }
+        set_state(dc, unit, first, count, best);
+    }
+    free(order);
+    return CONCORD_OK;
+}
+
+static void summarize(const decoder *dc, concord_decoding *out) {
+    const concord_graph *g = dc->g;
+    double value = 0.0;
+    int32_t violated = 0;
+    for (int32_t i = 0; i < g->n_vars; ++i) value += g->theta[i] * dc->x[i];
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        if (dc->fok[f]) value += dc->fscore[f];
+        else violated += 1;
+    }
+    out->violated = violated;
+    out->value = violated ? -INFINITY : value;
+}
+
+/* Max-posterior state of each multi-variable; other variables at 1/2. */
+static void round_posteriors(decoder *dc) {
+    const concord_graph *g = dc->g;
+    for (int32_t i = 0; i < g->n_vars; ++i)
+        if (dc->unit_of[i] < 0) dc->x[i] = g->sol_u[i] >= 0.5 ? 1.0 : 0.0;
+    for (int32_t m = 0; m < g->n_multi; ++m) {
+        const multi_variable *mv = &g->multi[m];
+        int32_t best = 0;
+        for (int32_t k = 1; k < mv->num_states; ++k)
+            if (g->sol_u[mv->first + k] > g->sol_u[mv->first + best]) best = k;
+        for (int32_t k = 0; k < mv->num_states; ++k) dc->x[mv->first + k] = k == best;
+    }
+}
+
+/* Iterated conditional modes from dc->x; fills value, violations, passes. */
+static void local_search(decoder *dc, concord_decoding *out) {
+    for (int32_t f = 0; f < dc->g->n_factors; ++f) evaluate(dc, f);
+    out->passes = 0;
+    while (out->passes < MAX_PASSES && improve(dc)) out->passes += 1;
+    summarize(dc, out);
+}
+
+static int ensure_decoded(concord_graph *g) {
+    if (!g->decoded) g->decoded = malloc((size_t)(g->n_vars ? g->n_vars : 1) * sizeof(double));
+    return g->decoded ? CONCORD_OK : graph_fail(g, CONCORD_ENOMEM, "out of memory");
+}
+
+int concord_decode(concord_graph *g, concord_decoding *result) {
+    if (!g) return CONCORD_EINVAL;
+    if (!g->sol_u || !g->ws)
+        return graph_fail(g, CONCORD_EINVAL, "nothing to decode: solve the graph first");
+    int rc = ensure_decoded(g);
+    if (rc) return rc;
+    decoder dc;
+    double *other = malloc((size_t)(g->n_vars ? g->n_vars : 1) * sizeof *other);
+    if (!other || decoder_init(&dc, g)) {
+        free(other);
+        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    }
+    dc.x = g->decoded;
+    round_posteriors(&dc);
+    concord_decoding out = {0};
+    if (!g->sol_integral) {
+        /* Two starts, each refined by the local search: the rounded
+         * posteriors and sequential fixing; the better one is kept. */
+        concord_decoding rounded = {0};
+        local_search(&dc, &rounded);
+        memcpy(other, dc.x, (size_t)g->n_vars * sizeof *other);
+        if (sequential_fixing(&dc)) {
+            decoder_free(&dc);
+            free(other);
+            return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+        }
+        local_search(&dc, &out);
+        out.passes += rounded.passes;
+        if (rounded.violated < out.violated ||
+            (rounded.violated == out.violated && rounded.value > out.value)) {
+            memcpy(dc.x, other, (size_t)g->n_vars * sizeof *other);
+            out.value = rounded.value;
+            out.violated = rounded.violated;
+        }
+    } else {
+        for (int32_t f = 0; f < g->n_factors; ++f) evaluate(&dc, f);
+        summarize(&dc, &out);
+    }
+    decoder_free(&dc);
+    free(other);
+    if (result) *result = out;
+    return CONCORD_OK;
+}
+
+int concord_evaluate(concord_graph *g, const double *x, concord_decoding *result) {
+    if (!g || !x || !result) return CONCORD_EINVAL;
+    for (int32_t i = 0; i < g->n_vars; ++i)
+        if (x[i] != 0.0 && x[i] != 1.0)
+            return graph_fail(g, CONCORD_EINVAL, "assignment: variable %d is %g, not 0 or 1", i,
+                              x[i]);
+    if (!g->ws && !(g->ws = workspace_build(g)))
+        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    decoder dc;
+    double *copy = malloc((size_t)(g->n_vars ? g->n_vars : 1) * sizeof *copy);
+    if (!copy || decoder_init(&dc, g)) {
+        free(copy);
+        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    }
+    memcpy(copy, x, (size_t)g->n_vars * sizeof *copy);
+    dc.x = copy;
+    for (int32_t f = 0; f < g->n_factors; ++f) evaluate(&dc, f);
+    concord_decoding out = {0};
+    summarize(&dc, &out);
+    decoder_free(&dc);
+    free(copy);
+    *result = out;
+    return CONCORD_OK;
+}
+
+const double *concord_decoded_variables(const concord_graph *g) {
+    return g ? g->decoded : NULL;
+}
+
+int concord_decoded_labels(const concord_graph *g, int32_t *labels) {
+    if (!g || !labels || !g->decoded) return CONCORD_EINVAL;
+    for (int32_t m = 0; m < g->n_multi; ++m) {
+        const multi_variable *mv = &g->multi[m];
+        int32_t state = 0;
+        for (int32_t k = 0; k < mv->num_states; ++k)
+            if (g->decoded[mv->first + k] > 0.5) state = k;
+        labels[m] = mv->labels ? mv->labels[state] : state;
+    }
+    return CONCORD_OK;
+}
+
+int concord_assignment_from_labels(const concord_graph *g, const int32_t *labels, double *x) {
+    if (!g || !labels || !x) return CONCORD_EINVAL;
+    for (int32_t i = 0; i < g->n_vars; ++i) x[i] = 0.0;
+    for (int32_t m = 0; m < g->n_multi; ++m) {
+        const multi_variable *mv = &g->multi[m];
+        int32_t found = -1;
+        for (int32_t k = 0; k < mv->num_states && found < 0; ++k)
+            if ((mv->labels ? mv->labels[k] : k) == labels[m]) found = k;
+        if (found < 0) return CONCORD_EINFEASIBLE;
+        x[mv->first + found] = 1.0;
+    }
+    return CONCORD_OK;
+}

@@ -1,0 +1,52 @@
+/*
+ * The solver workspace: everything a solve needs besides the graph, sized
+ * once from the graph's structure (variable degrees and links by variable,
+ * multipliers, factor copies, consensus, per-factor active sets, buffers),
+ * so that iterations and repeated solves allocate nothing. Shared by the
+ * ADMM solver and the decoder.
+ */
+#ifndef CONCORD_WORKSPACE_H
+#define CONCORD_WORKSPACE_H
+
+#include <stdbool.h>
+
+#include "../graph.h"
+#include "../qp/active_set.h"
+
+struct admm_workspace {
+    int32_t *deg;            /* factors per variable */
+    double *inv_deg;         /* 1/deg (0 for isolated variables) */
+    int32_t *var_link_begin; /* CSR: links of variable i are */
+    int32_t *var_links;      /* var_links[var_link_begin[i] .. [i+1]) */
+    int32_t *link_factor;
+    double *lambda;    /* multipliers, one per link */
+    double *uf;        /* factor solutions, variable space, one per link */
+    double *ubar;      /* consensus */
+    double *v;         /* factors' additional outputs */
+    double *round_u;   /* candidate integral point (n_vars, n_add) */
+    double *round_v;
+    uint8_t *dirty;    /* factor inputs changed since its last solve */
+    uint8_t *active;   /* variable must be revisited: a factor of it was solved,
+                          or it moved last time */
+    double *a_solved;  /* per link: the input of the factor's last solve */
+    double *a, *d, *u; /* one factor's inputs and output, variable space */
+    double *b;         /* one factor's additional scores (feasibility test) */
+    double *vmap;      /* additional outputs of a MAP call */
+    factor_buffers buf;
+    active_set **state; /* per factor: its active set (NULL: closed form) */
+    void *state_memory;
+};
+
+/* Builds the workspace for g's current structure; NULL when out of memory. */
+admm_workspace *workspace_build(const concord_graph *g);
+
+/* Evaluates factor f at the 0/1 point x (indexed by variable): returns
+ * whether x restricted to f is allowed, and then the best additional score
+ * phi_f . v over the v allowed with it (in *score) and that v (in v, if not
+ * NULL; n_add entries). Asks the oracle to score each link +M when on in x
+ * and -M when off, with M above twice the factor's total |phi|, so the best
+ * configuration equals x on the links exactly when x is allowed. */
+bool workspace_factor_at(const concord_graph *g, admm_workspace *w, int32_t f,
+                         const double *x, double *score, double *v);
+
+#endif /* CONCORD_WORKSPACE_H */
