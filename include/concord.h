@@ -217,6 +217,11 @@ typedef struct concord_settings {
 /* Fills *s with the defaults. */
 CONCORD_API void concord_default_settings(concord_settings *s);
 
+/* CONCORD_OK when every setting is in range; otherwise CONCORD_EINVAL and
+ * a message naming the setting in `error` (may be NULL). */
+CONCORD_API int concord_check_settings(const concord_settings *s, char *error,
+                                       size_t error_size);
+
 typedef struct concord_info {
     int status;             /* enum concord_status */
     int32_t iterations;     /* ADMM iterations run */

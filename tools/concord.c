@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "concord.h"
@@ -38,7 +39,7 @@ static const char usage_text[] =
     "  --tol X            residual tolerance per link (default 1e-6)\n"
     "  --eta X            initial penalty, relative to the score scale (default 0.1)\n"
     "  --no-adapt         keep the penalty fixed\n"
-    "  --relaxation X     over-relaxation factor in [1, 2) (default 1.5)\n"
+    "  --relaxation X     over-relaxation factor in [1, 2) (default 1: none)\n"
     "  --evid FILE        UAI evidence file (observed variables are fixed)\n"
     "  --decode           also decode an integral assignment (always done for UAI):\n"
     "                     max-posterior rounding, then local search when the LP\n"
@@ -58,8 +59,9 @@ static const char usage_text[] =
     "Without -o and --json, posteriors go to stdout and the summary to stderr.\n"
     "\n"
     "exit status: 0 solved; 2 usage error; 3 bad input (unreadable or malformed\n"
-    "file, with file:line in the message); 4 some graph did not converge (its\n"
-    "posteriors are still written); 5 numerical or output failure.\n";
+    "file, with file:line in the message, or a graph whose constraints admit no\n"
+    "solution); 4 some graph did not converge (its posteriors are still written);\n"
+    "5 numerical or output failure.\n";
 
 typedef struct options {
     const char *input;
@@ -157,6 +159,11 @@ static int parse_options(int argc, char **argv, options *o) {
         if (takes_value) ++k;
     }
     if (!o->input) return usage_error("%s", "no input file");
+    if ((o->output && !o->output[0]) || (o->uai_map && !o->uai_map[0]))
+        return usage_error("%s", "an output path is empty");
+    char message[128];
+    if (concord_check_settings(&o->settings, message, sizeof message))
+        return usage_error("%s", message);
     if (o->format == CONCORD_FORMAT_AUTO) {
         size_t n = strlen(o->input);
         o->format = n >= 4 && !strcmp(o->input + n - 4, ".uai") ? CONCORD_FORMAT_UAI
@@ -175,13 +182,13 @@ static void print_warning(void *context, const char *message) {
     fprintf(stderr, "concord: warning: %s\n", message);
 }
 
-/* Reads all of stdin; NULL on failure. */
+/* Reads all of stdin (at most 2 GiB, as the file readers); NULL on failure. */
 static char *read_stdin(size_t *size_out) {
     size_t size = 0, cap = 1 << 16;
     char *data = malloc(cap);
     while (data) {
         if (size == cap) {
-            char *p = realloc(data, cap * 2);
+            char *p = cap >= ((size_t)1 << 31) ? NULL : realloc(data, cap * 2);
             if (!p) {
                 free(data);
                 return NULL;
@@ -316,14 +323,23 @@ typedef struct output_file {
 static int output_open(output_file *out, const char *path) {
     out->path = path;
     out->fp = NULL;
+    out->tmp[0] = '\0';
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A device, pipe or symbolic link: write through it in place. */
+        out->fp = fopen(path, "w");
+        return out->fp ? 0 : -1;
+    }
     if ((size_t)snprintf(out->tmp, sizeof out->tmp, "%s.tmpXXXXXX", path) >= sizeof out->tmp)
         return -1;
     int fd = mkstemp(out->tmp);
     if (fd < 0) return -1;
-    out->fp = fdopen(fd, "w");
-    if (!out->fp) {
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || !(out->fp = fdopen(fd, "w"))) {
         close(fd);
         unlink(out->tmp);
+        out->fp = NULL;
         return -1;
     }
     return 0;
@@ -336,6 +352,7 @@ static int output_close(output_file *out, int keep) {
     int failed = ferror(out->fp) != 0;
     failed |= fclose(out->fp) != 0;
     out->fp = NULL;
+    if (!out->tmp[0]) return keep && failed ? -1 : 0; /* written in place */
     if (keep && !failed && rename(out->tmp, out->path) == 0) return 0;
     unlink(out->tmp);
     return keep ? -1 : 0;
@@ -362,12 +379,20 @@ static int run_solve(const options *o) {
     for (size_t k = 0; k < count && status != EXIT_FAILURE_OTHER; ++k) {
         concord_info info;
         int rc = concord_solve_map(graphs[k], &o->settings, &info);
-        if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) {
+        if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED && rc != CONCORD_EINFEASIBLE) {
             fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_last_error(graphs[k]));
             status = EXIT_FAILURE_OTHER;
             break;
         }
-        if (rc == CONCORD_ENOTCONVERGED) status = EXIT_NOT_CONVERGED;
+        if (rc == CONCORD_EINFEASIBLE) {
+            /* an infeasible graph is bad input; the others are still solved */
+            fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_last_error(graphs[k]));
+            status = EXIT_BAD_INPUT;
+            if (o->json) print_json(stdout, k, graphs[k], &info, NULL);
+            else if (!o->quiet) print_summary(summary, k, &info, NULL);
+            continue;
+        }
+        if (rc == CONCORD_ENOTCONVERGED && status == EXIT_OK) status = EXIT_NOT_CONVERGED;
         concord_decoding decoding;
         const concord_decoding *dec = NULL;
         if (o->decode) {

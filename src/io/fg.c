@@ -95,6 +95,8 @@ typedef struct factor_line {
     const text_token *params;
     int32_t n_params;
     double *numbers; /* room for n_params values */
+    int64_t *seen;   /* per variable: the serial of the last line using it */
+    int64_t serial;
 } factor_line;
 
 typedef int (*build_fn)(reader *r, concord_graph *g, factor_line *line);
@@ -108,11 +110,17 @@ typedef struct fg_type {
 
 static int expect_params(reader *r, const factor_line *line, int64_t count, const char *what) {
     if (line->n_params == count) return CONCORD_OK;
+    if (count == 0)
+        return reader_fail(r, CONCORD_EPARSE,
+                           "%s factor of degree %d: nothing may follow its indices, found %d "
+                           "more field%s",
+                           line->type->name, line->degree, line->n_params,
+                           line->n_params == 1 ? "" : "s");
     return reader_fail(r, CONCORD_EPARSE,
-                       "%s factor of degree %d: expected %lld field%s after the %d indices (%s), "
+                       "%s factor of degree %d: expected %lld field%s after the indices (%s), "
                        "found %d",
                        line->type->name, line->degree, (long long)count, count == 1 ? "" : "s",
-                       line->degree, what, line->n_params);
+                       what, line->n_params);
 }
 
 /* Parses params[from, from+count) as finite numbers (or -inf when allowed). */
@@ -158,6 +166,10 @@ static int build_budget(reader *r, concord_graph *g, factor_line *line) {
 static int build_knapsack(reader *r, concord_graph *g, factor_line *line) {
     int rc = expect_params(r, line, (int64_t)line->degree + 1, "one cost per index, then the budget");
     if (!rc) rc = parse_numbers(r, line, 0, line->degree, "a cost", false);
+    for (int32_t j = 0; j < line->degree && !rc; ++j)
+        if (line->numbers[j] < 0.0)
+            rc = reader_fail(r, CONCORD_EPARSE, "KNAPSACK factor: cost %d is %g (costs must be >= 0)",
+                             j + 1, line->numbers[j]);
     if (!rc) rc = parse_numbers(r, line, line->degree, 1, "the budget", false);
     if (!rc) rc = concord_add_knapsack(g, line->degree, line->vars, line->negated, line->numbers,
                                        line->numbers[line->degree], NULL);
@@ -240,8 +252,9 @@ static int read_factor(reader *r, concord_graph *g, int64_t n_vars, factor_line 
                            type->name);
     if (degree == 0) return reader_fail(r, CONCORD_EPARSE, "%s factor with no variables", type->name);
     if (degree > r->lx.n_tokens - 2)
-        return reader_fail(r, CONCORD_EPARSE, "%s factor of degree %lld: only %d indices on the line",
-                           type->name, (long long)degree, r->lx.n_tokens - 2);
+        return reader_fail(r, CONCORD_EPARSE,
+                           "%s factor of degree %lld: expected %lld variable indices, found %d",
+                           type->name, (long long)degree, (long long)degree, r->lx.n_tokens - 2);
     for (int64_t j = 0; j < degree; ++j) {
         int64_t index;
         text_token t = tok[2 + j];
@@ -263,6 +276,13 @@ static int read_factor(reader *r, concord_graph *g, int64_t n_vars, factor_line 
         line->vars[j] = (int32_t)(index - 1);
         line->negated[j] = neg;
     }
+    line->serial += 1; /* marks this line's variables in `seen` */
+    for (int64_t j = 0; j < degree; ++j) {
+        if (line->seen[line->vars[j]] == line->serial)
+            return reader_fail(r, CONCORD_EPARSE, "%s factor: variable %d appears more than once",
+                               type->name, line->vars[j] + 1);
+        line->seen[line->vars[j]] = line->serial;
+    }
     line->type = type;
     line->degree = (int32_t)degree;
     line->params = tok + 2 + degree;
@@ -276,6 +296,8 @@ static int read_factors(reader *r, concord_graph *g, int64_t n_vars, int64_t n_f
     factor_line line = {0};
     int32_t cap = 0;
     int rc = CONCORD_OK;
+    line.seen = calloc((size_t)(n_vars ? n_vars : 1), sizeof *line.seen);
+    if (!line.seen) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
     for (int64_t f = 0; f < n_factors && rc == CONCORD_OK; ++f) {
         if (!next_content_line(r, &rc)) {
             if (!rc)
@@ -296,7 +318,7 @@ static int read_factors(reader *r, concord_graph *g, int64_t n_vars, int64_t n_f
         }
         rc = read_factor(r, g, n_vars, &line);
     }
-    free(line.vars), free(line.negated), free(line.numbers);
+    free(line.vars), free(line.negated), free(line.numbers), free(line.seen);
     return rc;
 }
 

@@ -100,6 +100,9 @@ int concord_read_buffer(const char *data, size_t size, const char *name,
     return CONCORD_OK;
 }
 
+/* Inputs are held in memory whole; beyond this they are refused. */
+#define MAX_INPUT_BYTES ((size_t)1 << 31)
+
 /* Reads a whole file into a malloc'ed buffer. */
 static int read_whole_file(const char *path, char **data_out, size_t *size_out, char *error,
                            size_t error_size) {
@@ -110,12 +113,12 @@ static int read_whole_file(const char *path, char **data_out, size_t *size_out, 
     }
     size_t size = 0, cap = 1 << 16;
     char *data = malloc(cap);
-    int rc = data ? CONCORD_OK : CONCORD_ENOMEM;
+    int rc = data ? CONCORD_OK : CONCORD_ENOMEM, read_errno = 0;
     while (rc == CONCORD_OK) {
         if (size == cap) {
-            char *p = cap > SIZE_MAX / 2 ? NULL : realloc(data, cap * 2);
+            char *p = cap >= MAX_INPUT_BYTES ? NULL : realloc(data, cap * 2);
             if (!p) {
-                rc = CONCORD_ENOMEM;
+                rc = cap >= MAX_INPUT_BYTES ? CONCORD_EIO : CONCORD_ENOMEM;
                 break;
             }
             data = p;
@@ -124,7 +127,10 @@ static int read_whole_file(const char *path, char **data_out, size_t *size_out, 
         size_t got = fread(data + size, 1, cap - size, fp);
         size += got;
         if (got == 0) {
-            if (ferror(fp)) rc = CONCORD_EIO;
+            if (ferror(fp)) {
+                rc = CONCORD_EIO;
+                read_errno = errno;
+            }
             break;
         }
     }
@@ -133,7 +139,9 @@ static int read_whole_file(const char *path, char **data_out, size_t *size_out, 
         free(data);
         if (error)
             snprintf(error, error_size, "%s: %s", path,
-                     rc == CONCORD_EIO ? "read error" : "out of memory");
+                     rc == CONCORD_ENOMEM ? "out of memory"
+                     : read_errno        ? strerror(read_errno)
+                                         : "larger than the 2 GiB input limit");
         return rc;
     }
     *data_out = data;
@@ -145,7 +153,9 @@ int concord_read_file(const char *path, concord_format format, concord_graph ***
                       size_t *count, char *error, size_t error_size, concord_warning_fn warn,
                       void *context) {
     if (error && error_size) error[0] = '\0';
-    if (!path) return CONCORD_EINVAL;
+    if (!path || !graphs || !count) return CONCORD_EINVAL;
+    *graphs = NULL;
+    *count = 0;
     char *data;
     size_t size;
     int rc = read_whole_file(path, &data, &size, error, error_size);
@@ -187,6 +197,7 @@ int concord_read_uai(const char *model_path, const char *evidence_path,
                      concord_graph **graph, char *error, size_t error_size) {
     if (error && error_size) error[0] = '\0';
     if (!model_path || !graph) return CONCORD_EINVAL;
+    *graph = NULL;
     char *model = NULL, *evidence = NULL;
     size_t model_size = 0, evidence_size = 0;
     int rc = read_whole_file(model_path, &model, &model_size, error, error_size);

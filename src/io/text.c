@@ -102,7 +102,7 @@ int token_to_int(text_token t, int64_t *out) {
 }
 
 int token_to_double(text_token t, double *out) {
-    char buf[128];
+    char buf[1024];
     if (t.len <= 0 || (size_t)t.len >= sizeof buf) return -1;
     memcpy(buf, t.s, (size_t)t.len);
     buf[t.len] = '\0';
@@ -115,14 +115,13 @@ int token_to_double(text_token t, double *out) {
 }
 
 const char *token_text(text_token t, char *buf, size_t size) {
-    size_t n = (size_t)t.len;
-    if (n + 1 > size) {
-        snprintf(buf, size, "%.*s...", (int)(size - 4), t.s);
+    size_t n = (size_t)t.len, shown = n + 1 > size ? size - 4 : n;
+    for (size_t k = 0; k < shown; ++k) /* control bytes, NUL included, as '?' */
+        buf[k] = (unsigned char)t.s[k] < 32 ? '?' : t.s[k];
+    if (shown < n) {
+        memcpy(buf + shown, "...", 4);
     } else {
-        memcpy(buf, t.s, n);
-        buf[n] = '\0';
+        buf[shown] = '\0';
     }
-    for (char *c = buf; *c; ++c)
-        if ((unsigned char)*c < 32) *c = '?';
     return buf;
 }

@@ -26,7 +26,7 @@
 #include "../util.h"
 #include "workspace.h"
 
-enum { ADAPT_EVERY = 10 };
+enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
 #define CACHE_FRACTION 0.01
 
 void concord_default_settings(concord_settings *s) {
@@ -99,6 +99,22 @@ static double dual_bound(const concord_graph *g, admm_workspace *w) {
     return bound;
 }
 
+/* Sum of |scores|: bounds |objective| over the whole box. */
+static double score_l1(const concord_graph *g) {
+    double sum = 0.0;
+    for (int32_t i = 0; i < g->n_vars; ++i) sum += fabs(g->theta[i]);
+    for (int32_t k = 0; k < g->n_add; ++k) sum += fabs(g->phi[k]);
+    return sum;
+}
+
+/* The objective at the current consensus and factor outputs. */
+static double current_value(const concord_graph *g, const admm_workspace *w) {
+    double value = 0.0;
+    for (int32_t i = 0; i < g->n_vars; ++i) value += g->theta[i] * w->ubar[i];
+    for (int32_t k = 0; k < g->n_add; ++k) value += g->phi[k] * w->v[k];
+    return value;
+}
+
 static double objective(const concord_graph *g, const double *u, const double *v) {
     double value = 0.0;
     for (int32_t i = 0; i < g->n_vars; ++i) value += g->theta[i] * u[i];
@@ -122,22 +138,31 @@ static double seconds_since(const struct timespec *start) {
     return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
 }
 
+int concord_check_settings(const concord_settings *s, char *error, size_t error_size) {
+    char message[128] = "";
+    if (!s) snprintf(message, sizeof message, "no settings");
+    else if (s->max_iter < 1)
+        snprintf(message, sizeof message, "max_iter must be >= 1 (got %d)", s->max_iter);
+    else if (!(s->tol > 0.0) || !isfinite(s->tol))
+        snprintf(message, sizeof message, "tol must be positive and finite (got %g)", s->tol);
+    else if (!(s->eta > 0.0) || !isfinite(s->eta))
+        snprintf(message, sizeof message, "eta must be positive and finite (got %g)", s->eta);
+    else if (!(s->relaxation >= 1.0 && s->relaxation < 2.0))
+        snprintf(message, sizeof message, "relaxation must be in [1, 2) (got %g)", s->relaxation);
+    else if (s->max_inner_iter < 1)
+        snprintf(message, sizeof message, "max_inner_iter must be >= 1 (got %d)",
+                 s->max_inner_iter);
+    else if (s->bound_every < 1)
+        snprintf(message, sizeof message, "bound_every must be >= 1 (got %d)", s->bound_every);
+    if (!message[0]) return CONCORD_OK;
+    if (error && error_size) snprintf(error, error_size, "%s", message);
+    return CONCORD_EINVAL;
+}
+
 static int check_settings(concord_graph *g, const concord_settings *s) {
-    if (s->max_iter < 1)
-        return graph_fail(g, CONCORD_EINVAL, "max_iter must be >= 1 (got %d)", s->max_iter);
-    if (!(s->tol > 0.0) || !isfinite(s->tol))
-        return graph_fail(g, CONCORD_EINVAL, "tol must be positive (got %g)", s->tol);
-    if (!(s->eta > 0.0) || !isfinite(s->eta))
-        return graph_fail(g, CONCORD_EINVAL, "eta must be positive (got %g)", s->eta);
-    if (!(s->relaxation >= 1.0 && s->relaxation < 2.0))
-        return graph_fail(g, CONCORD_EINVAL, "relaxation must be in [1, 2) (got %g)",
-                          s->relaxation);
-    if (s->max_inner_iter < 1)
-        return graph_fail(g, CONCORD_EINVAL, "max_inner_iter must be >= 1 (got %d)",
-                          s->max_inner_iter);
-    if (s->bound_every < 1)
-        return graph_fail(g, CONCORD_EINVAL, "bound_every must be >= 1 (got %d)",
-                          s->bound_every);
+    char message[128];
+    if (concord_check_settings(s, message, sizeof message))
+        return graph_fail(g, CONCORD_EINVAL, "%s", message);
     return CONCORD_OK;
 }
 
@@ -198,8 +223,13 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
 
     concord_info out = {0};
     out.upper_bound = INFINITY;
-    int converged = 0, numeric = 0;
-    int32_t t;
+    int converged = 0, numeric = 0, infeasible = 0;
+    int32_t t, adaptations = 0, last_bound = 0;
+    /* Every point of the polytope scores at least -l1: a dual bound below
+     * that proves the constraints infeasible. It also sets the scale of
+     * the gap test. */
+    const double l1 = score_l1(g);
+    const double gap_tol = s.tol * (l1 > 0.0 ? l1 : 1.0);
     int64_t solves = 0, oracle_calls = 0;
     double primal = INFINITY, dual = INFINITY;
     for (t = 1; t <= s.max_iter; ++t) {
@@ -251,18 +281,32 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
         }
         dual = eta_rel * change;
         if (numeric) break;
-        if (primal <= s.tol && dual <= s.tol && inexact == 0) {
+        /* Converged: small residuals, every inner solve exact, and the value
+         * within gap_tol of the best dual bound, recomputed when stale. */
+        const int small = primal <= s.tol && dual <= s.tol && inexact == 0;
+        if (small && fabs(out.upper_bound - current_value(g, w)) <= gap_tol) {
             converged = 1;
             break;
         }
-        if (t % s.bound_every == 0) {
+        if (t % s.bound_every == 0 || (small && t - last_bound >= BOUND_RECHECK)) {
             double bound = dual_bound(g, w);
+            last_bound = t;
             if (bound < out.upper_bound) out.upper_bound = bound;
             if (s.verbosity > 0)
                 fprintf(stderr, "iter %6d  primal %.3e  dual %.3e  eta %.3g  bound %.12g  solves %lld\n",
                         t, primal, dual, eta_rel, bound, (long long)solves);
+            if (bound < -l1 - 1e-9 * (l1 > 0.0 ? l1 : 1.0)) {
+                infeasible = 1;
+                break;
+            }
+            if (small && fabs(out.upper_bound - current_value(g, w)) <= gap_tol) {
+                converged = 1;
+                break;
+            }
         }
-        if (s.adapt_eta && t % ADAPT_EVERY == 0) {
+        /* The penalty adapts a bounded number of times: ADMM converges for
+         * any fixed penalty, while unbounded rebalancing can cycle. */
+        if (s.adapt_eta && t % ADAPT_EVERY == 0 && adaptations < MAX_ADAPTATIONS) {
             double factor_step = adapt_penalty(sqrt(primal_sq / (double)g->n_links),
                                                eta_rel * sqrt(change_sq / (double)g->n_links),
                                                eta_rel);
@@ -270,6 +314,7 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
                 eta_rel *= factor_step;
                 eta = eta_rel * scale;
                 memset(w->dirty, 1, (size_t)g->n_factors);
+                adaptations += 1;
             }
         }
     }
@@ -291,6 +336,13 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
     if (numeric) {
         out.status = CONCORD_STATUS_NUMERIC;
         rc = graph_fail(g, CONCORD_ENUMERIC, "non-finite values after %d iterations", t);
+    } else if (infeasible) {
+        out.status = CONCORD_STATUS_INFEASIBLE;
+        out.integral = false;
+        rc = graph_fail(g, CONCORD_EINFEASIBLE,
+                        "the constraints admit no solution: after %d iterations the dual bound "
+                        "%.6g is below every feasible value (>= %.6g)",
+                        t, out.upper_bound, -l1);
     } else if (converged) {
         out.status = out.integral ? CONCORD_STATUS_INTEGRAL : CONCORD_STATUS_FRACTIONAL;
         rc = CONCORD_OK;

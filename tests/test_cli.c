@@ -1,0 +1,898 @@
+/*
+ * The contract of the `concord` command-line tool, run as a separate
+ * process (fork/exec, stdout and stderr captured to files): exit codes
+ * (0 solved, 2 usage error, 3 bad input, 4 not converged, 5 output
+ * failure); bad input names file:line on stderr and never leaves an output
+ * file or a temporary behind; posteriors are written in AD3's layout (per
+ * graph: one value per variable, a blank line, one value per additional,
+ * a blank line), also when a graph did not converge; --json prints one
+ * well-formed object per graph with the documented keys; '-' reads stdin;
+ * and --help documents exactly the flags the parser accepts. Scripts and
+ * users depend on all of this, so it is checked from the outside.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define AD3_DATA CONCORD_SHARED_DATA "/ad3"
+
+/* ------------------------------------------------------------------------
+ * Running the CLI
+ * ------------------------------------------------------------------------ */
+
+static char work_dir[256]; /* a private temporary directory for all runs */
+
+typedef struct run_result {
+    int status; /* exit code; 128 + signal if killed */
+    char *out, *err;
+} run_result;
+
+static char *slurp(const char *path, size_t *size) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    size_t cap = 4096, n = 0;
+    char *data = malloc(cap + 1);
+    while (data) {
+        size_t got = fread(data + n, 1, cap - n, fp);
+        n += got;
+        if (got == 0) break;
+        if (n == cap) {
+            char *p = realloc(data, 2 * cap + 1);
+            if (!p) {
+                free(data);
+                data = NULL;
+                break;
+            }
+            data = p;
+            cap *= 2;
+        }
+    }
+    fclose(fp);
+    if (data) data[n] = '\0';
+    if (size) *size = n;
+    return data;
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(text, 1, strlen(text), fp), strlen(text));
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* Runs CONCORD_BINARY with the NULL-terminated arguments (argv[0] is
+ * added), stdin from `input` (NULL: /dev/null). */
+static void run_cli(run_result *r, const char *input, const char *const *args) {
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = CONCORD_BINARY;
+    while (args && args[n - 1] && n < 63) {
+        argv[n] = args[n - 1];
+        ++n;
+    }
+    argv[n] = NULL;
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/stdout.txt", work_dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr.txt", work_dir);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int in = open(input ? input : "/dev/null", O_RDONLY);
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || out < 0 || err < 0) _exit(126);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        close(in), close(out), close(err);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int wstatus = 0;
+    struct timespec pause = {0, 2000000};
+    for (int waited = 0;; ++waited) {
+        pid_t got = waitpid(pid, &wstatus, WNOHANG);
+        if (got == pid) break;
+        assert_true(got == 0 || errno == EINTR);
+        if (waited > 60 * 500) { /* 60 s */
+            kill(pid, SIGKILL);
+            waitpid(pid, &wstatus, 0);
+            fail_msg("concord did not finish within 60 s");
+        }
+        nanosleep(&pause, NULL);
+    }
+    r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    r->out = slurp(out_path, NULL);
+    r->err = slurp(err_path, NULL);
+    assert_non_null(r->out);
+    assert_non_null(r->err);
+    if (r->status == 127 || r->status == 126) fail_msg("could not run %s", CONCORD_BINARY);
+}
+
+static void free_result(run_result *r) {
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+/* Runs and checks the exit code, printing the run's output if it differs. */
+static void run_expect(run_result *r, const char *input, const char *const *args, int status) {
+    run_cli(r, input, args);
+    if (r->status != status) {
+        print_message("command: concord");
+        for (int k = 0; args[k]; ++k) print_message(" %s", args[k]);
+        print_message("\nexit %d (expected %d)\nstdout:\n%s\nstderr:\n%s\n", r->status, status,
+                      r->out, r->err);
+    }
+    assert_int_equal(r->status, status);
+}
+
+/* A fresh empty directory inside work_dir, for one output file. */
+static void fresh_dir(char *path, size_t size) {
+    static int serial = 0;
+    snprintf(path, size, "%s/out%d", work_dir, ++serial);
+    assert_int_equal(mkdir(path, 0700), 0);
+}
+
+/* Number of entries in a directory (besides . and ..); the first name. */
+static int dir_entries(const char *path, char *first, size_t size) {
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (n++ == 0 && first) snprintf(first, size, "%s", e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+static void remove_tree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d))) {
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+                char child[1024];
+                snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+                remove_tree(child);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Fixtures
+ * ------------------------------------------------------------------------ */
+
+/* Three small graphs: (variables, additionals) = (2, 0), (3, 1), (4, 2). */
+static const char three_graphs[] = "2\n1\n0.5\n-0.5\nXOR 2 1 2\n"
+                                   "\n"
+                                   "3\n2\n0.2\n-0.3\n0.1\nOR 3 1 2 3\nPAIR 2 1 2 0.5\n"
+                                   "\n"
+                                   "4\n3\n0.3\n-0.1\n0.2\n-0.4\n"
+                                   "PAIR 2 1 2 -1\nPAIR 2 3 4 1\nATMOSTONE 2 2 3\n";
+static const int three_vars[] = {2, 3, 4}, three_adds[] = {0, 1, 2};
+
+/* Error on line 6: a PAIR with a negated index. */
+static const char malformed[] = "3\n1\n0.5\n-0.5\n0.25\nPAIR 2 1 -3 0.5\n";
+
+static char three_path[512], malformed_path[512];
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(work_dir, sizeof work_dir, "/tmp/concord_test_cli_XXXXXX");
+    if (!mkdtemp(work_dir)) return -1;
+    snprintf(three_path, sizeof three_path, "%s/three.fg", work_dir);
+    snprintf(malformed_path, sizeof malformed_path, "%s/malformed.fg", work_dir);
+    FILE *fp = fopen(three_path, "wb");
+    if (!fp) return -1;
+    fputs(three_graphs, fp);
+    fclose(fp);
+    fp = fopen(malformed_path, "wb");
+    if (!fp) return -1;
+    fputs(malformed, fp);
+    fclose(fp);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    remove_tree(work_dir);
+    return 0;
+}
+
+/* Checks text is AD3's posteriors layout for graphs of the given sizes,
+ * every value a number in [0, 1]. */
+static void assert_posteriors_layout(const char *text, int n_graphs, const int *n_vars,
+                                     const int *n_adds) {
+    const char *p = text;
+    int line = 0;
+    for (int k = 0; k < n_graphs; ++k) {
+        for (int part = 0; part < 2; ++part) {
+            int n = part == 0 ? n_vars[k] : n_adds[k];
+            for (int i = 0; i <= n; ++i) {
+                const char *eol = strchr(p, '\n');
+                ++line;
+                if (!eol) fail_msg("posteriors line %d: missing (graph %d)", line, k + 1);
+                char buf[128];
+                size_t len = (size_t)(eol - p);
+                if (len >= sizeof buf) {
+                    fail_msg("posteriors line %d: too long", line);
+                    len = sizeof buf - 1;
+                }
+                memcpy(buf, p, len);
+                buf[len] = '\0';
+                if (i == n) {
+                    if (len != 0)
+                        fail_msg("posteriors line %d: '%s' where graph %d needs a blank line",
+                                 line, buf, k + 1);
+                } else {
+                    char *end;
+                    double x = strtod(buf, &end);
+                    if (len == 0 || *end != '\0' || !(x >= 0.0 && x <= 1.0))
+                        fail_msg("posteriors line %d: '%s' is not a value in [0, 1]", line, buf);
+                }
+                p = eol + 1;
+            }
+        }
+    }
+    if (*p != '\0') fail_msg("posteriors: unexpected text after line %d: '%.40s'", line, p);
+}
+
+/* ------------------------------------------------------------------------
+ * A minimal JSON reader: validates one object, and returns its members.
+ * ------------------------------------------------------------------------ */
+
+typedef enum json_kind { J_NULL, J_BOOL, J_NUMBER, J_STRING, J_OBJECT, J_ARRAY } json_kind;
+
+typedef struct json_member {
+    char key[64];
+    json_kind kind;
+    double number;
+    int boolean;
+    char string[64];
+} json_member;
+
+static void json_space(const char **p) {
+    while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r') ++*p;
+}
+
+/* A string; copies it (truncated) into out if not NULL. */
+static int json_string(const char **p, char *out, size_t size) {
+    if (**p != '"') return -1;
+    ++*p;
+    size_t n = 0;
+    for (;;) {
+        unsigned char c = (unsigned char)**p;
+        if (c == '\0' || c < 0x20) return -1;
+        ++*p;
+        if (c == '"') break;
+        if (c == '\\') {
+            char e = **p;
+            ++*p;
+            if (e == 'u') {
+                for (int k = 0; k < 4; ++k, ++*p)
+                    if (!strchr("0123456789abcdefABCDEF", **p) || **p == '\0') return -1;
+                c = '?';
+            } else if (e && strchr("\"\\/bfnrt", e)) {
+                c = (unsigned char)e;
+            } else {
+                return -1;
+            }
+        }
+        if (out && n + 1 < size) out[n++] = (char)c;
+    }
+    if (out && size) out[n] = '\0';
+    return 0;
+}
+
+static int json_number(const char **p, double *out) {
+    const char *s = *p, *q = s;
+    if (*q == '-') ++q;
+    if (*q == '0') ++q;
+    else if (*q >= '1' && *q <= '9')
+        while (*q >= '0' && *q <= '9') ++q;
+    else return -1;
+    if (*q == '.') {
+        ++q;
+        if (!(*q >= '0' && *q <= '9')) return -1;
+        while (*q >= '0' && *q <= '9') ++q;
+    }
+    if (*q == 'e' || *q == 'E') {
+        ++q;
+        if (*q == '+' || *q == '-') ++q;
+        if (!(*q >= '0' && *q <= '9')) return -1;
+        while (*q >= '0' && *q <= '9') ++q;
+    }
+    *out = strtod(s, NULL);
+    *p = q;
+    return 0;
+}
+
+static int json_value(const char **p, json_member *m, int depth);
+
+static int json_container(const char **p, char close, int depth) {
+    ++*p;
+    json_space(p);
+    if (**p == close) {
+        ++*p;
+        return 0;
+    }
+    for (;;) {
+        json_space(p);
+        if (close == '}') {
+            if (json_string(p, NULL, 0)) return -1;
+            json_space(p);
+            if (**p != ':') return -1;
+            ++*p;
+        }
+        if (json_value(p, NULL, depth + 1)) return -1;
+        json_space(p);
+        if (**p == ',') {
+            ++*p;
+            continue;
+        }
+        if (**p != close) return -1;
+        ++*p;
+        return 0;
+    }
+}
+
+static int json_value(const char **p, json_member *m, int depth) {
+    json_member dummy;
+    if (!m) m = &dummy;
+    if (depth > 32) return -1;
+    json_space(p);
+    if (**p == '{') return m->kind = J_OBJECT, json_container(p, '}', depth);
+    if (**p == '[') return m->kind = J_ARRAY, json_container(p, ']', depth);
+    if (**p == '"') return m->kind = J_STRING, json_string(p, m->string, sizeof m->string);
+    if (!strncmp(*p, "true", 4) || !strncmp(*p, "false", 5)) {
+        m->kind = J_BOOL;
+        m->boolean = **p == 't';
+        *p += m->boolean ? 4 : 5;
+        return 0;
+    }
+    if (!strncmp(*p, "null", 4)) {
+        m->kind = J_NULL;
+        *p += 4;
+        return 0;
+    }
+    m->kind = J_NUMBER;
+    return json_number(p, &m->number);
+}
+
+/* Parses a line holding exactly one JSON object; returns its member count
+ * (members up to max are stored), or -1 if it is not valid JSON. */
+static int json_parse_object(const char *line, json_member *members, int max) {
+    const char *p = line;
+    json_space(&p);
+    if (*p != '{') return -1;
+    ++p;
+    int n = 0;
+    json_space(&p);
+    if (*p == '}') {
+        ++p;
+    } else {
+        for (;;) {
+            json_member m;
+            memset(&m, 0, sizeof m);
+            json_space(&p);
+            if (json_string(&p, m.key, sizeof m.key)) return -1;
+            json_space(&p);
+            if (*p != ':') return -1;
+            ++p;
+            if (json_value(&p, &m, 1)) return -1;
+            for (int k = 0; k < n && k < max; ++k)
+                if (!strcmp(members[k].key, m.key)) return -1; /* duplicate key */
+            if (n < max) members[n] = m;
+            ++n;
+            json_space(&p);
+            if (*p == ',') {
+                ++p;
+                continue;
+            }
+            if (*p != '}') return -1;
+            ++p;
+            break;
+        }
+    }
+    json_space(&p);
+    return *p == '\0' ? n : -1;
+}
+
+static const json_member *json_get(const json_member *members, int n, const char *key) {
+    for (int k = 0; k < n; ++k)
+        if (!strcmp(members[k].key, key)) return &members[k];
+    return NULL;
+}
+
+/* Checks one line of --json output for graph number `graph`. */
+static void assert_json_summary(const char *line, int graph, const char *expected_status) {
+    json_member m[32];
+    int n = json_parse_object(line, m, 32);
+    if (n < 0) fail_msg("not a JSON object: '%s'", line);
+    if (n > 32) n = 32;
+    static const char *const keys[] = {"graph",      "status",   "value",  "upper_bound",
+                                       "iterations", "integral", "seconds"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; ++k)
+        if (!json_get(m, n, keys[k])) fail_msg("JSON line lacks '%s': %s", keys[k], line);
+    const json_member *g = json_get(m, n, "graph"), *s = json_get(m, n, "status"),
+                      *it = json_get(m, n, "iterations"), *in = json_get(m, n, "integral"),
+                      *sec = json_get(m, n, "seconds"), *v = json_get(m, n, "value"),
+                      *ub = json_get(m, n, "upper_bound");
+    assert_int_equal(g->kind, J_NUMBER);
+    assert_true(g->number == graph);
+    assert_int_equal(s->kind, J_STRING);
+    if (expected_status) assert_string_equal(s->string, expected_status);
+    assert_int_equal(it->kind, J_NUMBER);
+    assert_true(it->number >= 1 && it->number == floor(it->number));
+    assert_int_equal(in->kind, J_BOOL);
+    assert_int_equal(sec->kind, J_NUMBER);
+    assert_true(sec->number >= 0);
+    assert_int_equal(v->kind, J_NUMBER);
+    assert_int_equal(ub->kind, J_NUMBER);
+}
+
+/* Splits text into lines (modifies it); returns the count. */
+static int split_lines(char *text, char **lines, int max) {
+    int n = 0;
+    for (char *p = text; *p;) {
+        char *eol = strchr(p, '\n');
+        if (n < max) lines[n] = p;
+        ++n;
+        if (!eol) break;
+        *eol = '\0';
+        p = eol + 1;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------------
+ * Tests
+ * ------------------------------------------------------------------------ */
+
+static void a_good_file_exits_0_and_writes_posteriors(void **state) {
+    (void)state;
+    char dir[512], out[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/post.txt", dir);
+    run_result r;
+    const char *args[] = {"solve", AD3_DATA "/example2.fg", "-o", out, NULL};
+    run_expect(&r, NULL, args, 0);
+    assert_string_equal(r.err, "");
+    assert_non_null(strstr(r.out, "graph 1:")); /* the summary goes to stdout with -o */
+    free_result(&r);
+    char *text = slurp(out, NULL);
+    assert_non_null(text);
+    const int nv[] = {3}, na[] = {1};
+    assert_posteriors_layout(text, 1, nv, na);
+    free(text);
+    assert_int_equal(dir_entries(dir, NULL, 0), 1); /* no temporary left */
+
+    /* Without -o and --json: posteriors on stdout, summary on stderr. */
+    const char *args2[] = {"solve", three_path, NULL};
+    run_expect(&r, NULL, args2, 0);
+    assert_posteriors_layout(r.out, 3, three_vars, three_adds);
+    assert_non_null(strstr(r.err, "graph 3:"));
+    free_result(&r);
+
+    /* -q: no summary at all, posteriors still written. */
+    const char *args3[] = {"solve", "-q", three_path, NULL};
+    run_expect(&r, NULL, args3, 0);
+    assert_posteriors_layout(r.out, 3, three_vars, three_adds);
+    assert_string_equal(r.err, "");
+    free_result(&r);
+}
+
+static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
+    (void)state;
+    char dir[512], out[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/post.txt", dir);
+    const char *good = AD3_DATA "/example1.fg";
+    const char *cases[][10] = {
+        {NULL},                                          /* no arguments */
+        {"solve", NULL},                                 /* no input file */
+        {"solve", "-o", out, NULL},                      /* no input file */
+        {"solve", "--bogus", good, "-o", out, NULL},     /* unknown flag */
+        {"solve", "-x", good, "-o", out, NULL},          /* unknown short flag */
+        {"frobnicate", good, NULL},                      /* unknown command */
+        {"--bogus", NULL},                               /* unknown top-level flag */
+        {"solve", good, "--tol", NULL},                  /* missing value */
+        {"solve", good, "-o", NULL},                     /* missing value */
+        {"solve", good, "--max-iter", NULL},             /* missing value */
+        {"solve", "--tol", "abc", good, "-o", out, NULL},
+        {"solve", "--tol", "1e-3x", good, "-o", out, NULL},
+        {"solve", "--tol", "", good, "-o", out, NULL},
+        {"solve", "--eta", "nan", good, "-o", out, NULL},
+        {"solve", "--relaxation", "inf", good, "-o", out, NULL},
+        {"solve", "--max-iter", "0", good, "-o", out, NULL},
+        {"solve", "--max-iter", "-5", good, "-o", out, NULL},
+        {"solve", "--max-iter", "1.5", good, "-o", out, NULL},
+        {"solve", "--max-iter", "99999999999", good, "-o", out, NULL},
+        {"solve", "--format", "xml", good, "-o", out, NULL},
+        {"solve", "--algorithm", "gibbs", good, "-o", out, NULL},
+        {"solve", good, good, "-o", out, NULL},          /* two input files */
+        {"solve", good, "-", NULL},                      /* two inputs, one stdin */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        run_result r;
+        run_expect(&r, NULL, cases[k], 2);
+        if (r.err[0] == '\0') fail_msg("case %zu: no message on stderr", k);
+        assert_null(strstr(r.out, "graph 1")); /* nothing was solved */
+        free_result(&r);
+        assert_int_equal(dir_entries(dir, NULL, 0), 0);
+    }
+}
+
+/* Values outside the documented ranges (--tol and --eta positive,
+ * --relaxation in [1, 2)) are usage errors too, caught before any input is
+ * read: not numerical failures (exit 5) after reading it. */
+static void out_of_range_option_values_are_usage_errors(void **state) {
+    (void)state;
+    char dir[512], out[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/post.txt", dir);
+    const char *good = AD3_DATA "/example1.fg";
+    static const char *const cases[][2] = {
+        {"--tol", "0"},          {"--tol", "-1"},         {"--eta", "0"},
+        {"--eta", "-3"},         {"--relaxation", "2"},   {"--relaxation", "0.5"},
+    };
+    int failures = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        run_result r;
+        const char *args[] = {"solve", cases[k][0], cases[k][1], good, "-o", out, NULL};
+        run_cli(&r, NULL, args);
+        if (r.status != 2) {
+            print_message("concord solve %s %s FILE: exit %d (expected 2): %s", cases[k][0],
+                          cases[k][1], r.status, r.err);
+            ++failures;
+        }
+        free_result(&r);
+        assert_int_equal(dir_entries(dir, NULL, 0), 0);
+    }
+    assert_int_equal(failures, 0);
+}
+
+static void bad_input_exits_3_names_file_and_line_and_leaves_no_output(void **state) {
+    (void)state;
+    char dir[512], out[600], expected[700];
+    fresh_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/post.txt", dir);
+    run_result r;
+
+    const char *args[] = {"solve", malformed_path, "-o", out, NULL};
+    run_expect(&r, NULL, args, 3);
+    snprintf(expected, sizeof expected, "%s:6: ", malformed_path);
+    if (!strstr(r.err, expected)) fail_msg("stderr lacks '%s': %s", expected, r.err);
+    assert_non_null(strstr(r.err, "negated"));
+    free_result(&r);
+    char name[256];
+    if (dir_entries(dir, name, sizeof name) != 0) fail_msg("left behind: %s", name);
+
+    /* The same through --json: no JSON line for a file that was not read. */
+    const char *args_json[] = {"solve", "--json", malformed_path, "-o", out, NULL};
+    run_expect(&r, NULL, args_json, 3);
+    assert_string_equal(r.out, "");
+    free_result(&r);
+    assert_int_equal(dir_entries(dir, NULL, 0), 0);
+
+    /* A missing file. */
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/does-not-exist.fg", work_dir);
+    const char *args2[] = {"solve", missing, "-o", out, NULL};
+    run_expect(&r, NULL, args2, 3);
+    if (!strstr(r.err, missing)) fail_msg("stderr does not name the file: %s", r.err);
+    free_result(&r);
+    assert_int_equal(dir_entries(dir, NULL, 0), 0);
+
+    /* A directory given as the input. */
+    const char *args3[] = {"solve", work_dir, "-o", out, NULL};
+    run_expect(&r, NULL, args3, 3);
+    assert_non_null(strstr(r.err, work_dir));
+    free_result(&r);
+    assert_int_equal(dir_entries(dir, NULL, 0), 0);
+
+    /* Malformed stdin is named <stdin>. */
+    const char *args4[] = {"solve", "-", "-o", out, NULL};
+    run_expect(&r, malformed_path, args4, 3);
+    assert_non_null(strstr(r.err, "<stdin>:6: "));
+    free_result(&r);
+    assert_int_equal(dir_entries(dir, NULL, 0), 0);
+
+    /* An empty input has no graph. */
+    char empty[600];
+    snprintf(empty, sizeof empty, "%s/empty.fg", work_dir);
+    write_text(empty, "");
+    const char *args5[] = {"solve", empty, "-o", out, NULL};
+    run_expect(&r, NULL, args5, 3);
+    assert_non_null(strstr(r.err, "no graph"));
+    free_result(&r);
+    assert_int_equal(dir_entries(dir, NULL, 0), 0);
+
+    /* An existing output file is left untouched by a failed run. */
+    write_text(out, "previous contents\n");
+    run_expect(&r, NULL, args, 3);
+    free_result(&r);
+    char *text = slurp(out, NULL);
+    assert_string_equal(text, "previous contents\n");
+    free(text);
+    assert_int_equal(dir_entries(dir, NULL, 0), 1);
+}
+
+static void not_converged_exits_4_and_still_writes_posteriors(void **state) {
+    (void)state;
+    char dir[512], out[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/post.txt", dir);
+    run_result r;
+    const char *args[] = {"solve", "--max-iter", "1", AD3_DATA "/coref.fg", "-o", out, NULL};
+    run_expect(&r, NULL, args, 4);
+    free_result(&r);
+    char *text = slurp(out, NULL);
+    if (!text) fail_msg("no posteriors written for a graph that did not converge");
+    const int nv[] = {45}, na[] = {0};
+    assert_posteriors_layout(text, 1, nv, na);
+    free(text);
+    assert_int_equal(dir_entries(dir, NULL, 0), 1);
+
+    const char *args_json[] = {"solve", "--json", "--max-iter", "1", AD3_DATA "/coref.fg", NULL};
+    run_expect(&r, NULL, args_json, 4);
+    char *lines[4];
+    assert_int_equal(split_lines(r.out, lines, 4), 1);
+    assert_json_summary(lines[0], 1, "max_iter");
+    free_result(&r);
+}
+
+static void json_prints_one_object_per_graph_and_posteriors_keep_the_layout(void **state) {
+    (void)state;
+    char dir[512], out[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/post.txt", dir);
+    run_result r;
+    const char *args[] = {"solve", "--json", three_path, "-o", out, NULL};
+    run_expect(&r, NULL, args, 0);
+    char *lines[8];
+    int n = split_lines(r.out, lines, 8);
+    if (n != 3) fail_msg("expected 3 JSON lines, got %d:\n%s", n, r.out);
+    for (int k = 0; k < 3; ++k) assert_json_summary(lines[k], k + 1, NULL);
+    free_result(&r);
+    char *text = slurp(out, NULL);
+    assert_non_null(text);
+    assert_posteriors_layout(text, 3, three_vars, three_adds);
+    free(text);
+    assert_int_equal(dir_entries(dir, NULL, 0), 1);
+
+    /* --json without -o: JSON only on stdout. */
+    const char *args2[] = {"solve", "--json", three_path, NULL};
+    run_expect(&r, NULL, args2, 0);
+    n = split_lines(r.out, lines, 8);
+    assert_int_equal(n, 3);
+    for (int k = 0; k < 3; ++k) assert_json_summary(lines[k], k + 1, NULL);
+    free_result(&r);
+
+    /* The JSON reader itself rejects what it should. */
+    json_member m[4];
+    assert_true(json_parse_object("{\"a\":1,}", m, 4) < 0);
+    assert_true(json_parse_object("{\"a\":nan}", m, 4) < 0);
+    assert_true(json_parse_object("{\"a\":1} x", m, 4) < 0);
+    assert_true(json_parse_object("{\"a\":1,\"a\":2}", m, 4) < 0);
+    assert_int_equal(json_parse_object("{\"a\":[1,{\"b\":null}],\"c\":\"d\\\"\"}", m, 4), 2);
+}
+
+static void stdin_dash_reads_the_input_like_a_file(void **state) {
+    (void)state;
+    run_result from_file, from_stdin;
+    const char *args_file[] = {"solve", "-q", three_path, NULL};
+    const char *args_stdin[] = {"solve", "-q", "-", NULL};
+    run_expect(&from_file, NULL, args_file, 0);
+    run_expect(&from_stdin, three_path, args_stdin, 0);
+    assert_posteriors_layout(from_stdin.out, 3, three_vars, three_adds);
+    assert_string_equal(from_stdin.out, from_file.out);
+    free_result(&from_file);
+    free_result(&from_stdin);
+
+    /* Empty stdin is bad input. */
+    run_result r;
+    run_expect(&r, NULL, args_stdin, 3);
+    assert_non_null(strstr(r.err, "<stdin>"));
+    free_result(&r);
+}
+
+static void an_unwritable_output_path_exits_5(void **state) {
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/no-such-dir/post.txt", work_dir);
+    run_result r;
+    const char *args[] = {"solve", three_path, "-o", out, NULL};
+    run_expect(&r, NULL, args, 5);
+    assert_non_null(strstr(r.err, out));
+    free_result(&r);
+}
+
+/* Option lines of the help: "  -o, --output FILE  text": the flags and the
+ * value they take ("" if none). */
+typedef struct help_flag {
+    char name[32];
+    char metavar[32];
+    int top_level; /* documented on the "concord --help | --version" line */
+} help_flag;
+
+static int extract_help_flags(const char *help, help_flag *flags, int max) {
+    int n = 0;
+    char *copy = strdup(help);
+    char *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *s = line;
+        while (*s == ' ') ++s;
+        int usage_line = !strncmp(s, "usage:", 6) || !strncmp(s, "concord ", 8);
+        if (usage_line) {
+            if (strstr(s, "solve")) continue;
+            for (char *t = s; (t = strstr(t, " -")); ++t) {
+                char name[32];
+                if (sscanf(t + 1, "%31[-a-z]", name) == 1 && name[1] && n < max) {
+                    memset(&flags[n], 0, sizeof flags[n]);
+                    snprintf(flags[n].name, sizeof flags[n].name, "%s", name);
+                    flags[n++].top_level = 1;
+                }
+            }
+            continue;
+        }
+        if (s[0] != '-' || s == line) continue;
+        /* "-o, --output FILE  text": up to the first double space. */
+        char *gap = strstr(s, "  ");
+        if (gap) *gap = '\0';
+        char metavar[32] = "";
+        char *space = strrchr(s, ' ');
+        if (space && space[1] != '-') {
+            snprintf(metavar, sizeof metavar, "%s", space + 1);
+            *space = '\0';
+        }
+        char *save2 = NULL;
+        for (char *f = strtok_r(s, ", ", &save2); f; f = strtok_r(NULL, ", ", &save2)) {
+            int known = 0;
+            for (int k = 0; k < n; ++k)
+                if (!strcmp(flags[k].name, f)) known = 1;
+            if (known || n >= max) continue;
+            memset(&flags[n], 0, sizeof flags[n]);
+            snprintf(flags[n].name, sizeof flags[n].name, "%s", f);
+            snprintf(flags[n].metavar, sizeof flags[n].metavar, "%s", metavar);
+            ++n;
+        }
+    }
+    free(copy);
+    return n;
+}
+
+static int help_mentions(const char *help, const char *flag) {
+    size_t n = strlen(flag);
+    for (const char *p = help; (p = strstr(p, flag)); p += n) {
+        char before = p == help ? ' ' : p[-1];
+        char after = p[n];
+        if ((before == ' ' || before == ',' || before == '|' || before == '\n') &&
+            (after == ' ' || after == ',' || after == '\n' || after == '\0'))
+            return 1;
+    }
+    return 0;
+}
+
+static void help_exits_0_and_documents_every_accepted_flag(void **state) {
+    (void)state;
+    run_result r;
+    const char *args[] = {"--help", NULL};
+    run_expect(&r, NULL, args, 0);
+    char *help = r.out;
+    r.out = NULL;
+    free_result(&r);
+    assert_non_null(strstr(help, "usage:"));
+    assert_non_null(strstr(help, "exit status"));
+
+    /* -h and `solve --help` print the same help. */
+    const char *args_h[] = {"-h", NULL};
+    run_expect(&r, NULL, args_h, 0);
+    assert_string_equal(r.out, help);
+    free_result(&r);
+    const char *args_sh[] = {"solve", "--help", NULL};
+    run_expect(&r, NULL, args_sh, 0);
+    assert_string_equal(r.out, help);
+    free_result(&r);
+
+    /* Every flag the parser handles (tools/concord.c) is in the help. */
+    static const char *const parser_flags[] = {
+        "--format", "--algorithm", "--max-iter", "--tol",  "--eta",    "--no-adapt",
+        "--relaxation", "-o",      "--output",   "--json", "-q",       "--quiet",
+        "-v",       "--verbose",   "-h",         "--help", "--version", "--evid",
+        "--uai-map", "--decode",
+    };
+    for (size_t k = 0; k < sizeof parser_flags / sizeof parser_flags[0]; ++k)
+        if (!help_mentions(help, parser_flags[k]))
+            fail_msg("the help does not mention %s", parser_flags[k]);
+
+    /* Every flag in the help is accepted by the parser. */
+    help_flag flags[64];
+    int n = extract_help_flags(help, flags, 64);
+    assert_true(n >= 15);
+    for (int k = 0; k < n; ++k) {
+        char value[600];
+        const char *mv = flags[k].metavar;
+        if (!strcmp(mv, "FILE")) snprintf(value, sizeof value, "%s/help-out.txt", work_dir);
+        else if (!strcmp(mv, "N")) snprintf(value, sizeof value, "50");
+        else if (!strcmp(mv, "X")) snprintf(value, sizeof value, "1.5");
+        else if (strchr(mv, '|')) snprintf(value, sizeof value, "%.*s", (int)strcspn(mv, "|"), mv);
+        else snprintf(value, sizeof value, "%s", mv);
+        if (flags[k].top_level) {
+            const char *a[] = {flags[k].name, NULL};
+            run_expect(&r, NULL, a, 0);
+            assert_true(r.out[0] != '\0');
+        } else {
+            /* --evid and --uai-map apply to UAI models: give them one, and
+             * --evid an evidence file with no observation. */
+            int uai = !strcmp(flags[k].name, "--evid") || !strcmp(flags[k].name, "--uai-map");
+            if (!strcmp(flags[k].name, "--evid")) {
+                snprintf(value, sizeof value, "%s/help-evidence.txt", work_dir);
+                FILE *fp = fopen(value, "w");
+                assert_non_null(fp);
+                fputs("0\n", fp);
+                fclose(fp);
+            }
+            const char *input = uai ? AD3_DATA "/grid3x3.uai" : AD3_DATA "/example1.fg";
+            const char *a[] = {"solve", flags[k].name, value, input, NULL};
+            if (!mv[0]) a[2] = input, a[3] = NULL;
+            run_cli(&r, NULL, a);
+            if (r.status == 2 || strstr(r.err, "unknown"))
+                fail_msg("'concord solve %s %s' is refused (exit %d): %s", flags[k].name,
+                         mv[0] ? value : "", r.status, r.err);
+            assert_int_equal(r.status, 0);
+        }
+        free_result(&r);
+    }
+    free(help);
+
+    /* --version prints the library version. */
+    const char *args_v[] = {"--version", NULL};
+    run_expect(&r, NULL, args_v, 0);
+    assert_non_null(strstr(r.out, "concord "));
+    free_result(&r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_good_file_exits_0_and_writes_posteriors),
+        cmocka_unit_test(usage_errors_exit_2_with_a_message_and_write_nothing),
+        cmocka_unit_test(out_of_range_option_values_are_usage_errors),
+        cmocka_unit_test(bad_input_exits_3_names_file_and_line_and_leaves_no_output),
+        cmocka_unit_test(not_converged_exits_4_and_still_writes_posteriors),
+        cmocka_unit_test(json_prints_one_object_per_graph_and_posteriors_keep_the_layout),
+        cmocka_unit_test(stdin_dash_reads_the_input_like_a_file),
+        cmocka_unit_test(an_unwritable_output_path_exits_5),
+        cmocka_unit_test(help_exits_0_and_documents_every_accepted_flag),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,931 @@
+/*
+ * The strict .fg reader, through the public concord_read_buffer and
+ * concord_read_file: every kind of malformed input (non-finite numbers,
+ * bad indices, bad budgets, truncation, junk tokens, NUL bytes, overflowing
+ * counts...) must be rejected with CONCORD_EPARSE (CONCORD_EIO for files
+ * that cannot be read), return no graph at all, and explain itself with
+ * "name:LINE: " and a phrase naming the problem; well-formed input (several
+ * graphs, comments, CRLF, no final newline, AD3's stray separator lines,
+ * negated links, every factor type) must load with exactly the structure
+ * written, checked through the API getters; and AD3's own example files
+ * must load with the sizes their headers declare, or, for the structured
+ * factor types the reader does not support, fail clearly on the right line.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "concord.h"
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------ */
+
+/* Collects the warnings sent by the reader. */
+typedef struct warnings {
+    int count;
+    char first[512];
+} warnings;
+
+static void collect_warning(void *context, const char *message) {
+    warnings *w = context;
+    if (w->count++ == 0) snprintf(w->first, sizeof w->first, "%s", message);
+}
+
+/* One malformed input: its bytes, the line the message must name (0: the
+ * message has no line, only "name: ") and a phrase it must contain. */
+typedef struct bad_case {
+    const char *data;
+    size_t size;
+    int line;
+    const char *phrase;
+} bad_case;
+
+#define BAD(text, line, phrase) {text, sizeof(text) - 1, line, phrase}
+
+/* Reads one malformed input; returns 0 when it was rejected as it should
+ * be, or prints what went wrong and returns 1. */
+static int check_rejected(const bad_case *c) {
+    concord_graph *sentinel[1] = {NULL};
+    concord_graph **graphs = sentinel; /* must be reset to NULL */
+    size_t count = 99;
+    char error[512];
+    warnings w = {0};
+    int rc = concord_read_buffer(c->data, c->size, "bad.fg", CONCORD_FORMAT_FG, &graphs, &count,
+                                 error, sizeof error, collect_warning, &w);
+    char prefix[64];
+    if (c->line > 0) snprintf(prefix, sizeof prefix, "bad.fg:%d: ", c->line);
+    else snprintf(prefix, sizeof prefix, "bad.fg: ");
+    const char *problem = NULL;
+    if (rc != CONCORD_EPARSE) problem = "the code is not CONCORD_EPARSE";
+    else if (graphs != NULL) problem = "the graphs pointer is not NULL";
+    else if (count != 0) problem = "the count is not 0";
+    else if (strncmp(error, prefix, strlen(prefix)) != 0) problem = "the message does not start with the expected name:line";
+    else if (!strstr(error, c->phrase)) problem = "the message lacks the expected phrase";
+    if (!problem) return 0;
+    print_message("FAILED: %s\n  input: \"", problem);
+    for (size_t k = 0; k < c->size; ++k) {
+        unsigned char ch = (unsigned char)c->data[k];
+        if (ch == '\n') print_message("\\n");
+        else if (ch == '\r') print_message("\\r");
+        else if (ch < 32 || ch > 126) print_message("\\%03o", ch);
+        else print_message("%c", ch);
+    }
+    print_message("\"\n  code %d, message \"%s\"\n  expected prefix \"%s\" and phrase \"%s\"\n",
+                  rc, error, prefix, c->phrase);
+    if (rc == CONCORD_OK) concord_free_graphs(graphs, count);
+    return 1;
+}
+
+static void check_all_rejected(const bad_case *cases, size_t n) {
+    int failures = 0;
+    for (size_t k = 0; k < n; ++k) failures += check_rejected(&cases[k]);
+    assert_int_equal(failures, 0);
+}
+
+#define CHECK_ALL_REJECTED(cases) check_all_rejected(cases, sizeof cases / sizeof cases[0])
+
+/* Reads input that must load; returns the graphs. */
+static concord_graph **read_ok(const char *data, size_t size, size_t expected_count,
+                               warnings *w) {
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512];
+    int rc = concord_read_buffer(data, size, "good.fg", CONCORD_FORMAT_FG, &graphs, &count, error,
+                                 sizeof error, collect_warning, w);
+    if (rc != CONCORD_OK) print_message("unexpected error %d: %s\n", rc, error);
+    assert_int_equal(rc, CONCORD_OK);
+    assert_string_equal(error, "");
+    assert_non_null(graphs);
+    assert_int_equal(count, expected_count);
+    return graphs;
+}
+
+#define READ_OK(text, expected_count, w) read_ok(text, sizeof(text) - 1, expected_count, w)
+
+static void assert_sizes(const concord_graph *g, int32_t n_vars, int32_t n_factors,
+                         int32_t n_add) {
+    assert_int_equal(concord_num_variables(g), n_vars);
+    assert_int_equal(concord_num_factors(g), n_factors);
+    assert_int_equal(concord_num_additionals(g), n_add);
+}
+
+static void assert_scores(const concord_graph *g, const double *expected, int32_t n) {
+    const double *s = concord_variable_scores(g);
+    assert_non_null(s);
+    for (int32_t i = 0; i < n; ++i) assert_true(s[i] == expected[i]);
+}
+
+/* The whole content of a file (NUL-terminated for convenience). */
+static char *read_whole_file(const char *path, size_t *size) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *data = malloc(cap + 1);
+    while (data) {
+        size_t got = fread(data + n, 1, cap - n, fp);
+        n += got;
+        if (got == 0) break;
+        if (n == cap) {
+            char *p = realloc(data, 2 * cap + 1);
+            if (!p) {
+                free(data);
+                data = NULL;
+                break;
+            }
+            data = p;
+            cap *= 2;
+        }
+    }
+    fclose(fp);
+    if (data) data[n] = '\0';
+    *size = n;
+    return data;
+}
+
+/* ------------------------------------------------------------------------
+ * Malformed input
+ * ------------------------------------------------------------------------ */
+
+static void non_finite_scores_are_rejected_naming_the_line(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("1\n0\nnan\n", 3, "score of variable 1 is not finite"),
+        BAD("2\n0\n0.5\nNaN\n", 4, "score of variable 2 is not finite"),
+        BAD("2\n0\n0.5\ninf\n", 4, "score of variable 2 is not finite"),
+        BAD("2\n0\n0.5\n-inf\n", 4, "score of variable 2 is not finite"),
+        BAD("2\n0\n0.5\n1e999\n", 4, "score of variable 2 is not finite"),
+        BAD("2\n0\n0.5\n-1e999\n", 4, "score of variable 2 is not finite"),
+        BAD("2\n0\n0.5\nInfinity\n", 4, "score of variable 2 is not finite"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 2 nan\n", 5, "PAIR score"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 2 -inf\n", 5, "PAIR score"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 2 1e999\n", 5, "PAIR score"),
+        BAD("2\n1\n0\n0\nBUDGET 2 1 2 nan\n", 5, "budget"),
+        BAD("2\n1\n0\n0\nKNAPSACK 2 1 2 inf 1 1\n", 5, "cost"),
+        BAD("2\n1\n0\n0\nKNAPSACK 2 1 2 1 1 nan\n", 5, "budget"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+static void out_of_range_indices_are_rejected_naming_the_line(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("2\n1\n0\n0\nOR 2 0 1\n", 5, "out of range"),
+        BAD("2\n1\n0\n0\nOR 2 1 3\n", 5, "out of range"),
+        BAD("2\n1\n0\n0\nOR 2 1 -3\n", 5, "out of range"),
+        BAD("2\n1\n0\n0\nOR 2 1 -0\n", 5, "out of range"),
+        BAD("2\n1\n0\n0\nOR 2 1 2147483649\n", 5, "out of range"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 3 0.5\n", 5, "out of range"),
+        BAD("2\n2\n0\n0\nXOR 2 1 2\nBUDGET 2 1 0 1\n", 6, "out of range"),
+        BAD("0\n1\nXOR 1 1\n", 3, "out of range"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+static void a_variable_repeated_in_one_factor_is_rejected(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("2\n1\n0\n0\nXOR 2 2 2\n", 5, "more than once"),
+        BAD("3\n1\n0\n0\n0\nOR 3 1 2 1\n", 6, "more than once"),
+        BAD("3\n1\n0\n0\n0\nATMOSTONE 3 1 -1 2\n", 6, "more than once"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 1 0.5\n", 5, "more than once"),
+        BAD("3\n1\n0\n0\n0\nKNAPSACK 2 3 3 1 1 1\n", 6, "more than once"),
+        BAD("3\n1\n0\n0\n0\nBUDGET 3 1 2 -2 1\n", 6, "more than once"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+static void bad_budgets_and_costs_are_rejected(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("2\n1\n0\n0\nBUDGET 2 1 2 -1\n", 5, "budget -1"),
+        BAD("2\n1\n0\n0\nBUDGET_EXACT 2 1 2 -1\n", 5, "budget -1"),
+        BAD("2\n1\n0\n0\nBUDGET 2 1 2 1.5\n", 5, "not an integer"),
+        BAD("2\n1\n0\n0\nBUDGET 2 1 2 0.0001\n", 5, "not an integer"),
+        BAD("2\n1\n0\n0\nBUDGET_EXACT 2 1 2 3\n", 5, "exceeds the degree"),
+        BAD("2\n1\n0\n0\nKNAPSACK 2 1 2 -1 1 1\n", 5, "cost"),
+        BAD("2\n1\n0\n0\nKNAPSACK 2 1 2 1 -0.5 1\n", 5, "-0.5"),
+        BAD("2\n1\n0\n0\nKNAPSACK 2 1 2 1 1 -1\n", 5, "budget -1"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+static void pair_with_wrong_degree_or_negated_index_is_rejected(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("3\n1\n0\n0\n0\nPAIR 3 1 2 3 0.5\n", 6, "degree 2"),
+        BAD("3\n1\n0\n0\n0\nPAIR 1 1 0.5\n", 6, "degree 2"),
+        BAD("2\n1\n0\n0\nPAIR 2 -1 2 0.5\n", 5, "negated"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 -2 0.5\n", 5, "negated"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 2\n", 5, "expected 1 field after the indices (the score of both on), found 0"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+static void truncated_files_are_rejected_at_their_last_line(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("3\n", 1, "truncated file"),                        /* N line only */
+        BAD("3", 1, "truncated file"),                          /* no newline */
+        BAD("3\n2\n", 2, "truncated file"),                     /* no scores */
+        BAD("3\n2\n0.1\n", 3, "truncated file: expected 3 variable scores, found 1"),
+        BAD("3\n0\n0.1\n0.2\n\n\n", 6, "truncated file"),       /* blank tail */
+        BAD("2\n2\n0\n0\nOR 2 1 2\n", 5, "truncated file: expected 2 factors, found 1"),
+        BAD("2\n1\n0\n0\n", 4, "truncated file: expected 1 factors, found 0"),
+        BAD("2\n1\n0\n0\nOR 2 1", 5, "expected 2 variable indices, found 1"),
+        /* the error is in the second graph: its absolute line is named */
+        BAD("1\n0\n0.5\n\n2\n1\n0\n0\n", 8, "truncated file"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+static void non_numeric_tokens_are_rejected_naming_the_field(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        /* counts */
+        BAD("x\n0\n", 1, "number of variables"),
+        BAD("3.0\n0\n", 1, "number of variables"),
+        BAD("0x3\n0\n", 1, "number of variables"),
+        BAD("3 2\n", 1, "number of variables"),
+        BAD("1\nabc\n0\n", 2, "number of factors"),
+        BAD("1\n1e2\n0\n", 2, "number of factors"),
+        /* scores */
+        BAD("2\n0\n0.5\nabc\n", 4, "score of variable 2"),
+        BAD("2\n0\n0.5\n1.0.0\n", 4, "score of variable 2"),
+        BAD("2\n0\n0.5 0.25\n0\n", 3, "score of variable 1"),
+        BAD("2\n0\n0.5\n--1\n", 4, "score of variable 2"),
+        /* indices and degrees */
+        BAD("2\n1\n0\n0\nOR 2 1 b\n", 5, "'b' is not an integer"),
+        BAD("2\n1\n0\n0\nOR 2 1 2.0\n", 5, "'2.0' is not an integer"),
+        BAD("2\n1\n0\n0\nOR 2 1 --2\n", 5, "not an integer"),
+        BAD("2\n1\n0\n0\nOR 2 1 99999999999999999999\n", 5, "99999999999999999999"),
+        BAD("2\n1\n0\n0\nOR two 1 2\n", 5, "degree"),
+        BAD("2\n1\n0\n0\nOR\n", 5, "degree"),
+        BAD("2\n1\n0\n0\nOR -2 1 2\n", 5, "degree"),
+        /* budgets and parameters */
+        BAD("2\n1\n0\n0\nBUDGET 2 1 2 one\n", 5, "expected the budget"),
+        BAD("2\n1\n0\n0\nKNAPSACK 2 1 2 a 1 1\n", 5, "expected a cost"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 2 x\n", 5, "expected the PAIR score"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+static void input_without_any_graph_is_rejected(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("", 0, "no graph"),
+        BAD("\n  \n\t\n# only a comment\n", 4, "no graph"),
+        BAD("# comment without newline", 1, "no graph"),
+        BAD("\r\n\r\n", 2, "no graph"),
+    };
+    CHECK_ALL_REJECTED(cases);
+    /* A NULL buffer of size 0 is the empty input. */
+    concord_graph **graphs = NULL;
+    size_t count = 7;
+    char error[256];
+    assert_int_equal(concord_read_buffer(NULL, 0, "empty.fg", CONCORD_FORMAT_FG, &graphs, &count,
+                                         error, sizeof error, NULL, NULL),
+                     CONCORD_EPARSE);
+    assert_null(graphs);
+    assert_int_equal(count, 0);
+    assert_non_null(strstr(error, "empty.fg"));
+    assert_non_null(strstr(error, "no graph"));
+}
+
+static void bad_factor_lines_are_rejected_naming_the_problem(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        /* empty factors */
+        BAD("2\n1\n0\n0\nOR 0\n", 5, "no variables"),
+        BAD("2\n1\n0\n0\nXOR 0\n", 5, "no variables"),
+        BAD("2\n1\n0\n0\nBUDGET 0 1\n", 5, "no variables"),
+        BAD("2\n1\n0\n0\nKNAPSACK 0 1\n", 5, "no variables"),
+        BAD("2\n1\n0\n0\nPAIR 0 0.5\n", 5, "no variables"),
+        /* unknown types (names are case-sensitive, as in AD3) */
+        BAD("2\n1\n0\n0\nFOO 2 1 2\n", 5, "unknown factor type 'FOO'"),
+        BAD("2\n1\n0\n0\nor 2 1 2\n", 5, "unknown factor type 'or'"),
+        BAD("2\n1\n0\n0\nSEQUENCE 2 1 2 2 1 1 0 0 0 0 0 0\n", 5, "unknown factor type 'SEQUENCE'"),
+        BAD("2\n1\n0\n0\n1 2\n", 5, "unknown factor type '1'"),
+        /* too many or too few fields */
+        BAD("3\n1\n0\n0\n0\nOR 2 1 2 3\n", 6, "nothing may follow its indices, found 1 more field"),
+        BAD("3\n1\n0\n0\n0\nOR 3 1 2\n", 6, "expected 3 variable indices, found 2"),
+        BAD("3\n1\n0\n0\n0\nBUDGET 2 1 2\n", 6, "expected 1 field after the indices (the budget), found 0"),
+        BAD("3\n1\n0\n0\n0\nBUDGET 2 1 2 1 1\n", 6, "expected 1 field after the indices (the budget), found 2"),
+        BAD("3\n1\n0\n0\n0\nKNAPSACK 2 1 2 1 1\n", 6, "expected 3 fields after the indices (one cost per index, then the budget), found 2"),
+        BAD("3\n1\n0\n0\n0\nXOR 99999 1 2\n", 6, "expected 99999 variable indices, found 2"),
+        BAD("3\n1\n0\n0\n0\nXOR 9999999999999 1 2\n", 6, "found 2"),
+        /* a factor line where a score was expected */
+        BAD("2\n1\n0\nOR 2 1 2\n", 4, "score of variable 2"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+static void negative_and_oversized_counts_are_rejected(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("-1\n0\n", 1, "number of variables"),
+        BAD("2\n-1\n0\n0\n", 2, "number of factors"),
+        BAD("2147483648\n0\n", 1, "number of variables"),
+        BAD("1\n2147483648\n0\n", 2, "number of factors"),
+        BAD("99999999999999999999999\n0\n", 1, "number of variables"),
+        BAD("1\n18446744073709551617\n0\n", 2, "number of factors"),
+        /* the largest allowed count, truncated right away */
+        BAD("2147483647\n0\n1\n", 3, "truncated file"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+static void embedded_nul_bytes_are_rejected(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("\000", 1, "number of variables"),
+        BAD("3\000\n0\n0\n0\n0\n", 1, "number of variables"),
+        BAD("1\n\000\n0\n", 2, "number of factors"),
+        BAD("1\n0\n0.5\000\n", 3, "score of variable 1"),
+        BAD("1\n0\n\0000.5\n", 3, "score of variable 1"),
+        BAD("2\n1\n0\n0\nOR\000 2 1 2\n", 5, "unknown factor type"),
+        BAD("2\n1\n0\n0\nOR 2 1 2\000\n", 5, "not an integer"),
+        BAD("2\n1\n0\n0\nOR 2 1 \000 2\n", 5, "variable index '?' is not an integer"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 2 0.5\000\n", 5, "PAIR score"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+/* A token holding a NUL byte is shown whole (the NUL replaced by a visible
+ * character), never cut at the NUL: "found '3'" would claim a valid count
+ * was rejected. */
+static void a_nul_byte_is_shown_in_the_message_not_cut_off(void **state) {
+    (void)state;
+    static const struct {
+        const char *data;
+        size_t size;
+        const char *misleading;
+    } cases[] = {
+        {"3\0000\n0\n", 6, "found '3'"},
+        {"3\000\n0\n", 5, "found '3'"},
+        {"1\n0\n0.5\000\n", 9, "found '0.5'"},
+        {"2\n1\n0\n0\nOR 2 1 2\000\n", 18, "'2' is not"},
+    };
+    int failures = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        concord_graph **graphs = NULL;
+        size_t count = 0;
+        char error[512];
+        int rc = concord_read_buffer(cases[k].data, cases[k].size, "bad.fg", CONCORD_FORMAT_FG,
+                                     &graphs, &count, error, sizeof error, NULL, NULL);
+        assert_int_equal(rc, CONCORD_EPARSE);
+        if (strstr(error, cases[k].misleading)) {
+            print_message("case %zu: the token is cut at its NUL byte: \"%s\"\n", k, error);
+            ++failures;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* A failure in a later graph returns none of the earlier ones. */
+static void an_error_in_a_later_graph_discards_all_graphs(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("1\n0\n0.5\n\n1\n0\nnan\n", 7, "not finite"),
+        BAD("1\n0\n0.5\n\n1\n0\n1\n\n2\n1\n0\n0\nOR 2 1 5\n", 13, "out of range"),
+        BAD("1\n0\n0.5\nJUNK\n1\n0\nx\n", 7, "score of variable 1"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
+/* Messages are cut to the caller's buffer, NUL-terminated, never beyond. */
+static void a_small_error_buffer_is_truncated_not_overflowed(void **state) {
+    (void)state;
+    static const char text[] = "2\n1\n0\n0\nFOO 2 1 2\n";
+    for (size_t size = 1; size <= 40; ++size) {
+        char buffer[64];
+        memset(buffer, 'Z', sizeof buffer);
+        concord_graph **graphs = NULL;
+        size_t count = 0;
+        assert_int_equal(concord_read_buffer(text, sizeof text - 1, "bad.fg", CONCORD_FORMAT_FG,
+                                             &graphs, &count, buffer, size, NULL, NULL),
+                         CONCORD_EPARSE);
+        assert_null(graphs);
+        assert_true(memchr(buffer, '\0', size) != NULL);
+        for (size_t k = size; k < sizeof buffer; ++k) assert_int_equal(buffer[k], 'Z');
+        assert_int_equal(strncmp(buffer, "bad.fg:5: unknown factor type 'FOO'", size - 1), 0);
+    }
+    /* No buffer at all is allowed too. */
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    assert_int_equal(concord_read_buffer(text, sizeof text - 1, "bad.fg", CONCORD_FORMAT_FG,
+                                         &graphs, &count, NULL, 0, NULL, NULL),
+                     CONCORD_EPARSE);
+    assert_null(graphs);
+}
+
+/* Degrees near INT64_MAX must be rejected by comparing counts without
+ * overflow: the field count 2 + degree (+ degree + 1 for KNAPSACK) must not
+ * wrap around into a negative or zero "expected" count (signed overflow is
+ * undefined behaviour; the UBSan build aborts on it). Kept last in main()
+ * because an abort there ends the program. */
+static void huge_degrees_are_rejected_without_integer_overflow(void **state) {
+    (void)state;
+    static const char *const lines[] = {
+        "XOR 9223372036854775807 1 2",
+        "XOR 9223372036854775806 1 2",
+        "KNAPSACK 9223372036854775807 1 2",
+        "KNAPSACK 4611686018427387904 1 2",
+        "PAIR 9223372036854775807 1 2",
+        "BUDGET 9223372036854775807 1 2",
+    };
+    int failures = 0;
+    for (size_t k = 0; k < sizeof lines / sizeof lines[0]; ++k) {
+        char text[128];
+        int n = snprintf(text, sizeof text, "2\n1\n0\n0\n%s\n", lines[k]);
+        bad_case c = {text, (size_t)n, 5, "degree"};
+        failures += check_rejected(&c);
+        concord_graph **graphs = NULL;
+        size_t count = 0;
+        char error[512];
+        concord_read_buffer(text, (size_t)n, "bad.fg", CONCORD_FORMAT_FG, &graphs, &count, error,
+                            sizeof error, NULL, NULL);
+        if (strstr(error, "expected -") || strstr(error, "expected 0 fields")) {
+            print_message("'%s': wrapped-around field count: %s\n", lines[k], error);
+            ++failures;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * Files that cannot be read
+ * ------------------------------------------------------------------------ */
+
+static void unreadable_paths_give_eio_and_name_the_path(void **state) {
+    (void)state;
+    const char *paths[] = {"/nonexistent-concord-dir/missing.fg", CONCORD_TEST_DATA "/no-such-file.fg",
+                           CONCORD_TEST_DATA, "/", CONCORD_SHARED_DATA "/ad3/example1.fg/x.fg"};
+    for (size_t k = 0; k < sizeof paths / sizeof paths[0]; ++k) {
+        concord_graph *sentinel[1] = {NULL};
+        concord_graph **graphs = sentinel;
+        size_t count = 5;
+        char error[512];
+        int rc = concord_read_file(paths[k], CONCORD_FORMAT_FG, &graphs, &count, error,
+                                   sizeof error, NULL, NULL);
+        if (rc != CONCORD_EIO) print_message("%s: code %d, message '%s'\n", paths[k], rc, error);
+        assert_int_equal(rc, CONCORD_EIO);
+        if (graphs != NULL || count != 0)
+            print_message("%s: failed read left graphs=%p count=%zu (expected NULL, 0)\n",
+                          paths[k], (void *)graphs, count);
+        assert_null(graphs);
+        assert_int_equal(count, 0);
+        assert_int_equal(strncmp(error, paths[k], strlen(paths[k])), 0);
+        assert_true(strlen(error) > strlen(paths[k]) + 2);
+    }
+    /* A file without read permission (not testable as root, who reads all). */
+    if (geteuid() == 0) {
+        print_message("note: running as root; the permission-denied case is skipped\n");
+        return;
+    }
+    char path[] = "/tmp/concord_unreadable_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "1\n0\n0\n", 6), 6);
+    close(fd);
+    assert_int_equal(chmod(path, 0), 0);
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512];
+    int rc = concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error,
+                               NULL, NULL);
+    unlink(path);
+    assert_int_equal(rc, CONCORD_EIO);
+    assert_null(graphs);
+    assert_non_null(strstr(error, "ermission denied"));
+}
+
+/* concord_read_file names the file path in its parse messages. */
+static void a_malformed_file_is_reported_with_its_path_and_line(void **state) {
+    (void)state;
+    char path[] = "/tmp/concord_bad_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char text[] = "2\n1\n0.5\n-0.5\nPAIR 2 -1 2 0.5\n";
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512], expected[128];
+    int rc = concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error,
+                               NULL, NULL);
+    unlink(path);
+    assert_int_equal(rc, CONCORD_EPARSE);
+    assert_null(graphs);
+    assert_int_equal(count, 0);
+    snprintf(expected, sizeof expected, "%s:5: ", path);
+    assert_int_equal(strncmp(error, expected, strlen(expected)), 0);
+    assert_non_null(strstr(error, "negated"));
+}
+
+/* ------------------------------------------------------------------------
+ * Well-formed input
+ * ------------------------------------------------------------------------ */
+
+static void several_graphs_separated_by_blank_lines_all_load(void **state) {
+    (void)state;
+    static const char text[] = "2\n1\n0.5\n-0.5\nXOR 2 1 2\n"
+                               "\n"
+                               "3\n2\n1\n2\n3\nOR 2 1 2\nPAIR 2 2 3 0.25\n"
+                               "\n\n\n\n"
+                               "1\n0\n7\n"
+                               "\n"
+                               "4\n3\n0\n0\n0\n0\nPAIR 2 1 2 -1\nATMOSTONE 2 3 4\nPAIR 2 3 4 2.5\n";
+    warnings w = {0};
+    concord_graph **graphs = READ_OK(text, 4, &w);
+    assert_int_equal(w.count, 0);
+    assert_sizes(graphs[0], 2, 1, 0);
+    assert_sizes(graphs[1], 3, 2, 1);
+    assert_sizes(graphs[2], 1, 0, 0);
+    assert_sizes(graphs[3], 4, 3, 2);
+    const double s0[] = {0.5, -0.5}, s1[] = {1, 2, 3}, s2[] = {7};
+    assert_scores(graphs[0], s0, 2);
+    assert_scores(graphs[1], s1, 3);
+    assert_scores(graphs[2], s2, 1);
+    assert_true(concord_additional_scores(graphs[1])[0] == 0.25);
+    int32_t first, count;
+    assert_int_equal(concord_factor_additionals(graphs[1], 0, &first, &count), CONCORD_OK);
+    assert_int_equal(count, 0);
+    assert_int_equal(concord_factor_additionals(graphs[1], 1, &first, &count), CONCORD_OK);
+    assert_int_equal(first, 0);
+    assert_int_equal(count, 1);
+    /* graph 4: PAIR, ATMOSTONE, PAIR -> additionals 0 and 1 */
+    assert_int_equal(concord_factor_additionals(graphs[3], 0, &first, &count), CONCORD_OK);
+    assert_int_equal(first, 0);
+    assert_int_equal(count, 1);
+    assert_int_equal(concord_factor_additionals(graphs[3], 1, &first, &count), CONCORD_OK);
+    assert_int_equal(count, 0);
+    assert_int_equal(concord_factor_additionals(graphs[3], 2, &first, &count), CONCORD_OK);
+    assert_int_equal(first, 1);
+    assert_int_equal(count, 1);
+    const double *v = concord_additional_scores(graphs[3]);
+    assert_true(v[0] == -1.0 && v[1] == 2.5);
+    assert_int_equal(concord_factor_additionals(graphs[3], 3, &first, &count), CONCORD_EINVAL);
+    concord_free_graphs(graphs, 4);
+}
+
+static void comments_are_ignored_everywhere(void **state) {
+    (void)state;
+    static const char text[] = "# a file header\n"
+                               "# another\n"
+                               "3 # variables\n"
+                               "# between the counts\n"
+                               "2# factors, no space before the hash\n"
+                               "0.5 # score 1\n"
+                               "\n"
+                               "-1.5e-1\n"
+                               "#\n"
+                               "+2\n"
+                               "OR 3 1 2 3 # an OR\n"
+                               "PAIR 2 1 3 0.75#pair\n"
+                               "# trailing comment\n";
+    warnings w = {0};
+    concord_graph **graphs = READ_OK(text, 1, &w);
+    assert_int_equal(w.count, 0);
+    assert_sizes(graphs[0], 3, 2, 1);
+    const double s[] = {0.5, -0.15, 2.0};
+    assert_scores(graphs[0], s, 3);
+    assert_true(concord_additional_scores(graphs[0])[0] == 0.75);
+    concord_free_graphs(graphs, 1);
+}
+
+static void crlf_line_endings_load_like_lf(void **state) {
+    (void)state;
+    static const char text[] = "2\r\n1\r\n0.5\r\n-0.5\r\nPAIR 2 1 2 1.25\r\n"
+                               "\r\n"
+                               "1\r\n0\r\n3\r\n";
+    warnings w = {0};
+    concord_graph **graphs = READ_OK(text, 2, &w);
+    assert_int_equal(w.count, 0);
+    assert_sizes(graphs[0], 2, 1, 1);
+    assert_sizes(graphs[1], 1, 0, 0);
+    const double s[] = {0.5, -0.5}, t[] = {3.0};
+    assert_scores(graphs[0], s, 2);
+    assert_scores(graphs[1], t, 1);
+    assert_true(concord_additional_scores(graphs[0])[0] == 1.25);
+    concord_free_graphs(graphs, 2);
+}
+
+static void a_file_without_final_newline_loads(void **state) {
+    (void)state;
+    warnings w = {0};
+    concord_graph **graphs = READ_OK("3\n1\n0.75\n1.25\n-0.5\nOR 3 1 2 3", 1, &w);
+    assert_sizes(graphs[0], 3, 1, 0);
+    concord_free_graphs(graphs, 1);
+    graphs = READ_OK("2\n1\n0\n0\nPAIR 2 1 2 -0.5", 1, &w);
+    assert_sizes(graphs[0], 2, 1, 1);
+    assert_true(concord_additional_scores(graphs[0])[0] == -0.5);
+    concord_free_graphs(graphs, 1);
+    graphs = READ_OK("1\n0\n2.5", 1, &w);
+    assert_sizes(graphs[0], 1, 0, 0);
+    concord_free_graphs(graphs, 1);
+    assert_int_equal(w.count, 0);
+}
+
+/* AD3 swallows one line after each graph; a non-blank one is skipped with
+ * exactly one warning naming its line. */
+static void a_stray_separator_line_gives_one_warning_and_loads(void **state) {
+    (void)state;
+    warnings w = {0};
+    concord_graph **graphs =
+        READ_OK("2\n1\n0.5\n-0.5\nXOR 2 1 2\nJUNK here\n1\n0\n3\n", 2, &w);
+    assert_int_equal(w.count, 1);
+    assert_int_equal(strncmp(w.first, "good.fg:6: ", 11), 0);
+    assert_non_null(strstr(w.first, "JUNK"));
+    assert_sizes(graphs[0], 2, 1, 0);
+    assert_sizes(graphs[1], 1, 0, 0);
+    concord_free_graphs(graphs, 2);
+
+    /* At the very end, as in AD3's srl_fract_003.fg. */
+    warnings w2 = {0};
+    graphs = READ_OK("1\n0\n0.5\nCARALHO9\n", 1, &w2);
+    assert_int_equal(w2.count, 1);
+    assert_int_equal(strncmp(w2.first, "good.fg:4: ", 11), 0);
+    assert_non_null(strstr(w2.first, "CARALHO9"));
+    concord_free_graphs(graphs, 1);
+
+    /* A comment-only separator is blank: no warning. */
+    warnings w3 = {0};
+    graphs = READ_OK("1\n0\n0.5\n# separator\n1\n0\n0.25\n", 2, &w3);
+    assert_int_equal(w3.count, 0);
+    concord_free_graphs(graphs, 2);
+
+    /* Without a callback the warning is simply dropped. */
+    concord_graph **g = NULL;
+    size_t count = 0;
+    assert_int_equal(concord_read_buffer("1\n0\n0.5\nJUNK\n", 13, "x.fg", CONCORD_FORMAT_FG, &g,
+                                         &count, NULL, 0, NULL, NULL),
+                     CONCORD_OK);
+    assert_int_equal(count, 1);
+    concord_free_graphs(g, count);
+}
+
+/* Negated links change the solution: XOR(u1, not u2) forces u1 = u2 and
+ * OR(not u1, not u2) forbids both. */
+static void negated_indices_in_logic_factors_are_honoured(void **state) {
+    (void)state;
+    struct {
+        const char *text;
+        double u[2];
+    } cases[] = {
+        {"2\n1\n1\n-0.5\nXOR 2 1 2\n", {1, 0}},
+        {"2\n1\n1\n-0.5\nXOR 2 1 -2\n", {1, 1}},
+        {"2\n1\n1\n2\nOR 2 1 2\n", {1, 1}},
+        {"2\n1\n1\n2\nOR 2 -1 -2\n", {0, 1}},
+        {"2\n1\n-1\n-2\nBUDGET_EXACT 2 -1 -2 1\n", {1, 0}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        warnings w = {0};
+        concord_graph **graphs = read_ok(cases[k].text, strlen(cases[k].text), 1, &w);
+        concord_info info;
+        assert_int_equal(concord_solve_map(graphs[0], NULL, &info), CONCORD_OK);
+        assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
+        const double *u = concord_solution_variables(graphs[0]);
+        if (u[0] != cases[k].u[0] || u[1] != cases[k].u[1])
+            print_message("case %zu: got (%g, %g), expected (%g, %g)\n", k, u[0], u[1],
+                          cases[k].u[0], cases[k].u[1]);
+        assert_true(u[0] == cases[k].u[0] && u[1] == cases[k].u[1]);
+        concord_free_graphs(graphs, 1);
+    }
+}
+
+static void every_factor_type_of_the_reader_loads(void **state) {
+    (void)state;
+    static const char text[] = "5\n14\n0.1\n-0.2\n0.3\n-0.4\n0.5\n"
+                               "XOR 3 1 -2 3\n"
+                               "XOROUT 3 1 2 3\n"
+                               "ATMOSTONE 2 1 -2\n"
+                               "OR 2 -3 4\n"
+                               "OROUT 2 1 2\n"       /* degree 2 as in parsing_excerpt.fg */
+                               "OROUT 3 1 -2 4\n"
+                               "ANDOUT 3 1 2 4\n"
+                               "IMPLY 3 1 2 3\n"
+                               "BUDGET 4 1 2 3 -4 2\n"
+                               "BUDGET_EXACT 3 -1 2 3 1\n"
+                               "BUDGET 2 1 2 0\n"
+                               "KNAPSACK 3 1 2 3 0.5 1 2 1.5\n"
+                               "PAIR 2 1 4 -0.75\n"
+                               "PAIR 2 5 2 1e-3\n";
+    warnings w = {0};
+    concord_graph **graphs = READ_OK(text, 1, &w);
+    assert_int_equal(w.count, 0);
+    concord_graph *g = graphs[0];
+    assert_sizes(g, 5, 14, 2);
+    const double s[] = {0.1, -0.2, 0.3, -0.4, 0.5};
+    assert_scores(g, s, 5);
+    for (int32_t f = 0; f < 14; ++f) {
+        int32_t first = -1, count = -1;
+        assert_int_equal(concord_factor_additionals(g, f, &first, &count), CONCORD_OK);
+        assert_int_equal(count, f >= 12 ? 1 : 0);
+        if (f >= 12) assert_int_equal(first, f - 12);
+    }
+    const double *v = concord_additional_scores(g);
+    assert_true(v[0] == -0.75 && v[1] == 1e-3);
+    concord_settings settings;
+    concord_default_settings(&settings);
+    settings.max_iter = 200;
+    int rc = concord_solve_map(g, &settings, NULL);
+    assert_true(rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED || rc == CONCORD_EINFEASIBLE);
+    concord_free_graphs(graphs, 1);
+
+    /* Each type alone, at its smallest degree. */
+    static const char *const alone[] = {
+        "XOR 1 1",          "XOROUT 1 1",     "ATMOSTONE 1 1",     "OR 1 1",
+        "OROUT 2 1 2",      "ANDOUT 2 1 2",   "IMPLY 1 1",         "BUDGET 1 1 1",
+        "BUDGET_EXACT 1 1 0", "KNAPSACK 1 1 2 1", "PAIR 2 2 1 0.5",
+    };
+    for (size_t k = 0; k < sizeof alone / sizeof alone[0]; ++k) {
+        char buffer[128];
+        int n = snprintf(buffer, sizeof buffer, "2\n1\n0.25\n-0.75\n%s\n", alone[k]);
+        concord_graph **one = read_ok(buffer, (size_t)n, 1, &w);
+        assert_sizes(one[0], 2, 1, strncmp(alone[k], "PAIR", 4) == 0 ? 1 : 0);
+        concord_free_graphs(one, 1);
+    }
+}
+
+/* Numbers in the forms AD3's files and printf produce. */
+static void numbers_in_usual_notations_load_exactly(void **state) {
+    (void)state;
+    static const char text[] = "6\n0\n1e-3\n-2.5E+2\n+.5\n-0\n0.32230078999998757\n5.\n";
+    warnings w = {0};
+    concord_graph **graphs = READ_OK(text, 1, &w);
+    const double s[] = {1e-3, -250.0, 0.5, -0.0, 0.32230078999998757, 5.0};
+    assert_scores(graphs[0], s, 6);
+    concord_free_graphs(graphs, 1);
+}
+
+/* ------------------------------------------------------------------------
+ * AD3's example files
+ * ------------------------------------------------------------------------ */
+
+/* The first two content lines of a file (N and M). */
+static void header_counts(const char *data, long *n_vars, long *n_factors) {
+    long values[2] = {-1, -1};
+    int got = 0;
+    const char *p = data;
+    while (*p && got < 2) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        char line[64];
+        snprintf(line, sizeof line, "%.*s", (int)(len < 63 ? len : 63), p);
+        char *end;
+        long x = strtol(line, &end, 10);
+        if (end != line) values[got++] = x;
+        p += len + (eol ? 1 : 0);
+    }
+    *n_vars = values[0];
+    *n_factors = values[1];
+}
+
+/* Number of lines starting with `word ` and the 1-based line of the first. */
+static long count_lines_starting(const char *data, const char *word, long *first_line) {
+    long count = 0, line = 1;
+    size_t n = strlen(word);
+    *first_line = 0;
+    for (const char *p = data; *p;) {
+        if (strncmp(p, word, n) == 0 && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0')) {
+            if (!count) *first_line = line;
+            ++count;
+        }
+        const char *eol = strchr(p, '\n');
+        if (!eol) break;
+        p = eol + 1;
+        ++line;
+    }
+    return count;
+}
+
+static void ad3_example_files_load_with_their_declared_sizes(void **state) {
+    (void)state;
+    static const char *const names[] = {
+        "coref.fg",         "example1.fg",      "example2.fg",      "mln_large.fg",
+        "parsing_excerpt.fg", "srl_fract_001.fg", "srl_fract_002.fg", "srl_fract_003.fg",
+        "srl_fract_004.fg", "srl_fract_005.fg",
+    };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, names[k]);
+        size_t size;
+        char *data = read_whole_file(path, &size);
+        if (!data) print_message("cannot read %s\n", path);
+        assert_non_null(data);
+        long n_vars, n_factors, stray_line;
+        header_counts(data, &n_vars, &n_factors);
+        long n_pairs = count_lines_starting(data, "PAIR", &stray_line);
+        /* srl_fract_00D.fg may end with a stray "CARALHOD" line. */
+        char stray[16] = "";
+        long n_stray = 0;
+        if (strncmp(names[k], "srl_fract_00", 12) == 0) {
+            snprintf(stray, sizeof stray, "CARALHO%c", names[k][12]);
+            n_stray = count_lines_starting(data, stray, &stray_line);
+        }
+        free(data);
+
+        concord_graph **graphs = NULL;
+        size_t count = 0;
+        char error[512];
+        warnings w = {0};
+        int rc = concord_read_file(path, CONCORD_FORMAT_AUTO, &graphs, &count, error,
+                                   sizeof error, collect_warning, &w);
+        if (rc != CONCORD_OK) print_message("%s: %s\n", names[k], error);
+        assert_int_equal(rc, CONCORD_OK);
+        assert_int_equal(count, 1);
+        assert_sizes(graphs[0], (int32_t)n_vars, (int32_t)n_factors, (int32_t)n_pairs);
+        int expected_warnings = !strcmp(names[k], "srl_fract_003.fg") ||
+                                !strcmp(names[k], "srl_fract_004.fg");
+        if (w.count != expected_warnings) print_message("%s: %d warnings\n", names[k], w.count);
+        assert_int_equal(w.count, expected_warnings);
+        assert_int_equal(n_stray, expected_warnings);
+        if (expected_warnings) {
+            char prefix[600];
+            snprintf(prefix, sizeof prefix, "%s:%ld: ", path, stray_line);
+            assert_int_equal(strncmp(w.first, prefix, strlen(prefix)), 0);
+            assert_non_null(strstr(w.first, stray));
+        }
+        concord_free_graphs(graphs, count);
+    }
+}
+
+static void ad3_files_with_structured_factors_fail_on_the_first_such_line(void **state) {
+    (void)state;
+    static const struct {
+        const char *name, *type;
+    } files[] = {
+        {"parsing01.fg", "ARBORESCENCE"},   {"parsing02.fg", "ARBORESCENCE"},
+        {"sequence.fg", "SEQUENCE"},        {"sequence_budget.fg", "SEQUENCE_BUDGET"},
+        {"general_tree.fg", "GENERAL_TREE"}, {"general_tree_counts.fg", "GENERAL_TREE_COUNTS"},
+    };
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; ++k) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, files[k].name);
+        size_t size;
+        char *data = read_whole_file(path, &size);
+        assert_non_null(data);
+        long line;
+        assert_true(count_lines_starting(data, files[k].type, &line) >= 1);
+        free(data);
+
+        concord_graph *sentinel[1] = {NULL};
+        concord_graph **graphs = sentinel;
+        size_t count = 3;
+        char error[1024], expected[700];
+        int rc = concord_read_file(path, CONCORD_FORMAT_AUTO, &graphs, &count, error,
+                                   sizeof error, NULL, NULL);
+        assert_int_equal(rc, CONCORD_EPARSE);
+        assert_null(graphs);
+        assert_int_equal(count, 0);
+        snprintf(expected, sizeof expected, "%s:%ld: unknown factor type '%s'", path, line,
+                 files[k].type);
+        if (strncmp(error, expected, strlen(expected)) != 0)
+            print_message("got '%s'\nexpected '%s'\n", error, expected);
+        assert_int_equal(strncmp(error, expected, strlen(expected)), 0);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(non_finite_scores_are_rejected_naming_the_line),
+        cmocka_unit_test(out_of_range_indices_are_rejected_naming_the_line),
+        cmocka_unit_test(a_variable_repeated_in_one_factor_is_rejected),
+        cmocka_unit_test(bad_budgets_and_costs_are_rejected),
+        cmocka_unit_test(pair_with_wrong_degree_or_negated_index_is_rejected),
+        cmocka_unit_test(truncated_files_are_rejected_at_their_last_line),
+        cmocka_unit_test(non_numeric_tokens_are_rejected_naming_the_field),
+        cmocka_unit_test(input_without_any_graph_is_rejected),
+        cmocka_unit_test(bad_factor_lines_are_rejected_naming_the_problem),
+        cmocka_unit_test(negative_and_oversized_counts_are_rejected),
+        cmocka_unit_test(embedded_nul_bytes_are_rejected),
+        cmocka_unit_test(a_nul_byte_is_shown_in_the_message_not_cut_off),
+        cmocka_unit_test(an_error_in_a_later_graph_discards_all_graphs),
+        cmocka_unit_test(a_small_error_buffer_is_truncated_not_overflowed),
+        cmocka_unit_test(unreadable_paths_give_eio_and_name_the_path),
+        cmocka_unit_test(a_malformed_file_is_reported_with_its_path_and_line),
+        cmocka_unit_test(several_graphs_separated_by_blank_lines_all_load),
+        cmocka_unit_test(comments_are_ignored_everywhere),
+        cmocka_unit_test(crlf_line_endings_load_like_lf),
+        cmocka_unit_test(a_file_without_final_newline_loads),
+        cmocka_unit_test(a_stray_separator_line_gives_one_warning_and_loads),
+        cmocka_unit_test(negated_indices_in_logic_factors_are_honoured),
+        cmocka_unit_test(every_factor_type_of_the_reader_loads),
+        cmocka_unit_test(numbers_in_usual_notations_load_exactly),
+        cmocka_unit_test(ad3_example_files_load_with_their_declared_sizes),
+        cmocka_unit_test(ad3_files_with_structured_factors_fail_on_the_first_such_line),
+        cmocka_unit_test(huge_degrees_are_rejected_without_integer_overflow),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

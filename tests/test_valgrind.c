@@ -1,0 +1,262 @@
+/*
+ * The `concord` CLI under valgrind (memcheck, full leak check, definite and
+ * indirect leaks counted as errors): a good multi-graph file, AD3's
+ * coref.fg, a malformed file and a missing file must run without a single
+ * memory error or leak, on the success path and on every error path, and
+ * still exit with the CLI's own code. This covers the plain (uninstrumented)
+ * build that users run, which the ASan tests do not. Valgrind and ASan do
+ * not mix, so the ASan twin of this program only prints a notice and skips.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+#define AD3_DATA CONCORD_SHARED_DATA "/ad3"
+
+static char work_dir[256];
+
+/* Three graphs covering logic, budget, knapsack and pair factors. */
+static const char good_graphs[] = "2\n1\n0.5\n-0.5\nXOR 2 1 2\n"
+                                  "\n"
+                                  "3\n3\n0.2\n-0.3\n0.1\nOR 3 1 2 3\nPAIR 2 1 2 0.5\n"
+                                  "BUDGET 3 1 -2 3 1\n"
+                                  "\n"
+                                  "4\n3\n0.3\n-0.1\n0.2\n-0.4\n"
+                                  "PAIR 2 1 2 -1\nKNAPSACK 3 2 3 4 1 2 1 2\nOROUT 3 1 -3 4\n";
+
+/* Fails in the second graph, after the first was built. */
+static const char malformed_graphs[] = "1\n0\n0.5\n\n2\n1\n0\n0\nPAIR 2 1 -2 0.5\n";
+
+static char good_path[512], malformed_path[512];
+
+/* Path of an executable found on PATH, or NULL. */
+static const char *find_valgrind(char *buf, size_t size) {
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/bin:/bin";
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        snprintf(buf, size, "%.*s/valgrind", (int)n, path);
+        if (access(buf, X_OK) == 0) return buf;
+        path += n + (path[n] == ':');
+    }
+    return NULL;
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(work_dir, sizeof work_dir, "/tmp/concord_test_valgrind_XXXXXX");
+    if (!mkdtemp(work_dir)) return -1;
+    snprintf(good_path, sizeof good_path, "%s/good.fg", work_dir);
+    snprintf(malformed_path, sizeof malformed_path, "%s/malformed.fg", work_dir);
+    FILE *fp = fopen(good_path, "wb");
+    if (!fp) return -1;
+    fputs(good_graphs, fp);
+    fclose(fp);
+    fp = fopen(malformed_path, "wb");
+    if (!fp) return -1;
+    fputs(malformed_graphs, fp);
+    fclose(fp);
+    return 0;
+}
+
+/* Removes the files of work_dir, then work_dir itself. */
+static int teardown(void **state) {
+    (void)state;
+    DIR *d = opendir(work_dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char path[600];
+            snprintf(path, sizeof path, "%s/%s", work_dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(work_dir);
+    return 0;
+}
+
+static char *slurp(const char *path) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *data = malloc(cap + 1);
+    while (data) {
+        size_t got = fread(data + n, 1, cap - n, fp);
+        n += got;
+        if (got == 0) break;
+        if (n == cap) {
+            char *p = realloc(data, 2 * cap + 1);
+            if (!p) {
+                free(data);
+                data = NULL;
+                break;
+            }
+            data = p;
+            cap *= 2;
+        }
+    }
+    fclose(fp);
+    if (data) data[n] = '\0';
+    return data;
+}
+
+/* Runs the CLI with `args` under valgrind (stdin from `input` or
+ * /dev/null); checks the exit code is the CLI's `expected` one and that
+ * valgrind saw no error. */
+static void run_under_valgrind(const char *const *args, const char *input, int expected) {
+    char valgrind[512];
+    if (!find_valgrind(valgrind, sizeof valgrind))
+        fail_msg("valgrind is not installed (`make test` installs it; apt-get install valgrind)");
+    char log_path[600], out_path[600], log_arg[700];
+    snprintf(log_path, sizeof log_path, "%s/valgrind.log", work_dir);
+    snprintf(out_path, sizeof out_path, "%s/stdout.txt", work_dir);
+    snprintf(log_arg, sizeof log_arg, "--log-file=%s", log_path);
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = valgrind;
+    argv[n++] = "--error-exitcode=99";
+    argv[n++] = "--leak-check=full";
+    argv[n++] = "--errors-for-leak-kinds=definite,indirect";
+    argv[n++] = "--track-origins=yes";
+    argv[n++] = log_arg;
+    argv[n++] = CONCORD_BINARY;
+    for (int k = 0; args[k] && n < 31; ++k) argv[n++] = args[k];
+    argv[n] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int in = open(input ? input : "/dev/null", O_RDONLY);
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || out < 0) _exit(126);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(out, 2);
+        close(in), close(out);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int wstatus = 0;
+    struct timespec pause = {0, 10000000};
+    for (int waited = 0;; ++waited) {
+        pid_t got = waitpid(pid, &wstatus, WNOHANG);
+        if (got == pid) break;
+        assert_true(got == 0 || errno == EINTR);
+        if (waited > 120 * 100) { /* 120 s */
+            kill(pid, SIGKILL);
+            waitpid(pid, &wstatus, 0);
+            fail_msg("valgrind did not finish within 120 s");
+        }
+        nanosleep(&pause, NULL);
+    }
+    int status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    char *log = slurp(log_path);
+    char *out = slurp(out_path);
+    assert_non_null(log);
+    if (status != expected || !strstr(log, "ERROR SUMMARY: 0 errors")) {
+        print_message("command: valgrind ... concord");
+        for (int k = 0; args[k]; ++k) print_message(" %s", args[k]);
+        print_message("\nexit %d (expected %d%s)\noutput:\n%s\nvalgrind log:\n%s\n", status,
+                      expected, status == 99 ? "; 99 means valgrind found errors" : "",
+                      out ? out : "", log);
+    }
+    free(out);
+    assert_int_not_equal(status, 99);
+    assert_int_equal(status, expected);
+    assert_non_null(strstr(log, "ERROR SUMMARY: 0 errors"));
+    /* Nothing is still reachable either: every path frees what it owns. */
+    if (strstr(log, "still reachable:") && !strstr(log, "still reachable: 0 bytes"))
+        print_message("note: valgrind reports still-reachable memory:\n%s\n", log);
+    free(log);
+}
+
+static int skip_under_asan(void) {
+    if (!UNDER_ASAN) return 0;
+    print_message("notice: valgrind checks skipped in the ASan build "
+                  "(valgrind and AddressSanitizer do not mix)\n");
+    return 1;
+}
+
+static void a_good_multi_graph_file_runs_clean_under_valgrind(void **state) {
+    (void)state;
+    if (skip_under_asan()) skip();
+    char out[600];
+    snprintf(out, sizeof out, "%s/post.txt", work_dir);
+    const char *args[] = {"solve", good_path, "-o", out, NULL};
+    run_under_valgrind(args, NULL, 0);
+    const char *args_json[] = {"solve", "--json", "-", NULL};
+    run_under_valgrind(args_json, good_path, 0);
+    unlink(out);
+}
+
+static void coref_runs_clean_under_valgrind(void **state) {
+    (void)state;
+    if (skip_under_asan()) skip();
+    const char *args[] = {"solve", "-q", AD3_DATA "/coref.fg", NULL};
+    run_under_valgrind(args, NULL, 0);
+    /* The not-converged path too. */
+    const char *args_iter[] = {"solve", "--json", "--max-iter", "3", AD3_DATA "/coref.fg", NULL};
+    run_under_valgrind(args_iter, NULL, 4);
+}
+
+static void a_malformed_file_runs_clean_under_valgrind(void **state) {
+    (void)state;
+    if (skip_under_asan()) skip();
+    char out[600];
+    snprintf(out, sizeof out, "%s/post.txt", work_dir);
+    const char *args[] = {"solve", malformed_path, "-o", out, NULL};
+    run_under_valgrind(args, NULL, 3);
+    const char *args_stdin[] = {"solve", "-", NULL};
+    run_under_valgrind(args_stdin, malformed_path, 3);
+}
+
+static void a_missing_file_runs_clean_under_valgrind(void **state) {
+    (void)state;
+    if (skip_under_asan()) skip();
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/does-not-exist.fg", work_dir);
+    const char *args[] = {"solve", missing, NULL};
+    run_under_valgrind(args, NULL, 3);
+    /* And a usage error. */
+    const char *args_usage[] = {"solve", "--tol", "abc", missing, NULL};
+    run_under_valgrind(args_usage, NULL, 2);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_good_multi_graph_file_runs_clean_under_valgrind),
+        cmocka_unit_test(coref_runs_clean_under_valgrind),
+        cmocka_unit_test(a_malformed_file_runs_clean_under_valgrind),
+        cmocka_unit_test(a_missing_file_runs_clean_under_valgrind),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
