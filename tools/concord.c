@@ -35,7 +35,7 @@ static const char usage_text[] =
     "options:\n"
     "  --format fg|uai    input format (default: from the extension, .uai is UAI)\n"
     "  --algorithm ad3    inference algorithm (ad3: LP-MAP by AD3, the default)\n"
-    "  --max-iter N       iteration cap (default 10000)\n"
+    "  --max-iter N       iteration cap (default 100000)\n"
     "  --tol X            residual tolerance per link (default 1e-6)\n"
     "  --eta X            initial penalty, relative to the score scale (default 0.1)\n"
     "  --no-adapt         keep the penalty fixed\n"

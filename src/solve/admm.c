@@ -30,7 +30,7 @@ enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
 #define CACHE_FRACTION 0.01
 
 void concord_default_settings(concord_settings *s) {
-    s->max_iter = 10000;
+    s->max_iter = 100000;
     s->tol = 1e-6;
     s->eta = 0.1;
     s->adapt_eta = true;

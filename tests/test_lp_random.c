@@ -1,0 +1,661 @@
+/*
+ * AD3 (concord_solve_map, default settings) against independent references
+ * on a few hundred random factor graphs of at most 20 variables: every
+ * factor kind, negated links, degree-1 factors, variables in no factor,
+ * ties, score magnitudes from 1e-9 to 1e6 and graphs mixing them. The
+ * references are GLPK's exact simplex on the local polytope (factors in
+ * V-representation from ref_allowed, KNAPSACK as its continuous polytope)
+ * and brute-force MAP (tests/support/ref_graph.c); none of them shares code
+ * with the library. The group setup draws the graphs, solves each one at
+ * its scores and at its scores times 1e3 and 1e-3, and records everything;
+ * each test then checks one property over all of them and prints every
+ * offending graph as a ready-to-paste ref_graph reproducer.
+ */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "concord.h"
+#include "ref_graph.h"
+#include "testutil.h"
+
+enum {
+    MIN_FEASIBLE = 320, /* feasible graphs checked */
+    MAX_DRAWS = 2000,   /* graphs drawn at most to get them */
+    NUM_SCALES = 3
+};
+
+static const double scales[NUM_SCALES] = {1.0, 1e3, 1e-3};
+
+/* ---- tolerances (and why) ------------------------------------------------
+ * VALUE_TOL: |value - lp| <= VALUE_TOL * max(|lp|, ||scores||_1). concord
+ *   stops when every link's residual is below 1e-6 (relative); a point
+ *   within d (max norm) of the polytope has an objective within about
+ *   d * ||scores||_1 of the optimum, so the L1 norm of the scores is the
+ *   scale of the value error, whatever the magnitude of the scores (1e-9 or
+ *   1e6). 1e-5 leaves a factor 10 over the stopping tolerance.
+ * DIST_TOL: L-infinity distance of each factor's (u_f, v_f) to M_f: the
+ *   stopping rule bounds max_link |u_f - u| by tol = 1e-6; 1e-12 of slack
+ *   for rounding.
+ * OBJECTIVE_TOL: info.value against theta.u + phi.v recomputed here from
+ *   the returned posteriors: the same sum in another order, 1e-12 relative
+ *   to ||scores||_1.
+ * BOUND_TOL: upper_bound >= lp - BOUND_TOL * ||scores||_1: a dual bound is
+ *   valid for any multipliers, so only rounding is allowed.
+ * MAP_TOL: an integral solution's value against the brute-force MAP (same
+ *   0/1 sums, rounding only), relative to ||scores||_1.
+ * SCALE_TOL: posteriors at scores x1e3 and x1e-3 against those at the
+ *   scores, when the LP optimum is unique: concord's penalty and residuals
+ *   are relative to the score scale, so its iterates should be the same up
+ *   to rounding; two solves of one unique optimum can anyway differ by no
+ *   more than about the stopping tolerance 1e-6.
+ * UNIQUE_WIDTH: the LP optimum is deemed unique when every coordinate
+ *   varies by at most this much over {feasible, objective >= lp -
+ *   1e-9 ||scores||_1} (GLPK's simplex, tolerances ~1e-7).
+ */
+#define VALUE_TOL 1e-5
+#define DIST_TOL (1e-6 + 1e-12)
+#define OBJECTIVE_TOL 1e-12
+#define BOUND_TOL 1e-12
+#define MAP_TOL 1e-12
+#define SCALE_TOL 1e-6
+#define UNIQUE_WIDTH 1e-6
+#define UNIQUE_SLACK 1e-9
+
+typedef struct solve_result {
+    int build_ok;
+    int rc;
+    concord_info info;
+    double lp_value; /* GLPK optimum of the graph at this scale */
+    int lp_status;
+    double u[REF_MAX_VARS], v[REF_MAX_FACTORS];
+    double distance; /* largest distance of a factor to its polytope */
+    int worst_factor;
+} solve_result;
+
+typedef struct graph_case {
+    int draw; /* index of the draw (position in the seeded sequence) */
+    ref_graph graph;
+    double scale_l1;
+    double lp_u[REF_MAX_VARS], lp_v[REF_MAX_FACTORS]; /* GLPK's optimal point */
+    int unique;             /* the LP optimum is unique */
+    bool map_feasible;      /* some assignment satisfies every factor */
+    double map_value;       /* brute force, at scale 1 */
+    int map_x[REF_MAX_VARS];
+    solve_result solves[NUM_SCALES];
+} graph_case;
+
+typedef struct infeasible_case {
+    int draw;
+    ref_graph graph;
+    int build_ok;
+    int rc;
+    concord_info info;
+} infeasible_case;
+
+typedef struct suite {
+    graph_case *cases;
+    int n_cases;
+    infeasible_case *infeasible;
+    int n_infeasible;
+    int n_errors; /* GLPK failures while setting up */
+} suite;
+
+static suite the_suite;
+
+static void print_case(const graph_case *c) {
+    printf("  graph from draw %d:\n", c->draw);
+    ref_graph_print(stdout, &c->graph);
+}
+
+static void solve_at_scale(graph_case *c, int k) {
+    solve_result *r = &c->solves[k];
+    ref_graph g = c->graph;
+    if (scales[k] != 1.0) ref_graph_scale_scores(&g, scales[k]);
+    r->lp_status = ref_local_lp(&g, &r->lp_value, NULL, NULL);
+    concord_graph *cg = ref_build(&g);
+    r->build_ok = cg != NULL;
+    if (!cg) return;
+    r->rc = concord_solve_map(cg, NULL, &r->info);
+    const double *u = concord_solution_variables(cg), *v = concord_solution_additionals(cg);
+    int a = ref_graph_num_additionals(&g);
+    if (u) memcpy(r->u, u, (size_t)g.n_vars * sizeof *u);
+    if (v && a > 0) memcpy(r->v, v, (size_t)a * sizeof *v);
+    r->distance = u ? ref_graph_max_distance(&g, r->u, r->v, &r->worst_factor) : INFINITY;
+    concord_graph_free(cg);
+}
+
+static int setup(void **state) {
+    suite *s = &the_suite;
+    memset(s, 0, sizeof *s);
+    s->cases = calloc(MIN_FEASIBLE, sizeof *s->cases);
+    s->infeasible = calloc(MAX_DRAWS, sizeof *s->infeasible);
+    if (!s->cases || !s->infeasible) return -1;
+    test_rng rng = {20240611};
+    for (int draw = 0; draw < MAX_DRAWS && s->n_cases < MIN_FEASIBLE; ++draw) {
+        ref_graph g;
+        ref_random_graph(&rng, 20, &g);
+        double lp, lp_u[REF_MAX_VARS], lp_v[REF_MAX_FACTORS];
+        int status = ref_local_lp(&g, &lp, lp_u, lp_v);
+        if (status == REF_LP_ERROR) {
+            printf("GLPK failed on the graph of draw %d\n", draw);
+            s->n_errors += 1;
+            continue;
+        }
+        if (status == REF_LP_INFEASIBLE) {
+            infeasible_case *ic = &s->infeasible[s->n_infeasible++];
+            ic->draw = draw;
+            ic->graph = g;
+            concord_graph *cg = ref_build(&g);
+            ic->build_ok = cg != NULL;
+            if (cg) ic->rc = concord_solve_map(cg, NULL, &ic->info);
+            concord_graph_free(cg);
+            continue;
+        }
+        graph_case *c = &s->cases[s->n_cases++];
+        c->draw = draw;
+        c->graph = g;
+        c->scale_l1 = ref_graph_score_l1(&g);
+        memcpy(c->lp_u, lp_u, sizeof lp_u);
+        memcpy(c->lp_v, lp_v, sizeof lp_v);
+        double lo[REF_MAX_VARS + REF_MAX_FACTORS], hi[REF_MAX_VARS + REF_MAX_FACTORS];
+        int width_n = g.n_vars + ref_graph_num_additionals(&g);
+        if (ref_local_lp_ranges(&g, lp, UNIQUE_SLACK * c->scale_l1, lo, hi) == REF_LP_OPTIMAL) {
+            c->unique = 1;
+            for (int j = 0; j < width_n; ++j)
+                if (hi[j] - lo[j] > UNIQUE_WIDTH) c->unique = 0;
+        } else {
+            s->n_errors += 1;
+            printf("GLPK failed on the ranges of the graph of draw %d\n", draw);
+        }
+        c->map_feasible = ref_brute_map(&g, &c->map_value, c->map_x);
+        for (int k = 0; k < NUM_SCALES; ++k) solve_at_scale(c, k);
+    }
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    free(the_suite.cases);
+    free(the_suite.infeasible);
+    memset(&the_suite, 0, sizeof the_suite);
+    return 0;
+}
+
+static const char *scale_name(int k) { return k == 0 ? "x1" : k == 1 ? "x1e3" : "x1e-3"; }
+
+/* Whether the solve at scale k ran and converged (other tests skip the
+ * ones that did not, which the convergence test reports). */
+static bool converged(const solve_result *r) {
+    return r->build_ok && r->rc == CONCORD_OK && r->lp_status == REF_LP_OPTIMAL;
+}
+
+/* ---- the references agree with each other -------------------------------- */
+
+/* GLPK solved every LP it was given; the brute-force MAP, when some
+ * assignment is feasible, never exceeds the LP optimum (the local polytope
+ * contains every feasible assignment) and equals it when GLPK's optimal
+ * point is integral; GLPK's optimum and the MAP assignment are at distance
+ * 0 from every factor polytope (the V-representation, the H-representation
+ * of KNAPSACK, the distance LP and ref_allowed agree). */
+static void references_agree_lp_bounds_map_and_optima_lie_in_every_polytope(void **state) {
+    suite *s = *state;
+    assert_int_equal(s->n_errors, 0);
+    assert_true(s->n_cases >= MIN_FEASIBLE);
+    int failures = 0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        if (c->solves[0].lp_status != REF_LP_OPTIMAL) {
+            printf("GLPK status %d on a graph it solved before\n", c->solves[0].lp_status);
+            print_case(c);
+            failures += 1;
+            continue;
+        }
+        const ref_graph *g = &c->graph;
+        double tol = 1e-12 * c->scale_l1;
+        if (c->map_feasible && c->map_value > c->solves[0].lp_value + tol) {
+            printf("brute-force MAP %.17g above the LP optimum %.17g\n", c->map_value,
+                   c->solves[0].lp_value);
+            print_case(c);
+            failures += 1;
+        }
+        bool integral = true;
+        for (int j = 0; j < g->n_vars; ++j) integral &= c->lp_u[j] == 0.0 || c->lp_u[j] == 1.0;
+        for (int j = 0; j < ref_graph_num_additionals(g); ++j)
+            integral &= c->lp_v[j] == 0.0 || c->lp_v[j] == 1.0;
+        if (integral && (!c->map_feasible || fabs(c->map_value - c->solves[0].lp_value) > tol)) {
+            printf("GLPK's optimum %.17g is integral but the brute-force MAP is %s%.17g\n",
+                   c->solves[0].lp_value, c->map_feasible ? "" : "infeasible ", c->map_value);
+            print_case(c);
+            failures += 1;
+        }
+        double d_lp = ref_graph_max_distance(g, c->lp_u, c->lp_v, NULL);
+        double d_map = 0.0;
+        if (c->map_feasible) {
+            double xs[REF_MAX_VARS], ys[REF_MAX_FACTORS];
+            int k = 0;
+            for (int j = 0; j < g->n_vars; ++j) xs[j] = c->map_x[j];
+            for (int f = 0; f < g->n_factors; ++f)
+                if (g->factors[f].kind == REF_PAIR)
+                    ys[k++] = c->map_x[g->factors[f].vars[0]] && c->map_x[g->factors[f].vars[1]];
+            d_map = ref_graph_max_distance(g, xs, ys, NULL);
+        }
+        if (!(d_lp >= 0.0 && d_lp <= 1e-12) || d_map != 0.0) {
+            printf("distance to the factor polytopes: GLPK's optimum %.3g, MAP %.3g\n", d_lp,
+                   d_map);
+            print_case(c);
+            failures += 1;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+
+/* ---- the references on cases worked out by hand -------------------------- */
+
+static ref_factor make_factor(ref_kind kind, int degree, const int *vars, const bool *negated) {
+    ref_factor f;
+    memset(&f, 0, sizeof f);
+    f.kind = kind;
+    f.degree = degree;
+    for (int j = 0; j < degree; ++j) {
+        f.vars[j] = vars[j];
+        f.negated[j] = negated ? negated[j] : false;
+    }
+    return f;
+}
+
+/* ref_distance_to_factor on points whose distance is known: XOR(a, b) at
+ * (1, 1) is 1/2 from the segment a + b = 1; ATMOSTONE of 3 at 1/2 each is
+ * 1/6 from a + b + c <= 1; PAIR at u = (1, 1), v = 0 is 1/3 from
+ * v >= u1 + u2 - 1; KNAPSACK 1 a + 1 b <= 1 at (1, 1) is 1/2 away; a
+ * negated KNAPSACK link 2 (1 - u) <= 1 at u = 0 is 1/2 away; points of the
+ * polytopes are at 0. */
+static void distance_to_factor_matches_hand_computed_values(void **state) {
+    (void)state;
+    int vars[3] = {0, 1, 2};
+    bool neg[3] = {true, false, false};
+    ref_factor xor2 = make_factor(REF_XOR, 2, vars, NULL);
+    ref_factor amo3 = make_factor(REF_ATMOSTONE, 3, vars, NULL);
+    ref_factor pair = make_factor(REF_PAIR, 2, vars, NULL);
+    ref_factor knap = make_factor(REF_KNAPSACK, 2, vars, NULL);
+    knap.costs[0] = knap.costs[1] = 1.0;
+    knap.budget = 1.0;
+    ref_factor knap_neg = make_factor(REF_KNAPSACK, 1, vars, neg);
+    knap_neg.costs[0] = 2.0;
+    knap_neg.budget = 1.0;
+    double ones[3] = {1, 1, 1}, halves[3] = {0.5, 0.5, 0.5}, zero[1] = {0};
+    double inside[3] = {0.25, 0.75, 0}, third[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+    double v0[1] = {0}, v_half[1] = {0.5};
+    assert_true(fabs(ref_distance_to_factor(&xor2, ones, NULL) - 0.5) <= 1e-15);
+    assert_true(fabs(ref_distance_to_factor(&amo3, halves, NULL) - 1.0 / 6) <= 1e-15);
+    assert_true(fabs(ref_distance_to_factor(&pair, ones, v0) - 1.0 / 3) <= 1e-15);
+    assert_true(fabs(ref_distance_to_factor(&knap, ones, NULL) - 0.5) <= 1e-15);
+    assert_true(fabs(ref_distance_to_factor(&knap_neg, zero, NULL) - 0.5) <= 1e-15);
+    assert_true(ref_distance_to_factor(&xor2, inside, NULL) == 0.0);
+    assert_true(ref_distance_to_factor(&amo3, third, NULL) == 0.0);
+    assert_true(ref_distance_to_factor(&pair, halves, v_half) == 0.0);
+    assert_true(ref_distance_to_factor(&knap, halves, NULL) == 0.0);
+}
+
+/* Three variables of score 1, pairwise ATMOSTONE (a frustrated triangle):
+ * the local polytope admits u = 1/2 each, LP value 3/2, while the MAP is 1;
+ * one KNAPSACK 2 a + 2 b <= 3 with scores 1: the continuous knapsack
+ * polytope has the vertex (1, 1/2), LP value 3/2, MAP 1. GLPK, brute force
+ * and concord all give these values. */
+static void references_and_solver_agree_on_hand_solved_graphs(void **state) {
+    (void)state;
+    ref_graph tri;
+    memset(&tri, 0, sizeof tri);
+    tri.n_vars = 3;
+    tri.theta[0] = tri.theta[1] = tri.theta[2] = 1.0;
+    int edges[3][2] = {{0, 1}, {1, 2}, {0, 2}};
+    for (int e = 0; e < 3; ++e) tri.factors[tri.n_factors++] = make_factor(REF_ATMOSTONE, 2, edges[e], NULL);
+    ref_graph knap;
+    memset(&knap, 0, sizeof knap);
+    knap.n_vars = 2;
+    knap.theta[0] = knap.theta[1] = 1.0;
+    int ab[2] = {0, 1};
+    knap.factors[0] = make_factor(REF_KNAPSACK, 2, ab, NULL);
+    knap.factors[0].costs[0] = knap.factors[0].costs[1] = 2.0;
+    knap.factors[0].budget = 3.0;
+    knap.n_factors = 1;
+    const ref_graph *graphs[2] = {&tri, &knap};
+    for (int k = 0; k < 2; ++k) {
+        double lp, map;
+        assert_int_equal(ref_local_lp(graphs[k], &lp, NULL, NULL), REF_LP_OPTIMAL);
+        assert_true(fabs(lp - 1.5) <= 1e-15);
+        assert_true(ref_brute_map(graphs[k], &map, NULL));
+        assert_true(map == 1.0);
+        concord_graph *g = ref_build(graphs[k]);
+        assert_non_null(g);
+        concord_info info;
+        assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+        assert_int_equal(info.status, CONCORD_STATUS_FRACTIONAL);
+        assert_true(fabs(info.value - 1.5) <= VALUE_TOL * 1.5);
+        concord_graph_free(g);
+    }
+}
+
+/* ---- concord against the references -------------------------------------- */
+
+/* With default settings, concord_solve_map returns CONCORD_OK and a
+ * converged status (integral or fractional) on every feasible graph, at
+ * every score scale. */
+static void solve_map_converges_on_every_feasible_random_graph(void **state) {
+    suite *s = *state;
+    int failures = 0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        for (int k = 0; k < NUM_SCALES; ++k) {
+            const solve_result *r = &c->solves[k];
+            bool ok = r->build_ok && r->rc == CONCORD_OK &&
+                      (r->info.status == CONCORD_STATUS_INTEGRAL ||
+                       r->info.status == CONCORD_STATUS_FRACTIONAL);
+            if (ok) continue;
+            printf("scores %s: build %s, rc %d (%s), status %s after %d iterations, "
+                   "primal residual %g, dual residual %g\n",
+                   scale_name(k), r->build_ok ? "ok" : "refused", r->rc,
+                   concord_strerror(r->rc), concord_status_name(r->info.status),
+                   r->info.iterations, r->info.primal_residual, r->info.dual_residual);
+            print_case(c);
+            failures += 1;
+        }
+    }
+    printf("%d feasible graphs x %d score scales\n", s->n_cases, NUM_SCALES);
+    assert_int_equal(failures, 0);
+}
+
+/* |value - lp| <= 1e-5 * max(|lp|, ||scores||_1), lp = GLPK's exact
+ * optimum of the local polytope LP (see VALUE_TOL). */
+static void value_matches_the_glpk_local_polytope_optimum(void **state) {
+    suite *s = *state;
+    int failures = 0;
+    double worst = 0.0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        for (int k = 0; k < NUM_SCALES; ++k) {
+            const solve_result *r = &c->solves[k];
+            if (!converged(r)) continue;
+            double l1 = c->scale_l1 * scales[k];
+            double scale = fmax(fabs(r->lp_value), l1);
+            double err = fabs(r->info.value - r->lp_value);
+            if (scale > 0.0 && err / scale > worst) worst = err / scale;
+            if (err <= VALUE_TOL * scale) continue;
+            printf("scores %s: value %.17g, GLPK %.17g (error %.3g of the scale %.3g), "
+                   "status %s\n",
+                   scale_name(k), r->info.value, r->lp_value, err / scale, scale,
+                   concord_status_name(r->info.status));
+            print_case(c);
+            failures += 1;
+        }
+    }
+    printf("largest relative value error %.3g (tolerance %g)\n", worst, VALUE_TOL);
+    assert_int_equal(failures, 0);
+}
+
+/* Each factor's posterior (u restricted to its links, its additionals) is
+ * within 1e-6 (max norm) of its polytope M_f (an LP per factor). */
+static void posteriors_are_within_1e_6_of_every_factor_polytope(void **state) {
+    suite *s = *state;
+    int failures = 0;
+    double worst = 0.0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        for (int k = 0; k < NUM_SCALES; ++k) {
+            const solve_result *r = &c->solves[k];
+            if (!converged(r)) continue;
+            if (r->distance > worst) worst = r->distance;
+            if (r->distance >= 0.0 && r->distance <= DIST_TOL) continue;
+            printf("scores %s: factor %d (%s) is %.3g away from its polytope\n", scale_name(k),
+                   r->worst_factor,
+                   r->worst_factor >= 0 ? ref_kind_name(c->graph.factors[r->worst_factor].kind)
+                                        : "?",
+                   r->distance);
+            print_case(c);
+            failures += 1;
+        }
+    }
+    printf("largest distance to a factor polytope %.3g (tolerance %g)\n", worst, DIST_TOL);
+    assert_int_equal(failures, 0);
+}
+
+/* info.value is theta.u + phi.v of the returned posteriors (recomputed by
+ * ref_objective), to 1e-12 of ||scores||_1. */
+static void reported_value_is_the_objective_of_the_returned_posteriors(void **state) {
+    suite *s = *state;
+    int failures = 0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        for (int k = 0; k < NUM_SCALES; ++k) {
+            const solve_result *r = &c->solves[k];
+            if (!r->build_ok || (r->rc != CONCORD_OK && r->rc != CONCORD_ENOTCONVERGED)) continue;
+            ref_graph g = c->graph;
+            ref_graph_scale_scores(&g, scales[k]);
+            double obj = ref_objective(&g, r->u, r->v);
+            double tol = OBJECTIVE_TOL * ref_graph_score_l1(&g) + DBL_MIN;
+            if (fabs(obj - r->info.value) <= tol) continue;
+            printf("scores %s: reported value %.17g, objective of the posteriors %.17g\n",
+                   scale_name(k), r->info.value, obj);
+            print_case(c);
+            failures += 1;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* upper_bound >= lp - 1e-12 * ||scores||_1: the dual bound is a bound. */
+static void upper_bound_is_at_least_the_lp_optimum(void **state) {
+    suite *s = *state;
+    int failures = 0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        for (int k = 0; k < NUM_SCALES; ++k) {
+            const solve_result *r = &c->solves[k];
+            if (!r->build_ok || r->lp_status != REF_LP_OPTIMAL) continue;
+            if (r->rc != CONCORD_OK && r->rc != CONCORD_ENOTCONVERGED) continue;
+            double tol = BOUND_TOL * c->scale_l1 * scales[k];
+            if (r->info.upper_bound >= r->lp_value - tol) continue;
+            printf("scores %s: upper bound %.17g below the LP optimum %.17g\n", scale_name(k),
+                   r->info.upper_bound, r->lp_value);
+            print_case(c);
+            failures += 1;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* When concord reports an integral solution, every posterior is exactly 0
+ * or 1, the assignment satisfies every factor, and its value is the
+ * brute-force MAP (to rounding: 1e-12 of ||scores||_1). */
+static void integral_solutions_are_binary_and_reach_the_brute_force_map(void **state) {
+    suite *s = *state;
+    int failures = 0, integral = 0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        for (int k = 0; k < NUM_SCALES; ++k) {
+            const solve_result *r = &c->solves[k];
+            if (!converged(r)) continue;
+            bool says = r->info.integral || r->info.status == CONCORD_STATUS_INTEGRAL;
+            if (!says) continue;
+            integral += 1;
+            ref_graph g = c->graph;
+            ref_graph_scale_scores(&g, scales[k]);
+            int a = ref_graph_num_additionals(&g);
+            bool binary = r->info.integral == (r->info.status == CONCORD_STATUS_INTEGRAL);
+            for (int j = 0; j < g.n_vars; ++j) binary &= r->u[j] == 0.0 || r->u[j] == 1.0;
+            for (int j = 0; j < a; ++j) binary &= r->v[j] == 0.0 || r->v[j] == 1.0;
+            bool allowed = binary;
+            int add = 0;
+            for (int f = 0; f < g.n_factors && binary; ++f) {
+                const ref_factor *fac = &g.factors[f];
+                int x[REF_MAX_DEGREE], y[4] = {0, 0, 0, 0};
+                for (int j = 0; j < fac->degree; ++j) x[j] = r->u[fac->vars[j]] == 1.0;
+                for (int j = 0; j < ref_num_additionals(fac); ++j) y[j] = r->v[add + j] == 1.0;
+                add += ref_num_additionals(fac);
+                allowed &= ref_allowed(fac, x, y);
+            }
+            double map = 0.0;
+            if (c->map_feasible) {
+                double xs[REF_MAX_VARS], ys[REF_MAX_FACTORS];
+                for (int j = 0; j < g.n_vars; ++j) xs[j] = c->map_x[j];
+                int kk = 0;
+                for (int f = 0; f < g.n_factors; ++f)
+                    if (g.factors[f].kind == REF_PAIR)
+                        ys[kk++] = c->map_x[g.factors[f].vars[0]] && c->map_x[g.factors[f].vars[1]];
+                map = ref_objective(&g, xs, ys);
+            }
+            double tol = MAP_TOL * ref_graph_score_l1(&g) + DBL_MIN;
+            if (binary && allowed && c->map_feasible && fabs(r->info.value - map) <= tol)
+                continue;
+            printf("scores %s: reported integral (status %s, integral %d); posteriors %s, "
+                   "%s every factor; value %.17g, brute-force MAP %s %.17g\n",
+                   scale_name(k), concord_status_name(r->info.status), r->info.integral,
+                   binary ? "0/1" : "NOT all 0/1", allowed ? "satisfying" : "NOT satisfying",
+                   r->info.value, c->map_feasible ? "" : "(no feasible assignment)", map);
+            print_case(c);
+            failures += 1;
+        }
+    }
+    printf("%d integral solutions checked\n", integral);
+    assert_int_equal(failures, 0);
+}
+
+/* When the LP optimum is unique, the posteriors at scores x1e3 and x1e-3
+ * match those at the scores within 1e-6 (scale invariance). */
+static void posteriors_are_invariant_to_rescaling_the_scores_when_the_lp_optimum_is_unique(
+    void **state) {
+    suite *s = *state;
+    int failures = 0, checked = 0;
+    double worst = 0.0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        if (!c->unique || !converged(&c->solves[0])) continue;
+        int a = ref_graph_num_additionals(&c->graph);
+        for (int k = 1; k < NUM_SCALES; ++k) {
+            const solve_result *r = &c->solves[k];
+            if (!converged(r)) continue;
+            checked += 1;
+            double diff = 0.0;
+            for (int j = 0; j < c->graph.n_vars; ++j)
+                diff = fmax(diff, fabs(r->u[j] - c->solves[0].u[j]));
+            for (int j = 0; j < a; ++j) diff = fmax(diff, fabs(r->v[j] - c->solves[0].v[j]));
+            if (diff > worst) worst = diff;
+            if (diff <= SCALE_TOL) continue;
+            printf("scores %s: posteriors differ by %.3g from those at the scores\n",
+                   scale_name(k), diff);
+            print_case(c);
+            failures += 1;
+        }
+    }
+    printf("%d rescaled solves of graphs with a unique LP optimum; largest difference %.3g\n",
+           checked, worst);
+    assert_true(checked >= 100);
+    assert_int_equal(failures, 0);
+}
+
+/* Graphs whose local polytope is empty (GLPK) are never reported as
+ * solved: concord_solve_map does not return CONCORD_OK. */
+/* An empty local polytope is proved so by the dual bound: the solver
+ * reports it as infeasible, never as converged or merely unfinished. */
+static void infeasible_local_polytopes_are_reported_infeasible(void **state) {
+    suite *s = *state;
+    int failures = 0;
+    for (int i = 0; i < s->n_infeasible; ++i) {
+        const infeasible_case *ic = &s->infeasible[i];
+        if (!ic->build_ok ||
+            (ic->rc == CONCORD_EINFEASIBLE && ic->info.status == CONCORD_STATUS_INFEASIBLE))
+            continue;
+        printf("GLPK: the local polytope is empty; concord: rc %d, status %s, value %.17g\n",
+               ic->rc, concord_status_name(ic->info.status), ic->info.value);
+        printf("  graph from draw %d:\n", ic->draw);
+        ref_graph_print(stdout, &ic->graph);
+        failures += 1;
+    }
+    printf("%d graphs with an empty local polytope\n", s->n_infeasible);
+    assert_true(s->n_infeasible >= 10);
+    assert_int_equal(failures, 0);
+}
+
+/* The sample is as varied as intended: every kind, negations, degree-1
+ * factors, variables in no factor, score magnitudes 1e-9 and 1e6, graphs
+ * mixing magnitudes, ties, integral and fractional solutions, unique and
+ * non-unique LP optima. Guards the generator against silent drift. */
+static void random_graphs_cover_every_kind_and_score_regime(void **state) {
+    suite *s = *state;
+    int kinds[REF_NUM_KINDS] = {0};
+    int negated = 0, degree1 = 0, isolated = 0, tiny = 0, huge = 0, mixed = 0, ties = 0;
+    int integral = 0, fractional = 0, unique = 0, no_factor = 0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        const ref_graph *g = &c->graph;
+        bool used[REF_MAX_VARS] = {false};
+        for (int f = 0; f < g->n_factors; ++f) {
+            const ref_factor *fac = &g->factors[f];
+            kinds[fac->kind] += 1;
+            degree1 += fac->degree == 1;
+            for (int j = 0; j < fac->degree; ++j) {
+                negated += fac->negated[j];
+                used[fac->vars[j]] = true;
+            }
+        }
+        no_factor += g->n_factors == 0;
+        for (int j = 0; j < g->n_vars; ++j) isolated += g->n_factors > 0 && !used[j];
+        double lo = INFINITY, hi = 0.0;
+        bool tie = false;
+        for (int j = 0; j < g->n_vars; ++j) {
+            double a = fabs(g->theta[j]);
+            if (a > 0.0) lo = fmin(lo, a);
+            hi = fmax(hi, a);
+            for (int k = 0; k < j; ++k) tie |= g->theta[k] == g->theta[j] && a > 0.0;
+        }
+        tiny += hi > 0.0 && hi <= 1e-8;
+        huge += hi >= 1e5;
+        mixed += hi > 0.0 && hi / lo >= 1e6;
+        ties += tie;
+        integral += c->solves[0].info.status == CONCORD_STATUS_INTEGRAL;
+        fractional += c->solves[0].info.status == CONCORD_STATUS_FRACTIONAL;
+        unique += c->unique;
+    }
+    printf("kinds:");
+    for (int k = 0; k < REF_NUM_KINDS; ++k) printf(" %s %d", ref_kind_name((ref_kind)k), kinds[k]);
+    printf("\nnegated links %d, degree-1 factors %d, variables in no factor %d, graphs "
+           "without factors %d\n",
+           negated, degree1, isolated, no_factor);
+    printf("graphs: scores <= 1e-8 %d, >= 1e5 %d, mixing magnitudes %d, tied scores %d, "
+           "integral %d, fractional %d, unique LP optimum %d\n",
+           tiny, huge, mixed, ties, integral, fractional, unique);
+    for (int k = 0; k < REF_NUM_KINDS; ++k) assert_true(kinds[k] >= 20);
+    assert_true(negated >= 100 && degree1 >= 20 && isolated >= 20);
+    assert_true(tiny >= 10 && huge >= 10 && mixed >= 10 && ties >= 30);
+    assert_true(integral >= 30 && fractional >= 30 && unique >= 50);
+    assert_true(s->n_cases - unique >= 20);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(distance_to_factor_matches_hand_computed_values),
+        cmocka_unit_test(references_and_solver_agree_on_hand_solved_graphs),
+        cmocka_unit_test(references_agree_lp_bounds_map_and_optima_lie_in_every_polytope),
+        cmocka_unit_test(random_graphs_cover_every_kind_and_score_regime),
+        cmocka_unit_test(solve_map_converges_on_every_feasible_random_graph),
+        cmocka_unit_test(value_matches_the_glpk_local_polytope_optimum),
+        cmocka_unit_test(posteriors_are_within_1e_6_of_every_factor_polytope),
+        cmocka_unit_test(reported_value_is_the_objective_of_the_returned_posteriors),
+        cmocka_unit_test(upper_bound_is_at_least_the_lp_optimum),
+        cmocka_unit_test(integral_solutions_are_binary_and_reach_the_brute_force_map),
+        cmocka_unit_test(
+            posteriors_are_invariant_to_rescaling_the_scores_when_the_lp_optimum_is_unique),
+        cmocka_unit_test(infeasible_local_polytopes_are_reported_infeasible),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
