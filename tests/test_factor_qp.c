@@ -1,0 +1,361 @@
+/*
+ * The closed-form weighted QP of every factor kind, checked against an
+ * independent reference. For each kind, thousands of random one-factor
+ * problems (degrees 1..8, random negations, scores from several regimes
+ * including ties and scales 1e-3..1e3, curvatures d from 1e-3 to 1e3) are
+ * solved through the library's variable-space entry point
+ * factor_qp_variables and by ref_qp (Frank-Wolfe over the enumerated
+ * vertices, exact active-set polish, verified KKT certificate; see
+ * support/ref_factor.c). The library's u must equal the reference, its
+ * objective must equal the optimum, its point must lie in the polytope
+ * (checked by an LP over the allowed configurations), and PAIR's v must
+ * equal the reference whenever the score b makes it unique. A hand-solved
+ * set of cases checks the reference itself, and known inside and outside
+ * points check the feasibility test.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "factor.h"
+#include "graph.h"
+#include "ref_factor.h"
+#include "ref_semantics.h"
+#include "testutil.h"
+
+enum { CASES_PER_KIND = 4000, MAX_TEST_DEGREE = 8, MAX_REPORTS = 5 };
+
+/*
+ * Tolerances. u lies in [0, 1], so its errors are absolute. Even an exact
+ * algorithm in double precision computes an interior coordinate as
+ * (a_i - tau c_i) / d_i, with |a_i| and |tau c_i| up to the input scale
+ * S = sum|a| + sum d + sum|b| and d_i down to d_min: cancellation alone
+ * costs ~eps * S / d_min. So the tolerance is relative to the conditioning
+ * kappa = S / d_min: U_REL * eps * kappa, capped at U_CAP = 1e-8. On
+ * well-scaled inputs (kappa ~ 10) that is ~1e-12, so even tiny errors are
+ * caught; on the worst ones (scores 1e3, d 1e-3, kappa ~ 1e7) the cap
+ * applies. The reference's own error is of the same order (its KKT solve
+ * has condition number ~kappa, cured by iterative refinement). A point
+ * whose u is off by delta can be outside the polytope by ~delta and its
+ * objective off by at most (sum|a| + sum d) * delta <= S * delta (to first
+ * order: at a constrained optimum the gradient need not vanish), so the
+ * feasibility tolerance is the same as for u (but at least FEAS_FLOOR:
+ * the membership LP is solved by GLPK's simplex with bound tolerance
+ * 1e-12, so distances below ~1e-12 are not resolved) and the objective's
+ * is S times it. Measured: over 330,000 cases (30,000 per kind, another
+ * seed) the largest |du| was 1.5 eps kappa, so U_REL = 50 leaves a margin
+ * of ~30 while staying far below any real error.
+ */
+#define U_REL 50.0
+#define U_CAP 1e-8
+#define FEAS_FLOOR 1e-11
+/* PAIR's v is unique when b != 0: moving v by delta at fixed u changes the
+ * objective linearly by b delta, so the reference's final linear-oracle gap
+ * (at rounding level, ~eps S) bounds |b| * |v error|. v is compared (with
+ * the u tolerance) when |b| >= 1e-6 * S, which pins the reference's v to
+ * ~1e-9; otherwise v is only checked feasible (jointly with u, by the
+ * membership LP) and through the objective. */
+#define V_UNIQUE_B 1e-6
+
+static const double eps = 2.220446049250313e-16;
+
+typedef struct qp_stats {
+    double max_du, max_dv, max_dobj, max_viol;
+    double max_du_ratio; /* largest |du| / (eps kappa) */
+    int failures, reference_failures;
+} qp_stats;
+
+static void print_vector(const char *name, int n, const double *x) {
+    fprintf(stderr, "  %s {", name);
+    for (int j = 0; j < n; ++j) fprintf(stderr, "%s%.17g", j ? ", " : "", x[j]);
+    fprintf(stderr, "}\n");
+}
+
+/* One random problem of the given kind: library versus reference. */
+static void check_one(test_rng *r, ref_kind kind, int case_id, qp_stats *stats) {
+    ref_graph *rg = calloc(1, sizeof *rg);
+    assert_non_null(rg);
+    ref_factor *f = &rg->factors[0];
+    ref_draw_factor(r, kind, MAX_TEST_DEGREE, f);
+    int p = f->degree, q = ref_num_additionals(f);
+    double d[REF_MAX_DEGREE], a[REF_MAX_DEGREE], b[1] = {0.0};
+    ref_draw_curvatures(r, p, d);
+    ref_draw_scores(r, f, d, a, b);
+    rg->n_vars = p;
+    rg->n_factors = 1;
+    if (kind == REF_PAIR) f->score = b[0];
+
+    concord_graph *g = ref_build(rg);
+    assert_non_null(g);
+    const factor *fa = &g->factors[0];
+    assert_int_equal(fa->degree, p);
+    assert_int_equal(fa->n_add, q);
+    /* Exact-size buffers, so that ASan sees any access out of bounds. */
+    size_t scratch_bytes = factor_scratch_bytes(fa);
+    /* Closed forms use the literal buffers only; the oracle ones stay NULL. */
+    factor_buffers buf = {.lit_a = malloc((size_t)p * sizeof(double)),
+                          .lit_u = malloc((size_t)p * sizeof(double)),
+                          .scratch = scratch_bytes ? malloc(scratch_bytes) : NULL};
+    double *ain = malloc((size_t)p * sizeof(double)), *din = malloc((size_t)p * sizeof(double));
+    double *u = malloc((size_t)p * sizeof(double));
+    double *bin = q ? malloc((size_t)q * sizeof(double)) : NULL;
+    double *v = q ? malloc((size_t)q * sizeof(double)) : NULL;
+    assert_true(buf.lit_a && buf.lit_u && (buf.scratch || !scratch_bytes) && ain && din && u);
+    assert_true(!q || (bin && v));
+    memcpy(ain, a, (size_t)p * sizeof(double));
+    memcpy(din, d, (size_t)p * sizeof(double));
+    if (q) memcpy(bin, b, (size_t)q * sizeof(double));
+    assert_true(factor_qp_variables(fa, NULL, g->link_neg + fa->link_begin, ain, bin, din, u, v, 1,
+                                    &buf)
+                    .exact);
+
+    double uref[REF_MAX_DEGREE], vref[1] = {0.0};
+    ref_qp_report rep;
+    int ref_status = ref_qp(f, a, b, d, uref, vref, &rep);
+    double scale = rep.scale, d_min = HUGE_VAL;
+    for (int j = 0; j < p; ++j) d_min = fmin(d_min, d[j]);
+    double kappa = scale / d_min;
+    double tol = fmin(U_CAP, U_REL * eps * kappa);
+
+    bool bad = false;
+    double du = 0.0, dv = 0.0;
+    for (int j = 0; j < p; ++j) du = fmax(du, fabs(u[j] - uref[j]));
+    if (!(du <= tol)) bad = true;
+    double obj = ref_qp_objective(f, a, b, d, u, v);
+    double obj_ref = ref_qp_objective(f, a, b, d, uref, vref);
+    double dobj = fabs(obj - obj_ref) / scale;
+    if (!(dobj <= tol)) bad = true;
+    if (q && fabs(b[0]) >= V_UNIQUE_B * scale) {
+        dv = fabs(v[0] - vref[0]);
+        if (!(dv <= tol)) bad = true;
+    }
+    double viol = ref_polytope_violation(f, u, v);
+    if (!(viol <= fmax(tol, FEAS_FLOOR))) bad = true;
+    if (ref_status != 0) {
+        ++stats->reference_failures;
+        bad = true;
+    }
+    stats->max_du = fmax(stats->max_du, du);
+    stats->max_du_ratio = fmax(stats->max_du_ratio, du / (eps * kappa));
+    stats->max_dv = fmax(stats->max_dv, dv);
+    stats->max_dobj = fmax(stats->max_dobj, dobj);
+    stats->max_viol = fmax(stats->max_viol, viol);
+    if (bad && stats->failures++ < MAX_REPORTS) {
+        fprintf(stderr,
+                "%s QP case %d: |du| %.3g |dv| %.3g |dobj|/scale %.3g violation %.3g "
+                "(tolerance %.3g)%s\n",
+                ref_kind_name(kind), case_id, du, dv, dobj, viol, tol,
+                ref_status ? " (reference not verified)" : "");
+        ref_print_case(f, a, b, d);
+        print_vector("library u", p, u);
+        print_vector("reference u", p, uref);
+        if (q) fprintf(stderr, "  library v %.17g reference v %.17g\n", v[0], vref[0]);
+        fprintf(stderr, "  reference: gap %.3g scale %.3g support %d fw %d polish %d\n", rep.gap,
+                rep.scale, rep.support, rep.fw_iterations, rep.polish_steps);
+    }
+
+    free(buf.lit_a);
+    free(buf.lit_u);
+    free(buf.scratch);
+    free(ain);
+    free(din);
+    free(u);
+    free(bin);
+    free(v);
+    concord_graph_free(g);
+    free(rg);
+}
+
+static void check_kind(ref_kind kind) {
+    test_rng r = {0x5eed0000u + (uint64_t)kind * 7919u};
+    qp_stats stats = {0};
+    for (int c = 0; c < CASES_PER_KIND; ++c) check_one(&r, kind, c, &stats);
+    printf("%-12s max |du| %.2e (%.2g eps kappa)  |dv| %.2e  |dobj|/scale %.2e  violation %.2e\n",
+           ref_kind_name(kind), stats.max_du, stats.max_du_ratio, stats.max_dv, stats.max_dobj,
+           stats.max_viol);
+    if (stats.failures)
+        fail_msg("%s: %d of %d QP cases disagree with the reference (%d unverified references)",
+                 ref_kind_name(kind), stats.failures, CASES_PER_KIND, stats.reference_failures);
+}
+
+static void xor_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_XOR);
+}
+
+static void xorout_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_XOROUT);
+}
+
+static void atmostone_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_ATMOSTONE);
+}
+
+static void or_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_OR);
+}
+
+static void orout_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_OROUT);
+}
+
+static void andout_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_ANDOUT);
+}
+
+static void imply_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_IMPLY);
+}
+
+static void budget_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_BUDGET);
+}
+
+static void exact_budget_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_BUDGET_EXACT);
+}
+
+static void knapsack_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_KNAPSACK);
+}
+
+static void pair_qp_equals_reference_on_random_inputs(void **state) {
+    (void)state;
+    check_kind(REF_PAIR);
+}
+
+/* Cases solved by hand (stationarity on the right face), so that the
+ * reference is itself checked against something other than the library. */
+typedef struct hand_case {
+    ref_kind kind;
+    int degree;
+    bool negated[3];
+    double budget, costs[3];
+    double a[3], b, d[3];
+    double u[3], v;
+} hand_case;
+
+static void reference_qp_matches_hand_solved_cases(void **state) {
+    (void)state;
+    static const hand_case cases[] = {
+        /* The unit interval: u = clip(a / d). */
+        {REF_ATMOSTONE, 1, {0}, 0, {0}, {0.3}, 0, {1}, {0.3}, 0},
+        {REF_ATMOSTONE, 1, {0}, 0, {0}, {3.0}, 0, {2}, {1.0}, 0},
+        {REF_ATMOSTONE, 1, {1}, 0, {0}, {-1.0}, 0, {4}, {0.0}, 0},
+        /* u1 + u2 = 1: 0.5 - u1 + (1 - u1) = 0. */
+        {REF_XOR, 2, {0, 0}, 0, {0}, {0.5, 0.0}, 0, {1, 1}, {0.75, 0.25}, 0},
+        /* u1 + (1 - u2) = 1, so u1 = u2 = t: max 0.7 t - t^2. */
+        {REF_XOR, 2, {0, 1}, 0, {0}, {0.5, 0.2}, 0, {1, 1}, {0.35, 0.35}, 0},
+        /* u1 + u2 >= 1 binds: symmetric. */
+        {REF_OR, 2, {0, 0}, 0, {0}, {-1.0, -1.0}, 0, {1, 1}, {0.5, 0.5}, 0},
+        /* Three equal scores, at most one on: 1 - tau each, sum 1. */
+        {REF_BUDGET, 3, {0, 0, 0}, 1, {0}, {1, 1, 1}, 0, {1, 1, 1}, {1.0 / 3, 1.0 / 3, 1.0 / 3}, 0},
+        /* Projection of (1, 1) onto u1 + 2 u2 <= 1: (1, 1) - 0.4 (1, 2). */
+        {REF_KNAPSACK, 2, {0, 0}, 1, {1, 2}, {1, 1}, 0, {1, 1}, {0.6, 0.2}, 0},
+        /* Same on literals l2 = 1 - u2: u2 = 1 - 0.2. */
+        {REF_KNAPSACK, 2, {0, 1}, 1, {1, 2}, {1, 0}, 0, {1, 1}, {0.6, 0.8}, 0},
+        /* PAIR, b = 1 > 0: v = min(u1, u2), symmetric t - t^2. */
+        {REF_PAIR, 2, {0, 0}, 0, {0}, {0, 0}, 1, {1, 1}, {0.5, 0.5}, 0.5},
+        /* PAIR, b = -3: v = max(0, u1 + u2 - 1), optimum on u1 + u2 <= 1. */
+        {REF_PAIR, 2, {0, 0}, 0, {0}, {1, 1}, -3, {1, 1}, {0.5, 0.5}, 0.0},
+        /* OROUT of degree 2 is the diagonal u1 = u2 = t: max 0.8 t - t^2. */
+        {REF_OROUT, 2, {0, 0}, 0, {0}, {0.5, 0.3}, 0, {1, 1}, {0.4, 0.4}, 0},
+        /* OROUT of degree 3 with u3 >= u1, u2 binding (multipliers 2/3):
+         * u1 = u2 = u3 = s, max s - 3/2 s^2. */
+        {REF_OROUT, 3, {0, 0, 0}, 0, {0}, {1, 1, -1}, 0, {1, 1, 1}, {1.0 / 3, 1.0 / 3, 1.0 / 3}, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const hand_case *hc = &cases[c];
+        ref_factor f;
+        memset(&f, 0, sizeof f);
+        f.kind = hc->kind;
+        f.degree = hc->degree;
+        f.budget = hc->budget;
+        for (int j = 0; j < hc->degree; ++j) {
+            f.vars[j] = j;
+            f.negated[j] = hc->negated[j];
+            f.costs[j] = hc->costs[j];
+        }
+        double u[3], v[1] = {0.0}, b[1] = {hc->b};
+        assert_int_equal(ref_qp(&f, hc->a, b, hc->d, u, v, NULL), 0);
+        for (int j = 0; j < hc->degree; ++j) assert_true(fabs(u[j] - hc->u[j]) <= 1e-12);
+        if (hc->kind == REF_PAIR) assert_true(fabs(v[0] - hc->v) <= 1e-12);
+    }
+}
+
+/* The feasibility check used above must not be vacuous: the centroid of a
+ * factor's vertices is inside, a point pushed out of the unit box (or, for
+ * XOR, off the simplex) is not. */
+static void polytope_check_accepts_centroids_and_rejects_outside_points(void **state) {
+    (void)state;
+    test_rng r = {0xfea5u};
+    for (int kind = 0; kind < REF_NUM_KINDS; ++kind) {
+        for (int c = 0; c < 50; ++c) {
+            ref_factor f;
+            ref_draw_factor(&r, (ref_kind)kind, MAX_TEST_DEGREE, &f);
+            ref_points pts;
+            assert_int_equal(ref_factor_vertices(&f, &pts), 0);
+            double u[REF_MAX_DEGREE] = {0.0}, v[1] = {0.0};
+            for (int s = 0; s < pts.count; ++s) {
+                for (int j = 0; j < pts.degree; ++j) u[j] += pts.u[s * pts.degree + j] / pts.count;
+                for (int k = 0; k < pts.n_add; ++k) v[k] += pts.v[s * pts.n_add + k] / pts.count;
+            }
+            ref_points_free(&pts);
+            assert_true(ref_polytope_violation(&f, u, v) <= 1e-12);
+            int j = rng_int(&r, f.degree);
+            double keep = u[j];
+            u[j] = rng_int(&r, 2) ? -0.01 : 1.01;
+            assert_true(ref_polytope_violation(&f, u, v) >= 0.01 * (1.0 - 1e-9));
+            u[j] = keep;
+            if (f.kind == REF_PAIR) {
+                v[0] = 1.01;
+                assert_true(ref_polytope_violation(&f, u, v) >= 0.01 * (1.0 - 1e-9));
+            }
+        }
+    }
+    /* XOR of degree 3 at (1/2, 1/2, 1/2): max-norm distance 1/6 to the
+     * simplex, and the bound is at most degree times the distance. */
+    ref_factor f;
+    memset(&f, 0, sizeof f);
+    f.kind = REF_XOR;
+    f.degree = 3;
+    double u[3] = {0.5, 0.5, 0.5};
+    double viol = ref_polytope_violation(&f, u, NULL);
+    assert_true(viol >= 1.0 / 6.0 - 1e-12 && viol <= 0.5 + 1e-12);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reference_qp_matches_hand_solved_cases),
+        cmocka_unit_test(polytope_check_accepts_centroids_and_rejects_outside_points),
+        cmocka_unit_test(xor_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(xorout_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(atmostone_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(or_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(orout_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(andout_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(imply_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(budget_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(exact_budget_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(knapsack_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(pair_qp_equals_reference_on_random_inputs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
