@@ -212,6 +212,11 @@ typedef struct concord_settings {
                                without a closed form); an unfinished solve
                                resumes at the next iteration */
     int verbosity;      /* > 0: print progress to stderr at each bound */
+    double backward_tol;  /* backward pass: relative residual to stop at */
+    int32_t backward_max_iter; /* backward pass: iteration cap */
+    bool backward_power;  /* backward pass by the power iteration of the
+                             LP-SparseMAP paper instead of conjugate
+                             gradients */
 } concord_settings;
 
 /* Fills *s with the defaults. */
@@ -245,6 +250,74 @@ typedef struct concord_info {
 CONCORD_API int concord_solve_map(concord_graph *g,
                                   const concord_settings *settings,
                                   concord_info *info);
+
+/* LP-SparseMAP (Niculae and Martins 2020): the same ADMM loop for
+ *   max over the local polytope of  theta.u + phi.v - |u|^2 / 2,
+ * a sparse, differentiable relaxation; on a graph with a single factor it
+ * is that factor's SparseMAP. Returns and fills as concord_solve_map;
+ * info->value is this objective and info->upper_bound the LP-MAP bound
+ * (which also bounds it). concord_backward differentiates the result. */
+CONCORD_API int concord_solve_sparse(concord_graph *g, const concord_settings *settings,
+                                     concord_info *info);
+
+typedef struct concord_backward_info {
+    int32_t iterations; /* conjugate-gradient or power iterations */
+    double residual;    /* relative residual reached */
+    double seconds;
+} concord_backward_info;
+
+/* The backward pass of the last concord_solve_sparse: given du (length
+ * num_variables) and dv (num_additionals, may be NULL for zero), writes
+ *   dtheta = J_u^T du + J_v^T dv  (num_variables)  and
+ *   dphi   = the same w.r.t. the additional scores (num_additionals; may
+ *            be NULL when not wanted),
+ * where J are the Jacobians of the solution (u, v) w.r.t. (theta, phi).
+ * They are computed from the forward pass's final state, without unrolling.
+ * The Jacobian is symmetric (it is the Hessian of the convex value
+ * function), so the same call also gives Jacobian-vector products: pass
+ * (dtheta, dphi) as (du, dv) to get (du, dv). The graph must not change
+ * between the forward and the backward pass. `settings` (may be NULL)
+ * supplies backward_tol, backward_max_iter and backward_power; `info` may
+ * be NULL. */
+CONCORD_API int concord_backward(concord_graph *g, const concord_settings *settings,
+                                 const double *du, const double *dv, double *dtheta,
+                                 double *dphi, concord_backward_info *info);
+
+/* The sparse distribution behind factor f's part of the last solution
+ * (SparseMAP's output for a single factor): *count configurations, read
+ * with concord_distribution_entry. Factors without a closed form keep it
+ * from the solve; for closed-form ones (XOR, BUDGET, ...) it is computed
+ * now by the generic active set at the factor's final inputs. */
+CONCORD_API int concord_factor_distribution(concord_graph *g, int32_t f, int32_t *count);
+
+/* Entry k of the last distribution: its weight, and its configuration's
+ * variable values u (the factor's degree, in link order) and additional
+ * values v (its n_additionals). Any output may be NULL. */
+CONCORD_API int concord_distribution_entry(const concord_graph *g, int32_t k, double *weight,
+                                           double *u, double *v);
+
+/* Losses for a gold structure u_gold (num_variables values in [0, 1]) with
+ * additional outputs v_gold (NULL: each factor's best at u_gold, which must
+ * then be allowed). Both solve the graph (so the solution and info are
+ * those of the solve) and write the loss and its (sub)gradient w.r.t. the
+ * variable and additional scores (dtheta, dphi may be NULL). Both are
+ * written as sums of prediction-minus-gold differences, hence exactly 0
+ * when the prediction equals the gold structure, and never negative.
+ *   concord_loss_sparsemap: the LP-SparseMAP (Fenchel-Young) loss
+ *     F(theta, phi) - [theta.u* + phi.v* - |u*|^2/2], F the LP-SparseMAP
+ *     objective's maximum; gradient (u - u*, v - v*).
+ *   concord_loss_hinge: the structured hinge with the Hamming cost,
+ *     max over the local polytope of [theta.u + phi.v + H(u)] minus the
+ *     same at the gold structure, H(u) = sum_i u_i (1 - 2 u*_i) (Hamming
+ *     up to a constant), solved by cost-augmented LP-MAP; subgradient
+ *     (u - u*, v - v*). */
+CONCORD_API int concord_loss_sparsemap(concord_graph *g, const concord_settings *settings,
+                                       const double *u_gold, const double *v_gold,
+                                       double *loss, double *dtheta, double *dphi,
+                                       concord_info *info);
+CONCORD_API int concord_loss_hinge(concord_graph *g, const concord_settings *settings,
+                                   const double *u_gold, const double *v_gold, double *loss,
+                                   double *dtheta, double *dphi, concord_info *info);
 
 /* The last solution: variable values u (length num_variables) and factor
  * additional values v (length num_additionals). NULL before any solve.

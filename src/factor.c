@@ -41,3 +41,20 @@ double factor_map_variables(const factor *f, const uint8_t *neg, const double *a
     for (int32_t j = 0; j < f->degree; ++j) u[j] = neg[j] ? 1.0 - buf->lit_u[j] : buf->lit_u[j];
     return best + offset;
 }
+
+void factor_face_jvp_variables(const factor *f, struct active_set *state, const uint8_t *neg,
+                               const double *a, const double *b, const double *d,
+                               const double *w, const double *x, const double *y, double *du,
+                               double *dv, factor_buffers *buf) {
+    /* In literal space x flips sign on negated links and du flips back;
+     * w, y and dv are unchanged. */
+    for (int32_t j = 0; j < f->degree; ++j) buf->oracle_a[j] = neg[j] ? -x[j] : x[j];
+    if (f->ops->qp) {
+        for (int32_t j = 0; j < f->degree; ++j) buf->lit_a[j] = neg[j] ? d[j] - a[j] : a[j];
+        f->ops->face_jvp(f, buf->lit_a, b, d, w, buf->oracle_a, y, buf->lit_u, dv, buf->oracle_u,
+                         buf->scratch);
+    } else {
+        active_set_jvp(state, w, buf->oracle_a, y, buf->lit_u, dv);
+    }
+    for (int32_t j = 0; j < f->degree; ++j) du[j] = neg[j] ? -buf->lit_u[j] : buf->lit_u[j];
+}

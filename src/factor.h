@@ -35,6 +35,18 @@ typedef struct factor_ops {
     /* Most entries equal to 1 in a configuration (u and v together), which
      * sizes the active set's storage (NULL: degree + n_add). */
     int32_t (*config_size)(const factor *f);
+    /* With qp: the derivative of the QP solution on the face of the
+     * polytope that holds it at literal inputs (a, b, d). On that face u
+     * moves in a tangent space T and v = G u + const. Given the metric
+     * weights w (> 0), x (degree) and y (n_add), writes
+     *   du = Pi (x + W^-1 G^T y),  dv = G du,
+     * Pi the W-orthogonal projection onto T; y == NULL means zero and
+     * dv == NULL that dv is not wanted.
+     * u_work (degree doubles) holds the recomputed solution. Required of
+     * every factor with a closed-form qp. */
+    void (*face_jvp)(const factor *f, const double *a, const double *b, const double *d,
+                     const double *w, const double *x, const double *y, double *du, double *dv,
+                     double *u_work, void *scratch);
 } factor_ops;
 
 struct factor {
@@ -73,6 +85,15 @@ qp_outcome factor_qp_variables(const factor *f, struct active_set *state,
                                const uint8_t *neg, const double *a, const double *b,
                                const double *d, double *u, double *v, int32_t max_inner,
                                factor_buffers *buf);
+
+/* The face derivative (factor_ops.face_jvp) in variable space, for either
+ * kind of factor (generic ones from their active set, which must hold the
+ * solution at these inputs). buf->lit_a, lit_u serve as literal buffers
+ * and buf->oracle_a as a third one. */
+void factor_face_jvp_variables(const factor *f, struct active_set *state, const uint8_t *neg,
+                               const double *a, const double *b, const double *d,
+                               const double *w, const double *x, const double *y, double *du,
+                               double *dv, factor_buffers *buf);
 
 /* The MAP oracle in variable space; returns the best score a.u + b.v. */
 double factor_map_variables(const factor *f, const uint8_t *neg, const double *a,

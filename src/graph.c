@@ -62,6 +62,7 @@ static int reserve(void **p, int32_t *cap, int64_t need, size_t size);
 
 concord_graph *concord_graph_new(void) {
     concord_graph *g = calloc(1, sizeof(concord_graph));
+    if (g) g->dist_factor = -1;
     /* The arrays always exist, so that offsets into them are defined even
      * for a graph without variables or additional outputs. */
     if (g && (reserve((void **)&g->theta, &g->cap_vars, 1, sizeof(double)) ||
@@ -80,6 +81,7 @@ void graph_invalidate(concord_graph *g) {
     free(g->decoded);
     g->sol_u = g->sol_v = g->decoded = NULL;
     g->sol_integral = false;
+    graph_distribution_free(g);
 }
 
 void concord_graph_free(concord_graph *g) {

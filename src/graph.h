@@ -47,6 +47,10 @@ struct concord_graph {
     bool sol_integral; /* the last solution is integral (hence MAP-optimal) */
     double *decoded;   /* last decoded assignment (n_vars), NULL before */
 
+    int32_t dist_factor; /* factor of the last distribution query (-1: none) */
+    int32_t dist_count;
+    double *dist_weight, *dist_u, *dist_v;
+
     admm_workspace *ws;
     char error[512];
 };
@@ -68,6 +72,9 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
 /* Adds a multi-variable; labels (num_states entries, copied) may be NULL. */
 int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double *scores,
                              bool one_hot, const int32_t *labels, int32_t *first);
+
+/* Drops the last factor distribution (solve/distribution.c). */
+void graph_distribution_free(concord_graph *g);
 
 /* Frees the ADMM workspace (solve/admm.c). */
 void admm_workspace_free(admm_workspace *ws);

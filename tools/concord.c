@@ -34,7 +34,9 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --format fg|uai    input format (default: from the extension, .uai is UAI)\n"
-    "  --algorithm ad3    inference algorithm (ad3: LP-MAP by AD3, the default)\n"
+    "  --algorithm ad3|sparse\n"
+    "                     ad3: LP-MAP by AD3 (the default); sparse: LP-SparseMAP,\n"
+    "                     max theta.u + phi.v - |u|^2/2 over the local polytope\n"
     "  --max-iter N       iteration cap (default 100000)\n"
     "  --tol X            residual tolerance per link (default 1e-6)\n"
     "  --eta X            initial penalty, relative to the score scale (default 0.1)\n"
@@ -69,6 +71,7 @@ typedef struct options {
     const char *evidence;
     const char *uai_map;
     int decode;
+    int sparse; /* --algorithm sparse */
     concord_format format;
     concord_settings settings;
     int json;
@@ -123,8 +126,9 @@ static int parse_options(int argc, char **argv, options *o) {
             else if (!strcmp(value, "uai")) o->format = CONCORD_FORMAT_UAI;
             else return usage_error("unknown format '%s' (expected fg or uai)", value);
         } else if (!strcmp(arg, "--algorithm")) {
-            if (strcmp(value, "ad3"))
-                return usage_error("unknown algorithm '%s' (expected ad3)", value);
+            if (!strcmp(value, "ad3")) o->sparse = 0;
+            else if (!strcmp(value, "sparse")) o->sparse = 1;
+            else return usage_error("unknown algorithm '%s' (expected ad3 or sparse)", value);
         } else if (!strcmp(arg, "--max-iter")) {
             if (parse_int(arg, value, &o->settings.max_iter)) return EXIT_USAGE;
         } else if (!strcmp(arg, "--tol")) {
@@ -378,7 +382,8 @@ static int run_solve(const options *o) {
 
     for (size_t k = 0; k < count && status != EXIT_FAILURE_OTHER; ++k) {
         concord_info info;
-        int rc = concord_solve_map(graphs[k], &o->settings, &info);
+        int rc = o->sparse ? concord_solve_sparse(graphs[k], &o->settings, &info)
+                           : concord_solve_map(graphs[k], &o->settings, &info);
         if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED && rc != CONCORD_EINFEASIBLE) {
             fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_last_error(graphs[k]));
             status = EXIT_FAILURE_OTHER;

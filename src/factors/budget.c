@@ -58,8 +58,21 @@ static void budget_qp(const factor *f, const double *a, const double *b,
     box_qp(f->degree, a, d, NULL, p->budget, p->exact ? BOX_EQ : BOX_LE, u, scratch);
 }
 
-const factor_ops factor_budget_ops = {
-    .name = "BUDGET", .map = budget_map, .qp = budget_qp, .scratch_bytes = budget_scratch};
+static void budget_face(const factor *f, const double *a, const double *b, const double *d,
+                        const double *w, const double *x, const double *y, double *du,
+                        double *dv, double *u, void *scratch) {
+    (void)b, (void)y, (void)dv;
+    const budget_params *p = params_of(f);
+    box_sense sense = p->exact ? BOX_EQ : BOX_LE;
+    double tau = box_qp(f->degree, a, d, NULL, p->budget, sense, u, scratch);
+    box_qp_face(f->degree, u, NULL, box_qp_active(sense, tau), w, x, du);
+}
+
+const factor_ops factor_budget_ops = {.name = "BUDGET",
+                                      .map = budget_map,
+                                      .qp = budget_qp,
+                                      .scratch_bytes = budget_scratch,
+                                      .face_jvp = budget_face};
 
 static double knapsack_map(const factor *f, const double *a, const double *b,
                            double *u, double *v, void *scratch) {
@@ -89,5 +102,17 @@ static void knapsack_qp(const factor *f, const double *a, const double *b,
     box_qp(f->degree, a, d, p->costs, p->budget, BOX_LE, u, scratch);
 }
 
-const factor_ops factor_knapsack_ops = {
-    .name = "KNAPSACK", .map = knapsack_map, .qp = knapsack_qp, .scratch_bytes = budget_scratch};
+static void knapsack_face(const factor *f, const double *a, const double *b, const double *d,
+                          const double *w, const double *x, const double *y, double *du,
+                          double *dv, double *u, void *scratch) {
+    (void)b, (void)y, (void)dv;
+    const budget_params *p = params_of(f);
+    double tau = box_qp(f->degree, a, d, p->costs, p->budget, BOX_LE, u, scratch);
+    box_qp_face(f->degree, u, p->costs, box_qp_active(BOX_LE, tau), w, x, du);
+}
+
+const factor_ops factor_knapsack_ops = {.name = "KNAPSACK",
+                                        .map = knapsack_map,
+                                        .qp = knapsack_qp,
+                                        .scratch_bytes = budget_scratch,
+                                        .face_jvp = knapsack_face};

@@ -45,8 +45,27 @@ static void xor_qp(const factor *f, const double *a, const double *b,
     box_qp(f->degree, a, d, NULL, 1.0, BOX_EQ, u, scratch);
 }
 
-const factor_ops factor_xor_ops = {
-    .name = "XOR", .map = xor_map, .qp = xor_qp, .scratch_bytes = box_scratch};
+/* The face derivative of a unit-cost box-QP factor: solve again, then
+ * project on the face the solution sits on. */
+static void unit_box_face(const factor *f, box_sense sense, const double *a, const double *d,
+                          const double *w, const double *x, double *du, double *u,
+                          void *scratch) {
+    double tau = box_qp(f->degree, a, d, NULL, 1.0, sense, u, scratch);
+    box_qp_face(f->degree, u, NULL, box_qp_active(sense, tau), w, x, du);
+}
+
+static void xor_face(const factor *f, const double *a, const double *b, const double *d,
+                     const double *w, const double *x, const double *y, double *du, double *dv,
+                     double *u, void *scratch) {
+    (void)b, (void)y, (void)dv;
+    unit_box_face(f, BOX_EQ, a, d, w, x, du, u, scratch);
+}
+
+const factor_ops factor_xor_ops = {.name = "XOR",
+                                   .map = xor_map,
+                                   .qp = xor_qp,
+                                   .scratch_bytes = box_scratch,
+                                   .face_jvp = xor_face};
 
 /* ---- ATMOSTONE ---------------------------------------------------------- */
 
@@ -66,8 +85,18 @@ static void atmostone_qp(const factor *f, const double *a, const double *b,
     box_qp(f->degree, a, d, NULL, 1.0, BOX_LE, u, scratch);
 }
 
-const factor_ops factor_atmostone_ops = {
-    .name = "ATMOSTONE", .map = atmostone_map, .qp = atmostone_qp, .scratch_bytes = box_scratch};
+static void atmostone_face(const factor *f, const double *a, const double *b, const double *d,
+                           const double *w, const double *x, const double *y, double *du,
+                           double *dv, double *u, void *scratch) {
+    (void)b, (void)y, (void)dv;
+    unit_box_face(f, BOX_LE, a, d, w, x, du, u, scratch);
+}
+
+const factor_ops factor_atmostone_ops = {.name = "ATMOSTONE",
+                                         .map = atmostone_map,
+                                         .qp = atmostone_qp,
+                                         .scratch_bytes = box_scratch,
+                                         .face_jvp = atmostone_face};
 
 /* ---- OR ----------------------------------------------------------------- */
 
@@ -95,8 +124,18 @@ static void or_qp(const factor *f, const double *a, const double *b,
     box_qp(f->degree, a, d, NULL, 1.0, BOX_GE, u, scratch);
 }
 
-const factor_ops factor_or_ops = {
-    .name = "OR", .map = or_map, .qp = or_qp, .scratch_bytes = box_scratch};
+static void or_face(const factor *f, const double *a, const double *b, const double *d,
+                    const double *w, const double *x, const double *y, double *du, double *dv,
+                    double *u, void *scratch) {
+    (void)b, (void)y, (void)dv;
+    unit_box_face(f, BOX_GE, a, d, w, x, du, u, scratch);
+}
+
+const factor_ops factor_or_ops = {.name = "OR",
+                                  .map = or_map,
+                                  .qp = or_qp,
+                                  .scratch_bytes = box_scratch,
+                                  .face_jvp = or_face};
 
 /* ---- OROUT: links 0..n-1 are the inputs, link n is the output ---------- */
 
@@ -171,11 +210,12 @@ static double orout_relaxed_output(int32_t n, const double *a, const double *d,
     return t < 1.0 ? t : 1.0;
 }
 
-static void orout_qp(const factor *f, const double *a, const double *b,
-                     const double *d, double *u, double *v, void *scratch) {
-    (void)b, (void)v;
+/* Solves the QP; returns 1 when the solution is the first stage's, 0 when
+ * t <= sum u binds (then u is the XOR solution over (u, not t), and on
+ * return s.a holds that XOR's inputs). */
+static int orout_solve(const factor *f, const double *a, const double *d, double *u,
+                       orout_scratch s) {
     int32_t n = f->degree - 1;
-    orout_scratch s = orout_split(f, scratch);
     double t = orout_relaxed_output(n, a, d, s.order);
     double sum = 0.0;
     for (int32_t i = 0; i < n; ++i) {
@@ -184,12 +224,56 @@ static void orout_qp(const factor *f, const double *a, const double *b,
         sum += u[i];
     }
     u[n] = t;
-    if (t <= sum) return;
+    if (t <= sum) return 1;
     for (int32_t i = 0; i < n; ++i) s.a[i] = a[i];
     s.a[n] = d[n] - a[n];
     box_qp(f->degree, s.a, d, NULL, 1.0, BOX_EQ, u, s.box);
     u[n] = 1.0 - u[n];
+    return 0;
 }
 
-const factor_ops factor_orout_ops = {
-    .name = "OROUT", .map = orout_map, .qp = orout_qp, .scratch_bytes = orout_scratch_bytes};
+static void orout_qp(const factor *f, const double *a, const double *b,
+                     const double *d, double *u, double *v, void *scratch) {
+    (void)b, (void)v;
+    orout_solve(f, a, d, u, orout_split(f, scratch));
+}
+
+/* First stage: inputs strictly inside (0, t) move freely, inputs clipped at
+ * t move with t as one group (when 0 < t < 1), the rest stay. Second stage:
+ * the XOR face over (u, not t). */
+static void orout_face(const factor *f, const double *a, const double *b, const double *d,
+                       const double *w, const double *x, const double *y, double *du,
+                       double *dv, double *u, void *scratch) {
+    (void)b, (void)y, (void)dv;
+    int32_t n = f->degree - 1;
+    orout_scratch s = orout_split(f, scratch);
+    if (!orout_solve(f, a, d, u, s)) {
+        /* literal space of the XOR: the output flips */
+        u[n] = 1.0 - u[n];
+        for (int32_t i = 0; i < n; ++i) s.a[i] = x[i];
+        s.a[n] = -x[n];
+        box_qp_face(f->degree, u, NULL, 1, w, s.a, du);
+        du[n] = -du[n];
+        u[n] = 1.0 - u[n];
+        return;
+    }
+    double t = u[n], num = w[n] * x[n], den = w[n];
+    for (int32_t i = 0; i < n; ++i) {
+        int tied = t > 0.0 && a[i] / d[i] >= t;
+        du[i] = !tied && u[i] > 0.0 ? x[i] : 0.0;
+        if (tied) {
+            num += w[i] * x[i];
+            den += w[i];
+        }
+    }
+    double group = t > 0.0 && t < 1.0 ? num / den : 0.0;
+    du[n] = group;
+    for (int32_t i = 0; i < n; ++i)
+        if (t > 0.0 && a[i] / d[i] >= t) du[i] = group;
+}
+
+const factor_ops factor_orout_ops = {.name = "OROUT",
+                                     .map = orout_map,
+                                     .qp = orout_qp,
+                                     .scratch_bytes = orout_scratch_bytes,
+                                     .face_jvp = orout_face};

@@ -33,42 +33,83 @@ static double pair_map(const factor *f, const double *a, const double *b,
     return best;
 }
 
-static void pair_qp(const factor *f, const double *a, const double *b,
-                    const double *d, double *u, double *v, void *scratch) {
-    (void)f, (void)scratch;
+/* Which region holds the solution: it fixes both the tangent space and
+ * how v follows u (v = g1 u1 + g2 u2 + const). */
+typedef enum pair_face {
+    ABOVE_DIAGONAL, /* b >= 0, u1 >= u2: v = u2 */
+    BELOW_DIAGONAL, /* b >= 0, u1 <= u2: v = u1 */
+    ON_DIAGONAL,    /* b >= 0, u1 = u2 = v */
+    BELOW_ANTI,     /* b < 0, u1 + u2 <= 1: v = 0 */
+    ABOVE_ANTI,     /* b < 0, u1 + u2 >= 1: v = u1 + u2 - 1 */
+    ON_ANTI         /* b < 0, u1 + u2 = 1, v = 0 */
+} pair_face;
+
+static pair_face pair_solve(const double *a, const double *b, const double *d, double *u,
+                            double *v) {
     double s = b[0];
+    pair_face face;
     if (s >= 0.0) {
         double x1 = clip01(a[0] / d[0]), x2 = clip01((a[1] + s) / d[1]);
         if (x1 >= x2) {
-            u[0] = x1, u[1] = x2;
+            face = ABOVE_DIAGONAL;
         } else {
             x1 = clip01((a[0] + s) / d[0]);
             x2 = clip01(a[1] / d[1]);
-            if (x1 <= x2) {
-                u[0] = x1, u[1] = x2;
-            } else {
-                u[0] = u[1] = clip01((a[0] + a[1] + s) / (d[0] + d[1]));
+            face = BELOW_DIAGONAL;
+            if (x1 > x2) {
+                x1 = x2 = clip01((a[0] + a[1] + s) / (d[0] + d[1]));
+                face = ON_DIAGONAL;
             }
         }
-        v[0] = u[0] < u[1] ? u[0] : u[1];
-        return;
+        u[0] = x1, u[1] = x2;
+        v[0] = x1 < x2 ? x1 : x2;
+        return face;
     }
     double x1 = clip01(a[0] / d[0]), x2 = clip01(a[1] / d[1]);
-    if (x1 + x2 <= 1.0) {
-        u[0] = x1, u[1] = x2;
-        v[0] = 0.0;
-        return;
+    face = BELOW_ANTI;
+    if (x1 + x2 > 1.0) {
+        x1 = clip01((a[0] + s) / d[0]);
+        x2 = clip01((a[1] + s) / d[1]);
+        face = ABOVE_ANTI;
+        if (x1 + x2 < 1.0) {
+            x1 = clip01((a[0] - a[1] + d[1]) / (d[0] + d[1]));
+            x2 = 1.0 - x1;
+            face = ON_ANTI;
+        }
     }
-    x1 = clip01((a[0] + s) / d[0]);
-    x2 = clip01((a[1] + s) / d[1]);
-    if (x1 + x2 >= 1.0) {
-        u[0] = x1, u[1] = x2;
-        v[0] = x1 + x2 - 1.0;
-        return;
-    }
-    u[0] = clip01((a[0] - a[1] + d[1]) / (d[0] + d[1]));
-    u[1] = 1.0 - u[0];
-    v[0] = 0.0;
+    u[0] = x1, u[1] = x2;
+    v[0] = face == ABOVE_ANTI ? x1 + x2 - 1.0 : 0.0;
+    return face;
 }
 
-const factor_ops factor_pair_ops = {.name = "PAIR", .map = pair_map, .qp = pair_qp};
+static void pair_qp(const factor *f, const double *a, const double *b, const double *d,
+                    double *u, double *v, void *scratch) {
+    (void)f, (void)scratch;
+    pair_solve(a, b, d, u, v);
+}
+
+static void pair_face_jvp(const factor *f, const double *a, const double *b, const double *d,
+                          const double *w, const double *x, const double *y, double *du,
+                          double *dv, double *u, void *scratch) {
+    (void)f, (void)scratch;
+    double v;
+    pair_face face = pair_solve(a, b, d, u, &v);
+    static const double gain[][2] = {{0, 1}, {1, 0}, {0.5, 0.5}, {0, 0}, {1, 1}, {0, 0}};
+    const double *g = gain[face];
+    double dphi = y ? y[0] : 0.0;
+    double z[2] = {x[0] + g[0] * dphi / w[0], x[1] + g[1] * dphi / w[1]};
+    if (face == ON_DIAGONAL || face == ON_ANTI) {
+        /* one direction: (1, 1) on the diagonal, (1, -1) on the anti-diagonal */
+        double sign = face == ON_DIAGONAL ? 1.0 : -1.0;
+        int inside = u[0] > 0.0 && u[0] < 1.0 && u[1] > 0.0 && u[1] < 1.0;
+        double t = inside ? (w[0] * z[0] + sign * w[1] * z[1]) / (w[0] + w[1]) : 0.0;
+        du[0] = t;
+        du[1] = sign * t;
+    } else {
+        for (int k = 0; k < 2; ++k) du[k] = u[k] > 0.0 && u[k] < 1.0 ? z[k] : 0.0;
+    }
+    if (dv) dv[0] = g[0] * du[0] + g[1] * du[1];
+}
+
+const factor_ops factor_pair_ops = {
+    .name = "PAIR", .map = pair_map, .qp = pair_qp, .face_jvp = pair_face_jvp};

@@ -29,6 +29,8 @@ struct active_set {
     double *d;       /* the d the inverse was built for (degree) */
     double *p;       /* weights (capacity) */
     double *kinv;    /* inverse of K, (capacity+1)^2, row stride capacity+1 */
+    double *kinv_w;  /* the same for the metric of the backward pass */
+    int32_t jvp_size; /* configurations kinv_w was built for (-1: none) */
     int32_t *ones;   /* configurations: capacity rows of config_size */
     int32_t *count;  /* ones per configuration */
     uint64_t *hash;  /* of each configuration's index list */
@@ -54,7 +56,7 @@ size_t active_set_bytes(const factor *f) {
     size_t bytes = align8(sizeof(active_set));
     bytes += align8((size_t)f->degree * sizeof(double));
     bytes += align8(k * sizeof(double));
-    bytes += align8((k + 1) * (k + 1) * sizeof(double));
+    bytes += 2 * align8((k + 1) * (k + 1) * sizeof(double));
     bytes += align8(k * l * sizeof(int32_t));
     bytes += align8(k * sizeof(int32_t));
     bytes += align8(k * sizeof(uint64_t));
@@ -76,6 +78,8 @@ active_set *active_set_init(const factor *f, void *memory) {
     s->d = (double *)m, m += align8((size_t)f->degree * sizeof(double));
     s->p = (double *)m, m += align8(k * sizeof(double));
     s->kinv = (double *)m, m += align8((k + 1) * (k + 1) * sizeof(double));
+    s->kinv_w = (double *)m, m += align8((k + 1) * (k + 1) * sizeof(double));
+    s->jvp_size = -1;
     s->ones = (int32_t *)m, m += align8(k * l * sizeof(int32_t));
     s->count = (int32_t *)m, m += align8(k * sizeof(int32_t));
     s->hash = (uint64_t *)m, m += align8(k * sizeof(uint64_t));
@@ -86,7 +90,10 @@ active_set *active_set_init(const factor *f, void *memory) {
     return s;
 }
 
-void active_set_reset(active_set *s) { s->size = 0; }
+void active_set_reset(active_set *s) {
+    s->size = 0;
+    s->jvp_size = -1;
+}
 
 int32_t active_set_size(const active_set *s) { return s->size; }
 double active_set_weight(const active_set *s, int32_t k) { return s->p[k]; }
@@ -95,8 +102,12 @@ int32_t active_set_config(const active_set *s, int32_t k, const int32_t **ones) 
     return s->count[k];
 }
 
+static inline double *at(const active_set *s, double *matrix, int32_t i, int32_t j) {
+    return &matrix[(size_t)i * (size_t)(s->capacity + 1) + (size_t)j];
+}
+
 static inline double *kinv_at(active_set *s, int32_t i, int32_t j) {
-    return &s->kinv[(size_t)i * (size_t)(s->capacity + 1) + (size_t)j];
+    return at(s, s->kinv, i, j);
 }
 
 static uint64_t hash_list(const int32_t *x, int32_t n) {
@@ -109,13 +120,13 @@ static uint64_t hash_list(const int32_t *x, int32_t n) {
 }
 
 /* u_s^T D u_t: the sum of d over the links both configurations switch on. */
-static double gram(const active_set *s, const int32_t *x, int32_t nx, const int32_t *y,
-                   int32_t ny) {
+static double gram(const active_set *s, const double *d, const int32_t *x, int32_t nx,
+                   const int32_t *y, int32_t ny) {
     double sum = 0.0;
     int32_t i = 0, j = 0;
     while (i < nx && j < ny && x[i] < s->degree && y[j] < s->degree) {
         if (x[i] == y[j]) {
-            sum += s->d[x[i]];
+            sum += d[x[i]];
             ++i, ++j;
         } else if (x[i] < y[j]) {
             ++i;
@@ -137,34 +148,43 @@ static const int32_t *config(const active_set *s, int32_t k) {
     return s->ones + (size_t)k * (size_t)s->config_size;
 }
 
-/* Borders the inverse with configuration x. Returns 0 and fills s->w with
- * K^{-1} [1; q] when the configuration is affinely dependent on the active
- * ones (the Schur complement vanishes); 1 when it entered with weight 0. */
-static int border(active_set *s, const int32_t *x, int32_t n) {
-    const int32_t m = s->size + 1; /* current matrix order */
-    double gamma = gram(s, x, n, x, n);
-    if (s->size == 0) {
-        *kinv_at(s, 0, 0) = -gamma;
-        *kinv_at(s, 0, 1) = *kinv_at(s, 1, 0) = 1.0;
-        *kinv_at(s, 1, 1) = 0.0;
-    } else {
-        double *q = s->rhs;
-        q[0] = 1.0;
-        for (int32_t t = 0; t < s->size; ++t) q[t + 1] = gram(s, x, n, config(s, t), s->count[t]);
-        double schur = gamma;
-        for (int32_t i = 0; i < m; ++i) {
-            double wi = 0.0;
-            for (int32_t j = 0; j < m; ++j) wi += *kinv_at(s, i, j) * q[j];
-            s->w[i] = wi;
-            schur -= q[i] * wi;
-        }
-        if (!(schur > 1e-11 * (gamma > 1e-300 ? gamma : 1e-300))) return 0;
-        for (int32_t i = 0; i < m; ++i) {
-            for (int32_t j = 0; j < m; ++j) *kinv_at(s, i, j) += s->w[i] * s->w[j] / schur;
-            *kinv_at(s, i, m) = *kinv_at(s, m, i) = -s->w[i] / schur;
-        }
-        *kinv_at(s, m, m) = 1.0 / schur;
+/* Borders `inv`, the inverse of K for metric d over the first `size`
+ * configurations, with configuration x. Returns 0 and leaves
+ * K^{-1} [1; q] in s->w when x is affinely dependent on them (the Schur
+ * complement vanishes); 1 when the bordered inverse was written. */
+static int border_into(active_set *s, double *inv, const double *d, int32_t size,
+                       const int32_t *x, int32_t n) {
+    const int32_t m = size + 1; /* current matrix order */
+    double gamma = gram(s, d, x, n, x, n);
+    if (size == 0) {
+        *at(s, inv, 0, 0) = -gamma;
+        *at(s, inv, 0, 1) = *at(s, inv, 1, 0) = 1.0;
+        *at(s, inv, 1, 1) = 0.0;
+        return 1;
     }
+    double *q = s->rhs;
+    q[0] = 1.0;
+    for (int32_t t = 0; t < size; ++t) q[t + 1] = gram(s, d, x, n, config(s, t), s->count[t]);
+    double schur = gamma;
+    for (int32_t i = 0; i < m; ++i) {
+        double wi = 0.0;
+        for (int32_t j = 0; j < m; ++j) wi += *at(s, inv, i, j) * q[j];
+        s->w[i] = wi;
+        schur -= q[i] * wi;
+    }
+    if (!(schur > 1e-11 * (gamma > 1e-300 ? gamma : 1e-300))) return 0;
+    for (int32_t i = 0; i < m; ++i) {
+        for (int32_t j = 0; j < m; ++j) *at(s, inv, i, j) += s->w[i] * s->w[j] / schur;
+        *at(s, inv, i, m) = *at(s, inv, m, i) = -s->w[i] / schur;
+    }
+    *at(s, inv, m, m) = 1.0 / schur;
+    return 1;
+}
+
+/* Borders the active set's inverse with configuration x and, when it is
+ * independent of the active ones, appends it with weight 0. */
+static int border(active_set *s, const int32_t *x, int32_t n) {
+    if (!border_into(s, s->kinv, s->d, s->size, x, n)) return 0;
     int32_t k = s->size;
     memcpy(s->ones + (size_t)k * (size_t)s->config_size, x, (size_t)n * sizeof(int32_t));
     s->count[k] = n;
@@ -172,6 +192,7 @@ static int border(active_set *s, const int32_t *x, int32_t n) {
     s->p[k] = 0.0;
     s->size += 1;
     s->updates += 1;
+    s->jvp_size = -1;
     return 1;
 }
 
@@ -199,6 +220,7 @@ static void remove_config(active_set *s, int32_t r) {
     }
     s->size -= 1;
     s->updates += 1;
+    s->jvp_size = -1;
 }
 
 /* Rebuilds the inverse from scratch by bordering the configurations in
@@ -365,4 +387,36 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
     }
     combine(s, u, v);
     return res;
+}
+
+int active_set_prepare_jvp(active_set *s, const double *w) {
+    for (int32_t k = 0; k < s->size; ++k)
+        if (!border_into(s, s->kinv_w, w, k, config(s, k), s->count[k])) return 0;
+    s->jvp_size = s->size;
+    return 1;
+}
+
+void active_set_jvp(active_set *s, const double *w, const double *x, const double *y,
+                    double *du, double *dv) {
+    const int32_t m = s->size + 1;
+    /* right-hand side [0; S^T W x + N^T y] */
+    s->rhs[0] = 0.0;
+    for (int32_t k = 0; k < s->size; ++k) {
+        const int32_t *c = config(s, k);
+        double r = 0.0;
+        for (int32_t j = 0; j < s->count[k]; ++j)
+            r += c[j] < s->degree ? w[c[j]] * x[c[j]] : (y ? y[c[j] - s->degree] : 0.0);
+        s->rhs[k + 1] = r;
+    }
+    for (int32_t i = 0; i < s->degree; ++i) du[i] = 0.0;
+    for (int32_t k = 0; dv && k < s->n_add; ++k) dv[k] = 0.0;
+    for (int32_t k = 0; k < s->size; ++k) {
+        double dp = 0.0;
+        for (int32_t j = 0; j < m; ++j) dp += *at(s, s->kinv_w, k + 1, j) * s->rhs[j];
+        const int32_t *c = config(s, k);
+        for (int32_t j = 0; j < s->count[k]; ++j) {
+            if (c[j] < s->degree) du[c[j]] += dp;
+            else if (dv) dv[c[j] - s->degree] += dp;
+        }
+    }
 }

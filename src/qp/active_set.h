@@ -58,4 +58,15 @@ double active_set_weight(const active_set *s, int32_t k);
  * degree + additional index); returns their count. */
 int32_t active_set_config(const active_set *s, int32_t k, const int32_t **ones);
 
+/* The derivative of the solution on the face spanned by the active
+ * configurations, for the metric w (the backward pass uses the degree
+ * weights): with Z the weight block of the inverse of K built with D = W,
+ *   dp = Z (S^T W x + N^T y),  du = S dp,  dv = N dp,
+ * S and N the configurations' u and v parts (literal space). Prepare once
+ * after the solve (returns 0 if the configurations turned out dependent),
+ * then call jvp any number of times; y and dv may be NULL. */
+int active_set_prepare_jvp(active_set *s, const double *w);
+void active_set_jvp(active_set *s, const double *w, const double *x, const double *y,
+                    double *du, double *dv);
+
 #endif /* CONCORD_ACTIVE_SET_H */

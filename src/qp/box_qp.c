@@ -145,3 +145,21 @@ double box_qp(int32_t n, const double *a, const double *d, const double *c,
     }
     return tau;
 }
+
+void box_qp_face(int32_t n, const double *u, const double *c, int active, const double *w,
+                 const double *x, double *du) {
+    double num = 0.0, den = 0.0;
+    for (int32_t i = 0; i < n; ++i) {
+        int free_item = u[i] > 0.0 && u[i] < 1.0;
+        du[i] = free_item ? x[i] : 0.0;
+        if (free_item && active) {
+            double ci = cost_of(c, i);
+            num += ci * x[i];
+            den += ci * ci / w[i];
+        }
+    }
+    if (!active || den <= 0.0) return;
+    double shift = num / den;
+    for (int32_t i = 0; i < n; ++i)
+        if (u[i] > 0.0 && u[i] < 1.0) du[i] -= cost_of(c, i) / w[i] * shift;
+}

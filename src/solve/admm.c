@@ -1,19 +1,24 @@
 /*
- * AD3: LP-MAP by ADMM on the local polytope (DESIGN.md section 1).
+ * ADMM on the local polytope (DESIGN.md section 1): AD3 for LP-MAP and the
+ * same loop for LP-SparseMAP, which only changes the factors' weights.
  *
  * Each factor keeps a copy u_f of its variables; consensus ubar and
  * multipliers lambda tie the copies together. One iteration:
- *   factor step     u_f = argmax over M_f of a.u + phi.v - eta/2 |u|^2,
- *                   a_i = theta_i/deg_i + lambda_{f,i} + eta ubar_i;
+ *   factor step     u_f = argmax over M_f of a.u + phi.v - 1/2 sum d_i u_i^2,
+ *                   a_i = theta_i/deg_i + lambda_{f,i} + eta ubar_i,
+ *                   d_i = eta (LP-MAP) or 1/deg_i + eta (LP-SparseMAP, whose
+ *                   objective -1/2 |u|^2 is split evenly among the copies);
  *   consensus step  ubar_i <- ubar_i + alpha (mean_f u_{f,i} - ubar_i);
  *   multiplier step lambda_{f,i} -= eta (uhat_{f,i} - ubar_i), with the
  *                   over-relaxed uhat = ubar_old + alpha (u_{f,i} - ubar_old).
- * The penalty is eta_abs = eta * scale, where scale is the RMS of the
- * link-level scores, which makes the iterates invariant to rescaling the
- * scores. A factor whose inputs did not change since its last solve is not
+ * The LP-MAP penalty is eta_abs = eta * scale, where scale is the RMS of
+ * the link-level scores, which makes the iterates invariant to rescaling
+ * the scores (LP-SparseMAP is not scale-invariant: its unit is
+ * max(scale, 1)). A factor whose inputs did not change since its last solve is not
  * solved again (its multipliers and variables did not move). Stopping is
  * per link: max |u_{f,i} - ubar_i| <= tol and eta * max |change of ubar|
- * <= tol. The dual bound sum_f max_{M_f} (theta/deg + lambda_f).u + phi.v
+ * <= tol, and for LP-MAP also |bound - value| <= tol * sum |scores|. The
+ * LP-MAP dual bound sum_f max_{M_f} (theta/deg + lambda_f).u + phi.v
  * (plus max(0, -sum_f lambda_{f,i}) per variable, valid for any lambda) is
  * computed every bound_every iterations and at the end.
  */
@@ -37,6 +42,9 @@ void concord_default_settings(concord_settings *s) {
     s->relaxation = 1.0;
     s->bound_every = 25;
     s->max_inner_iter = 10;
+    s->backward_tol = 1e-10;
+    s->backward_max_iter = 1000;
+    s->backward_power = false;
     s->verbosity = 0;
 }
 
@@ -57,7 +65,7 @@ static double score_scale(const concord_graph *g, const admm_workspace *w) {
 
 /* Solves factor f's QP at the current multipliers and consensus. */
 static qp_outcome solve_factor(const concord_graph *g, admm_workspace *w, int32_t f,
-                               double eta, int32_t max_inner) {
+                               double eta, int sparse, int32_t max_inner) {
     const factor *fa = &g->factors[f];
     const int32_t begin = fa->link_begin, n = fa->degree;
     const int32_t *var = g->link_var + begin;
@@ -65,7 +73,7 @@ static qp_outcome solve_factor(const concord_graph *g, admm_workspace *w, int32_
     for (int32_t j = 0; j < n; ++j) {
         int32_t i = var[j];
         w->a[j] = g->theta[i] * w->inv_deg[i] + eta * w->ubar[i] + lambda[j];
-        w->d[j] = eta;
+        w->d[j] = sparse ? eta + w->inv_deg[i] : eta;
         w->a_solved[begin + j] = w->a[j];
         w->active[i] = 1;
     }
@@ -154,6 +162,12 @@ int concord_check_settings(const concord_settings *s, char *error, size_t error_
                  s->max_inner_iter);
     else if (s->bound_every < 1)
         snprintf(message, sizeof message, "bound_every must be >= 1 (got %d)", s->bound_every);
+    else if (!(s->backward_tol > 0.0) || !isfinite(s->backward_tol))
+        snprintf(message, sizeof message, "backward_tol must be positive and finite (got %g)",
+                 s->backward_tol);
+    else if (s->backward_max_iter < 1)
+        snprintf(message, sizeof message, "backward_max_iter must be >= 1 (got %d)",
+                 s->backward_max_iter);
     if (!message[0]) return CONCORD_OK;
     if (error && error_size) snprintf(error, error_size, "%s", message);
     return CONCORD_EINVAL;
@@ -185,7 +199,53 @@ static int round_if_integral(const concord_graph *g, admm_workspace *w, double t
     return 1;
 }
 
-int concord_solve_map(concord_graph *g, const concord_settings *settings,
+/* Whether no variable has two factors: the problem then separates. */
+static int separable(const concord_graph *g, const admm_workspace *w) {
+    for (int32_t i = 0; i < g->n_vars; ++i)
+        if (w->deg[i] > 1) return 0;
+    return 1;
+}
+
+/* Solves a separable graph exactly: LP-MAP by each factor's MAP oracle
+ * (the LP over one polytope has a vertex optimum), LP-SparseMAP by each
+ * factor's QP with d = 1 (the penalty is 0: SparseMAP itself). */
+static int solve_separable(const concord_graph *g, admm_workspace *w, int sparse, double *eta,
+                           int64_t *solves, int64_t *oracle_calls) {
+    *eta = 0.0;
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        const factor *fa = &g->factors[f];
+        const int32_t b = fa->link_begin;
+        if (sparse) {
+            qp_outcome q = {0, false};
+            for (int32_t round = 0; round < 1000 && !q.exact; ++round) {
+                q = solve_factor(g, w, f, 0.0, 1, 100);
+                *oracle_calls += q.oracle_calls;
+            }
+            if (!q.exact) return 0;
+        } else {
+            for (int32_t j = 0; j < fa->degree; ++j) {
+                w->a[j] = g->theta[g->link_var[b + j]];
+                w->a_solved[b + j] = w->a[j];
+            }
+            factor_map_variables(fa, g->link_neg + b, w->a, g->phi + fa->add_begin, w->uf + b,
+                                 w->v + fa->add_begin, &w->buf);
+        }
+        *solves += 1;
+        for (int32_t j = 0; j < fa->degree; ++j) w->ubar[g->link_var[b + j]] = w->uf[b + j];
+    }
+    return 1;
+}
+
+/* The objective: theta.u + phi.v, minus |u|^2 / 2 for LP-SparseMAP. */
+static double mode_objective(const concord_graph *g, const double *u, const double *v,
+                             int sparse) {
+    double value = objective(g, u, v);
+    if (sparse)
+        for (int32_t i = 0; i < g->n_vars; ++i) value -= 0.5 * u[i] * u[i];
+    return value;
+}
+
+static int admm_solve(concord_graph *g, const concord_settings *settings, int sparse,
                       concord_info *info) {
     if (!g) return CONCORD_EINVAL;
     struct timespec start;
@@ -209,14 +269,14 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
         }
     }
     admm_workspace *w = g->ws;
-    const double scale = score_scale(g, w);
+    const double scale = sparse ? fmax(score_scale(g, w), 1.0) : score_scale(g, w);
     const double alpha = s.relaxation;
     double eta_rel = s.eta;
     double eta = eta_rel * scale;
 
     for (int32_t l = 0; l < g->n_links; ++l) w->lambda[l] = 0.0;
     for (int32_t i = 0; i < g->n_vars; ++i)
-        w->ubar[i] = w->deg[i] ? 0.5 : (g->theta[i] > 0.0 ? 1.0 : 0.0);
+        w->ubar[i] = w->deg[i] ? 0.5 : (sparse ? clip01(g->theta[i]) : (g->theta[i] > 0.0));
     memset(w->dirty, 1, (size_t)g->n_factors);
     for (int32_t f = 0; f < g->n_factors; ++f)
         if (w->state[f]) active_set_reset(w->state[f]);
@@ -232,14 +292,21 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
     const double gap_tol = s.tol * (l1 > 0.0 ? l1 : 1.0);
     int64_t solves = 0, oracle_calls = 0;
     double primal = INFINITY, dual = INFINITY;
-    for (t = 1; t <= s.max_iter; ++t) {
+    if (separable(g, w)) {
+        /* No variable is shared: each factor alone is exact in one step. */
+        t = 1;
+        converged = solve_separable(g, w, sparse, &eta, &solves, &oracle_calls);
+        primal = dual = 0.0;
+        numeric = !converged;
+    }
+    for (t = 1; !converged && !numeric && t <= s.max_iter; ++t) {
         /* A factor is solved again only when an input moved by more than
          * this: its output would move by at most CACHE_FRACTION * tol. */
         const double cache_slack = CACHE_FRACTION * s.tol * eta;
         int32_t inexact = 0;
         for (int32_t f = 0; f < g->n_factors; ++f) {
             if (!w->dirty[f]) continue;
-            qp_outcome q = solve_factor(g, w, f, eta, s.max_inner_iter);
+            qp_outcome q = solve_factor(g, w, f, eta, sparse, s.max_inner_iter);
             ++solves;
             oracle_calls += q.oracle_calls;
             /* an inexact inner solve is resumed next iteration */
@@ -284,7 +351,7 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
         /* Converged: small residuals, every inner solve exact, and the value
          * within gap_tol of the best dual bound, recomputed when stale. */
         const int small = primal <= s.tol && dual <= s.tol && inexact == 0;
-        if (small && fabs(out.upper_bound - current_value(g, w)) <= gap_tol) {
+        if (small && (sparse || fabs(out.upper_bound - current_value(g, w)) <= gap_tol)) {
             converged = 1;
             break;
         }
@@ -326,7 +393,10 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
     memcpy(g->sol_v, w->v, (size_t)g->n_add * sizeof(double));
     out.integral = !numeric && round_if_integral(g, w, s.tol);
     g->sol_integral = out.integral;
-    out.value = objective(g, g->sol_u, g->sol_v);
+    out.value = mode_objective(g, g->sol_u, g->sol_v, sparse);
+    w->sparse = sparse;
+    w->eta = eta;
+    graph_distribution_free(g);
     out.iterations = t;
     out.primal_residual = primal;
     out.dual_residual = dual;
@@ -355,4 +425,14 @@ int concord_solve_map(concord_graph *g, const concord_settings *settings,
     out.seconds = seconds_since(&start);
     if (info) *info = out;
     return rc;
+}
+
+int concord_solve_map(concord_graph *g, const concord_settings *settings,
+                      concord_info *info) {
+    return admm_solve(g, settings, 0, info);
+}
+
+int concord_solve_sparse(concord_graph *g, const concord_settings *settings,
+                         concord_info *info) {
+    return admm_solve(g, settings, 1, info);
 }

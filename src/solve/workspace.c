@@ -36,6 +36,7 @@ void admm_workspace_free(admm_workspace *w) {
     free(w->buf.scratch);
     free(w->state);
     free(w->state_memory);
+    free(w->backward_memory);
     free(w);
 }
 

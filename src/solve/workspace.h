@@ -34,6 +34,9 @@ struct admm_workspace {
     double *vmap;      /* additional outputs of a MAP call */
     factor_buffers buf;
     active_set **state; /* per factor: its active set (NULL: closed form) */
+    double *backward_memory; /* the backward pass's link vectors, on demand */
+    int sparse;         /* the last solve was LP-SparseMAP */
+    double eta;         /* its final penalty (absolute) */
     void *state_memory;
 };
 

@@ -1,0 +1,201 @@
+/*
+ * The LP-SparseMAP backward pass (LP-SparseMAP paper, Proposition 3),
+ * computed from the final state of the forward ADMM without unrolling.
+ *
+ * The value function F(theta, phi) = max over the local polytope of
+ * theta.u + phi.v - |u|^2/2 is convex with gradient (u, v), so the
+ * Jacobian of the solution is F's Hessian: symmetric, and the same linear
+ * map serves as Jacobian-vector and vector-Jacobian product. In the space
+ * of factor copies (one entry per link) with the metric W = diag(1/deg),
+ * let A be the consensus subspace (copies of one vector u) and B the
+ * product of the tangent spaces of the faces holding each factor's
+ * solution. For a direction (du, dv), with r_f = P_f du + c_f and c_f the
+ * factor's own response to dv_f,
+ *   dz = Proj_{A cap B}(r)    (W-orthogonal),
+ * dtheta is the consensus value of dz and dphi_f = G_f dz_f (v's slope on
+ * the face). The projection onto the intersection is computed either by
+ * conjugate gradients on Piziak's parallel-sum formula
+ *   Proj_{A cap B} = 2 P_A (P_A + P_B)^+ P_B,
+ * (P_A + P_B is W-self-adjoint and positive semidefinite; CG needs about
+ * the square root of the iterations of the alternative), or by the
+ * alternating projections (P_A P_B)^k r of the paper's Algorithm 2.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "workspace.h"
+
+typedef struct backward {
+    const concord_graph *g;
+    admm_workspace *w;
+    double *d_link, *w_link; /* per link: the QP weights and the metric */
+    double *r, *y, *res, *dir, *mdir, *tmp;
+} backward;
+
+/* Applies one factor's face derivative to x (and y) on its links. */
+static void face(backward *bw, int32_t f, const double *x, const double *y, double *du,
+                 double *dv) {
+    const concord_graph *g = bw->g;
+    admm_workspace *w = bw->w;
+    const factor *fa = &g->factors[f];
+    int32_t b = fa->link_begin;
+    factor_face_jvp_variables(fa, w->state[f], g->link_neg + b, w->a_solved + b,
+                              g->phi + fa->add_begin, bw->d_link + b, bw->w_link + b, x + b,
+                              y ? y + fa->add_begin : NULL, du + b, dv ? dv + fa->add_begin : NULL,
+                              &w->buf);
+}
+
+/* out = P_B x: every factor's projection onto its face's tangent space. */
+static void project_faces(backward *bw, const double *x, double *out) {
+    for (int32_t f = 0; f < bw->g->n_factors; ++f) face(bw, f, x, NULL, out, NULL);
+}
+
+/* out = P_A x: each variable's links take the mean of their values (the
+ * links of one variable share one weight, so this is W-orthogonal). */
+static void project_consensus(backward *bw, const double *x, double *out) {
+    const admm_workspace *w = bw->w;
+    for (int32_t i = 0; i < bw->g->n_vars; ++i) {
+        const int32_t *links = w->var_links + w->var_link_begin[i];
+        double sum = 0.0;
+        for (int32_t k = 0; k < w->deg[i]; ++k) sum += x[links[k]];
+        double mean = sum * w->inv_deg[i];
+        for (int32_t k = 0; k < w->deg[i]; ++k) out[links[k]] = mean;
+    }
+}
+
+static double dot_w(const backward *bw, const double *x, const double *y) {
+    double sum = 0.0;
+    for (int32_t l = 0; l < bw->g->n_links; ++l) sum += bw->w_link[l] * x[l] * y[l];
+    return sum;
+}
+
+/* dz = 2 P_A y with (P_A + P_B) y = P_B r, by conjugate gradients. */
+static void intersect_cg(backward *bw, const concord_settings *s, concord_backward_info *out) {
+    const int32_t n = bw->g->n_links;
+    project_faces(bw, bw->r, bw->res); /* b = P_B r; y = 0, residual = b */
+    memset(bw->y, 0, (size_t)n * sizeof(double));
+    memcpy(bw->dir, bw->res, (size_t)n * sizeof(double));
+    double rs = dot_w(bw, bw->res, bw->res), target = s->backward_tol * s->backward_tol * rs;
+    int32_t it = 0;
+    while (rs > target && it < s->backward_max_iter) {
+        project_consensus(bw, bw->dir, bw->mdir);
+        project_faces(bw, bw->dir, bw->tmp);
+        for (int32_t l = 0; l < n; ++l) bw->mdir[l] += bw->tmp[l];
+        double curvature = dot_w(bw, bw->dir, bw->mdir);
+        if (!(curvature > 0.0)) break;
+        double alpha = rs / curvature;
+        for (int32_t l = 0; l < n; ++l) {
+            bw->y[l] += alpha * bw->dir[l];
+            bw->res[l] -= alpha * bw->mdir[l];
+        }
+        double next = dot_w(bw, bw->res, bw->res);
+        for (int32_t l = 0; l < n; ++l) bw->dir[l] = bw->res[l] + next / rs * bw->dir[l];
+        rs = next;
+        ++it;
+    }
+    project_consensus(bw, bw->y, bw->tmp);
+    for (int32_t l = 0; l < n; ++l) bw->tmp[l] *= 2.0;
+    out->iterations = it;
+    out->residual = target > 0.0 ? sqrt(rs * s->backward_tol * s->backward_tol / target) : 0.0;
+}
+
+/* dz = lim (P_A P_B)^k r, the paper's power iteration. */
+static void intersect_power(backward *bw, const concord_settings *s,
+                            concord_backward_info *out) {
+    const int32_t n = bw->g->n_links;
+    memcpy(bw->tmp, bw->r, (size_t)n * sizeof(double));
+    double scale = sqrt(dot_w(bw, bw->r, bw->r)), change = 0.0;
+    int32_t it = 0;
+    for (; it < s->backward_max_iter; ++it) {
+        project_faces(bw, bw->tmp, bw->y);
+        project_consensus(bw, bw->y, bw->res);
+        for (int32_t l = 0; l < n; ++l) bw->y[l] = bw->res[l] - bw->tmp[l];
+        change = sqrt(dot_w(bw, bw->y, bw->y));
+        memcpy(bw->tmp, bw->res, (size_t)n * sizeof(double));
+        if (change <= s->backward_tol * scale) {
+            ++it;
+            break;
+        }
+    }
+    out->iterations = it;
+    out->residual = scale > 0.0 ? change / scale : 0.0;
+}
+
+static double seconds_since(const struct timespec *start) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
+}
+
+/* Link-space buffers, sized once per graph structure. */
+static int ensure_buffers(admm_workspace *w, int32_t n_links) {
+    if (w->backward_memory) return CONCORD_OK;
+    w->backward_memory = calloc(8 * (size_t)(n_links ? n_links : 1), sizeof(double));
+    return w->backward_memory ? CONCORD_OK : CONCORD_ENOMEM;
+}
+
+int concord_backward(concord_graph *g, const concord_settings *settings, const double *du,
+                     const double *dv, double *dtheta, double *dphi,
+                     concord_backward_info *info) {
+    if (!g || !du || !dtheta) return CONCORD_EINVAL;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    concord_settings s;
+    if (settings) s = *settings;
+    else concord_default_settings(&s);
+    char message[128];
+    if (concord_check_settings(&s, message, sizeof message))
+        return graph_fail(g, CONCORD_EINVAL, "%s", message);
+    admm_workspace *w = g->ws;
+    if (!w || !g->sol_u || !w->sparse)
+        return graph_fail(g, CONCORD_EINVAL,
+                          "backward needs the state of a forward pass: call "
+                          "concord_solve_sparse first (and do not change the graph between)");
+    if (ensure_buffers(w, g->n_links)) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    const size_t nl = (size_t)(g->n_links ? g->n_links : 1);
+    backward bw = {g, w, w->backward_memory, w->backward_memory + nl, w->backward_memory + 2 * nl,
+                   w->backward_memory + 3 * nl, w->backward_memory + 4 * nl,
+                   w->backward_memory + 5 * nl, w->backward_memory + 6 * nl,
+                   w->backward_memory + 7 * nl};
+    for (int32_t l = 0; l < g->n_links; ++l) {
+        double inv = w->inv_deg[g->link_var[l]];
+        bw.w_link[l] = inv;
+        bw.d_link[l] = inv + w->eta;
+    }
+    for (int32_t f = 0; f < g->n_factors; ++f)
+        if (w->state[f] &&
+            !active_set_prepare_jvp(w->state[f], bw.w_link + g->factors[f].link_begin))
+            return graph_fail(g, CONCORD_ENUMERIC,
+                              "factor %d: its active configurations are degenerate", f);
+
+    /* r = P du + c, with c the factors' responses to dv */
+    if (dv) {
+        memset(bw.tmp, 0, nl * sizeof(double));
+        for (int32_t f = 0; f < g->n_factors; ++f) face(&bw, f, bw.tmp, dv, bw.r, NULL);
+    } else {
+        memset(bw.r, 0, nl * sizeof(double));
+    }
+    for (int32_t l = 0; l < g->n_links; ++l) bw.r[l] += du[g->link_var[l]];
+
+    concord_backward_info out = {0};
+    if (s.backward_power) intersect_power(&bw, &s, &out);
+    else intersect_cg(&bw, &s, &out);
+    /* bw.tmp now holds dz, constant over each variable's links */
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        if (w->deg[i] > 0) {
+            dtheta[i] = bw.tmp[w->var_links[w->var_link_begin[i]]];
+        } else {
+            double u = g->sol_u[i]; /* clip(theta): slope 1 strictly inside */
+            dtheta[i] = u > 0.0 && u < 1.0 ? du[i] : 0.0;
+        }
+    }
+    if (dphi) {
+        for (int32_t f = 0; f < g->n_factors; ++f)
+            if (g->factors[f].n_add) face(&bw, f, bw.tmp, NULL, bw.y, dphi);
+    }
+    out.seconds = seconds_since(&start);
+    if (info) *info = out;
+    return CONCORD_OK;
+}
