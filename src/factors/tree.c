@@ -1,0 +1,568 @@
+/*
+ * TREE factor: dependency trees over a sentence whose node 0 is the root and
+ * nodes 1..length-1 are the tokens. Each link is one candidate arc (head,
+ * modifier); a configuration switches on one incoming arc per token so that
+ * every token descends from the root. Arcs that were not given cannot be
+ * used. Four variants, by two flags:
+ *   - non-projective: the maximum arborescence by Chu-Liu-Edmonds, in the
+ *     O(length^2) form of Tarjan (a dense matrix between super-nodes, a
+ *     path grown one best entering arc at a time, every cycle contracted as
+ *     soon as it closes; each contraction costs O(length * cycle size));
+ *   - non-projective, single root: the same algorithm over scores in Z x R
+ *     ordered lexicographically, where every root arc carries -1 in the
+ *     integer part. The best arborescence under that order first uses as
+ *     few root arcs as possible (one: construction checks that a
+ *     single-root tree exists), then scores best: still O(length^2), one run;
+ *   - projective (no crossing arcs), with any number of root children or
+ *     exactly one: Eisner's O(length^3) dynamic programme over complete and
+ *     incomplete spans; the single-root form attaches one child to the root
+ *     on top of root-free spans.
+ * The factor has no additional outputs and only a MAP oracle: its weighted
+ * QP goes through the generic active set. The public builder is here too,
+ * with the construction-time check that a tree exists at all.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../graph.h"
+
+/* Longest sentence accepted (nodes, root included): the oracle's scratch
+ * holds several length x length tables. */
+enum { TREE_MAX_LENGTH = 4096 };
+
+typedef struct tree_params {
+    int32_t length;  /* nodes, the root included */
+    unsigned flags;  /* CONCORD_TREE_* */
+    int32_t n_arcs;
+    int32_t *head;   /* per link */
+    int32_t *mod;    /* per link */
+    int32_t *index;  /* [m * length + h]: the link of arc (h, m), or -1 */
+} tree_params;
+
+static const tree_params *params_of(const factor *f) {
+    return (const tree_params *)f->params;
+}
+
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* Scratch is carved into arrays by one layout routine, run once to measure
+ * (base NULL) and once to place the arrays. */
+typedef struct carver {
+    char *base;
+    size_t used;
+} carver;
+
+static void *carve(carver *c, size_t count, size_t size) {
+    size_t at = c->used;
+    c->used += align8(count * size);
+    return c->base ? c->base + at : NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Non-projective trees: Chu-Liu-Edmonds / Tarjan in O(length^2)
+ * ------------------------------------------------------------------------ */
+
+/* Working state. Super-nodes are numbered 0..n-1 (the original nodes) and
+ * n, n+1, ... (contracted cycles, at most n-2 of them). Live super-nodes
+ * occupy slots 0..n-1; a contracted cycle takes the slot of one of its
+ * members. The matrices are indexed [modifier slot * n + head slot] so that
+ * the search for a best entering arc reads one contiguous row. */
+typedef struct cle_work {
+    double *w;        /* adjusted score of the best arc between two slots */
+    int32_t *pen;     /* its integer (lexicographically dominant) part */
+    int32_t *arc;     /* the original link achieving it, -1: no arc */
+    int32_t *node;    /* super-node in each slot */
+    uint8_t *alive;   /* slot in use */
+    uint8_t *state;   /* per slot: FRESH, ON_PATH, DONE, or IN_CYCLE */
+    int32_t *path;    /* slots on the path being grown */
+    int32_t *pos;     /* position of a slot on the path */
+    int32_t *enter;   /* per super-node: its chosen entering link */
+    double *enter_w;  /* and the adjusted score of that link */
+    int32_t *enter_pen;
+    int32_t *parent;  /* per super-node: the cycle it was contracted into */
+    int32_t *final;   /* per super-node: its entering link in the result */
+    int32_t *chosen;  /* per cycle: the member the cycle's entering link enters */
+    double *in_w, *out_w; /* new row and column of a contracted cycle */
+    int32_t *in_pen, *out_pen, *in_arc, *out_arc;
+} cle_work;
+
+enum { FRESH = 0, ON_PATH = 1, DONE = 2, IN_CYCLE = 3 };
+
+static size_t cle_layout(int32_t length, void *base, cle_work *w) {
+    carver c = {base, 0};
+    size_t n = (size_t)length, nn = n * n, nodes = 2 * n;
+    w->w = carve(&c, nn, sizeof(double));
+    w->pen = carve(&c, nn, sizeof(int32_t));
+    w->arc = carve(&c, nn, sizeof(int32_t));
+    w->node = carve(&c, n, sizeof(int32_t));
+    w->alive = carve(&c, n, 1);
+    w->state = carve(&c, n, 1);
+    w->path = carve(&c, n, sizeof(int32_t));
+    w->pos = carve(&c, n, sizeof(int32_t));
+    w->enter = carve(&c, nodes, sizeof(int32_t));
+    w->enter_w = carve(&c, nodes, sizeof(double));
+    w->enter_pen = carve(&c, nodes, sizeof(int32_t));
+    w->parent = carve(&c, nodes, sizeof(int32_t));
+    w->final = carve(&c, nodes, sizeof(int32_t));
+    w->chosen = carve(&c, nodes, sizeof(int32_t));
+    w->in_w = carve(&c, n, sizeof(double));
+    w->out_w = carve(&c, n, sizeof(double));
+    w->in_pen = carve(&c, n, sizeof(int32_t));
+    w->out_pen = carve(&c, n, sizeof(int32_t));
+    w->in_arc = carve(&c, n, sizeof(int32_t));
+    w->out_arc = carve(&c, n, sizeof(int32_t));
+    return c.used;
+}
+
+/* (p1, w1) > (p2, w2) in the lexicographic order of Z x R. */
+static inline int beats(int32_t p1, double w1, int32_t p2, double w2) {
+    return p1 > p2 || (p1 == p2 && w1 > w2);
+}
+
+/* Merges the cycle on path[first..top) into one super-node living in the
+ * slot of path[first]. Arcs entering the cycle are rescored by the
+ * difference with the cycle arc they would replace; of the arcs between
+ * the cycle and another slot only the best survives. O(n * cycle size). */
+static void cle_contract(cle_work *w, int32_t n, int32_t first, int32_t top, int32_t id) {
+    const int32_t cs = w->path[first];
+    for (int32_t i = first; i < top; ++i) {
+        w->state[w->path[i]] = IN_CYCLE;
+        w->parent[w->node[w->path[i]]] = id;
+    }
+    for (int32_t y = 0; y < n; ++y) {
+        w->in_arc[y] = w->out_arc[y] = -1;
+        if (!w->alive[y] || w->state[y] == IN_CYCLE) continue;
+        for (int32_t i = first; i < top; ++i) {
+            const int32_t x = w->path[i], xn = w->node[x];
+            const size_t into = (size_t)x * (size_t)n + (size_t)y; /* y -> x */
+            if (w->arc[into] >= 0) {
+                int32_t p = w->pen[into] - w->enter_pen[xn];
+                double s = w->w[into] - w->enter_w[xn];
+                if (w->in_arc[y] < 0 || beats(p, s, w->in_pen[y], w->in_w[y])) {
+                    w->in_arc[y] = w->arc[into];
+                    w->in_pen[y] = p;
+                    w->in_w[y] = s;
+                }
+            }
+            const size_t out = (size_t)y * (size_t)n + (size_t)x; /* x -> y */
+            if (w->arc[out] >= 0 &&
+                (w->out_arc[y] < 0 || beats(w->pen[out], w->w[out], w->out_pen[y], w->out_w[y]))) {
+                w->out_arc[y] = w->arc[out];
+                w->out_pen[y] = w->pen[out];
+                w->out_w[y] = w->w[out];
+            }
+        }
+    }
+    for (int32_t y = 0; y < n; ++y) {
+        const size_t into = (size_t)cs * (size_t)n + (size_t)y;
+        const size_t out = (size_t)y * (size_t)n + (size_t)cs;
+        w->arc[into] = w->in_arc[y];
+        w->pen[into] = w->in_pen[y];
+        w->w[into] = w->in_w[y];
+        w->arc[out] = w->out_arc[y];
+        w->pen[out] = w->out_pen[y];
+        w->w[out] = w->out_w[y];
+    }
+    for (int32_t i = first + 1; i < top; ++i) w->alive[w->path[i]] = 0;
+    w->node[cs] = id;
+}
+
+/* Best arborescence rooted at 0; writes the chosen links into u (which the
+ * caller zeroed). */
+static void cle_solve(const tree_params *p, const double *a, double *u, void *scratch) {
+    const int32_t n = p->length;
+    const int single = (p->flags & CONCORD_TREE_SINGLE_ROOT) != 0;
+    cle_work w;
+    cle_layout(n, scratch, &w);
+    for (size_t e = 0; e < (size_t)n * (size_t)n; ++e) w.arc[e] = -1;
+    for (int32_t k = 0; k < p->n_arcs; ++k) {
+        size_t e = (size_t)p->mod[k] * (size_t)n + (size_t)p->head[k];
+        w.arc[e] = k;
+        w.w[e] = a[k];
+        w.pen[e] = single && p->head[k] == 0 ? -1 : 0;
+    }
+    for (int32_t s = 0; s < n; ++s) {
+        w.node[s] = s;
+        w.alive[s] = 1;
+        w.state[s] = FRESH;
+    }
+    w.state[0] = DONE;
+    for (int32_t x = 0; x < 2 * n; ++x) w.parent[x] = w.enter[x] = -1;
+    int32_t next_id = n;
+
+    for (int32_t start = 1; start < n; ++start) {
+        if (w.state[start] != FRESH) continue;
+        int32_t top = 0, v = start;
+        w.state[v] = ON_PATH;
+        w.pos[v] = top;
+        w.path[top++] = v;
+        for (;;) {
+            const size_t row = (size_t)v * (size_t)n;
+            int32_t bh = -1, bp = 0;
+            double bw = 0.0;
+            for (int32_t h = 0; h < n; ++h) {
+                if (w.arc[row + h] < 0 || !w.alive[h] || h == v) continue;
+                if (bh < 0 || beats(w.pen[row + h], w.w[row + h], bp, bw)) {
+                    bh = h;
+                    bp = w.pen[row + h];
+                    bw = w.w[row + h];
+                }
+            }
+            if (bh < 0 || w.state[bh] == DONE) {
+                /* bh < 0 cannot happen: construction checked that the root
+                 * reaches every token, and contractions keep that true. */
+                if (bh >= 0) {
+                    const int32_t id = w.node[v];
+                    w.enter[id] = w.arc[row + bh];
+                    w.enter_w[id] = bw;
+                    w.enter_pen[id] = bp;
+                }
+                for (int32_t i = 0; i < top; ++i) w.state[w.path[i]] = DONE;
+                break;
+            }
+            const int32_t id = w.node[v];
+            w.enter[id] = w.arc[row + bh];
+            w.enter_w[id] = bw;
+            w.enter_pen[id] = bp;
+            if (w.state[bh] == FRESH) {
+                w.state[bh] = ON_PATH;
+                w.pos[bh] = top;
+                w.path[top++] = bh;
+                v = bh;
+                continue;
+            }
+            /* bh is on the path: path[pos[bh]..top) closes a cycle. */
+            const int32_t first = w.pos[bh];
+            cle_contract(&w, n, first, top, next_id++);
+            v = w.path[first];
+            w.state[v] = ON_PATH;
+            top = first + 1;
+        }
+    }
+
+    /* Expansion, newest cycle first: a cycle's entering link goes to the
+     * member holding its modifier; every other member keeps its own. */
+    for (int32_t s = 1; s < n; ++s)
+        if (w.alive[s]) w.final[w.node[s]] = w.enter[w.node[s]];
+    for (int32_t x = next_id - 1; x >= 1; --x) {
+        const int32_t c = w.parent[x];
+        if (c >= 0) w.final[x] = w.chosen[c] == x ? w.final[c] : w.enter[x];
+        if (x >= n) {
+            int32_t y = w.final[x] >= 0 ? p->mod[w.final[x]] : -1;
+            while (y >= 0 && w.parent[y] != x) y = w.parent[y];
+            w.chosen[x] = y;
+        }
+    }
+    for (int32_t m = 1; m < n; ++m)
+        if (w.final[m] >= 0) u[w.final[m]] = 1.0;
+}
+
+/* ------------------------------------------------------------------------
+ * Projective trees: Eisner's algorithm in O(length^3)
+ * ------------------------------------------------------------------------ */
+
+/* Spans [s, t] of the chart, indexed [s * n + t]:
+ *   right[s,t]  complete span headed at s (s has taken all its modifiers
+ *               in (s, t]);
+ *   left[s,t]   complete span headed at t;
+ *   inner[s,t]  best right[s,r] + left[r+1,t]: the two halves joined by an
+ *               arc s -> t or t -> s (the incomplete spans differ from it
+ *               only by that arc's score).
+ * Each has the split point that achieved it. */
+typedef struct eisner_work {
+    double *score; /* [h * n + m], -inf for arcs not given */
+    double *right, *left, *inner, *inc_right, *inc_left;
+    int32_t *split_right, *split_left, *split_inner;
+    int32_t *stack;
+} eisner_work;
+
+enum { SPAN_RIGHT = 0, SPAN_LEFT, SPAN_INC_RIGHT, SPAN_INC_LEFT };
+
+static size_t eisner_layout(int32_t length, void *base, eisner_work *w) {
+    carver c = {base, 0};
+    size_t n = (size_t)length, nn = n * n;
+    w->score = carve(&c, nn, sizeof(double));
+    w->right = carve(&c, nn, sizeof(double));
+    w->left = carve(&c, nn, sizeof(double));
+    w->inner = carve(&c, nn, sizeof(double));
+    w->inc_right = carve(&c, nn, sizeof(double));
+    w->inc_left = carve(&c, nn, sizeof(double));
+    w->split_right = carve(&c, nn, sizeof(int32_t));
+    w->split_left = carve(&c, nn, sizeof(int32_t));
+    w->split_inner = carve(&c, nn, sizeof(int32_t));
+    w->stack = carve(&c, 3 * (4 * n + 8), sizeof(int32_t));
+    return c.used;
+}
+
+static void mark_arc(const tree_params *p, int32_t h, int32_t m, double *u) {
+    int32_t k = p->index[(size_t)m * (size_t)p->length + (size_t)h];
+    if (k >= 0) u[k] = 1.0;
+}
+
+/* Fills the chart; returns the best projective tree's score (-inf if there
+ * is none) and, when it is finite and u is not NULL, writes its links into
+ * u (zeroed by the caller). */
+static double eisner_solve(const tree_params *p, const double *a, double *u, void *scratch) {
+    const int32_t n = p->length;
+    const size_t N = (size_t)n;
+    const int single = (p->flags & CONCORD_TREE_SINGLE_ROOT) != 0;
+    /* single root: the spans never include the root; it is attached last */
+    const int32_t lo = single ? 1 : 0;
+    eisner_work w;
+    eisner_layout(n, scratch, &w);
+    for (size_t e = 0; e < N * N; ++e) w.score[e] = -INFINITY;
+    for (int32_t k = 0; k < p->n_arcs; ++k)
+        w.score[(size_t)p->head[k] * N + (size_t)p->mod[k]] = a[k];
+    for (int32_t s = lo; s < n; ++s) w.right[s * N + s] = w.left[s * N + s] = 0.0;
+    for (int32_t width = 1; width < n - lo; ++width) {
+        for (int32_t s = lo; s + width < n; ++s) {
+            const int32_t t = s + width;
+            const size_t st = (size_t)s * N + (size_t)t;
+            double best = -INFINITY;
+            int32_t arg = s;
+            for (int32_t r = s; r < t; ++r) {
+                double x = w.right[s * N + r] + w.left[(r + 1) * N + t];
+                if (x > best) best = x, arg = r;
+            }
+            w.inner[st] = best;
+            w.split_inner[st] = arg;
+            w.inc_right[st] = best + w.score[s * N + t];
+            w.inc_left[st] = best + w.score[t * N + s];
+            best = -INFINITY, arg = s;
+            for (int32_t r = s; r < t; ++r) {
+                double x = w.left[s * N + r] + w.inc_left[r * N + t];
+                if (x > best) best = x, arg = r;
+            }
+            w.left[st] = best;
+            w.split_left[st] = arg;
+            best = -INFINITY, arg = t;
+            for (int32_t r = s + 1; r <= t; ++r) {
+                double x = w.inc_right[s * N + r] + w.right[r * N + t];
+                if (x > best) best = x, arg = r;
+            }
+            w.right[st] = best;
+            w.split_right[st] = arg;
+        }
+    }
+    int32_t *stack = w.stack, top = 0;
+    double value;
+    if (!single) {
+        value = w.right[N - 1];
+        stack[top++] = SPAN_RIGHT, stack[top++] = 0, stack[top++] = n - 1;
+    } else {
+        value = -INFINITY;
+        int32_t child = 1;
+        for (int32_t r = 1; r < n; ++r) {
+            double x = w.score[r] + w.left[N + (size_t)r] + w.right[r * N + N - 1];
+            if (x > value) value = x, child = r;
+        }
+        if (u && value > -INFINITY) mark_arc(p, 0, child, u);
+        stack[top++] = SPAN_LEFT, stack[top++] = 1, stack[top++] = child;
+        stack[top++] = SPAN_RIGHT, stack[top++] = child, stack[top++] = n - 1;
+    }
+    if (!u || value == -INFINITY) return value;
+    while (top > 0) {
+        const int32_t t = stack[--top], s = stack[--top], kind = stack[--top];
+        if (s == t) continue;
+        const size_t st = (size_t)s * N + (size_t)t;
+        int32_t r;
+        switch (kind) {
+        case SPAN_RIGHT:
+            r = w.split_right[st];
+            stack[top++] = SPAN_INC_RIGHT, stack[top++] = s, stack[top++] = r;
+            stack[top++] = SPAN_RIGHT, stack[top++] = r, stack[top++] = t;
+            break;
+        case SPAN_LEFT:
+            r = w.split_left[st];
+            stack[top++] = SPAN_LEFT, stack[top++] = s, stack[top++] = r;
+            stack[top++] = SPAN_INC_LEFT, stack[top++] = r, stack[top++] = t;
+            break;
+        default:
+            if (kind == SPAN_INC_RIGHT) mark_arc(p, s, t, u);
+            else mark_arc(p, t, s, u);
+            r = w.split_inner[st];
+            stack[top++] = SPAN_RIGHT, stack[top++] = s, stack[top++] = r;
+            stack[top++] = SPAN_LEFT, stack[top++] = r + 1, stack[top++] = t;
+            break;
+        }
+    }
+    return value;
+}
+
+/* ------------------------------------------------------------------------
+ * The factor
+ * ------------------------------------------------------------------------ */
+
+static double tree_map(const factor *f, const double *a, const double *b, double *u,
+                       double *v, void *scratch) {
+    (void)b, (void)v;
+    const tree_params *p = params_of(f);
+    for (int32_t k = 0; k < f->degree; ++k) u[k] = 0.0;
+    if (p->flags & CONCORD_TREE_PROJECTIVE) {
+        eisner_solve(p, a, u, scratch);
+    } else {
+        cle_solve(p, a, u, scratch);
+    }
+    double score = 0.0;
+    for (int32_t k = 0; k < f->degree; ++k)
+        if (u[k] != 0.0) score += a[k];
+    return score;
+}
+
+static size_t tree_scratch_for(const tree_params *p) {
+    cle_work c;
+    eisner_work e;
+    return p->flags & CONCORD_TREE_PROJECTIVE ? eisner_layout(p->length, NULL, &e)
+                                              : cle_layout(p->length, NULL, &c);
+}
+
+static size_t tree_scratch(const factor *f) { return tree_scratch_for(params_of(f)); }
+
+static int32_t tree_config_size(const factor *f) { return params_of(f)->length - 1; }
+
+const factor_ops factor_tree_ops = {.name = "TREE",
+                                    .map = tree_map,
+                                    .scratch_bytes = tree_scratch,
+                                    .config_size = tree_config_size};
+
+/* ------------------------------------------------------------------------
+ * Construction
+ * ------------------------------------------------------------------------ */
+
+/* Marks in `seen` the tokens reachable from `from` by the arcs (CSR out
+ * lists), never entering or leaving through the root when skip_root;
+ * returns how many were reached, `from` included. */
+static int32_t reach(const tree_params *p, const int32_t *out_begin, const int32_t *out_arcs,
+                     int32_t from, int skip_root, uint8_t *seen, int32_t *queue) {
+    memset(seen, 0, (size_t)p->length);
+    int32_t head = 0, tail = 0;
+    seen[from] = 1;
+    queue[tail++] = from;
+    while (head < tail) {
+        int32_t x = queue[head++];
+        if (skip_root && x == 0) continue;
+        for (int32_t j = out_begin[x]; j < out_begin[x + 1]; ++j) {
+            int32_t m = p->mod[out_arcs[j]];
+            if (!seen[m]) seen[m] = 1, queue[tail++] = m;
+        }
+    }
+    return tail;
+}
+
+/* CONCORD_OK when some tree of the requested kind exists over the arcs,
+ * otherwise a message in g. */
+static int check_tree_exists(concord_graph *g, const tree_params *p) {
+    const int32_t n = p->length;
+    int rc = CONCORD_OK;
+    if (p->flags & CONCORD_TREE_PROJECTIVE) {
+        eisner_work e;
+        void *scratch = malloc(eisner_layout(n, NULL, &e));
+        double *zeros = calloc((size_t)p->n_arcs, sizeof(double));
+        if (!scratch || !zeros) {
+            rc = graph_fail(g, CONCORD_ENOMEM, "out of memory");
+        } else if (eisner_solve(p, zeros, NULL, scratch) == -INFINITY) {
+            rc = graph_fail(g, CONCORD_EINFEASIBLE,
+                            "TREE factor: no projective %stree over the given arcs",
+                            p->flags & CONCORD_TREE_SINGLE_ROOT ? "single-root " : "");
+        }
+        free(scratch);
+        free(zeros);
+        return rc;
+    }
+    int32_t *out_begin = calloc((size_t)n + 1, sizeof(int32_t));
+    int32_t *out_arcs = malloc((size_t)p->n_arcs * sizeof(int32_t));
+    int32_t *queue = malloc((size_t)n * sizeof(int32_t));
+    uint8_t *seen = malloc((size_t)n);
+    if (!out_begin || !out_arcs || !queue || !seen) {
+        rc = graph_fail(g, CONCORD_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int32_t k = 0; k < p->n_arcs; ++k) out_begin[p->head[k] + 1] += 1;
+    for (int32_t x = 0; x < n; ++x) out_begin[x + 1] += out_begin[x];
+    for (int32_t k = 0; k < p->n_arcs; ++k) {
+        int32_t h = p->head[k];
+        out_arcs[out_begin[h]++] = k;
+    }
+    for (int32_t x = n; x > 0; --x) out_begin[x] = out_begin[x - 1];
+    out_begin[0] = 0;
+    if (!(p->flags & CONCORD_TREE_SINGLE_ROOT)) {
+        if (reach(p, out_begin, out_arcs, 0, 0, seen, queue) < n) {
+            int32_t missing = 1;
+            while (seen[missing]) ++missing;
+            rc = graph_fail(g, CONCORD_EINFEASIBLE,
+                            "TREE factor: no tree over the given arcs (token %d cannot be "
+                            "reached from the root)",
+                            missing);
+        }
+        goto done;
+    }
+    /* single root: some root child must reach every token by itself */
+    rc = CONCORD_EINFEASIBLE;
+    for (int32_t j = out_begin[0]; j < out_begin[1] && rc; ++j)
+        if (reach(p, out_begin, out_arcs, p->mod[out_arcs[j]], 1, seen, queue) == n - 1)
+            rc = CONCORD_OK;
+    if (rc)
+        graph_fail(g, rc,
+                   "TREE factor: no single-root tree over the given arcs (no child of the root "
+                   "reaches every token without another root arc)");
+done:
+    free(out_begin);
+    free(out_arcs);
+    free(queue);
+    free(seen);
+    return rc;
+}
+
+int concord_add_tree(concord_graph *g, int32_t length, int32_t n_arcs, const int32_t *heads,
+                     const int32_t *modifiers, const int32_t *vars, unsigned flags,
+                     int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    if (flags & ~(unsigned)(CONCORD_TREE_PROJECTIVE | CONCORD_TREE_SINGLE_ROOT))
+        return graph_fail(g, CONCORD_EINVAL, "TREE factor: unknown flags 0x%x", flags);
+    if (length < 2 || length > TREE_MAX_LENGTH)
+        return graph_fail(g, CONCORD_EINVAL,
+                          "TREE factor: length %d must be in [2, %d] (the root and at least "
+                          "one token)",
+                          length, TREE_MAX_LENGTH);
+    if (n_arcs < 1 || !heads || !modifiers || !vars)
+        return graph_fail(g, CONCORD_EINVAL, "TREE factor: no arcs");
+    const size_t nn = (size_t)length * (size_t)length;
+    if ((size_t)n_arcs > nn)
+        return graph_fail(g, CONCORD_EINVAL, "TREE factor: %d arcs for %d nodes", n_arcs,
+                          length);
+    tree_params *p = malloc(sizeof *p + 2 * (size_t)n_arcs * sizeof(int32_t) +
+                            nn * sizeof(int32_t));
+    if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    p->length = length;
+    p->flags = flags;
+    p->n_arcs = n_arcs;
+    p->head = (int32_t *)(p + 1);
+    p->mod = p->head + n_arcs;
+    p->index = p->mod + n_arcs;
+    for (size_t e = 0; e < nn; ++e) p->index[e] = -1;
+    int rc = CONCORD_OK;
+    for (int32_t k = 0; k < n_arcs && !rc; ++k) {
+        int32_t h = heads[k], m = modifiers[k];
+        if (h < 0 || h >= length || m < 1 || m >= length || h == m) {
+            rc = graph_fail(g, CONCORD_EINVAL,
+                            "TREE factor: arc %d (%d -> %d) is not an arc between nodes "
+                            "0..%d (heads in [0, %d], modifiers in [1, %d], head != "
+                            "modifier)",
+                            k, h, m, length - 1, length - 1, length - 1);
+        } else if (p->index[(size_t)m * (size_t)length + (size_t)h] >= 0) {
+            rc = graph_fail(g, CONCORD_EINVAL, "TREE factor: arc %d -> %d given twice", h, m);
+        } else {
+            p->head[k] = h;
+            p->mod[k] = m;
+            p->index[(size_t)m * (size_t)length + (size_t)h] = k;
+        }
+    }
+    if (!rc) rc = check_tree_exists(g, p);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    return graph_add_factor(g, &factor_tree_ops, n_arcs, vars, NULL, false, 0, NULL, p,
+                            factor_id);
+}
