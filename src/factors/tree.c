@@ -67,11 +67,15 @@ static void *carve(carver *c, size_t count, size_t size) {
  * n, n+1, ... (contracted cycles, at most n-2 of them). Live super-nodes
  * occupy slots 0..n-1; a contracted cycle takes the slot of one of its
  * members. The matrices are indexed [modifier slot * n + head slot] so that
- * the search for a best entering arc reads one contiguous row. */
+ * the search for a best entering arc reads one contiguous row. A missing
+ * arc (never given, into the root, a slot into itself, or out of a slot
+ * that was merged away) has score -inf, so the search needs no other test;
+ * `arc` and `pen` are read only where the score is finite, and `pen` only
+ * in the single-root variant. */
 typedef struct cle_work {
     double *w;        /* adjusted score of the best arc between two slots */
     int32_t *pen;     /* its integer (lexicographically dominant) part */
-    int32_t *arc;     /* the original link achieving it, -1: no arc */
+    int32_t *arc;     /* the original link achieving it */
     int32_t *node;    /* super-node in each slot */
     uint8_t *alive;   /* slot in use */
     uint8_t *state;   /* per slot: FRESH, ON_PATH, DONE, or IN_CYCLE */
@@ -115,8 +119,10 @@ static size_t cle_layout(int32_t length, void *base, cle_work *w) {
     return c.used;
 }
 
-/* (p1, w1) > (p2, w2) in the lexicographic order of Z x R. */
-static inline int beats(int32_t p1, double w1, int32_t p2, double w2) {
+/* (p1, w1) > (p2, w2) in the lexicographic order of Z x R; without the
+ * single-root penalty only the scores count. */
+static inline int beats(int single, int32_t p1, double w1, int32_t p2, double w2) {
+    if (!single) return w1 > w2;
     return p1 > p2 || (p1 == p2 && w1 > w2);
 }
 
@@ -124,63 +130,73 @@ static inline int beats(int32_t p1, double w1, int32_t p2, double w2) {
  * slot of path[first]. Arcs entering the cycle are rescored by the
  * difference with the cycle arc they would replace; of the arcs between
  * the cycle and another slot only the best survives. O(n * cycle size). */
-static void cle_contract(cle_work *w, int32_t n, int32_t first, int32_t top, int32_t id) {
+static void cle_contract(cle_work *w, int single, int32_t n, int32_t first, int32_t top,
+                         int32_t id) {
     const int32_t cs = w->path[first];
     for (int32_t i = first; i < top; ++i) {
         w->state[w->path[i]] = IN_CYCLE;
         w->parent[w->node[w->path[i]]] = id;
     }
     for (int32_t y = 0; y < n; ++y) {
-        w->in_arc[y] = w->out_arc[y] = -1;
+        w->in_w[y] = w->out_w[y] = -INFINITY;
+        w->in_pen[y] = w->out_pen[y] = 0;
         if (!w->alive[y] || w->state[y] == IN_CYCLE) continue;
         for (int32_t i = first; i < top; ++i) {
             const int32_t x = w->path[i], xn = w->node[x];
             const size_t into = (size_t)x * (size_t)n + (size_t)y; /* y -> x */
-            if (w->arc[into] >= 0) {
-                int32_t p = w->pen[into] - w->enter_pen[xn];
+            if (w->w[into] > -INFINITY) {
+                int32_t p = single ? w->pen[into] - w->enter_pen[xn] : 0;
                 double s = w->w[into] - w->enter_w[xn];
-                if (w->in_arc[y] < 0 || beats(p, s, w->in_pen[y], w->in_w[y])) {
+                if (w->in_w[y] == -INFINITY || beats(single, p, s, w->in_pen[y], w->in_w[y])) {
                     w->in_arc[y] = w->arc[into];
                     w->in_pen[y] = p;
                     w->in_w[y] = s;
                 }
             }
             const size_t out = (size_t)y * (size_t)n + (size_t)x; /* x -> y */
-            if (w->arc[out] >= 0 &&
-                (w->out_arc[y] < 0 || beats(w->pen[out], w->w[out], w->out_pen[y], w->out_w[y]))) {
-                w->out_arc[y] = w->arc[out];
-                w->out_pen[y] = w->pen[out];
-                w->out_w[y] = w->w[out];
+            if (w->w[out] > -INFINITY) {
+                int32_t p = single ? w->pen[out] : 0;
+                if (w->out_w[y] == -INFINITY || beats(single, p, w->w[out], w->out_pen[y], w->out_w[y])) {
+                    w->out_arc[y] = w->arc[out];
+                    w->out_pen[y] = p;
+                    w->out_w[y] = w->w[out];
+                }
             }
         }
     }
     for (int32_t y = 0; y < n; ++y) {
+        if (!w->alive[y]) continue;
         const size_t into = (size_t)cs * (size_t)n + (size_t)y;
         const size_t out = (size_t)y * (size_t)n + (size_t)cs;
-        w->arc[into] = w->in_arc[y];
-        w->pen[into] = w->in_pen[y];
         w->w[into] = w->in_w[y];
-        w->arc[out] = w->out_arc[y];
-        w->pen[out] = w->out_pen[y];
+        w->arc[into] = w->in_arc[y];
         w->w[out] = w->out_w[y];
+        w->arc[out] = w->out_arc[y];
+        if (single) {
+            w->pen[into] = w->in_pen[y];
+            w->pen[out] = w->out_pen[y];
+        }
+        /* the other members' columns: no arc leaves them any more */
+        for (int32_t i = first + 1; i < top; ++i)
+            w->w[(size_t)y * (size_t)n + (size_t)w->path[i]] = -INFINITY;
     }
     for (int32_t i = first + 1; i < top; ++i) w->alive[w->path[i]] = 0;
     w->node[cs] = id;
 }
 
-/* Best arborescence rooted at 0; writes the chosen links into u (which the
- * caller zeroed). */
-static void cle_solve(const tree_params *p, const double *a, double *u, void *scratch) {
+/* Best arborescence rooted at 0: writes its links into u (which the caller
+ * zeroed) and returns its score. */
+static double cle_solve(const tree_params *p, const double *a, double *u, void *scratch) {
     const int32_t n = p->length;
     const int single = (p->flags & CONCORD_TREE_SINGLE_ROOT) != 0;
     cle_work w;
     cle_layout(n, scratch, &w);
-    for (size_t e = 0; e < (size_t)n * (size_t)n; ++e) w.arc[e] = -1;
+    for (size_t e = 0; e < (size_t)n * (size_t)n; ++e) w.w[e] = -INFINITY;
     for (int32_t k = 0; k < p->n_arcs; ++k) {
         size_t e = (size_t)p->mod[k] * (size_t)n + (size_t)p->head[k];
         w.arc[e] = k;
         w.w[e] = a[k];
-        w.pen[e] = single && p->head[k] == 0 ? -1 : 0;
+        if (single) w.pen[e] = p->head[k] == 0 ? -1 : 0;
     }
     for (int32_t s = 0; s < n; ++s) {
         w.node[s] = s;
@@ -198,33 +214,30 @@ static void cle_solve(const tree_params *p, const double *a, double *u, void *sc
         w.pos[v] = top;
         w.path[top++] = v;
         for (;;) {
-            const size_t row = (size_t)v * (size_t)n;
+            const double *row_w = w.w + (size_t)v * (size_t)n;
             int32_t bh = -1, bp = 0;
-            double bw = 0.0;
-            for (int32_t h = 0; h < n; ++h) {
-                if (w.arc[row + h] < 0 || !w.alive[h] || h == v) continue;
-                if (bh < 0 || beats(w.pen[row + h], w.w[row + h], bp, bw)) {
-                    bh = h;
-                    bp = w.pen[row + h];
-                    bw = w.w[row + h];
-                }
+            double bw = -INFINITY;
+            if (single) {
+                const int32_t *row_pen = w.pen + (size_t)v * (size_t)n;
+                for (int32_t h = 0; h < n; ++h)
+                    if (row_w[h] > -INFINITY && (bh < 0 || beats(1, row_pen[h], row_w[h], bp, bw)))
+                        bh = h, bp = row_pen[h], bw = row_w[h];
+            } else {
+                for (int32_t h = 0; h < n; ++h)
+                    if (row_w[h] > bw) bh = h, bw = row_w[h];
+            }
+            /* bh < 0 cannot happen: construction checked that the root
+             * reaches every token, and contractions keep that true. */
+            if (bh >= 0) {
+                const int32_t id = w.node[v];
+                w.enter[id] = w.arc[(size_t)v * (size_t)n + (size_t)bh];
+                w.enter_w[id] = bw;
+                w.enter_pen[id] = bp;
             }
             if (bh < 0 || w.state[bh] == DONE) {
-                /* bh < 0 cannot happen: construction checked that the root
-                 * reaches every token, and contractions keep that true. */
-                if (bh >= 0) {
-                    const int32_t id = w.node[v];
-                    w.enter[id] = w.arc[row + bh];
-                    w.enter_w[id] = bw;
-                    w.enter_pen[id] = bp;
-                }
                 for (int32_t i = 0; i < top; ++i) w.state[w.path[i]] = DONE;
                 break;
             }
-            const int32_t id = w.node[v];
-            w.enter[id] = w.arc[row + bh];
-            w.enter_w[id] = bw;
-            w.enter_pen[id] = bp;
             if (w.state[bh] == FRESH) {
                 w.state[bh] = ON_PATH;
                 w.pos[bh] = top;
@@ -234,7 +247,7 @@ static void cle_solve(const tree_params *p, const double *a, double *u, void *sc
             }
             /* bh is on the path: path[pos[bh]..top) closes a cycle. */
             const int32_t first = w.pos[bh];
-            cle_contract(&w, n, first, top, next_id++);
+            cle_contract(&w, single, n, first, top, next_id++);
             v = w.path[first];
             w.state[v] = ON_PATH;
             top = first + 1;
@@ -254,25 +267,33 @@ static void cle_solve(const tree_params *p, const double *a, double *u, void *sc
             w.chosen[x] = y;
         }
     }
-    for (int32_t m = 1; m < n; ++m)
-        if (w.final[m] >= 0) u[w.final[m]] = 1.0;
+    double score = 0.0;
+    for (int32_t m = 1; m < n; ++m) {
+        int32_t k = w.final[m];
+        if (k >= 0) u[k] = 1.0, score += a[k];
+    }
+    return score;
 }
 
 /* ------------------------------------------------------------------------
  * Projective trees: Eisner's algorithm in O(length^3)
  * ------------------------------------------------------------------------ */
 
-/* Spans [s, t] of the chart, indexed [s * n + t]:
+/* Spans [s, t] of the chart:
  *   right[s,t]  complete span headed at s (s has taken all its modifiers
  *               in (s, t]);
  *   left[s,t]   complete span headed at t;
- *   inner[s,t]  best right[s,r] + left[r+1,t]: the two halves joined by an
- *               arc s -> t or t -> s (the incomplete spans differ from it
- *               only by that arc's score).
- * Each has the split point that achieved it. */
+ *   inc_right[s,t], inc_left[s,t]  incomplete spans: the best right[s,r] +
+ *               left[r+1,t] joined by the arc s -> t, or t -> s (both use
+ *               the same split).
+ * Every maximisation runs over a split point r; so that each reads two
+ * contiguous arrays, the tables are kept in the orientation it needs:
+ * [s * n + t] for those read along their end t, [t * n + s] ("_t") for
+ * those read along their start s, and the complete spans in both. Each
+ * maximum's split point is kept for the backtrace, indexed [s * n + t]. */
 typedef struct eisner_work {
     double *score; /* [h * n + m], -inf for arcs not given */
-    double *right, *left, *inner, *inc_right, *inc_left;
+    double *right, *right_t, *left, *left_t, *inc_right, *inc_left_t;
     int32_t *split_right, *split_left, *split_inner;
     int32_t *stack;
 } eisner_work;
@@ -284,10 +305,11 @@ static size_t eisner_layout(int32_t length, void *base, eisner_work *w) {
     size_t n = (size_t)length, nn = n * n;
     w->score = carve(&c, nn, sizeof(double));
     w->right = carve(&c, nn, sizeof(double));
+    w->right_t = carve(&c, nn, sizeof(double));
     w->left = carve(&c, nn, sizeof(double));
-    w->inner = carve(&c, nn, sizeof(double));
+    w->left_t = carve(&c, nn, sizeof(double));
     w->inc_right = carve(&c, nn, sizeof(double));
-    w->inc_left = carve(&c, nn, sizeof(double));
+    w->inc_left_t = carve(&c, nn, sizeof(double));
     w->split_right = carve(&c, nn, sizeof(int32_t));
     w->split_left = carve(&c, nn, sizeof(int32_t));
     w->split_inner = carve(&c, nn, sizeof(int32_t));
@@ -295,14 +317,18 @@ static size_t eisner_layout(int32_t length, void *base, eisner_work *w) {
     return c.used;
 }
 
-static void mark_arc(const tree_params *p, int32_t h, int32_t m, double *u) {
+/* Switches arc h -> m on in u; returns its score. */
+static double mark_arc(const tree_params *p, int32_t h, int32_t m, const double *a, double *u) {
     int32_t k = p->index[(size_t)m * (size_t)p->length + (size_t)h];
-    if (k >= 0) u[k] = 1.0;
+    if (k < 0) return 0.0; /* not reached: the chart never uses a missing arc */
+    u[k] = 1.0;
+    return a[k];
 }
 
-/* Fills the chart; returns the best projective tree's score (-inf if there
- * is none) and, when it is finite and u is not NULL, writes its links into
- * u (zeroed by the caller). */
+/* Fills the chart and returns the best projective tree's score (-inf if
+ * there is none); when it is finite and u is not NULL, writes the tree's
+ * links into u (zeroed by the caller) and returns the sum of their scores
+ * instead, which is the same up to rounding. */
 static double eisner_solve(const tree_params *p, const double *a, double *u, void *scratch) {
     const int32_t n = p->length;
     const size_t N = (size_t)n;
@@ -314,39 +340,49 @@ static double eisner_solve(const tree_params *p, const double *a, double *u, voi
     for (size_t e = 0; e < N * N; ++e) w.score[e] = -INFINITY;
     for (int32_t k = 0; k < p->n_arcs; ++k)
         w.score[(size_t)p->head[k] * N + (size_t)p->mod[k]] = a[k];
-    for (int32_t s = lo; s < n; ++s) w.right[s * N + s] = w.left[s * N + s] = 0.0;
+    for (int32_t s = lo; s < n; ++s) {
+        const size_t ss = (size_t)s * N + (size_t)s;
+        w.right[ss] = w.right_t[ss] = w.left[ss] = w.left_t[ss] = 0.0;
+    }
     for (int32_t width = 1; width < n - lo; ++width) {
         for (int32_t s = lo; s + width < n; ++s) {
             const int32_t t = s + width;
-            const size_t st = (size_t)s * N + (size_t)t;
+            const size_t st = (size_t)s * N + (size_t)t, ts = (size_t)t * N + (size_t)s;
+            const double *right_s = w.right + (size_t)s * N;  /* right[s, .] */
+            const double *left_t = w.left_t + (size_t)t * N;  /* left[., t] */
             double best = -INFINITY;
             int32_t arg = s;
             for (int32_t r = s; r < t; ++r) {
-                double x = w.right[s * N + r] + w.left[(r + 1) * N + t];
+                double x = right_s[r] + left_t[r + 1];
                 if (x > best) best = x, arg = r;
             }
-            w.inner[st] = best;
             w.split_inner[st] = arg;
-            w.inc_right[st] = best + w.score[s * N + t];
-            w.inc_left[st] = best + w.score[t * N + s];
+            w.inc_right[st] = best + w.score[st];
+            w.inc_left_t[ts] = best + w.score[ts];
+            /* left[s,t] = max over r in [s, t) of left[s,r] + inc_left[r,t] */
+            const double *left_s = w.left + (size_t)s * N;
+            const double *inc_left_t = w.inc_left_t + (size_t)t * N;
             best = -INFINITY, arg = s;
             for (int32_t r = s; r < t; ++r) {
-                double x = w.left[s * N + r] + w.inc_left[r * N + t];
+                double x = left_s[r] + inc_left_t[r];
                 if (x > best) best = x, arg = r;
             }
-            w.left[st] = best;
+            w.left[st] = w.left_t[ts] = best;
             w.split_left[st] = arg;
+            /* right[s,t] = max over r in (s, t] of inc_right[s,r] + right[r,t] */
+            const double *inc_right_s = w.inc_right + (size_t)s * N;
+            const double *right_t = w.right_t + (size_t)t * N;
             best = -INFINITY, arg = t;
             for (int32_t r = s + 1; r <= t; ++r) {
-                double x = w.inc_right[s * N + r] + w.right[r * N + t];
+                double x = inc_right_s[r] + right_t[r];
                 if (x > best) best = x, arg = r;
             }
-            w.right[st] = best;
+            w.right[st] = w.right_t[ts] = best;
             w.split_right[st] = arg;
         }
     }
     int32_t *stack = w.stack, top = 0;
-    double value;
+    double value, total = 0.0;
     if (!single) {
         value = w.right[N - 1];
         stack[top++] = SPAN_RIGHT, stack[top++] = 0, stack[top++] = n - 1;
@@ -357,7 +393,7 @@ static double eisner_solve(const tree_params *p, const double *a, double *u, voi
             double x = w.score[r] + w.left[N + (size_t)r] + w.right[r * N + N - 1];
             if (x > value) value = x, child = r;
         }
-        if (u && value > -INFINITY) mark_arc(p, 0, child, u);
+        if (u && value > -INFINITY) total += mark_arc(p, 0, child, a, u);
         stack[top++] = SPAN_LEFT, stack[top++] = 1, stack[top++] = child;
         stack[top++] = SPAN_RIGHT, stack[top++] = child, stack[top++] = n - 1;
     }
@@ -379,15 +415,15 @@ static double eisner_solve(const tree_params *p, const double *a, double *u, voi
             stack[top++] = SPAN_INC_LEFT, stack[top++] = r, stack[top++] = t;
             break;
         default:
-            if (kind == SPAN_INC_RIGHT) mark_arc(p, s, t, u);
-            else mark_arc(p, t, s, u);
+            if (kind == SPAN_INC_RIGHT) total += mark_arc(p, s, t, a, u);
+            else total += mark_arc(p, t, s, a, u);
             r = w.split_inner[st];
             stack[top++] = SPAN_RIGHT, stack[top++] = s, stack[top++] = r;
             stack[top++] = SPAN_LEFT, stack[top++] = r + 1, stack[top++] = t;
             break;
         }
     }
-    return value;
+    return total;
 }
 
 /* ------------------------------------------------------------------------
@@ -399,15 +435,8 @@ static double tree_map(const factor *f, const double *a, const double *b, double
     (void)b, (void)v;
     const tree_params *p = params_of(f);
     for (int32_t k = 0; k < f->degree; ++k) u[k] = 0.0;
-    if (p->flags & CONCORD_TREE_PROJECTIVE) {
-        eisner_solve(p, a, u, scratch);
-    } else {
-        cle_solve(p, a, u, scratch);
-    }
-    double score = 0.0;
-    for (int32_t k = 0; k < f->degree; ++k)
-        if (u[k] != 0.0) score += a[k];
-    return score;
+    if (p->flags & CONCORD_TREE_PROJECTIVE) return eisner_solve(p, a, u, scratch);
+    return cle_solve(p, a, u, scratch);
 }
 
 static size_t tree_scratch_for(const tree_params *p) {
