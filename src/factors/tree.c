@@ -37,7 +37,6 @@ typedef struct tree_params {
     int32_t n_arcs;
     int32_t *head;   /* per link */
     int32_t *mod;    /* per link */
-    int32_t *index;  /* [m * length + h]: the link of arc (h, m), or -1 */
 } tree_params;
 
 static const tree_params *params_of(const factor *f) {
@@ -293,6 +292,7 @@ static double cle_solve(const tree_params *p, const double *a, double *u, void *
  * maximum's split point is kept for the backtrace, indexed [s * n + t]. */
 typedef struct eisner_work {
     double *score; /* [h * n + m], -inf for arcs not given */
+    int32_t *link; /* [h * n + m], the arc's link where its score is finite */
     double *right, *right_t, *left, *left_t, *inc_right, *inc_left_t;
     int32_t *split_right, *split_left, *split_inner;
     int32_t *stack;
@@ -304,6 +304,7 @@ static size_t eisner_layout(int32_t length, void *base, eisner_work *w) {
     carver c = {base, 0};
     size_t n = (size_t)length, nn = n * n;
     w->score = carve(&c, nn, sizeof(double));
+    w->link = carve(&c, nn, sizeof(int32_t));
     w->right = carve(&c, nn, sizeof(double));
     w->right_t = carve(&c, nn, sizeof(double));
     w->left = carve(&c, nn, sizeof(double));
@@ -317,10 +318,11 @@ static size_t eisner_layout(int32_t length, void *base, eisner_work *w) {
     return c.used;
 }
 
-/* Switches arc h -> m on in u; returns its score. */
-static double mark_arc(const tree_params *p, int32_t h, int32_t m, const double *a, double *u) {
-    int32_t k = p->index[(size_t)m * (size_t)p->length + (size_t)h];
-    if (k < 0) return 0.0; /* not reached: the chart never uses a missing arc */
+/* Switches arc h -> m on in u; returns its score. The backtrace only
+ * follows finite chart entries, hence arcs that exist. */
+static double mark_arc(const eisner_work *w, size_t n, int32_t h, int32_t m, const double *a,
+                       double *u) {
+    int32_t k = w->link[(size_t)h * n + (size_t)m];
     u[k] = 1.0;
     return a[k];
 }
@@ -338,8 +340,11 @@ static double eisner_solve(const tree_params *p, const double *a, double *u, voi
     eisner_work w;
     eisner_layout(n, scratch, &w);
     for (size_t e = 0; e < N * N; ++e) w.score[e] = -INFINITY;
-    for (int32_t k = 0; k < p->n_arcs; ++k)
-        w.score[(size_t)p->head[k] * N + (size_t)p->mod[k]] = a[k];
+    for (int32_t k = 0; k < p->n_arcs; ++k) {
+        size_t e = (size_t)p->head[k] * N + (size_t)p->mod[k];
+        w.score[e] = a[k];
+        w.link[e] = k;
+    }
     for (int32_t s = lo; s < n; ++s) {
         const size_t ss = (size_t)s * N + (size_t)s;
         w.right[ss] = w.right_t[ss] = w.left[ss] = w.left_t[ss] = 0.0;
@@ -393,7 +398,7 @@ static double eisner_solve(const tree_params *p, const double *a, double *u, voi
             double x = w.score[r] + w.left[N + (size_t)r] + w.right[r * N + N - 1];
             if (x > value) value = x, child = r;
         }
-        if (u && value > -INFINITY) total += mark_arc(p, 0, child, a, u);
+        if (u && value > -INFINITY) total += mark_arc(&w, N, 0, child, a, u);
         stack[top++] = SPAN_LEFT, stack[top++] = 1, stack[top++] = child;
         stack[top++] = SPAN_RIGHT, stack[top++] = child, stack[top++] = n - 1;
     }
@@ -415,8 +420,8 @@ static double eisner_solve(const tree_params *p, const double *a, double *u, voi
             stack[top++] = SPAN_INC_LEFT, stack[top++] = r, stack[top++] = t;
             break;
         default:
-            if (kind == SPAN_INC_RIGHT) total += mark_arc(p, s, t, a, u);
-            else total += mark_arc(p, t, s, a, u);
+            if (kind == SPAN_INC_RIGHT) total += mark_arc(&w, N, s, t, a, u);
+            else total += mark_arc(&w, N, t, s, a, u);
             r = w.split_inner[st];
             stack[top++] = SPAN_RIGHT, stack[top++] = s, stack[top++] = r;
             stack[top++] = SPAN_LEFT, stack[top++] = r + 1, stack[top++] = t;
@@ -543,6 +548,26 @@ done:
     return rc;
 }
 
+static int compare_int64(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* CONCORD_OK when no arc is given twice (sorts the arcs' keys). */
+static int check_distinct_arcs(concord_graph *g, const tree_params *p) {
+    int64_t *key = malloc((size_t)p->n_arcs * sizeof *key);
+    if (!key) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    for (int32_t k = 0; k < p->n_arcs; ++k) key[k] = (int64_t)p->head[k] * p->length + p->mod[k];
+    qsort(key, (size_t)p->n_arcs, sizeof *key, compare_int64);
+    int rc = CONCORD_OK;
+    for (int32_t k = 1; k < p->n_arcs && !rc; ++k)
+        if (key[k] == key[k - 1])
+            rc = graph_fail(g, CONCORD_EINVAL, "TREE factor: arc %d -> %d given twice",
+                            (int)(key[k] / p->length), (int)(key[k] % p->length));
+    free(key);
+    return rc;
+}
+
 int concord_add_tree(concord_graph *g, int32_t length, int32_t n_arcs, const int32_t *heads,
                      const int32_t *modifiers, const int32_t *vars, unsigned flags,
                      int32_t *factor_id) {
@@ -554,39 +579,33 @@ int concord_add_tree(concord_graph *g, int32_t length, int32_t n_arcs, const int
                           "TREE factor: length %d must be in [2, %d] (the root and at least "
                           "one token)",
                           length, TREE_MAX_LENGTH);
-    if (n_arcs < 1 || !heads || !modifiers || !vars)
-        return graph_fail(g, CONCORD_EINVAL, "TREE factor: no arcs");
-    const size_t nn = (size_t)length * (size_t)length;
-    if ((size_t)n_arcs > nn)
-        return graph_fail(g, CONCORD_EINVAL, "TREE factor: %d arcs for %d nodes", n_arcs,
-                          length);
-    tree_params *p = malloc(sizeof *p + 2 * (size_t)n_arcs * sizeof(int32_t) +
-                            nn * sizeof(int32_t));
+    if (n_arcs < 1 || (int64_t)n_arcs > (int64_t)length * (length - 1))
+        return graph_fail(g, CONCORD_EINVAL,
+                          "TREE factor: %d arcs (a sentence of length %d has 1 to %lld)",
+                          n_arcs, length, (long long)length * (length - 1));
+    if (!heads || !modifiers || !vars)
+        return graph_fail(g, CONCORD_EINVAL, "TREE factor: missing %s array",
+                          !heads ? "head" : !modifiers ? "modifier" : "variable");
+    tree_params *p = malloc(sizeof *p + 2 * (size_t)n_arcs * sizeof(int32_t));
     if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
     p->length = length;
     p->flags = flags;
     p->n_arcs = n_arcs;
     p->head = (int32_t *)(p + 1);
     p->mod = p->head + n_arcs;
-    p->index = p->mod + n_arcs;
-    for (size_t e = 0; e < nn; ++e) p->index[e] = -1;
     int rc = CONCORD_OK;
     for (int32_t k = 0; k < n_arcs && !rc; ++k) {
         int32_t h = heads[k], m = modifiers[k];
-        if (h < 0 || h >= length || m < 1 || m >= length || h == m) {
+        if (h < 0 || h >= length || m < 1 || m >= length || h == m)
             rc = graph_fail(g, CONCORD_EINVAL,
                             "TREE factor: arc %d (%d -> %d) is not an arc between nodes "
                             "0..%d (heads in [0, %d], modifiers in [1, %d], head != "
                             "modifier)",
                             k, h, m, length - 1, length - 1, length - 1);
-        } else if (p->index[(size_t)m * (size_t)length + (size_t)h] >= 0) {
-            rc = graph_fail(g, CONCORD_EINVAL, "TREE factor: arc %d -> %d given twice", h, m);
-        } else {
-            p->head[k] = h;
-            p->mod[k] = m;
-            p->index[(size_t)m * (size_t)length + (size_t)h] = k;
-        }
+        p->head[k] = h;
+        p->mod[k] = m;
     }
+    if (!rc) rc = check_distinct_arcs(g, p);
     if (!rc) rc = check_tree_exists(g, p);
     if (rc) {
         free(p);
