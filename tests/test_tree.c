@@ -194,14 +194,15 @@ static void projective_single_root_matches_brute_force(void **state) {
     run_variant(CONCORD_TREE_PROJECTIVE | CONCORD_TREE_SINGLE_ROOT, 680, 5, 14);
 }
 
-/* Six tokens, all variants: the MAP oracle only (the QP check is the
- * expensive part and the small cases already cover it). */
+/* Six tokens, all variants: the MAP oracle, and the QP by its own
+ * certificate (the Frank-Wolfe gap over up to 16807 trees); the
+ * independent Frank-Wolfe solve only where there are few trees. */
 static void six_tokens_map_matches_brute_force(void **state) {
     (void)state;
     test_rng rng = {21};
     structure_list all;
     structure_list_init(&all, 0);
-    for (int trial = 0; trial < 160; ++trial) {
+    for (int trial = 0; trial < 400; ++trial) {
         sentence s;
         unsigned flags = (unsigned)(trial % 4);
         random_sentence(&rng, &s, 7, flags, trial % 8 < 4 ? 1.1 : 0.6);
@@ -211,9 +212,11 @@ static void six_tokens_map_matches_brute_force(void **state) {
         int rc = build_tree(g, &s);
         assert_int_equal(rc, all.count ? CONCORD_OK : CONCORD_EINFEASIBLE);
         if (rc == CONCORD_OK) {
-            double a[MAX_ARCS];
+            double a[MAX_ARCS], d[MAX_ARCS];
             random_scores(&rng, a, s.n_arcs, trial % 2 == 0);
             check_structured_map(&g->factors[0], a, &all, is_tree, &s);
+            for (int k = 0; k < s.n_arcs; ++k) d[k] = 0.5 + 1.5 * rng_uniform(&rng);
+            check_structured_qp(&g->factors[0], a, NULL, d, &all, is_tree, &s, all.count <= 400);
         }
         concord_graph_free(g);
     }
