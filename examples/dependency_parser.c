@@ -121,6 +121,8 @@ static void parse(concord_graph *g, const char *title) {
         concord_decoding d;
         check(g, concord_decode(g, &d), "decode");
         x = concord_decoded_variables(g);
+        printf("fractional LP solution, rounded: score %.3f, %d violated factors\n", d.value,
+               d.violated);
     }
     printf("\n%s: %s after %d iterations, score %.3f (LP bound %.3f)\n", title,
            concord_status_name(info.status), info.iterations, info.value, info.upper_bound);
