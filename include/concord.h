@@ -168,6 +168,56 @@ CONCORD_API int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_
                                   const int32_t *vars, const double *scores,
                                   int32_t *factor);
 
+/* ---- Structured factors: trees and matchings ---------------------------
+ * Both have a MAP oracle only (their QP goes through the generic active
+ * set), no additional outputs, and links that cannot be negated. */
+
+/* TREE options, bit flags. 0 is AD3's ARBORESCENCE: non-projective trees
+ * with any number of children of the root. */
+enum concord_tree_flags {
+    CONCORD_TREE_PROJECTIVE = 1, /* no crossing arcs: every token between a
+                                    head and its modifier descends from the
+                                    head (the root is node 0, leftmost) */
+    CONCORD_TREE_SINGLE_ROOT = 2 /* exactly one arc leaves the root */
+};
+
+/* TREE: dependency trees over a sentence of `length` nodes (>= 2, at most
+ * 4096), the root 0 and the tokens 1 .. length-1 (AD3's "sentence length
+ * counting the root"). Arc k goes from heads[k] to modifiers[k] and is the
+ * binary variable vars[k] (k < n_arcs); arcs must be distinct, with heads
+ * in [0, length), modifiers in [1, length) and head != modifier. The
+ * factor's configurations are the sets of given arcs in which every token
+ * has exactly one head and descends from the root; arcs that were not
+ * given can never be used. `flags` restricts them (CONCORD_TREE_*). When no
+ * such tree exists over the given arcs, nothing is added and the call
+ * returns CONCORD_EINFEASIBLE with a message. MAP oracle: Chu-Liu-Edmonds
+ * / Tarjan in O(length^2) (single root included), or Eisner's algorithm in
+ * O(length^3) when projective. */
+CONCORD_API int concord_add_tree(concord_graph *g, int32_t length, int32_t n_arcs,
+                                 const int32_t *heads, const int32_t *modifiers,
+                                 const int32_t *vars, unsigned flags, int32_t *factor);
+
+/* MATCHING options, bit flags. 0: every row and every column is matched
+ * at most once (any partial matching, the empty one included). */
+enum concord_matching_flags {
+    CONCORD_MATCHING_EVERY_ROW = 1, /* every row exactly once (rows <= cols) */
+    CONCORD_MATCHING_EVERY_COL = 2, /* every column exactly once (cols <= rows) */
+    CONCORD_MATCHING_PERFECT = 3    /* both: a perfect matching (rows == cols) */
+};
+
+/* MATCHING: a bipartite matching between `rows` and `cols` items (each
+ * >= 1). vars holds rows * cols distinct variables in row-major order:
+ * vars[i * cols + j] is 1 when row i is matched to column j. The factor's
+ * configurations use each row and each column at most once, and every row
+ * and/or column exactly once as `flags` says (CONCORD_MATCHING_*); a flag
+ * that cannot be met (EVERY_ROW with rows > cols, EVERY_COL with cols >
+ * rows) gives CONCORD_EINFEASIBLE. MAP oracle: the Hungarian method with
+ * shortest augmenting paths, O(min^2 (rows + cols)) where min is the
+ * smaller side. */
+CONCORD_API int concord_add_matching(concord_graph *g, int32_t rows, int32_t cols,
+                                     const int32_t *vars, unsigned flags, int32_t *factor);
+/* ---- end of structured factors: trees and matchings ---- */
+
 /* Sizes. */
 CONCORD_API int32_t concord_num_variables(const concord_graph *g);
 CONCORD_API int32_t concord_num_factors(const concord_graph *g);

@@ -111,6 +111,11 @@ extern const factor_ops factor_knapsack_ops;
 extern const factor_ops factor_pair_ops;
 extern const factor_ops factor_dense_ops;
 
+/* Structured factors: trees and matchings (src/factors/tree.c, matching.c;
+ * their public builders live there too). */
+extern const factor_ops factor_tree_ops;
+extern const factor_ops factor_matching_ops;
+
 /* Parameters of the budget family (BUDGET, exact BUDGET, KNAPSACK). */
 typedef struct budget_params {
     double budget;

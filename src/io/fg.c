@@ -216,6 +216,117 @@ static int build_dense(reader *r, concord_graph *g, factor_line *line) {
     return rc;
 }
 
+/* ---- Structured factors: trees and matchings ----------------------------
+ *
+ *   ARBORESCENCE D i1 .. iD  LENGTH  h1 m1 .. hD mD
+ *       AD3's tree factor, read as AD3 does: LENGTH counts the root 0, link
+ *       k is the arc hk -> mk; non-projective, any number of root children.
+ *   TREE D i1 .. iD  LENGTH  h1 m1 .. hD mD  [PROJECTIVE] [SINGLE_ROOT]
+ *       concord's extension: the same layout, then optional flag words
+ *       selecting the projective and/or single-root variants.
+ *   MATCHING D i1 .. iD  ROWS COLS  [EVERY_ROW | EVERY_COL | PERFECT]
+ *       a bipartite matching; D = ROWS * COLS links in row-major order
+ *       (link i * COLS + j pairs row i with column j). Without a flag each
+ *       row and column is matched at most once.
+ * Links of these factors cannot be negated. */
+
+static int parse_int_in(reader *r, const factor_line *line, int32_t at, const char *what,
+                        int64_t lo, int64_t hi, int64_t *out) {
+    char buf[64];
+    text_token t = line->params[at];
+    if (token_to_int(t, out) || *out < lo || *out > hi)
+        return reader_fail(r, CONCORD_EPARSE,
+                           "%s factor: expected %s (an integer in [%lld, %lld]), found '%s'",
+                           line->type->name, what, (long long)lo, (long long)hi,
+                           token_text(t, buf, sizeof buf));
+    return CONCORD_OK;
+}
+
+static int token_is(text_token t, const char *word) {
+    return strlen(word) == (size_t)t.len && memcmp(word, t.s, (size_t)t.len) == 0;
+}
+
+/* Flag words params[from..n_params) as bits; `names` lists (word, bit)
+ * pairs. Each word may appear once. */
+typedef struct flag_word {
+    const char *word;
+    unsigned bit;
+} flag_word;
+
+static int parse_flags(reader *r, const factor_line *line, int32_t from, const flag_word *names,
+                       size_t n_names, const char *valid, unsigned *flags) {
+    char buf[64];
+    *flags = 0;
+    for (int32_t k = from; k < line->n_params; ++k) {
+        size_t w = 0;
+        while (w < n_names && !token_is(line->params[k], names[w].word)) ++w;
+        if (w == n_names)
+            return reader_fail(r, CONCORD_EPARSE, "%s factor: unknown option '%s' (expected %s)",
+                               line->type->name, token_text(line->params[k], buf, sizeof buf),
+                               valid);
+        if (*flags & names[w].bit)
+            return reader_fail(r, CONCORD_EPARSE, "%s factor: option %s given twice",
+                               line->type->name, names[w].word);
+        *flags |= names[w].bit;
+    }
+    return CONCORD_OK;
+}
+
+/* ARBORESCENCE (variant 0, no options) and TREE (variant 1). */
+static int build_tree(reader *r, concord_graph *g, factor_line *line) {
+    const int64_t fixed = 1 + 2 * (int64_t)line->degree;
+    const char *what = "the sentence length counting the root, then a head and a modifier "
+                       "per index";
+    if (line->n_params < fixed || (line->type->variant == 0 && line->n_params != fixed))
+        return expect_params(r, line, fixed, what);
+    int64_t length;
+    int rc = parse_int_in(r, line, 0, "the sentence length counting the root", 2, 4096, &length);
+    if (rc) return rc;
+    static const flag_word names[] = {{"PROJECTIVE", CONCORD_TREE_PROJECTIVE},
+                                      {"SINGLE_ROOT", CONCORD_TREE_SINGLE_ROOT}};
+    unsigned flags = 0;
+    rc = parse_flags(r, line, (int32_t)fixed, names, 2, "PROJECTIVE or SINGLE_ROOT", &flags);
+    if (rc) return rc;
+    int32_t *heads = malloc(2 * (size_t)line->degree * sizeof *heads);
+    if (!heads) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
+    int32_t *mods = heads + line->degree;
+    for (int32_t k = 0; k < line->degree && !rc; ++k) {
+        int64_t h, m;
+        rc = parse_int_in(r, line, 1 + 2 * k, "a head", 0, length - 1, &h);
+        if (!rc) rc = parse_int_in(r, line, 2 + 2 * k, "a modifier", 1, length - 1, &m);
+        heads[k] = (int32_t)h;
+        mods[k] = (int32_t)m;
+    }
+    if (!rc)
+        rc = concord_add_tree(g, (int32_t)length, line->degree, heads, mods, line->vars, flags,
+                              NULL);
+    free(heads);
+    return rc;
+}
+
+static int build_matching(reader *r, concord_graph *g, factor_line *line) {
+    if (line->n_params < 2) return expect_params(r, line, 2, "the numbers of rows and columns");
+    int64_t rows, cols;
+    int rc = parse_positive_int(r, line, 0, "the number of rows", line->degree, &rows);
+    if (!rc) rc = parse_positive_int(r, line, 1, "the number of columns", line->degree, &cols);
+    if (rc) return rc;
+    if (rows * cols != line->degree)
+        return reader_fail(r, CONCORD_EPARSE,
+                           "MATCHING factor: %lld rows x %lld columns need %lld indices, not %d",
+                           (long long)rows, (long long)cols, (long long)(rows * cols),
+                           line->degree);
+    static const flag_word names[] = {{"EVERY_ROW", CONCORD_MATCHING_EVERY_ROW},
+                                      {"EVERY_COL", CONCORD_MATCHING_EVERY_COL},
+                                      {"PERFECT", CONCORD_MATCHING_PERFECT}};
+    unsigned flags = 0;
+    rc = parse_flags(r, line, 2, names, 3, "EVERY_ROW, EVERY_COL or PERFECT", &flags);
+    if (!rc && line->n_params > 3)
+        rc = reader_fail(r, CONCORD_EPARSE, "MATCHING factor: at most one option");
+    if (!rc) rc = concord_add_matching(g, (int32_t)rows, (int32_t)cols, line->vars, flags, NULL);
+    return rc;
+}
+/* ---- end of structured factors: trees and matchings ---- */
+
 static const fg_type fg_types[] = {
     {"XOR", build_logic, true, CONCORD_XOR},
     {"XOROUT", build_logic, true, CONCORD_XOROUT},
@@ -229,6 +340,10 @@ static const fg_type fg_types[] = {
     {"KNAPSACK", build_knapsack, true, 0},
     {"PAIR", build_pair, false, 0},
     {"DENSE", build_dense, false, 0},
+    /* structured factors: trees and matchings */
+    {"ARBORESCENCE", build_tree, false, 0},
+    {"TREE", build_tree, false, 1},
+    {"MATCHING", build_matching, false, 0},
 };
 
 static const fg_type *find_type(text_token t) {
