@@ -866,7 +866,7 @@ static void ad3_files_with_structured_factors_fail_on_the_first_such_line(void *
     static const struct {
         const char *name, *type;
     } files[] = {
-        {"parsing01.fg", "ARBORESCENCE"},   {"parsing02.fg", "ARBORESCENCE"},
+        {"parsing01.fg", "HEAD_AUTOMATON"}, {"parsing02.fg", "HEAD_AUTOMATON"},
         {"sequence.fg", "SEQUENCE"},        {"sequence_budget.fg", "SEQUENCE_BUDGET"},
         {"general_tree.fg", "GENERAL_TREE"}, {"general_tree_counts.fg", "GENERAL_TREE_COUNTS"},
     };
