@@ -156,6 +156,88 @@ static void grandparent_head_automaton_oracle_and_qp_match_enumeration(void **st
     run_random(true);
 }
 
+/* ---- LP-MAP of small second-order parsers against GLPK ---- */
+
+/* A turbo parser without the tree constraint on a sentence of w words:
+ * arcs h -> m (h = 0..w, the root 0, m = 1..w, h != m); an XOR per word
+ * over its heads; per head and side a head automaton over the arcs to the
+ * words on that side, nearest first, with the arcs into the head as its
+ * grandparents (plain automata for the root, whose left side is empty and
+ * so gets a degree-0 automaton). AD3's LP-MAP value and bound against
+ * GLPK on the local polytope (each automaton's polytope as the hull of its
+ * configurations). */
+static void small_parsers_match_glpk(void **state) {
+    (void)state;
+    test_rng rng = {808};
+    int fractional = 0, total = 0;
+    double worst = 0.0;
+    for (int trial = 0; trial < 60; ++trial) {
+        const int w = 2 + rng_int(&rng, 2);
+        int arc[5][5], n_arcs = 0;
+        for (int h = 0; h <= w; ++h)
+            for (int m = 1; m <= w; ++m) arc[h][m] = h == m ? -1 : n_arcs++;
+        double theta[32], b[256];
+        for (int j = 0; j < n_arcs; ++j) theta[j] = rng_normal(&rng);
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, n_arcs, theta, NULL), CONCORD_OK);
+        lp_ref *lp = lp_ref_new(n_arcs, theta);
+        for (int m = 1; m <= w; ++m) {
+            int32_t heads[8], k = 0;
+            for (int h = 0; h <= w; ++h)
+                if (h != m) heads[k++] = arc[h][m];
+            assert_int_equal(concord_add_logic(g, CONCORD_XOR, k, heads, NULL, NULL), CONCORD_OK);
+            lp_ref_add_sum(lp, k, heads, 1.0, 1.0);
+        }
+        for (int h = 0; h <= w; ++h)
+            for (int side = 0; side < 2; ++side) {
+                int32_t vars[16];
+                int G = 0, n = 0;
+                if (h > 0)
+                    for (int gp = 0; gp <= w; ++gp)
+                        if (gp != h) vars[G++] = arc[gp][h];
+                if (side == 0)
+                    for (int m = h + 1; m <= w; ++m) vars[G + n++] = arc[h][m];
+                else
+                    for (int m = h - 1; m >= 1; --m) vars[G + n++] = arc[h][m];
+                automaton t;
+                automaton_init(&t, G, n);
+                random_scores(&rng, b, t.n_add, false);
+                if (G)
+                    assert_int_equal(
+                        concord_add_grandparent_head_automaton(g, G, n, vars, b, NULL),
+                        CONCORD_OK);
+                else
+                    assert_int_equal(concord_add_head_automaton(g, n, vars, b, NULL), CONCORD_OK);
+                config_list c;
+                configs_init(&c, t.degree, t.n_add);
+                enumerate(&t, &c);
+                lp_ref_add_configs(lp, &c, vars, b);
+                configs_free(&c);
+            }
+        double expected;
+        assert_true(lp_ref_solve(lp, &expected));
+        concord_settings s;
+        concord_default_settings(&s);
+        s.tol = 1e-8;
+        s.max_iter = 50000;
+        concord_info info;
+        assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
+        double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
+        if (err > worst) worst = err;
+        if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
+              info.upper_bound - expected <= 1e-5 * scale))
+            fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
+                     info.upper_bound, expected);
+        fractional += !info.integral;
+        ++total;
+        lp_ref_free(lp);
+        concord_graph_free(g);
+    }
+    printf("small parsers (XOR heads + head automata): %d graphs (%d fractional LP-MAP), worst "
+           "|value - GLPK| %.2e\n",
+           total, fractional, worst);
+}
+
 /* ---- AD3's parsing files, without their ARBORESCENCE line ---- */
 
 static char *slurp(const char *path) {
@@ -382,6 +464,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(head_automaton_oracle_and_qp_match_enumeration),
         cmocka_unit_test(grandparent_head_automaton_oracle_and_qp_match_enumeration),
+        cmocka_unit_test(small_parsers_match_glpk),
         cmocka_unit_test(ad3_parsing01_head_automata_load_and_solve),
         cmocka_unit_test(ad3_parsing02_head_automata_load_and_solve),
         cmocka_unit_test(malformed_automata_are_rejected),

@@ -207,6 +207,73 @@ static void budget_extremes(void **state) {
     }
 }
 
+/* ---- LP-MAP of mixed graphs against GLPK ---- */
+
+/* A SEQUENCE or SEQUENCE_BUDGET sharing its state variables with logic
+ * factors: AD3's LP-MAP value and bound against GLPK on the local
+ * polytope (the sequence's polytope as the hull of its sequences). */
+static void sequences_in_mixed_graphs_match_glpk(void **state) {
+    (void)state;
+    test_rng rng = {909};
+    int solved = 0, fractional = 0;
+    double worst = 0.0;
+    for (int trial = 0; trial < 150; ++trial) {
+        int length = 2 + rng_int(&rng, 3), states[MAX_LEN], forced = 0;
+        for (int i = 0; i < length; ++i) {
+            states[i] = 2 + rng_int(&rng, 2);
+            forced += states[i] == 1;
+        }
+        bool budgeted = trial % 2;
+        int budget = budgeted ? rng_int(&rng, length) : -1;
+        seq_model m;
+        model_init(&m, length, states, budget);
+        config_list c;
+        configs_init(&c, m.degree, m.n_add);
+        enumerate(&m, &c);
+        double theta[64], b[512];
+        for (int j = 0; j < m.degree; ++j) theta[j] = rng_normal(&rng);
+        random_scores(&rng, b, m.n_add, false);
+        int32_t vars[64], nst[MAX_LEN];
+        for (int j = 0; j < m.degree; ++j) vars[j] = j;
+        for (int i = 0; i < length; ++i) nst[i] = states[i];
+
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, m.degree, theta, NULL), CONCORD_OK);
+        if (budgeted)
+            assert_int_equal(concord_add_sequence_budget(g, length, nst, vars, budget, b, NULL),
+                             CONCORD_OK);
+        else
+            assert_int_equal(concord_add_sequence(g, length, nst, vars, b, NULL), CONCORD_OK);
+        lp_ref *lp = lp_ref_new(m.degree, theta);
+        lp_ref_add_configs(lp, &c, vars, b);
+        add_random_logic(&rng, g, lp, m.degree);
+        double expected;
+        if (lp_ref_solve(lp, &expected)) {
+            concord_settings s;
+            concord_default_settings(&s);
+            s.tol = 1e-8;
+            s.max_iter = 50000;
+            concord_info info;
+            assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
+            double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
+            if (err > worst) worst = err;
+            if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
+                  info.upper_bound - expected <= 1e-5 * scale))
+                fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
+                         info.upper_bound, expected);
+            ++solved;
+            fractional += !info.integral;
+        }
+        lp_ref_free(lp);
+        configs_free(&c);
+        concord_graph_free(g);
+    }
+    printf("sequences with logic factors: %d feasible graphs (%d fractional LP-MAP), worst "
+           "|value - GLPK| %.2e\n",
+           solved, fractional, worst);
+    assert_true(solved >= 50);
+}
+
 /* ---- AD3's files ---- */
 
 static char *slurp(const char *path, size_t *size) {
@@ -409,6 +476,7 @@ int main(void) {
         cmocka_unit_test(sequence_oracle_and_qp_match_enumeration),
         cmocka_unit_test(sequence_budget_oracle_and_qp_match_enumeration),
         cmocka_unit_test(budget_extremes),
+        cmocka_unit_test(sequences_in_mixed_graphs_match_glpk),
         cmocka_unit_test(ad3_sequence_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(ad3_sequence_budget_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(malformed_sequences_are_rejected),

@@ -278,6 +278,132 @@ static void sequence_compressor_oracle_and_qp_match_enumeration(void **state) {
            (double)fw_iters / (double)cases);
 }
 
+/* ---- LP-MAP of mixed graphs against GLPK ---- */
+
+static void solve_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *solved,
+                               int *fractional, double *worst) {
+    double expected;
+    if (!lp_ref_solve(lp, &expected)) return;
+    concord_settings s;
+    concord_default_settings(&s);
+    s.tol = 1e-8;
+    s.max_iter = 50000;
+    concord_info info;
+    assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
+    double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
+    if (err > *worst) *worst = err;
+    if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
+          info.upper_bound - expected <= 1e-5 * scale))
+        fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
+                 info.upper_bound, expected);
+    ++*solved;
+    *fractional += !info.integral;
+}
+
+/* A GENERAL_TREE or GENERAL_TREE_COUNTS sharing its variables with logic
+ * factors (the counts scored too). */
+static void trees_in_mixed_graphs_match_glpk(void **state) {
+    (void)state;
+    test_rng rng = {1010};
+    int solved = 0, fractional = 0;
+    double worst = 0.0;
+    for (int trial = 0; trial < 120; ++trial) {
+        int n, states[MAX_NODES], parent[MAX_NODES], product;
+        do {
+            n = 2 + rng_int(&rng, 4);
+            product = 1;
+            for (int i = 0; i < n; ++i) product *= states[i] = 1 + rng_int(&rng, 3);
+        } while (product > 100);
+        random_tree(&rng, n, parent);
+        bool counts = trial % 2;
+        tree_model t;
+        tree_init(&t, n, states, parent, counts);
+        config_list c;
+        configs_init(&c, t.degree, t.n_add);
+        tree_enumerate(&t, &c);
+        double theta[64], b[512];
+        for (int j = 0; j < t.degree; ++j) theta[j] = rng_normal(&rng);
+        random_scores(&rng, b, t.n_add, false);
+        int32_t vars[64], st[MAX_NODES], par[MAX_NODES];
+        for (int j = 0; j < t.degree; ++j) vars[j] = j;
+        for (int i = 0; i < n; ++i) st[i] = states[i], par[i] = parent[i];
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, t.degree, theta, NULL), CONCORD_OK);
+        if (counts)
+            assert_int_equal(concord_add_general_tree_counts(g, n, st, par, vars, b, NULL),
+                             CONCORD_OK);
+        else
+            assert_int_equal(concord_add_general_tree(g, n, st, par, vars, b, NULL), CONCORD_OK);
+        lp_ref *lp = lp_ref_new(t.degree, theta);
+        lp_ref_add_configs(lp, &c, vars, b);
+        add_random_logic(&rng, g, lp, t.degree);
+        solve_against_glpk(g, lp, trial, &solved, &fractional, &worst);
+        lp_ref_free(lp);
+        configs_free(&c);
+        concord_graph_free(g);
+    }
+    printf("trees with logic factors: %d feasible graphs (%d fractional LP-MAP), worst |value - "
+           "GLPK| %.2e\n",
+           solved, fractional, worst);
+    assert_true(solved >= 50);
+}
+
+/* The compressive summarization model: a SEQUENCE_COMPRESSOR per
+ * sentence, a BUDGET on the kept words of the whole summary, at most one
+ * of some pairs of sentences (redundancy). */
+static void summaries_match_glpk(void **state) {
+    (void)state;
+    test_rng rng = {1111};
+    int solved = 0, fractional = 0;
+    double worst = 0.0;
+    for (int trial = 0; trial < 80; ++trial) {
+        int n_sent = 2 + rng_int(&rng, 2), words[4], first[4], n_vars = 0;
+        for (int k = 0; k < n_sent; ++k) {
+            words[k] = 1 + rng_int(&rng, 4);
+            first[k] = n_vars;
+            n_vars += words[k] + 1;
+        }
+        double theta[64], b[128];
+        for (int j = 0; j < n_vars; ++j) theta[j] = rng_normal(&rng) + 0.5;
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, n_vars, theta, NULL), CONCORD_OK);
+        lp_ref *lp = lp_ref_new(n_vars, theta);
+        int32_t all_words[64], n_words = 0;
+        for (int k = 0; k < n_sent; ++k) {
+            compressor t;
+            compressor_init(&t, words[k]);
+            random_scores(&rng, b, t.n_add, false);
+            int32_t vars[MAX_WORDS + 1];
+            for (int j = 0; j < t.degree; ++j) vars[j] = first[k] + j;
+            for (int j = 0; j < words[k]; ++j) all_words[n_words++] = first[k] + j;
+            assert_int_equal(concord_add_sequence_compressor(g, words[k], vars, b, NULL),
+                             CONCORD_OK);
+            config_list c;
+            configs_init(&c, t.degree, t.n_add);
+            for (unsigned kept = 0; kept < 1u << t.n; ++kept) {
+                double *x = configs_push(&c);
+                compressor_encode(&t, kept, x, x + t.degree);
+            }
+            lp_ref_add_configs(lp, &c, vars, b);
+            configs_free(&c);
+        }
+        int budget = 1 + rng_int(&rng, n_words / 2 + 1);
+        assert_int_equal(concord_add_budget(g, n_words, all_words, NULL, budget, false, NULL),
+                         CONCORD_OK);
+        lp_ref_add_sum(lp, n_words, all_words, -INFINITY, budget);
+        int32_t pair[2] = {first[0] + words[0], first[1] + words[1]}; /* sentence indicators */
+        assert_int_equal(concord_add_logic(g, CONCORD_ATMOSTONE, 2, pair, NULL, NULL), CONCORD_OK);
+        lp_ref_add_sum(lp, 2, pair, -INFINITY, 1.0);
+        solve_against_glpk(g, lp, trial, &solved, &fractional, &worst);
+        lp_ref_free(lp);
+        concord_graph_free(g);
+    }
+    printf("summaries (compressors + length budget + redundancy): %d graphs (%d fractional "
+           "LP-MAP), worst |value - GLPK| %.2e\n",
+           solved, fractional, worst);
+    assert_int_equal(solved, 80);
+}
+
 /* ---- AD3's files ---- */
 
 static char *slurp(const char *path) {
@@ -526,6 +652,8 @@ int main(void) {
         cmocka_unit_test(general_tree_oracle_and_qp_match_enumeration),
         cmocka_unit_test(general_tree_counts_oracle_and_qp_match_enumeration),
         cmocka_unit_test(sequence_compressor_oracle_and_qp_match_enumeration),
+        cmocka_unit_test(trees_in_mixed_graphs_match_glpk),
+        cmocka_unit_test(summaries_match_glpk),
         cmocka_unit_test(ad3_general_tree_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(ad3_general_tree_counts_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(count_scores_change_the_optimum),

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <glpk.h>
 
 #include "qp/active_set.h"
 #include "testutil.h"
@@ -305,5 +306,171 @@ void random_qp(test_rng *rng, double *a, int32_t degree, double *b, int32_t n_ad
     for (int32_t i = 0; i < degree; ++i) {
         double r = rng_uniform(rng);
         d[i] = integer ? (uniform ? 4.0 : 2.0 + 6.0 * r) : (uniform ? 1.0 : 0.5 + 1.5 * r);
+    }
+}
+
+/* ---- the GLPK reference for LP-MAP ---- */
+
+struct lp_ref {
+    int32_t n_vars, n_cols, n_rows;
+    double *obj;       /* per column */
+    int32_t *col_kind; /* 0: variable in [0, 1]; 1: weight >= 0 */
+    double *lo, *hi;   /* per row */
+    int32_t n_nz, cap_nz, cap_cols, cap_rows;
+    int *ia, *ja;      /* 1-based, GLPK's layout (index 0 unused) */
+    double *ar;
+};
+
+static void grow(void **p, int32_t *cap, int32_t need, size_t size) {
+    if (need <= *cap) return;
+    int32_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    *p = realloc(*p, (size_t)c * size);
+    assert_non_null(*p);
+    *cap = c;
+}
+
+static int32_t lp_col(lp_ref *lp, double obj, int32_t kind) {
+    int32_t cap = lp->cap_cols;
+    grow((void **)&lp->obj, &cap, lp->n_cols + 2, sizeof(double));
+    cap = lp->cap_cols;
+    grow((void **)&lp->col_kind, &cap, lp->n_cols + 2, sizeof(int32_t));
+    lp->cap_cols = cap;
+    lp->obj[lp->n_cols + 1] = obj;
+    lp->col_kind[lp->n_cols + 1] = kind;
+    return ++lp->n_cols;
+}
+
+static int32_t lp_row(lp_ref *lp, double lo, double hi) {
+    int32_t cap = lp->cap_rows;
+    grow((void **)&lp->lo, &cap, lp->n_rows + 2, sizeof(double));
+    cap = lp->cap_rows;
+    grow((void **)&lp->hi, &cap, lp->n_rows + 2, sizeof(double));
+    lp->cap_rows = cap;
+    lp->lo[lp->n_rows + 1] = lo;
+    lp->hi[lp->n_rows + 1] = hi;
+    return ++lp->n_rows;
+}
+
+static void lp_nz(lp_ref *lp, int32_t row, int32_t col, double x) {
+    int32_t cap = lp->cap_nz;
+    grow((void **)&lp->ia, &cap, lp->n_nz + 2, sizeof(int));
+    cap = lp->cap_nz;
+    grow((void **)&lp->ja, &cap, lp->n_nz + 2, sizeof(int));
+    cap = lp->cap_nz;
+    grow((void **)&lp->ar, &cap, lp->n_nz + 2, sizeof(double));
+    lp->cap_nz = cap;
+    ++lp->n_nz;
+    lp->ia[lp->n_nz] = row;
+    lp->ja[lp->n_nz] = col;
+    lp->ar[lp->n_nz] = x;
+}
+
+lp_ref *lp_ref_new(int32_t n_vars, const double *theta) {
+    lp_ref *lp = calloc(1, sizeof *lp);
+    assert_non_null(lp);
+    lp->n_vars = n_vars;
+    for (int32_t i = 0; i < n_vars; ++i) lp_col(lp, theta[i], 0);
+    return lp;
+}
+
+void lp_ref_free(lp_ref *lp) {
+    free(lp->obj);
+    free(lp->col_kind);
+    free(lp->lo);
+    free(lp->hi);
+    free(lp->ia);
+    free(lp->ja);
+    free(lp->ar);
+    free(lp);
+}
+
+void lp_ref_add_configs(lp_ref *lp, const config_list *c, const int32_t *vars, const double *b) {
+    int32_t simplex = lp_row(lp, 1.0, 1.0), first_link = lp->n_rows + 1;
+    for (int32_t j = 0; j < c->degree; ++j) {
+        int32_t row = lp_row(lp, 0.0, 0.0); /* sum_c w_c u_c[j] - u_var = 0 */
+        lp_nz(lp, row, vars[j] + 1, -1.0);
+    }
+    for (int32_t k = 0; k < c->count; ++k) {
+        const double *x = config_row(c, k);
+        double obj = 0.0;
+        for (int32_t j = 0; j < c->n_add; ++j) obj += b[j] * x[c->degree + j];
+        int32_t col = lp_col(lp, obj, 1);
+        lp_nz(lp, simplex, col, 1.0);
+        for (int32_t j = 0; j < c->degree; ++j)
+            if (x[j] != 0.0) lp_nz(lp, first_link + j, col, x[j]);
+    }
+}
+
+void lp_ref_add_sum(lp_ref *lp, int32_t n, const int32_t *vars, double lo, double hi) {
+    int32_t row = lp_row(lp, lo, hi);
+    for (int32_t j = 0; j < n; ++j) lp_nz(lp, row, vars[j] + 1, 1.0);
+}
+
+int lp_ref_solve(lp_ref *lp, double *value) {
+    glp_prob *p = glp_create_prob();
+    glp_set_obj_dir(p, GLP_MAX);
+    glp_add_cols(p, lp->n_cols);
+    for (int32_t j = 1; j <= lp->n_cols; ++j) {
+        if (lp->col_kind[j] == 0) glp_set_col_bnds(p, j, GLP_DB, 0.0, 1.0);
+        else glp_set_col_bnds(p, j, GLP_LO, 0.0, 0.0);
+        glp_set_obj_coef(p, j, lp->obj[j]);
+    }
+    glp_add_rows(p, lp->n_rows);
+    for (int32_t r = 1; r <= lp->n_rows; ++r) {
+        double lo = lp->lo[r], hi = lp->hi[r];
+        int type = lo == hi ? GLP_FX
+                            : isinf(lo) ? (isinf(hi) ? GLP_FR : GLP_UP) : (isinf(hi) ? GLP_LO : GLP_DB);
+        glp_set_row_bnds(p, r, type, isinf(lo) ? 0.0 : lo, isinf(hi) ? 0.0 : hi);
+    }
+    glp_load_matrix(p, lp->n_nz, lp->ia, lp->ja, lp->ar);
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    parm.presolve = GLP_ON;
+    int rc = glp_simplex(p, &parm);
+    int ok = rc == 0 && glp_get_status(p) == GLP_OPT;
+    if (!ok) assert_true(rc == GLP_ENOPFS || glp_get_status(p) == GLP_NOFEAS || rc == 0);
+    if (ok) *value = glp_get_obj_val(p);
+    glp_delete_prob(p);
+    return ok;
+}
+
+/* Adds 1 to 3 logic factors (XOR, ATMOSTONE, OR, BUDGET) over random
+ * subsets of variables 0..n_vars-1, to the graph and to the LP. */
+void add_random_logic(test_rng *rng, concord_graph *g, lp_ref *lp, int32_t n_vars) {
+    int n_factors = 1 + rng_int(rng, 3);
+    for (int f = 0; f < n_factors; ++f) {
+        int32_t vars[8], size = 2 + rng_int(rng, 3);
+        if (size > n_vars) size = n_vars;
+        for (int j = 0; j < size; ++j) { /* distinct: rejection */
+            bool dup;
+            do {
+                vars[j] = rng_int(rng, n_vars);
+                dup = false;
+                for (int k = 0; k < j; ++k) dup |= vars[k] == vars[j];
+            } while (dup);
+        }
+        switch (rng_int(rng, 4)) {
+        case 0:
+            assert_int_equal(concord_add_logic(g, CONCORD_XOR, size, vars, NULL, NULL), CONCORD_OK);
+            lp_ref_add_sum(lp, size, vars, 1.0, 1.0);
+            break;
+        case 1:
+            assert_int_equal(concord_add_logic(g, CONCORD_ATMOSTONE, size, vars, NULL, NULL),
+                             CONCORD_OK);
+            lp_ref_add_sum(lp, size, vars, -INFINITY, 1.0);
+            break;
+        case 2:
+            assert_int_equal(concord_add_logic(g, CONCORD_OR, size, vars, NULL, NULL), CONCORD_OK);
+            lp_ref_add_sum(lp, size, vars, 1.0, INFINITY);
+            break;
+        default: {
+            int budget = 1 + rng_int(rng, 2);
+            assert_int_equal(concord_add_budget(g, size, vars, NULL, budget, false, NULL),
+                             CONCORD_OK);
+            lp_ref_add_sum(lp, size, vars, -INFINITY, budget);
+        }
+        }
     }
 }

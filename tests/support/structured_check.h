@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "concord.h"
 #include "factor.h"
 
 /* A test's list of configurations: rows of degree + n_add 0/1 values (u,
@@ -76,5 +77,28 @@ void random_scores(struct test_rng *rng, double *x, int32_t n, bool integer);
  * random in [0.5, 2] (integer scores: [2, 8]). */
 void random_qp(struct test_rng *rng, double *a, int32_t degree, double *b, int32_t n_add,
                double *d, bool integer, bool new_d);
+
+/* A reference for LP-MAP on the local polytope, solved by GLPK: variables
+ * u in [0, 1] scored by theta; each structured factor's polytope is the
+ * convex hull of its enumerated configurations (weights >= 0 summing to 1
+ * tie its links to the variables, its additional scores go on the
+ * weights); each logic factor whose polytope is a single linear row
+ * (XOR, ATMOSTONE, OR, BUDGET) is that row. */
+typedef struct lp_ref lp_ref;
+
+lp_ref *lp_ref_new(int32_t n_vars, const double *theta);
+void lp_ref_free(lp_ref *lp);
+/* A structured factor: its configurations, the variable of each link, and
+ * its additional scores. */
+void lp_ref_add_configs(lp_ref *lp, const config_list *c, const int32_t *vars, const double *b);
+/* lo <= sum of the listed variables <= hi (use -INFINITY / INFINITY). */
+void lp_ref_add_sum(lp_ref *lp, int32_t n, const int32_t *vars, double lo, double hi);
+/* Optimal value into *value and 1, or 0 when the LP is infeasible. */
+int lp_ref_solve(lp_ref *lp, double *value);
+
+/* Adds 1 to 3 logic factors (XOR, ATMOSTONE, OR, BUDGET with budget 1 or
+ * 2) over random subsets of variables 0..n_vars-1, to the graph and, as
+ * their rows, to the LP. */
+void add_random_logic(struct test_rng *rng, concord_graph *g, lp_ref *lp, int32_t n_vars);
 
 #endif /* CONCORD_STRUCTURED_CHECK_H */
