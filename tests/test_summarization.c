@@ -562,6 +562,48 @@ static void count_scores_change_the_optimum(void **state) {
     free(tf);
 }
 
+/* GENERAL_TREE_COUNTS tables grow as n^2: a 3000-node star fits (and its
+ * oracle finds an optimum known by construction), a 7000-node star is
+ * refused with a message instead of a huge allocation. */
+static void large_counted_trees_are_bounded(void **state) {
+    (void)state;
+    enum { BIG = 7000 };
+    int32_t *st = malloc(BIG * sizeof *st), *par = malloc(BIG * sizeof *par);
+    for (int i = 0; i < BIG; ++i) st[i] = 2, par[i] = i ? 0 : -1;
+    for (int n = 3000; n <= BIG; n += BIG - 3000) {
+        const int degree = 3 * n + 1; /* 2 states per node, n + 1 counts */
+        int32_t *vars = malloc((size_t)degree * sizeof *vars);
+        for (int j = 0; j < degree; ++j) vars[j] = j;
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, degree, NULL, NULL), CONCORD_OK);
+        int rc = concord_add_general_tree_counts(g, n, st, par, vars, NULL, NULL);
+        if (n == BIG) {
+            assert_int_equal(rc, CONCORD_EINVAL);
+            assert_non_null(strstr(concord_last_error(g), "too large"));
+        } else {
+            assert_int_equal(rc, CONCORD_OK);
+            const factor *f = &g->factors[0];
+            /* state 1 scores 1 at every node and a count of 7 nodes in state
+             * 0 scores 100: the best keeps exactly 7 nodes in state 0. */
+            double *a = calloc((size_t)degree, sizeof *a), *b = calloc((size_t)f->n_add, sizeof *b);
+            double *u = malloc((size_t)degree * sizeof *u), *v = malloc((size_t)f->n_add * sizeof *v);
+            void *scratch = malloc(factor_scratch_bytes(f));
+            for (int i = 0; i < n; ++i) a[2 * i + 1] = 1.0;
+            a[2 * n + 7] = 100.0;
+            double best = f->ops->map(f, a, b, u, v, scratch);
+            assert_true(best == (double)(n - 7) + 100.0);
+            assert_true(u[2 * n + 7] == 1.0);
+            int zeros = 0;
+            for (int i = 0; i < n; ++i) zeros += u[2 * i] == 1.0;
+            assert_int_equal(zeros, 7);
+            free(a), free(b), free(u), free(v), free(scratch);
+        }
+        free(vars);
+        concord_graph_free(g);
+    }
+    free(st), free(par);
+}
+
 /* ---- errors ---- */
 
 static void expect_read_error(const char *text, const char *needle) {
@@ -657,6 +699,7 @@ int main(void) {
         cmocka_unit_test(ad3_general_tree_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(ad3_general_tree_counts_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(count_scores_change_the_optimum),
+        cmocka_unit_test(large_counted_trees_are_bounded),
         cmocka_unit_test(malformed_summarization_factors_are_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

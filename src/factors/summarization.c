@@ -243,7 +243,7 @@ const factor_ops factor_general_tree_counts_ops = {.name = "GENERAL_TREE_COUNTS"
                                                    .scratch_bytes = tree_scratch,
                                                    .config_size = tree_config_size};
 
-/* Largest table (values, choices or splits) a tree builder accepts. */
+/* Largest GENERAL_TREE_COUNTS table (values, choices or splits) accepted. */
 #define TREE_MAX_CELLS ((size_t)1 << 24)
 
 /* Lays out the parameters of a tree whose parents are in range; NULL when
@@ -336,7 +336,7 @@ static int add_tree(concord_graph *g, const factor_ops *ops, int32_t n, const in
     if (parents[0] != -1)
         return graph_fail(g, CONCORD_EINVAL, "%s factor: the root (node 0) has parent %d, not -1",
                           name, parents[0]);
-    int64_t degree = counts ? (int64_t)n + 1 : 0, n_add = 0, cells = 0;
+    int64_t degree = counts ? (int64_t)n + 1 : 0, n_add = 0;
     for (int32_t i = 0; i < n; ++i) {
         if (num_states[i] < 1)
             return graph_fail(g, CONCORD_EINVAL, "%s factor: node %d has %d states", name, i,
@@ -347,8 +347,7 @@ static int add_tree(concord_graph *g, const factor_ops *ops, int32_t n, const in
                               name, i, parents[i], n);
         degree += num_states[i];
         if (i > 0) n_add += (int64_t)num_states[parents[i]] * num_states[i];
-        cells += (int64_t)num_states[i] * (counts ? (int64_t)n + 1 : 1);
-        if (degree > INT32_MAX || n_add > INT32_MAX || cells > (int64_t)TREE_MAX_CELLS)
+        if (degree > INT32_MAX || n_add > INT32_MAX)
             return graph_fail(g, CONCORD_EINVAL, "%s factor: too many states", name);
     }
     int32_t stray = -1;
@@ -361,7 +360,10 @@ static int add_tree(concord_graph *g, const factor_ops *ops, int32_t n, const in
                           "descendant of the root: they form a cycle)",
                           name, stray);
     }
-    if (p->n_val > TREE_MAX_CELLS || p->n_pick > TREE_MAX_CELLS || p->n_split > TREE_MAX_CELLS) {
+    /* The count tables grow as n^2 (a plain tree's stay within its links and
+     * outputs): bound what an oracle call may touch. */
+    if (counts &&
+        (p->n_val > TREE_MAX_CELLS || p->n_pick > TREE_MAX_CELLS || p->n_split > TREE_MAX_CELLS)) {
         free(p);
         return graph_fail(g, CONCORD_EINVAL, "%s factor: dynamic programming tables too large",
                           name);
