@@ -267,7 +267,9 @@ static int build_sequence(reader *r, concord_graph *g, factor_line *line) {
     if (!rc && budgeted) rc = parse_int_in(r, line, 1, "the budget", 0, INT32_MAX, &budget);
     if (rc) return rc;
     if (line->n_params < head + length)
-        return expect_params(r, line, head + length, "the length, the budget and the state counts");
+        return expect_params(r, line, head + length,
+                             budgeted ? "the length, the budget and the state counts"
+                                      : "the length and the state counts");
     int32_t *states;
     rc = parse_state_counts(r, line, head, length, line->degree, &states);
     if (rc) return rc;
