@@ -109,55 +109,64 @@ static double viterbi(const factor *f, const double *a, const double *b, double 
 }
 
 /* Viterbi with the number c of positions in state 0 so far as a second
- * coordinate, c = 0..budget (C = budget + 1 columns): val[(position,
- * state)][c] is the best prefix score, -infinity when no prefix reaches
- * it. Scratch: those values (degree x C), then the decoded sequence. */
+ * coordinate, c = 0..budget (C = budget + 1 columns): at position i,
+ * val[c * K_i + k] is the best score of a prefix ending in state k with c
+ * positions in state 0, -infinity when none does. Count-major rows keep
+ * the inner loop over the states, as in plain Viterbi: from count c,
+ * non-zero states stay at c and state 0 moves to c + 1. Scratch: those
+ * values (degree x C), then the decoded sequence. */
 static double viterbi_budget(const factor *f, const double *a, const double *b, double *u,
                              double *v, void *scratch) {
     const sequence_params *p = params_of(f);
     const int32_t L = p->length, C = budget_columns(p);
     double *val = (double *)scratch;
     int32_t *seq = (int32_t *)(val + (size_t)f->degree * (size_t)C);
-    for (int32_t k = 0; k < p->states[0]; ++k) {
-        double *cell = val + (size_t)k * (size_t)C;
-        for (int32_t c = 0; c < C; ++c) cell[c] = -INFINITY;
-        int32_t c0 = k == 0;
-        if (c0 < C) cell[c0] = a[k] + b[k];
+    {
+        const int32_t k0 = p->states[0];
+        for (size_t x = 0; x < (size_t)C * (size_t)k0; ++x) val[x] = -INFINITY;
+        for (int32_t k = 1; k < k0; ++k) val[k] = a[k] + b[k]; /* count 0 */
+        if (C > 1) val[k0] = a[0] + b[0];                     /* count 1, state 0 */
     }
     for (int32_t i = 1; i < L; ++i) {
         const int32_t kp = p->states[i - 1], kc = p->states[i];
-        const double *t = b + p->edge[i];
+        const double *t = b + p->edge[i], *ai = a + p->offset[i];
         const double *prev = val + (size_t)p->offset[i - 1] * (size_t)C;
-        for (int32_t k = 0; k < kc; ++k) {
-            const int32_t shift = k == 0; /* entering state 0 uses one unit */
-            double *cell = val + (size_t)(p->offset[i] + k) * (size_t)C;
-            for (int32_t c = 0; c < C; ++c) cell[c] = -INFINITY;
-            for (int32_t l = 0; l < kp; ++l)
-                relax(cell + shift, prev + (size_t)l * (size_t)C,
-                      t[(size_t)l * (size_t)kc + (size_t)k], C - shift);
-            const double ak = a[p->offset[i] + k];
-            for (int32_t c = 0; c < C; ++c) cell[c] += ak;
+        double *cur = val + (size_t)p->offset[i] * (size_t)C;
+        for (size_t x = 0; x < (size_t)C * (size_t)kc; ++x) cur[x] = -INFINITY;
+        for (int32_t c = 0; c < C; ++c) {
+            const double *from = prev + (size_t)c * (size_t)kp;
+            double *stay = cur + (size_t)c * (size_t)kc;
+            double *up = c + 1 < C ? stay + kc : NULL; /* state 0 of count c + 1 */
+            for (int32_t l = 0; l < kp; ++l) {
+                const double base = from[l], *row = t + (size_t)l * (size_t)kc;
+                if (base == -INFINITY) continue; /* no prefix: nothing to push */
+                relax(stay + 1, row + 1, base, kc - 1);
+                if (up && base + row[0] > up[0]) up[0] = base + row[0];
+            }
         }
+        for (int32_t c = 0; c < C; ++c)
+            for (int32_t k = 0; k < kc; ++k) cur[(size_t)c * (size_t)kc + (size_t)k] += ai[k];
     }
+    const int32_t kl = p->states[L - 1];
     const double *last = val + (size_t)p->offset[L - 1] * (size_t)C, *stop = b + p->edge[L];
-    int32_t best_l = 0, c = 0;
+    int32_t c = 0;
     double best = -INFINITY;
-    for (int32_t l = 0; l < p->states[L - 1]; ++l)
-        for (int32_t cc = 0; cc < C; ++cc) {
-            double x = last[(size_t)l * (size_t)C + (size_t)cc] + stop[l];
+    seq[L - 1] = 0;
+    for (int32_t cc = 0; cc < C; ++cc)
+        for (int32_t l = 0; l < kl; ++l) {
+            double x = last[(size_t)cc * (size_t)kl + (size_t)l] + stop[l];
             if (x > best) {
                 best = x;
-                best_l = l;
+                seq[L - 1] = l;
                 c = cc;
             }
         }
-    seq[L - 1] = best_l;
     for (int32_t i = L - 1; i > 0; --i) {
         c -= seq[i] == 0;
         if (c < 0) c = 0; /* only with non-finite scores: keep a valid sequence */
-        seq[i - 1] = argmax_strided(val + (size_t)p->offset[i - 1] * (size_t)C + (size_t)c,
-                                    (size_t)C, b + p->edge[i] + seq[i], (size_t)p->states[i],
-                                    p->states[i - 1]);
+        const int32_t kp = p->states[i - 1];
+        seq[i - 1] = argmax_strided(val + (size_t)p->offset[i - 1] * (size_t)C + (size_t)c * (size_t)kp,
+                                    1, b + p->edge[i] + seq[i], (size_t)p->states[i], kp);
     }
     write_sequence(f, seq, u, v);
     return best;
