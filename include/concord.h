@@ -217,6 +217,94 @@ enum concord_matching_flags {
 CONCORD_API int concord_add_matching(concord_graph *g, int32_t rows, int32_t cols,
                                      const int32_t *vars, unsigned flags, int32_t *factor);
 /* ---- end of structured factors: trees and matchings ---- */
+/* ------------------------------------------------------------------------
+ * Structured factors: sequences, head automata, summarization
+ *
+ * Their links cannot be negated and their configurations are described
+ * below; each has an exact MAP oracle (dynamic programming) and its QP
+ * comes from the generic active set. `scores` are the scores of the
+ * factor's additional outputs in the order given (NULL: zeros; all finite).
+ * The layouts are AD3's, so that .fg files map onto these calls one to one
+ * (docs/formats.md). On error the graph is unchanged.
+ * ------------------------------------------------------------------------ */
+
+/* SEQUENCE: a chain of `length` >= 1 positions; position i takes one of
+ * num_states[i] >= 1 states. vars lists the binary state indicators
+ * position by position (num_states[0] of them, then num_states[1], ...);
+ * a configuration switches on one state per position. Additional outputs
+ * (the transitions the configuration uses are on): start -> position 0
+ * (num_states[0]), then for i = 1 .. length-1 the num_states[i-1] x
+ * num_states[i] table from position i-1 to i, row-major with the previous
+ * state first, then position length-1 -> stop (num_states[length-1]). */
+CONCORD_API int concord_add_sequence(concord_graph *g, int32_t length, const int32_t *num_states,
+                                     const int32_t *vars, const double *scores, int32_t *factor);
+
+/* SEQUENCE_BUDGET: a SEQUENCE in which at most `budget` >= 0 positions are
+ * in state 0 (AD3's convention: state 0 is the one that counts, e.g. a
+ * kept word). Positions with a single state are always in state 0, so
+ * their number must not exceed the budget (CONCORD_EINFEASIBLE). */
+CONCORD_API int concord_add_sequence_budget(concord_graph *g, int32_t length,
+                                            const int32_t *num_states, const int32_t *vars,
+                                            int32_t budget, const double *scores,
+                                            int32_t *factor);
+
+/* HEAD_AUTOMATON (dependency parsing with consecutive siblings): vars are
+ * the arcs from one head to its n_modifiers >= 0 candidate modifiers on
+ * one side, nearest first (vars may be NULL when there are none). Any
+ * subset may be on; the chosen ones m_1 < ... < m_k (numbered 1..n) form
+ * the chain 0 -> m_1 -> ... -> m_k -> n+1, where 0 is the head and n+1 the
+ * end. Additional outputs: one per pair (m, s), 0 <= m < s <= n+1, ordered
+ * by m then s, on when m and s are consecutive in the chain; there are
+ * (n+1)(n+2)/2 of them. */
+CONCORD_API int concord_add_head_automaton(concord_graph *g, int32_t n_modifiers,
+                                           const int32_t *vars, const double *scores,
+                                           int32_t *factor);
+
+/* GRANDPARENT_HEAD_AUTOMATON: a HEAD_AUTOMATON whose head also takes
+ * exactly one of n_grandparents >= 1 incoming arcs (its own head). vars:
+ * the n_grandparents arcs g -> head, then the n_modifiers arcs as in
+ * HEAD_AUTOMATON. Additional outputs: first n_grandparents x n_modifiers
+ * grandparent outputs (g, m), g-major, on when g is the chosen grandparent
+ * and m a chosen modifier; then the (n+1)(n+2)/2 sibling pairs. */
+CONCORD_API int concord_add_grandparent_head_automaton(concord_graph *g, int32_t n_grandparents,
+                                                       int32_t n_modifiers, const int32_t *vars,
+                                                       const double *scores, int32_t *factor);
+
+/* GENERAL_TREE: a tree-shaped Markov random field over n_nodes >= 1 nodes;
+ * node i takes one of num_states[i] states. parents[0] must be -1 (node 0
+ * is the root) and parents[i], i >= 1, another node, such that every node
+ * descends from the root. vars lists the state indicators node by node.
+ * Additional outputs: for each node i = 1 .. n_nodes-1 in turn, the
+ * num_states[parents[i]] x num_states[i] table of (parent state, node
+ * state), row-major with the parent's state first; a configuration is one
+ * state per node with the n_nodes-1 edge states it uses. */
+CONCORD_API int concord_add_general_tree(concord_graph *g, int32_t n_nodes,
+                                         const int32_t *num_states, const int32_t *parents,
+                                         const int32_t *vars, const double *scores,
+                                         int32_t *factor);
+
+/* GENERAL_TREE_COUNTS: a GENERAL_TREE that also counts its nodes in state
+ * 0: vars continue, after the state indicators, with n_nodes + 1 count
+ * indicators (count = 0, 1, ..., n_nodes), exactly one of which is on. The
+ * additional outputs are those of GENERAL_TREE. */
+CONCORD_API int concord_add_general_tree_counts(concord_graph *g, int32_t n_nodes,
+                                                const int32_t *num_states,
+                                                const int32_t *parents, const int32_t *vars,
+                                                const double *scores, int32_t *factor);
+
+/* SEQUENCE_COMPRESSOR (sentence compression): vars are n_words >= 0 word
+ * indicators, any subset of which may be on, then one sentence indicator,
+ * on exactly when some word is. Additional outputs: the (n+1)(n+2)/2 pairs
+ * (m, s), 0 <= m < s <= n+1, ordered by m then s, on when m and s are
+ * consecutive in 0 -> kept words -> n+1 (0 and n+1 stand for the sentence
+ * boundaries; words are numbered 1..n). */
+CONCORD_API int concord_add_sequence_compressor(concord_graph *g, int32_t n_words,
+                                                const int32_t *vars, const double *scores,
+                                                int32_t *factor);
+
+/* ------------------------------------------------------------------------
+ * (end of structured factors: sequences, head automata, summarization)
+ * ------------------------------------------------------------------------ */
 
 /* Sizes. */
 CONCORD_API int32_t concord_num_variables(const concord_graph *g);

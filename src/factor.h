@@ -115,6 +115,16 @@ extern const factor_ops factor_dense_ops;
  * their public builders live there too). */
 extern const factor_ops factor_tree_ops;
 extern const factor_ops factor_matching_ops;
+/* Structured factors with dynamic-programming MAP oracles (issue 4:
+ * sequences, head automata, summarization). Their parameters are private
+ * to their files, which also hold their public builders. */
+extern const factor_ops factor_sequence_ops;                   /* sequence.c */
+extern const factor_ops factor_sequence_budget_ops;            /* sequence.c */
+extern const factor_ops factor_head_automaton_ops;             /* head_automaton.c */
+extern const factor_ops factor_grandparent_head_automaton_ops; /* head_automaton.c */
+extern const factor_ops factor_general_tree_ops;               /* summarization.c */
+extern const factor_ops factor_general_tree_counts_ops;        /* summarization.c */
+extern const factor_ops factor_sequence_compressor_ops;        /* summarization.c */
 
 /* Parameters of the budget family (BUDGET, exact BUDGET, KNAPSACK). */
 typedef struct budget_params {

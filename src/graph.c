@@ -193,7 +193,10 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
                      const int32_t *vars, const bool *negated, bool allow_negation,
                      int32_t n_add, const double *add_scores, void *params,
                      int32_t *factor_id) {
-    int rc = check_links(g, ops->name, degree, vars);
+    /* A factor without links but with additional outputs has a single
+     * configuration (a constant score), e.g. AD3's HEAD_AUTOMATON of a head
+     * that has no candidate modifier on one side. */
+    int rc = degree == 0 && n_add > 0 ? CONCORD_OK : check_links(g, ops->name, degree, vars);
     if (!rc && negated && !allow_negation)
         for (int32_t j = 0; j < degree && !rc; ++j)
             if (negated[j])

@@ -63,7 +63,8 @@ int graph_fail(concord_graph *g, int code, const char *fmt, ...)
 void graph_invalidate(concord_graph *g);
 
 /* Adds a factor with the given ops over validated links; takes ownership of
- * params (freed on failure too). add_scores may be NULL (zeros). */
+ * params (freed on failure too). add_scores may be NULL (zeros). degree may
+ * be 0 (vars NULL) only for a factor with additional outputs. */
 int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
                      const int32_t *vars, const bool *negated, bool allow_negation,
                      int32_t n_add, const double *add_scores, void *params,

@@ -230,6 +230,17 @@ static int build_dense(reader *r, concord_graph *g, factor_line *line) {
  *       row and column is matched at most once.
  * Links of these factors cannot be negated. */
 
+/* ---- Structured factors: sequences, head automata, summarization ----
+ * Layouts after the indices (see docs/formats.md):
+ *   SEQUENCE             L, L state counts, transition scores
+ *   SEQUENCE_BUDGET      L, B, L state counts, transition scores
+ *   HEAD_AUTOMATON       (d+1)(d+2)/2 sibling scores (d = degree, may be 0)
+ *   GRANDPARENT_HEAD_AUTOMATON  G, G x (d-G) grandparent scores, then
+ *                        (d-G+1)(d-G+2)/2 sibling scores
+ *   GENERAL_TREE[_COUNTS]  n, n state counts, n parents, edge scores
+ *   SEQUENCE_COMPRESSOR  d(d+1)/2 pair scores */
+
+/* Parses params[at] as an integer in [lo, hi]. */
 static int parse_int_in(reader *r, const factor_line *line, int32_t at, const char *what,
                         int64_t lo, int64_t hi, int64_t *out) {
     char buf[64];
@@ -326,6 +337,159 @@ static int build_matching(reader *r, concord_graph *g, factor_line *line) {
     return rc;
 }
 /* ---- end of structured factors: trees and matchings ---- */
+/* Reads `count` state counts from params[from]; they must add up to
+ * `states_total`. Returns them (malloc'ed) in *states. */
+static int parse_state_counts(reader *r, const factor_line *line, int32_t from, int64_t count,
+                              int64_t states_total, int32_t **states) {
+    int32_t *k = malloc((size_t)(count > 0 ? count : 1) * sizeof *k);
+    if (!k) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
+    int64_t sum = 0;
+    int rc = CONCORD_OK;
+    for (int64_t j = 0; j < count && !rc; ++j) {
+        int64_t x;
+        rc = parse_positive_int(r, line, (int32_t)(from + j), "a state count", line->degree, &x);
+        k[j] = (int32_t)x;
+        sum += x;
+    }
+    if (!rc && sum != states_total)
+        rc = reader_fail(r, CONCORD_EPARSE,
+                         "%s factor: the state counts add up to %lld, not to the %lld state "
+                         "indices",
+                         line->type->name, (long long)sum, (long long)states_total);
+    if (rc) {
+        free(k);
+        return rc;
+    }
+    *states = k;
+    return CONCORD_OK;
+}
+
+/* SEQUENCE / SEQUENCE_BUDGET (variant 1): the length L, the budget, L state
+ * counts adding up to the degree, then the start, transition and stop
+ * scores. */
+static int build_sequence(reader *r, concord_graph *g, factor_line *line) {
+    const bool budgeted = line->type->variant == 1;
+    const int32_t head = budgeted ? 2 : 1;
+    if (line->n_params < head)
+        return expect_params(r, line, head, budgeted ? "the length and the budget" : "the length");
+    int64_t length, budget = -1;
+    int rc = parse_positive_int(r, line, 0, "the sequence length", line->degree, &length);
+    if (!rc && budgeted) rc = parse_int_in(r, line, 1, "the budget", 0, INT32_MAX, &budget);
+    if (rc) return rc;
+    if (line->n_params < head + length)
+        return expect_params(r, line, head + length,
+                             budgeted ? "the length, the budget and the state counts"
+                                      : "the length and the state counts");
+    int32_t *states;
+    rc = parse_state_counts(r, line, head, length, line->degree, &states);
+    if (rc) return rc;
+    int64_t n_add = states[0] + states[length - 1];
+    for (int64_t i = 1; i < length; ++i) n_add += (int64_t)states[i - 1] * states[i];
+    rc = expect_params(r, line, head + length + n_add,
+                       budgeted ? "the length, the budget, the state counts and the transition scores"
+                                : "the length, the state counts and the transition scores");
+    if (!rc) rc = parse_numbers(r, line, (int32_t)(head + length), (int32_t)n_add,
+                                "a transition score", false);
+    const double *scores = line->numbers + head + length;
+    if (!rc && budgeted)
+        rc = concord_add_sequence_budget(g, (int32_t)length, states, line->vars, (int32_t)budget,
+                                         scores, NULL);
+    else if (!rc)
+        rc = concord_add_sequence(g, (int32_t)length, states, line->vars, scores, NULL);
+    free(states);
+    return rc;
+}
+
+/* HEAD_AUTOMATON: the (d+1)(d+2)/2 sibling scores. GRANDPARENT_HEAD_AUTOMATON
+ * (variant 1): the number G of grandparent arcs (the first G indices), the
+ * G x (d-G) grandparent scores, then the sibling scores of the d-G
+ * modifiers. */
+static int build_head_automaton(reader *r, concord_graph *g, factor_line *line) {
+    const bool grand = line->type->variant == 1;
+    int64_t n_grand = 0;
+    int rc = CONCORD_OK;
+    if (grand) {
+        if (line->n_params < 1) return expect_params(r, line, 1, "the number of grandparents");
+        rc = parse_positive_int(r, line, 0, "the number of grandparents", line->degree, &n_grand);
+        if (rc) return rc;
+    }
+    const int64_t head = grand ? 1 : 0, n = line->degree - n_grand;
+    const int64_t n_add = n_grand * n + (n + 1) * (n + 2) / 2;
+    rc = expect_params(r, line, head + n_add,
+                       grand ? "the number of grandparents, the grandparent scores and the "
+                               "sibling scores"
+                             : "the sibling scores");
+    if (!rc) rc = parse_numbers(r, line, (int32_t)head, (int32_t)n_add, "a score", false);
+    if (rc) return rc;
+    if (grand)
+        return concord_add_grandparent_head_automaton(g, (int32_t)n_grand, (int32_t)n, line->vars,
+                                                      line->numbers + head, NULL);
+    return concord_add_head_automaton(g, (int32_t)n, line->vars, line->numbers, NULL);
+}
+
+/* GENERAL_TREE / GENERAL_TREE_COUNTS (variant 1): the number of nodes n,
+ * their state counts, their parents (-1 for node 0, the root), then the
+ * edge scores. With counts the last n + 1 indices are the count
+ * indicators. */
+static int build_general_tree(reader *r, concord_graph *g, factor_line *line) {
+    const bool counts = line->type->variant == 1;
+    if (line->n_params < 1) return expect_params(r, line, 1, "the number of nodes");
+    int64_t n;
+    int rc = parse_positive_int(r, line, 0, "the number of nodes", line->degree, &n);
+    if (rc) return rc;
+    const int64_t state_links = line->degree - (counts ? n + 1 : 0);
+    if (state_links < n)
+        return reader_fail(r, CONCORD_EPARSE,
+                           "%s factor of degree %d: %lld nodes need at least %lld indices",
+                           line->type->name, line->degree, (long long)n,
+                           (long long)(counts ? 2 * n + 1 : n));
+    if (line->n_params < 1 + 2 * n)
+        return expect_params(r, line, 1 + 2 * n,
+                             "the number of nodes, the state counts and the parents");
+    int32_t *states, *parents = malloc((size_t)n * sizeof *parents);
+    if (!parents) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
+    rc = parse_state_counts(r, line, 1, n, state_links, &states);
+    if (rc) {
+        free(parents);
+        return rc;
+    }
+    int64_t n_add = 0;
+    for (int64_t i = 0; i < n && !rc; ++i) {
+        int64_t x;
+        rc = i == 0 ? parse_int_in(r, line, (int32_t)(1 + n), "the root's parent", -1, -1, &x)
+                    : parse_int_in(r, line, (int32_t)(1 + n + i), "a parent node", 0, n - 1, &x);
+        parents[i] = (int32_t)x;
+        if (!rc && i > 0) n_add += (int64_t)states[x] * states[i];
+    }
+    if (!rc)
+        rc = expect_params(r, line, 1 + 2 * n + n_add,
+                           "the number of nodes, the state counts, the parents and the edge "
+                           "scores");
+    if (!rc) rc = parse_numbers(r, line, (int32_t)(1 + 2 * n), (int32_t)n_add, "an edge score",
+                                false);
+    const double *scores = line->numbers + 1 + 2 * n;
+    if (!rc && counts)
+        rc = concord_add_general_tree_counts(g, (int32_t)n, states, parents, line->vars, scores,
+                                             NULL);
+    else if (!rc)
+        rc = concord_add_general_tree(g, (int32_t)n, states, parents, line->vars, scores, NULL);
+    free(states);
+    free(parents);
+    return rc;
+}
+
+/* SEQUENCE_COMPRESSOR: d-1 word indices and the sentence index, then the
+ * d(d+1)/2 pair scores. */
+static int build_sequence_compressor(reader *r, concord_graph *g, factor_line *line) {
+    const int64_t d = line->degree;
+    int rc = expect_params(r, line, d * (d + 1) / 2, "one score per pair of consecutive words");
+    if (!rc) rc = parse_numbers(r, line, 0, line->n_params, "a pair score", false);
+    if (!rc) rc = concord_add_sequence_compressor(g, line->degree - 1, line->vars, line->numbers,
+                                                  NULL);
+    return rc;
+}
+
+/* ---- (end of structured factors: sequences, head automata, summarization) ---- */
 
 static const fg_type fg_types[] = {
     {"XOR", build_logic, true, CONCORD_XOR},
@@ -344,6 +508,14 @@ static const fg_type fg_types[] = {
     {"ARBORESCENCE", build_tree, false, 0},
     {"TREE", build_tree, false, 1},
     {"MATCHING", build_matching, false, 0},
+    /* structured factors: sequences, head automata, summarization */
+    {"SEQUENCE", build_sequence, false, 0},
+    {"SEQUENCE_BUDGET", build_sequence, false, 1},
+    {"HEAD_AUTOMATON", build_head_automaton, false, 0},
+    {"GRANDPARENT_HEAD_AUTOMATON", build_head_automaton, false, 1},
+    {"GENERAL_TREE", build_general_tree, false, 0},
+    {"GENERAL_TREE_COUNTS", build_general_tree, false, 1},
+    {"SEQUENCE_COMPRESSOR", build_sequence_compressor, false, 0},
 };
 
 static const fg_type *find_type(text_token t) {
@@ -365,7 +537,11 @@ static int read_factor(reader *r, concord_graph *g, int64_t n_vars, factor_line 
     if (r->lx.n_tokens < 2 || token_to_int(tok[1], &degree) || degree < 0)
         return reader_fail(r, CONCORD_EPARSE, "%s factor: expected its degree (an integer >= 1)",
                            type->name);
-    if (degree == 0) return reader_fail(r, CONCORD_EPARSE, "%s factor with no variables", type->name);
+    /* AD3's parsers write HEAD_AUTOMATON 0 for a head without candidate
+     * modifiers on one side: a constant factor with one sibling output. */
+    bool empty_ok = type->build == build_head_automaton && type->variant == 0;
+    if (degree == 0 && !empty_ok)
+        return reader_fail(r, CONCORD_EPARSE, "%s factor with no variables", type->name);
     if (degree > r->lx.n_tokens - 2)
         return reader_fail(r, CONCORD_EPARSE,
                            "%s factor of degree %lld: expected %lld variable indices, found %d",

@@ -1,0 +1,184 @@
+/*
+ * HEAD_AUTOMATON and GRANDPARENT_HEAD_AUTOMATON: the second-order parts of
+ * a turbo dependency parser (Martins et al. 2011, 2013). For one head and
+ * one side of it, the links are the arcs from the head to its n candidate
+ * modifiers, nearest first; any subset may be on, and the chosen modifiers
+ * m_1 < ... < m_k form the chain 0 -> m_1 -> ... -> m_k -> n + 1 (0: the
+ * head, n + 1: the end). The additional outputs are all the pairs (m, s),
+ * 0 <= m < s <= n + 1, ordered by m then s: a pair is on when m and s are
+ * consecutive in the chain (consecutive siblings). The grandparent
+ * automaton also has G links for the arcs g -> head, of which exactly one
+ * is on (the head has one head), and G x n outputs (g, m) on when g is that
+ * grandparent and m a chosen modifier; they come before the sibling pairs.
+ * The MAP oracle is a longest path over the chain positions, O(n^2), run
+ * once per grandparent: O(G n^2). QPs come from the generic active set.
+ * The public builders are here too.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../graph.h"
+#include "head_automaton.h"
+
+/* cur[k] = max(cur[k], base + row[k]), branch-free (see sequence.c). */
+static inline void relax(double *restrict cur, const double *restrict row, double base,
+                         int32_t n) {
+    for (int32_t k = 0; k < n; ++k) {
+        double x = base + row[k];
+        cur[k] = x > cur[k] ? x : cur[k];
+    }
+}
+
+double sibling_chain_best(int32_t n, const double *w, const double *sib, bool nonempty,
+                          double *best) {
+    /* best[s] gathers max over m < s of best[m] + sib(m, s) as each m pushes
+     * to the positions after it; w[s-1] is added when s's turn comes. */
+    for (int32_t s = 1; s <= n + 1; ++s) best[s] = -INFINITY;
+    best[0] = 0.0;
+    for (int32_t m = 0; m <= n; ++m) {
+        if (m > 0) best[m] += w[m - 1];
+        const int32_t last = nonempty && m == 0 ? n : n + 1;
+        relax(best + m + 1, sib + sibling_pair(n, m, m + 1), best[m], last - m);
+    }
+    return best[n + 1];
+}
+
+void sibling_chain_write(int32_t n, const double *sib, bool nonempty, const double *best,
+                         double *u, double *v) {
+    for (int32_t s = n + 1; s > 0;) {
+        int32_t m = nonempty && s == n + 1 ? 1 : 0, arg = m;
+        double top = best[m] + sib[sibling_pair(n, m, s)];
+        for (++m; m < s; ++m) {
+            double x = best[m] + sib[sibling_pair(n, m, s)];
+            if (x > top) {
+                top = x;
+                arg = m;
+            }
+        }
+        v[sibling_pair(n, arg, s)] = 1.0;
+        if (arg > 0) u[arg - 1] = 1.0;
+        s = arg;
+    }
+}
+
+typedef struct automaton_params {
+    int32_t n_grandparents; /* G (0 for HEAD_AUTOMATON) */
+    int32_t n_modifiers;    /* n */
+} automaton_params;
+
+static const automaton_params *params_of(const factor *f) {
+    return (const automaton_params *)f->params;
+}
+
+static void clear(const factor *f, double *u, double *v) {
+    for (int32_t j = 0; j < f->degree; ++j) u[j] = 0.0;
+    for (int32_t k = 0; k < f->n_add; ++k) v[k] = 0.0;
+}
+
+/* Scratch: the chain values (n + 2 doubles). */
+static double head_automaton_map(const factor *f, const double *a, const double *b, double *u,
+                                 double *v, void *scratch) {
+    const int32_t n = params_of(f)->n_modifiers;
+    double *best = (double *)scratch;
+    double score = sibling_chain_best(n, a, b, false, best);
+    clear(f, u, v);
+    sibling_chain_write(n, b, false, best, u, v);
+    return score;
+}
+
+static size_t head_automaton_scratch(const factor *f) {
+    return ((size_t)params_of(f)->n_modifiers + 2) * sizeof(double);
+}
+
+/* Modifiers and the pairs of their chain. */
+static int32_t head_automaton_config_size(const factor *f) {
+    return 2 * params_of(f)->n_modifiers + 1;
+}
+
+const factor_ops factor_head_automaton_ops = {.name = "HEAD_AUTOMATON",
+                                              .map = head_automaton_map,
+                                              .scratch_bytes = head_automaton_scratch,
+                                              .config_size = head_automaton_config_size};
+
+/* For each grandparent g, the chain with modifier scores a + the (g, m)
+ * scores; the best total with the arc g -> head wins. Scratch: w (n), two
+ * chain value arrays (n + 2 each: the best grandparent's and the current). */
+static double grandparent_map(const factor *f, const double *a, const double *b, double *u,
+                              double *v, void *scratch) {
+    const automaton_params *p = params_of(f);
+    const int32_t G = p->n_grandparents, n = p->n_modifiers;
+    double *w = (double *)scratch, *kept = w + n, *cur = kept + n + 2;
+    const double *am = a + G, *sib = b + (size_t)G * (size_t)n;
+    int32_t best_g = 0;
+    double best = -INFINITY;
+    for (int32_t g = 0; g < G; ++g) {
+        const double *bg = b + (size_t)g * (size_t)n;
+        for (int32_t m = 0; m < n; ++m) w[m] = am[m] + bg[m];
+        double x = a[g] + sibling_chain_best(n, w, sib, false, cur);
+        if (g == 0 || x > best) {
+            best = x;
+            best_g = g;
+            double *swap = kept;
+            kept = cur;
+            cur = swap;
+        }
+    }
+    clear(f, u, v);
+    u[best_g] = 1.0;
+    sibling_chain_write(n, sib, false, kept, u + G, v + (size_t)G * (size_t)n);
+    double *vg = v + (size_t)best_g * (size_t)n;
+    for (int32_t m = 0; m < n; ++m) vg[m] = u[G + m];
+    return best;
+}
+
+static size_t grandparent_scratch(const factor *f) {
+    return (3 * (size_t)params_of(f)->n_modifiers + 4) * sizeof(double);
+}
+
+/* The grandparent, the modifiers, their (g, m) outputs and chain pairs. */
+static int32_t grandparent_config_size(const factor *f) {
+    return 3 * params_of(f)->n_modifiers + 2;
+}
+
+const factor_ops factor_grandparent_head_automaton_ops = {
+    .name = "GRANDPARENT_HEAD_AUTOMATON",
+    .map = grandparent_map,
+    .scratch_bytes = grandparent_scratch,
+    .config_size = grandparent_config_size};
+
+static int add_automaton(concord_graph *g, const factor_ops *ops, int32_t n_grandparents,
+                         int32_t n_modifiers, const int32_t *vars, const double *scores,
+                         int32_t *factor_id) {
+    if (n_modifiers < 0)
+        return graph_fail(g, CONCORD_EINVAL, "%s factor: %d modifiers", ops->name, n_modifiers);
+    if (ops == &factor_grandparent_head_automaton_ops && n_grandparents < 1)
+        return graph_fail(g, CONCORD_EINVAL, "%s factor: %d grandparents (must be >= 1)",
+                          ops->name, n_grandparents);
+    int64_t n = n_modifiers;
+    int64_t degree = (int64_t)n_grandparents + n;
+    int64_t n_add = (int64_t)n_grandparents * n + (n + 1) * (n + 2) / 2;
+    if (degree > INT32_MAX || n_add > INT32_MAX || 3 * n + 2 > INT32_MAX)
+        return graph_fail(g, CONCORD_EINVAL, "%s factor: too many modifiers (%d)", ops->name,
+                          n_modifiers);
+    automaton_params *p = malloc(sizeof *p);
+    if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    p->n_grandparents = n_grandparents;
+    p->n_modifiers = n_modifiers;
+    return graph_add_factor(g, ops, (int32_t)degree, vars, NULL, false, (int32_t)n_add, scores,
+                            p, factor_id);
+}
+
+int concord_add_head_automaton(concord_graph *g, int32_t n_modifiers, const int32_t *vars,
+                               const double *scores, int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    return add_automaton(g, &factor_head_automaton_ops, 0, n_modifiers, vars, scores,
+                         factor_id);
+}
+
+int concord_add_grandparent_head_automaton(concord_graph *g, int32_t n_grandparents,
+                                           int32_t n_modifiers, const int32_t *vars,
+                                           const double *scores, int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    return add_automaton(g, &factor_grandparent_head_automaton_ops, n_grandparents,
+                         n_modifiers, vars, scores, factor_id);
+}

@@ -1,0 +1,706 @@
+/*
+ * GENERAL_TREE, GENERAL_TREE_COUNTS and SEQUENCE_COMPRESSOR against their
+ * documented meaning (concord.h): the test enumerates every configuration
+ * of small random factors (random trees whose nodes are numbered in any
+ * order), with its own encoding of the outputs, and checks the oracles
+ * (best score, ties, negative scores) and the active-set QP built on them
+ * (structured_check.h); then AD3's general_tree.fg and
+ * general_tree_counts.fg are solved and compared with a brute force over
+ * all their state assignments; then malformed input is rejected.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "concord.h"
+#include "graph.h"
+#include "structured_check.h"
+#include "testutil.h"
+
+enum { MAX_NODES = 24, MAX_WORDS = 10 };
+
+/* ---- trees ---- */
+
+typedef struct tree_model {
+    int n, counts;
+    int states[MAX_NODES], parent[MAX_NODES];
+    int link[MAX_NODES + 1]; /* first state indicator of each node; [n]: count 0 */
+    int block[MAX_NODES];    /* first output of each non-root node's table */
+    int degree, n_add;
+} tree_model;
+
+static void tree_init(tree_model *t, int n, const int *states, const int *parent, bool counts) {
+    t->n = n;
+    t->counts = counts;
+    t->degree = t->n_add = 0;
+    for (int i = 0; i < n; ++i) {
+        t->states[i] = states[i];
+        t->parent[i] = parent[i];
+        t->link[i] = t->degree;
+        t->degree += states[i];
+    }
+    t->link[n] = t->degree;
+    if (counts) t->degree += n + 1;
+    for (int i = 1; i < n; ++i) {
+        t->block[i] = t->n_add;
+        t->n_add += states[parent[i]] * states[i];
+    }
+}
+
+static void tree_encode(const tree_model *t, const int *s, double *u, double *v) {
+    for (int j = 0; j < t->degree; ++j) u[j] = 0.0;
+    for (int k = 0; k < t->n_add; ++k) v[k] = 0.0;
+    int zeros = 0;
+    for (int i = 0; i < t->n; ++i) {
+        u[t->link[i] + s[i]] = 1.0;
+        zeros += s[i] == 0;
+        if (i > 0) v[t->block[i] + s[t->parent[i]] * t->states[i] + s[i]] = 1.0;
+    }
+    if (t->counts) u[t->link[t->n] + zeros] = 1.0;
+}
+
+/* Allowed: one state per node, v the edges of those states, and (counts)
+ * exactly the count indicator of the number of nodes in state 0. */
+static bool tree_valid(const void *ctx, const double *u, const double *v) {
+    const tree_model *t = ctx;
+    int s[MAX_NODES];
+    for (int j = 0; j < t->degree; ++j)
+        if (u[j] != 0.0 && u[j] != 1.0) return false;
+    for (int i = 0; i < t->n; ++i) {
+        int on = 0;
+        for (int k = 0; k < t->states[i]; ++k)
+            if (u[t->link[i] + k] == 1.0) s[i] = k, ++on;
+        if (on != 1) return false;
+    }
+    double eu[256], ev[1024];
+    tree_encode(t, s, eu, ev);
+    return memcmp(u, eu, (size_t)t->degree * sizeof(double)) == 0 &&
+           memcmp(v, ev, (size_t)t->n_add * sizeof(double)) == 0;
+}
+
+static void tree_enumerate(const tree_model *t, config_list *c) {
+    int s[MAX_NODES] = {0};
+    configs_clear(c);
+    for (;;) {
+        double *x = configs_push(c);
+        tree_encode(t, s, x, x + t->degree);
+        int i = t->n - 1;
+        while (i >= 0 && ++s[i] == t->states[i]) s[i--] = 0;
+        if (i < 0) break;
+    }
+}
+
+/* A random tree on n nodes rooted at 0, the others numbered at random. */
+static void random_tree(test_rng *rng, int n, int *parent) {
+    int label[MAX_NODES], grown[MAX_NODES];
+    label[0] = 0;
+    for (int i = 1; i < n; ++i) label[i] = i;
+    for (int i = n - 1; i > 1; --i) { /* shuffle labels 1..n-1 */
+        int j = 1 + rng_int(rng, i);
+        int x = label[i];
+        label[i] = label[j];
+        label[j] = x;
+    }
+    /* grow: node k attaches to one of the nodes grown before it */
+    grown[0] = -1;
+    for (int k = 1; k < n; ++k) grown[k] = rng_int(rng, k);
+    parent[0] = -1;
+    for (int k = 1; k < n; ++k) parent[label[k]] = label[grown[k]];
+}
+
+static void run_trees(bool counts) {
+    test_rng rng = {counts ? 606u : 505u};
+    config_list c;
+    double worst_gap = 0.0, worst_diff = 0.0;
+    long fw_iters = 0, cases = 0, active = 0;
+    for (int trial = 0; trial < 600; ++trial) {
+        int n, states[MAX_NODES], parent[MAX_NODES], product;
+        do {
+            n = 1 + rng_int(&rng, 6);
+            product = 1;
+            for (int i = 0; i < n; ++i) product *= states[i] = 1 + rng_int(&rng, 3);
+        } while (product > 300);
+        random_tree(&rng, n, parent);
+        tree_model t;
+        tree_init(&t, n, states, parent, counts);
+        configs_init(&c, t.degree, t.n_add);
+        tree_enumerate(&t, &c);
+
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, t.degree, NULL, NULL), CONCORD_OK);
+        int32_t vars[64], st[MAX_NODES], par[MAX_NODES], id = -1;
+        for (int j = 0; j < t.degree; ++j) vars[j] = j;
+        for (int i = 0; i < n; ++i) st[i] = states[i], par[i] = parent[i];
+        if (counts)
+            assert_int_equal(concord_add_general_tree_counts(g, n, st, par, vars, NULL, &id),
+                             CONCORD_OK);
+        else
+            assert_int_equal(concord_add_general_tree(g, n, st, par, vars, NULL, &id), CONCORD_OK);
+        assert_int_equal(concord_num_additionals(g), t.n_add);
+        const factor *f = &g->factors[id];
+
+        double a[64], b[512], d[64];
+        bool integer = trial % 2 == 0;
+        for (int rep = 0; rep < 3; ++rep) {
+            random_scores(&rng, a, t.degree, integer);
+            random_scores(&rng, b, t.n_add, integer);
+            check_map_oracle(f, &c, tree_valid, &t, a, b);
+        }
+        qp_checker q;
+        qp_checker_init(&q, f);
+        for (int rep = 0; rep < 3; ++rep) {
+            random_qp(&rng, a, t.degree, b, t.n_add, d, integer, rep != 1);
+            qp_report r = check_qp(&q, &c, tree_valid, &t, a, b, d);
+            if (r.gap > worst_gap) worst_gap = r.gap;
+            if (r.u_diff > worst_diff) worst_diff = r.u_diff;
+            fw_iters += r.fw_iter;
+            active += r.active;
+            ++cases;
+        }
+        qp_checker_free(&q);
+        configs_free(&c);
+        concord_graph_free(g);
+    }
+    printf("%s: 600 factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| %.2e, mean active "
+           "set %.1f, mean FW iterations %.0f\n",
+           counts ? "GENERAL_TREE_COUNTS" : "GENERAL_TREE", cases, worst_gap, worst_diff,
+           (double)active / (double)cases, (double)fw_iters / (double)cases);
+}
+
+static void general_tree_oracle_and_qp_match_enumeration(void **state) {
+    (void)state;
+    run_trees(false);
+}
+
+static void general_tree_counts_oracle_and_qp_match_enumeration(void **state) {
+    (void)state;
+    run_trees(true);
+}
+
+/* ---- sequence compressor ---- */
+
+typedef struct compressor {
+    int n; /* words */
+    int pair[MAX_WORDS + 2][MAX_WORDS + 2];
+    int degree, n_add;
+} compressor;
+
+static void compressor_init(compressor *t, int n) {
+    t->n = n;
+    t->degree = n + 1;
+    t->n_add = 0;
+    for (int m = 0; m <= n; ++m)
+        for (int s = m + 1; s <= n + 1; ++s) t->pair[m][s] = t->n_add++;
+}
+
+static void compressor_encode(const compressor *t, unsigned kept, double *u, double *v) {
+    for (int j = 0; j < t->degree; ++j) u[j] = 0.0;
+    for (int k = 0; k < t->n_add; ++k) v[k] = 0.0;
+    int prev = 0;
+    for (int m = 1; m <= t->n; ++m)
+        if (kept >> (m - 1) & 1u) {
+            u[m - 1] = 1.0;
+            v[t->pair[prev][m]] = 1.0;
+            prev = m;
+        }
+    v[t->pair[prev][t->n + 1]] = 1.0;
+    u[t->n] = kept != 0;
+}
+
+/* Allowed: 0/1 words, the sentence indicator their OR, v their bigrams. */
+static bool compressor_valid(const void *ctx, const double *u, const double *v) {
+    const compressor *t = ctx;
+    unsigned kept = 0;
+    for (int j = 0; j < t->degree; ++j)
+        if (u[j] != 0.0 && u[j] != 1.0) return false;
+    for (int m = 1; m <= t->n; ++m)
+        if (u[m - 1] == 1.0) kept |= 1u << (m - 1);
+    double eu[MAX_WORDS + 1], ev[(MAX_WORDS + 2) * (MAX_WORDS + 3) / 2];
+    compressor_encode(t, kept, eu, ev);
+    return u[t->n] == eu[t->n] && memcmp(v, ev, (size_t)t->n_add * sizeof(double)) == 0;
+}
+
+static void sequence_compressor_oracle_and_qp_match_enumeration(void **state) {
+    (void)state;
+    test_rng rng = {707};
+    config_list c;
+    double worst_gap = 0.0, worst_diff = 0.0;
+    long fw_iters = 0, cases = 0, active = 0;
+    for (int trial = 0; trial < 600; ++trial) {
+        compressor t;
+        compressor_init(&t, rng_int(&rng, 8));
+        configs_init(&c, t.degree, t.n_add);
+        for (unsigned kept = 0; kept < 1u << t.n; ++kept) {
+            double *x = configs_push(&c);
+            compressor_encode(&t, kept, x, x + t.degree);
+        }
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, t.degree, NULL, NULL), CONCORD_OK);
+        int32_t vars[MAX_WORDS + 1], id = -1;
+        for (int j = 0; j < t.degree; ++j) vars[j] = (j * 7) % t.degree; /* a permutation */
+        if (t.degree % 7 == 0)
+            for (int j = 0; j < t.degree; ++j) vars[j] = j;
+        assert_int_equal(concord_add_sequence_compressor(g, t.n, vars, NULL, &id), CONCORD_OK);
+        assert_int_equal(concord_num_additionals(g), t.n_add);
+        const factor *f = &g->factors[id];
+        double a[MAX_WORDS + 1], b[128], d[MAX_WORDS + 1];
+        bool integer = trial % 2 == 0;
+        for (int rep = 0; rep < 3; ++rep) {
+            random_scores(&rng, a, t.degree, integer);
+            random_scores(&rng, b, t.n_add, integer);
+            check_map_oracle(f, &c, compressor_valid, &t, a, b);
+        }
+        qp_checker q;
+        qp_checker_init(&q, f);
+        for (int rep = 0; rep < 3; ++rep) {
+            random_qp(&rng, a, t.degree, b, t.n_add, d, integer, rep != 1);
+            qp_report r = check_qp(&q, &c, compressor_valid, &t, a, b, d);
+            if (r.gap > worst_gap) worst_gap = r.gap;
+            if (r.u_diff > worst_diff) worst_diff = r.u_diff;
+            fw_iters += r.fw_iter;
+            active += r.active;
+            ++cases;
+        }
+        qp_checker_free(&q);
+        configs_free(&c);
+        concord_graph_free(g);
+    }
+    printf("SEQUENCE_COMPRESSOR: 600 factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| "
+           "%.2e, mean active set %.1f, mean FW iterations %.0f\n",
+           cases, worst_gap, worst_diff, (double)active / (double)cases,
+           (double)fw_iters / (double)cases);
+}
+
+/* ---- LP-MAP of mixed graphs against GLPK ---- */
+
+static void solve_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *solved,
+                               int *fractional, double *worst) {
+    double expected;
+    if (!lp_ref_solve(lp, &expected)) return;
+    concord_settings s;
+    concord_default_settings(&s);
+    s.tol = 1e-8;
+    s.max_iter = 50000;
+    concord_info info;
+    assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
+    double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
+    if (err > *worst) *worst = err;
+    if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
+          info.upper_bound - expected <= 1e-5 * scale))
+        fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
+                 info.upper_bound, expected);
+    ++*solved;
+    *fractional += !info.integral;
+}
+
+/* A GENERAL_TREE or GENERAL_TREE_COUNTS sharing its variables with logic
+ * factors (the counts scored too). */
+static void trees_in_mixed_graphs_match_glpk(void **state) {
+    (void)state;
+    test_rng rng = {1010};
+    int solved = 0, fractional = 0;
+    double worst = 0.0;
+    for (int trial = 0; trial < 120; ++trial) {
+        int n, states[MAX_NODES], parent[MAX_NODES], product;
+        do {
+            n = 2 + rng_int(&rng, 4);
+            product = 1;
+            for (int i = 0; i < n; ++i) product *= states[i] = 1 + rng_int(&rng, 3);
+        } while (product > 100);
+        random_tree(&rng, n, parent);
+        bool counts = trial % 2;
+        tree_model t;
+        tree_init(&t, n, states, parent, counts);
+        config_list c;
+        configs_init(&c, t.degree, t.n_add);
+        tree_enumerate(&t, &c);
+        double theta[64], b[512];
+        for (int j = 0; j < t.degree; ++j) theta[j] = rng_normal(&rng);
+        random_scores(&rng, b, t.n_add, false);
+        int32_t vars[64], st[MAX_NODES], par[MAX_NODES];
+        for (int j = 0; j < t.degree; ++j) vars[j] = j;
+        for (int i = 0; i < n; ++i) st[i] = states[i], par[i] = parent[i];
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, t.degree, theta, NULL), CONCORD_OK);
+        if (counts)
+            assert_int_equal(concord_add_general_tree_counts(g, n, st, par, vars, b, NULL),
+                             CONCORD_OK);
+        else
+            assert_int_equal(concord_add_general_tree(g, n, st, par, vars, b, NULL), CONCORD_OK);
+        lp_ref *lp = lp_ref_new(t.degree, theta);
+        lp_ref_add_configs(lp, &c, vars, b);
+        add_random_logic(&rng, g, lp, t.degree);
+        solve_against_glpk(g, lp, trial, &solved, &fractional, &worst);
+        lp_ref_free(lp);
+        configs_free(&c);
+        concord_graph_free(g);
+    }
+    printf("trees with logic factors: %d feasible graphs (%d fractional LP-MAP), worst |value - "
+           "GLPK| %.2e\n",
+           solved, fractional, worst);
+    assert_true(solved >= 50);
+}
+
+/* The compressive summarization model: a SEQUENCE_COMPRESSOR per
+ * sentence, a BUDGET on the kept words of the whole summary, at most one
+ * of some pairs of sentences (redundancy). */
+static void summaries_match_glpk(void **state) {
+    (void)state;
+    test_rng rng = {1111};
+    int solved = 0, fractional = 0;
+    double worst = 0.0;
+    for (int trial = 0; trial < 80; ++trial) {
+        int n_sent = 2 + rng_int(&rng, 2), words[4], first[4], n_vars = 0;
+        for (int k = 0; k < n_sent; ++k) {
+            words[k] = 1 + rng_int(&rng, 4);
+            first[k] = n_vars;
+            n_vars += words[k] + 1;
+        }
+        double theta[64], b[128];
+        for (int j = 0; j < n_vars; ++j) theta[j] = rng_normal(&rng) + 0.5;
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, n_vars, theta, NULL), CONCORD_OK);
+        lp_ref *lp = lp_ref_new(n_vars, theta);
+        int32_t all_words[64], n_words = 0;
+        for (int k = 0; k < n_sent; ++k) {
+            compressor t;
+            compressor_init(&t, words[k]);
+            random_scores(&rng, b, t.n_add, false);
+            int32_t vars[MAX_WORDS + 1];
+            for (int j = 0; j < t.degree; ++j) vars[j] = first[k] + j;
+            for (int j = 0; j < words[k]; ++j) all_words[n_words++] = first[k] + j;
+            assert_int_equal(concord_add_sequence_compressor(g, words[k], vars, b, NULL),
+                             CONCORD_OK);
+            config_list c;
+            configs_init(&c, t.degree, t.n_add);
+            for (unsigned kept = 0; kept < 1u << t.n; ++kept) {
+                double *x = configs_push(&c);
+                compressor_encode(&t, kept, x, x + t.degree);
+            }
+            lp_ref_add_configs(lp, &c, vars, b);
+            configs_free(&c);
+        }
+        int budget = 1 + rng_int(&rng, n_words / 2 + 1);
+        assert_int_equal(concord_add_budget(g, n_words, all_words, NULL, budget, false, NULL),
+                         CONCORD_OK);
+        lp_ref_add_sum(lp, n_words, all_words, -INFINITY, budget);
+        int32_t pair[2] = {first[0] + words[0], first[1] + words[1]}; /* sentence indicators */
+        assert_int_equal(concord_add_logic(g, CONCORD_ATMOSTONE, 2, pair, NULL, NULL), CONCORD_OK);
+        lp_ref_add_sum(lp, 2, pair, -INFINITY, 1.0);
+        solve_against_glpk(g, lp, trial, &solved, &fractional, &worst);
+        lp_ref_free(lp);
+        concord_graph_free(g);
+    }
+    printf("summaries (compressors + length budget + redundancy): %d graphs (%d fractional "
+           "LP-MAP), worst |value - GLPK| %.2e\n",
+           solved, fractional, worst);
+    assert_int_equal(solved, 80);
+}
+
+/* ---- AD3's files ---- */
+
+static char *slurp(const char *path) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    assert_non_null(s);
+    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
+    s[n] = '\0';
+    fclose(fp);
+    return s;
+}
+
+typedef struct tree_file {
+    int n_vars;
+    double theta[128];
+    int vars[128];
+    tree_model t;
+    double b[1024];
+} tree_file;
+
+static void read_tree_file(const char *path, bool counts, tree_file *tf) {
+    char *text = slurp(path);
+    assert_non_null(text);
+    char *save = NULL;
+    tf->n_vars = atoi(strtok_r(text, " \t\n", &save));
+    assert_int_equal(atoi(strtok_r(NULL, " \t\n", &save)), 1);
+    for (int i = 0; i < tf->n_vars; ++i) tf->theta[i] = strtod(strtok_r(NULL, " \t\n", &save), NULL);
+    assert_string_equal(strtok_r(NULL, " \t\n", &save), counts ? "GENERAL_TREE_COUNTS" : "GENERAL_TREE");
+    int degree = atoi(strtok_r(NULL, " \t\n", &save));
+    for (int j = 0; j < degree; ++j) tf->vars[j] = atoi(strtok_r(NULL, " \t\n", &save)) - 1;
+    int n = atoi(strtok_r(NULL, " \t\n", &save)), states[MAX_NODES], parent[MAX_NODES];
+    for (int i = 0; i < n; ++i) states[i] = atoi(strtok_r(NULL, " \t\n", &save));
+    for (int i = 0; i < n; ++i) parent[i] = atoi(strtok_r(NULL, " \t\n", &save));
+    tree_init(&tf->t, n, states, parent, counts);
+    assert_int_equal(tf->t.degree, degree);
+    for (int k = 0; k < tf->t.n_add; ++k) tf->b[k] = strtod(strtok_r(NULL, " \t\n", &save), NULL);
+    assert_null(strtok_r(NULL, " \t\n", &save));
+    free(text);
+}
+
+/* Best state assignment by enumeration; *unique when the runner-up is at
+ * least 1e-9 below. */
+static double tree_brute_force(const tree_file *tf, int *best_s, bool *unique) {
+    const tree_model *t = &tf->t;
+    int s[MAX_NODES] = {0};
+    double best = -INFINITY, second = -INFINITY;
+    for (;;) {
+        double x = 0.0;
+        int zeros = 0;
+        for (int i = 0; i < t->n; ++i) {
+            x += tf->theta[tf->vars[t->link[i] + s[i]]];
+            zeros += s[i] == 0;
+            if (i > 0) x += tf->b[t->block[i] + s[t->parent[i]] * t->states[i] + s[i]];
+        }
+        if (t->counts) x += tf->theta[tf->vars[t->link[t->n] + zeros]];
+        if (x > best) {
+            second = best;
+            best = x;
+            memcpy(best_s, s, sizeof s);
+        } else if (x > second) {
+            second = x;
+        }
+        int i = t->n - 1;
+        while (i >= 0 && ++s[i] == t->states[i]) s[i--] = 0;
+        if (i < 0) break;
+    }
+    *unique = best - second > 1e-9;
+    return best;
+}
+
+static void solve_tree_file(const char *name, bool counts) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, name);
+    tree_file *tf = calloc(1, sizeof *tf);
+    assert_non_null(tf);
+    read_tree_file(path, counts, tf);
+    int best_s[MAX_NODES];
+    bool unique;
+    double expected = tree_brute_force(tf, best_s, &unique);
+
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512];
+    int rc = concord_read_file(path, CONCORD_FORMAT_AUTO, &graphs, &count, error, sizeof error,
+                               NULL, NULL);
+    if (rc) fail_msg("%s", error);
+    assert_int_equal(count, 1);
+    concord_graph *g = graphs[0];
+    assert_int_equal(concord_num_additionals(g), tf->t.n_add);
+    concord_info info;
+    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+    printf("%s: value %.10f, upper bound %.10f, brute force %.10f, %s, %d iterations%s\n", name,
+           info.value, info.upper_bound, expected, concord_status_name(info.status),
+           info.iterations, unique ? "" : " (optimum not unique)");
+    assert_true(fabs(info.value - expected) <= 1e-8);
+    assert_true(fabs(info.upper_bound - expected) <= 1e-6);
+    if (unique) {
+        assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
+        const double *u = concord_solution_variables(g);
+        for (int i = 0; i < tf->t.n; ++i)
+            for (int k = 0; k < tf->t.states[i]; ++k)
+                assert_true(u[tf->vars[tf->t.link[i] + k]] == (k == best_s[i] ? 1.0 : 0.0));
+    }
+    concord_free_graphs(graphs, count);
+    free(tf);
+}
+
+static void ad3_general_tree_file_solves_to_the_brute_force_optimum(void **state) {
+    (void)state;
+    solve_tree_file("general_tree.fg", false);
+}
+
+static void ad3_general_tree_counts_file_solves_to_the_brute_force_optimum(void **state) {
+    (void)state;
+    solve_tree_file("general_tree_counts.fg", true);
+}
+
+/* The count scores matter: a reward on an unusual count moves the optimum
+ * of general_tree_counts.fg (brute force with the same reward). */
+static void count_scores_change_the_optimum(void **state) {
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/ad3/general_tree_counts.fg", CONCORD_SHARED_DATA);
+    tree_file *tf = calloc(1, sizeof *tf);
+    read_tree_file(path, true, tf);
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512];
+    assert_int_equal(concord_read_file(path, CONCORD_FORMAT_AUTO, &graphs, &count, error,
+                                       sizeof error, NULL, NULL),
+                     CONCORD_OK);
+    for (int c = 0; c <= tf->t.n; c += 4) {
+        int var = tf->vars[tf->t.link[tf->t.n] + c];
+        double reward = 0.5;
+        tf->theta[var] = reward;
+        int best_s[MAX_NODES];
+        bool unique;
+        double expected = tree_brute_force(tf, best_s, &unique);
+        assert_int_equal(concord_set_variable_scores(graphs[0], var, 1, &reward), CONCORD_OK);
+        concord_info info;
+        assert_int_equal(concord_solve_map(graphs[0], NULL, &info), CONCORD_OK);
+        assert_true(fabs(info.upper_bound - expected) <= 1e-6);
+        if (info.integral) assert_true(fabs(info.value - expected) <= 1e-8);
+        printf("general_tree_counts.fg with reward %.1f on count %d: value %.10f, upper bound "
+               "%.10f, brute force %.10f, %s\n",
+               reward, c, info.value, info.upper_bound, expected, concord_status_name(info.status));
+        double zero = 0.0;
+        tf->theta[var] = 0.0;
+        concord_set_variable_scores(graphs[0], var, 1, &zero);
+    }
+    concord_free_graphs(graphs, count);
+    free(tf);
+}
+
+/* GENERAL_TREE_COUNTS tables grow as n^2: a 3000-node star fits (and its
+ * oracle finds an optimum known by construction), a 7000-node star is
+ * refused with a message instead of a huge allocation. */
+static void large_counted_trees_are_bounded(void **state) {
+    (void)state;
+    enum { BIG = 7000 };
+    int32_t *st = malloc(BIG * sizeof *st), *par = malloc(BIG * sizeof *par);
+    for (int i = 0; i < BIG; ++i) st[i] = 2, par[i] = i ? 0 : -1;
+    for (int n = 3000; n <= BIG; n += BIG - 3000) {
+        const int degree = 3 * n + 1; /* 2 states per node, n + 1 counts */
+        int32_t *vars = malloc((size_t)degree * sizeof *vars);
+        for (int j = 0; j < degree; ++j) vars[j] = j;
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, degree, NULL, NULL), CONCORD_OK);
+        int rc = concord_add_general_tree_counts(g, n, st, par, vars, NULL, NULL);
+        if (n == BIG) {
+            assert_int_equal(rc, CONCORD_EINVAL);
+            assert_non_null(strstr(concord_last_error(g), "too large"));
+        } else {
+            assert_int_equal(rc, CONCORD_OK);
+            const factor *f = &g->factors[0];
+            /* state 1 scores 1 at every node and a count of 7 nodes in state
+             * 0 scores 100: the best keeps exactly 7 nodes in state 0. */
+            double *a = calloc((size_t)degree, sizeof *a), *b = calloc((size_t)f->n_add, sizeof *b);
+            double *u = malloc((size_t)degree * sizeof *u), *v = malloc((size_t)f->n_add * sizeof *v);
+            void *scratch = malloc(factor_scratch_bytes(f));
+            for (int i = 0; i < n; ++i) a[2 * i + 1] = 1.0;
+            a[2 * n + 7] = 100.0;
+            double best = f->ops->map(f, a, b, u, v, scratch);
+            assert_true(best == (double)(n - 7) + 100.0);
+            assert_true(u[2 * n + 7] == 1.0);
+            int zeros = 0;
+            for (int i = 0; i < n; ++i) zeros += u[2 * i] == 1.0;
+            assert_int_equal(zeros, 7);
+            free(a), free(b), free(u), free(v), free(scratch);
+        }
+        free(vars);
+        concord_graph_free(g);
+    }
+    free(st), free(par);
+}
+
+/* ---- errors ---- */
+
+static void expect_read_error(const char *text, const char *needle) {
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512] = "";
+    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
+                                 error, sizeof error, NULL, NULL);
+    if (rc == CONCORD_OK) {
+        concord_free_graphs(graphs, count);
+        fail_msg("accepted: %s", text);
+    }
+    if (!strstr(error, needle)) fail_msg("message '%s' lacks '%s'", error, needle);
+}
+
+static void expect_read_ok(const char *text, int n_add) {
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512] = "";
+    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
+                                 error, sizeof error, NULL, NULL);
+    if (rc) fail_msg("%s", error);
+    assert_int_equal(concord_num_additionals(graphs[0]), n_add);
+    concord_free_graphs(graphs, count);
+}
+
+static void malformed_summarization_factors_are_rejected(void **state) {
+    (void)state;
+    /* 9 variables; a tree 0 <- 1, 0 <- 2 with 2, 1, 2 states: 2 + 4 scores */
+    const char *head = "9\n1\n0\n0\n0\n0\n0\n0\n0\n0\n0\n";
+    char buf[512];
+    snprintf(buf, sizeof buf, "%sGENERAL_TREE 5 1 2 3 4 5 3 2 1 2 -1 0 0 1 2 3 4 5 6\n", head);
+    expect_read_ok(buf, 6);
+    snprintf(buf, sizeof buf, "%sGENERAL_TREE 5 1 2 3 4 5 3 2 1 2 -1 2 0 1 2 3 4 5 6\n", head);
+    expect_read_ok(buf, 2 * 1 + 2 * 2);
+    snprintf(buf, sizeof buf,
+             "%sGENERAL_TREE_COUNTS 9 1 2 3 4 5 6 7 8 9 3 2 1 2 -1 0 0 1 2 3 4 5 6\n", head);
+    expect_read_ok(buf, 6);
+    snprintf(buf, sizeof buf, "%sSEQUENCE_COMPRESSOR 3 1 2 3 1 2 3 4 5 6\n", head);
+    expect_read_ok(buf, 6);
+    snprintf(buf, sizeof buf, "%sSEQUENCE_COMPRESSOR 1 9 0.5\n", head);
+    expect_read_ok(buf, 1);
+
+    snprintf(buf, sizeof buf, "%sGENERAL_TREE 5 1 2 3 4 5 3 2 1 2 -1 0 0 1 2 3 4 5\n", head);
+    expect_read_error(buf, "t.fg:12: GENERAL_TREE factor of degree 5: expected 13 fields");
+    snprintf(buf, sizeof buf, "%sGENERAL_TREE 5 1 2 3 4 5 3 2 1 2 0 0 0 1 2 3 4 5 6\n", head);
+    expect_read_error(buf, "root's parent");
+    snprintf(buf, sizeof buf, "%sGENERAL_TREE 5 1 2 3 4 5 3 2 1 2 -1 3 0 1 2 3 4 5 6\n", head);
+    expect_read_error(buf, "a parent node (an integer in [0, 2])");
+    snprintf(buf, sizeof buf, "%sGENERAL_TREE 5 1 2 3 4 5 3 2 1 2 -1 2 1 1 2 3 4\n", head);
+    expect_read_error(buf, "t.fg:12: GENERAL_TREE factor: the parents do not form a tree");
+    snprintf(buf, sizeof buf, "%sGENERAL_TREE 5 1 2 3 4 5 3 2 2 2 -1 0 0 1 2 3 4 5 6 7 8\n",
+             head);
+    expect_read_error(buf, "add up to 6, not to the 5 state indices");
+    snprintf(buf, sizeof buf,
+             "%sGENERAL_TREE_COUNTS 5 1 2 3 4 5 3 2 1 2 -1 0 0 1 2 3 4 5 6\n", head);
+    expect_read_error(buf, "3 nodes need at least 7 indices");
+    snprintf(buf, sizeof buf, "%sGENERAL_TREE 2 1 -2 1 2 0\n", head);
+    expect_read_error(buf, "cannot be negated");
+    snprintf(buf, sizeof buf, "%sSEQUENCE_COMPRESSOR 3 1 2 3 1 2 3 4 5\n", head);
+    expect_read_error(buf, "expected 6 fields");
+
+    concord_graph *g = concord_graph_new();
+    concord_add_variables(g, 8, NULL, NULL);
+    int32_t vars[8] = {0, 1, 2, 3, 4, 5, 6, 7}, st[3] = {2, 1, 2};
+    assert_int_equal(concord_add_general_tree(g, 3, st, (int32_t[]){-1, 0, 0}, vars, NULL, NULL),
+                     CONCORD_OK);
+    int32_t nine[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8}; /* 5 states + 4 counts; 8 is out of range */
+    assert_int_equal(concord_add_general_tree_counts(g, 3, st, (int32_t[]){-1, 2, 0}, nine, NULL,
+                                                     NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "out of range"));
+    assert_int_equal(concord_num_factors(g), 1);
+    int32_t bad_root[3] = {0, 0, 0}, cycle[3] = {-1, 2, 1}, self[3] = {-1, 1, 0};
+    assert_int_equal(concord_add_general_tree(g, 3, st, bad_root, vars, NULL, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "not -1"));
+    assert_int_equal(concord_add_general_tree(g, 3, st, cycle, vars, NULL, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "cycle"));
+    assert_int_equal(concord_add_general_tree(g, 3, st, self, vars, NULL, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_add_general_tree(g, 0, st, cycle, vars, NULL, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_add_sequence_compressor(g, -1, vars, NULL, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_num_factors(g), 1);
+    concord_graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(general_tree_oracle_and_qp_match_enumeration),
+        cmocka_unit_test(general_tree_counts_oracle_and_qp_match_enumeration),
+        cmocka_unit_test(sequence_compressor_oracle_and_qp_match_enumeration),
+        cmocka_unit_test(trees_in_mixed_graphs_match_glpk),
+        cmocka_unit_test(summaries_match_glpk),
+        cmocka_unit_test(ad3_general_tree_file_solves_to_the_brute_force_optimum),
+        cmocka_unit_test(ad3_general_tree_counts_file_solves_to_the_brute_force_optimum),
+        cmocka_unit_test(count_scores_change_the_optimum),
+        cmocka_unit_test(large_counted_trees_are_bounded),
+        cmocka_unit_test(malformed_summarization_factors_are_rejected),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
