@@ -1,0 +1,717 @@
+/*
+ * concord on real UAI models (AD3's examples in ../shared/data/ad3 and the
+ * UAI 2014 MAP instances in ../shared/data/uai2014), checked against
+ * references that share no code with concord: this file parses the model,
+ * evidence and result files itself, builds the local-polytope LP with GLPK
+ * (one simplex of joint states per table of two or more variables, one of
+ * states per variable, marginalization constraints, zero potentials and
+ * evidence fixing their variables to 0, objective the sum of the logs of
+ * the allowed entries) and evaluates assignments as the sum of the natural
+ * logs of their table entries. concord's LP-MAP value must equal GLPK's
+ * optimum, its dual bound must not fall below it nor below any known
+ * assignment (the .MAP files hold the best known ones), its decoded
+ * assignment must be feasible and worth what this file computes, and the
+ * CLI's --uai-map output must be a valid result file worth its JSON
+ * map_value. Under AddressSanitizer the slowest instances are skipped.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <glpk.h>
+
+#include "concord.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+/* Relative tolerances (relative to max(1, |reference|)). */
+#define LP_TOL 1e-5     /* concord's LP-MAP value vs GLPK's optimum */
+#define BOUND_TOL 1e-6  /* a dual bound vs a value it must not fall below */
+#define EVAL_TOL 1e-9   /* two evaluations of one assignment */
+
+typedef struct instance {
+    const char *path; /* under CONCORD_SHARED_DATA; uai2014 ones have .evid, .MAP */
+    bool glpk;        /* its LP is small enough for GLPK in a few seconds */
+    bool slow;        /* skipped under ASan */
+} instance;
+
+static const instance instances[] = {
+    {"ad3/grid3x3.uai", true, false},
+    {"ad3/grid4x4.uai", true, false},
+    {"ad3/grid10x10.f2.wrap.uai", true, false},
+    {"ad3/network.uai", true, false},
+    {"ad3/smokers_10.uai", true, false},
+    {"ad3/GEOM30a_3.uai", true, false},
+    {"ad3/deer_rescaled_0034.K10.F1.25.model.uai", true, false},
+    {"ad3/Family2Dominant.1.5loci.uai", true, false},
+    {"ad3/10_14_s.binary.uai", true, false},
+    {"ad3/or_chain_10.fg.uai", true, false},
+    {"ad3/30markers.uai", true, true},
+    {"uai2014/Grids_26.uai", true, false},
+    {"uai2014/Grids_28.uai", true, false},
+    {"uai2014/Grids_30.uai", true, false},
+    {"uai2014/ObjectDetection_11.uai", false, true},
+    {"uai2014/Promedas_11.uai", true, true},
+    {"uai2014/Promedas_20.uai", true, false},
+    {"uai2014/Promedas_30.uai", true, false},
+    {"uai2014/ProteinFolding_11.uai", true, false},
+    {"uai2014/Segmentation_12.uai", true, false},
+    {"uai2014/Segmentation_14.uai", true, false},
+    {"uai2014/wcsp_15.uai", true, false},
+};
+enum { N_INSTANCES = sizeof instances / sizeof instances[0] };
+
+static double rel_tol(double tol, double reference) {
+    return tol * (fabs(reference) > 1.0 ? fabs(reference) : 1.0);
+}
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static bool is_uai2014(const instance *in) { return strncmp(in->path, "uai2014/", 8) == 0; }
+
+static const char *base_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static bool skipped(const instance *in) { return UNDER_ASAN && in->slow; }
+
+static void data_path(char *buf, size_t size, const char *path, const char *suffix) {
+    int n = snprintf(buf, size, "%s/%s%s", CONCORD_SHARED_DATA, path, suffix);
+    assert_true(n > 0 && (size_t)n < size);
+}
+
+/* ------------------------------------------------------------------------
+ * An independent reader for the UAI model, evidence and result formats
+ * (whitespace-separated numbers; the files are trusted, so any surprise is
+ * a test failure).
+ * ------------------------------------------------------------------------ */
+
+static char *slurp(const char *path) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) print_error("cannot open %s: %s\n", path, strerror(errno));
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    long size = ftell(fp);
+    assert_true(size >= 0);
+    rewind(fp);
+    char *text = malloc((size_t)size + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)size, fp), (size_t)size);
+    text[size] = '\0';
+    fclose(fp);
+    return text;
+}
+
+typedef struct cursor {
+    const char *p;
+} cursor;
+
+static bool at_end(cursor *c) {
+    while (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r') ++c->p;
+    return *c->p == '\0';
+}
+
+static long next_long(cursor *c) {
+    char *end;
+    assert_false(at_end(c));
+    errno = 0;
+    long x = strtol(c->p, &end, 10);
+    assert_true(end != c->p && errno == 0);
+    assert_true(*end == '\0' || *end == ' ' || *end == '\t' || *end == '\n' || *end == '\r');
+    c->p = end;
+    return x;
+}
+
+static double next_double(cursor *c) {
+    char *end;
+    assert_false(at_end(c));
+    double x = strtod(c->p, &end);
+    assert_true(end != c->p);
+    c->p = end;
+    return x;
+}
+
+static size_t count_tokens(cursor c) {
+    size_t n = 0;
+    while (!at_end(&c)) {
+        ++n;
+        while (*c.p && *c.p != ' ' && *c.p != '\t' && *c.p != '\n' && *c.p != '\r') ++c.p;
+    }
+    return n;
+}
+
+typedef struct uai_model {
+    int n;       /* variables */
+    int *card;   /* their cardinalities */
+    int c;       /* tables */
+    int *arity;  /* per table */
+    int **scope; /* per table: its variables */
+    long *size;  /* per table: entries */
+    double **table;
+} uai_model;
+
+static void model_parse(const char *text, uai_model *m) {
+    cursor c = {text};
+    assert_false(at_end(&c));
+    assert_true(strncmp(c.p, "MARKOV", 6) == 0 || strncmp(c.p, "BAYES", 5) == 0);
+    c.p += c.p[0] == 'M' ? 6 : 5;
+    m->n = (int)next_long(&c);
+    assert_true(m->n > 0);
+    m->card = malloc((size_t)m->n * sizeof *m->card);
+    assert_non_null(m->card);
+    for (int i = 0; i < m->n; ++i) {
+        m->card[i] = (int)next_long(&c);
+        assert_true(m->card[i] > 0);
+    }
+    m->c = (int)next_long(&c);
+    assert_true(m->c >= 0);
+    size_t nc = (size_t)(m->c ? m->c : 1);
+    m->arity = malloc(nc * sizeof *m->arity);
+    m->scope = malloc(nc * sizeof *m->scope);
+    m->size = malloc(nc * sizeof *m->size);
+    m->table = malloc(nc * sizeof *m->table);
+    assert_true(m->arity && m->scope && m->size && m->table);
+    for (int f = 0; f < m->c; ++f) {
+        m->arity[f] = (int)next_long(&c);
+        assert_true(m->arity[f] >= 1 && m->arity[f] <= m->n);
+        m->scope[f] = malloc((size_t)m->arity[f] * sizeof(int));
+        assert_non_null(m->scope[f]);
+        m->size[f] = 1;
+        for (int j = 0; j < m->arity[f]; ++j) {
+            int v = (int)next_long(&c);
+            assert_true(v >= 0 && v < m->n);
+            m->scope[f][j] = v;
+            m->size[f] *= m->card[v];
+        }
+    }
+    for (int f = 0; f < m->c; ++f) {
+        assert_int_equal(next_long(&c), m->size[f]);
+        m->table[f] = malloc((size_t)m->size[f] * sizeof(double));
+        assert_non_null(m->table[f]);
+        for (long e = 0; e < m->size[f]; ++e) {
+            double x = next_double(&c);
+            assert_true(isfinite(x) && x >= 0.0);
+            m->table[f][e] = x;
+        }
+    }
+    assert_true(at_end(&c));
+}
+
+static void model_free(uai_model *m) {
+    for (int f = 0; f < m->c; ++f) {
+        free(m->scope[f]);
+        free(m->table[f]);
+    }
+    free(m->card);
+    free(m->arity);
+    free(m->scope);
+    free(m->size);
+    free(m->table);
+}
+
+/* Evidence ("E v1 x1 ..." or the older "1 E v1 x1 ...") into observed[]
+ * (-1: not observed). */
+static void evidence_parse(const char *text, const uai_model *m, int *observed) {
+    for (int i = 0; i < m->n; ++i) observed[i] = -1;
+    cursor c = {text};
+    if (at_end(&c)) return;
+    long first = next_long(&c);
+    long pairs = first;
+    if ((long)count_tokens(c) != 2 * first) {
+        assert_int_equal(first, 1);
+        pairs = next_long(&c);
+    }
+    assert_int_equal((long)count_tokens(c), 2 * pairs);
+    for (long k = 0; k < pairs; ++k) {
+        long v = next_long(&c), x = next_long(&c);
+        assert_true(v >= 0 && v < m->n && x >= 0 && x < m->card[v]);
+        observed[v] = (int)x;
+    }
+}
+
+/* A result file: "MAP", then N and N states. */
+static void result_parse(const char *text, const uai_model *m, int32_t *labels) {
+    cursor c = {text};
+    assert_false(at_end(&c));
+    assert_true(strncmp(c.p, "MAP", 3) == 0);
+    c.p += 3;
+    assert_int_equal(next_long(&c), m->n);
+    for (int i = 0; i < m->n; ++i) {
+        long x = next_long(&c);
+        assert_true(x >= 0 && x < m->card[i]);
+        labels[i] = (int32_t)x;
+    }
+    assert_true(at_end(&c));
+}
+
+/* The natural log of the assignment's unnormalized probability: the sum
+ * over all tables of the log of its entry (-inf when one is zero). */
+static double log_prob(const uai_model *m, const int32_t *x) {
+    double sum = 0.0;
+    for (int f = 0; f < m->c; ++f) {
+        long index = 0;
+        for (int j = 0; j < m->arity[f]; ++j)
+            index = index * m->card[m->scope[f][j]] + x[m->scope[f][j]];
+        double p = m->table[f][index];
+        if (p == 0.0) return -INFINITY;
+        sum += log(p);
+    }
+    return sum;
+}
+
+/* ------------------------------------------------------------------------
+ * The local-polytope LP, solved by GLPK
+ * ------------------------------------------------------------------------ */
+
+/* Column builder for glp_load_matrix (1-based triplets). */
+typedef struct triplets {
+    int *row, *col;
+    double *val;
+    size_t n, cap;
+} triplets;
+
+static void triplet_add(triplets *t, int row, int col, double val) {
+    if (t->n + 1 >= t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 1024;
+        t->row = realloc(t->row, t->cap * sizeof *t->row);
+        t->col = realloc(t->col, t->cap * sizeof *t->col);
+        t->val = realloc(t->val, t->cap * sizeof *t->val);
+        assert_true(t->row && t->col && t->val);
+    }
+    ++t->n; /* GLPK ignores index 0 */
+    t->row[t->n] = row;
+    t->col[t->n] = col;
+    t->val[t->n] = val;
+}
+
+/* max  sum_i sum_s theta_is x_is + sum_f sum_e log(phi_fe) mu_fe
+ * s.t. sum_s x_is = 1 per variable; per table of two or more variables:
+ *      sum_e mu_fe = 1 and, for each position j and state s,
+ *      sum_{e: e_j = s} mu_fe = x_{scope_j, s};  x, mu >= 0;
+ *      x_is = 0 when evidence fixes another state or a unary table is 0
+ *      at s; mu_fe = 0 when phi_fe = 0.
+ * theta_is sums the logs of all unary tables of i at s. */
+static double glpk_local_polytope(const uai_model *m, const int *observed) {
+    glp_prob *lp = glp_create_prob();
+    glp_set_obj_dir(lp, GLP_MAX);
+    int *first_col = malloc((size_t)m->n * sizeof *first_col);
+    assert_non_null(first_col);
+    int cols = 0;
+    for (int i = 0; i < m->n; ++i) {
+        first_col[i] = cols + 1;
+        cols += m->card[i];
+    }
+    glp_add_cols(lp, cols);
+    for (int i = 0; i < m->n; ++i)
+        for (int s = 0; s < m->card[i]; ++s) {
+            int col = first_col[i] + s;
+            if (observed[i] >= 0 && observed[i] != s) glp_set_col_bnds(lp, col, GLP_FX, 0.0, 0.0);
+            else glp_set_col_bnds(lp, col, GLP_LO, 0.0, 0.0);
+        }
+    for (int f = 0; f < m->c; ++f) {
+        if (m->arity[f] != 1) continue;
+        int i = m->scope[f][0];
+        for (int s = 0; s < m->card[i]; ++s) {
+            int col = first_col[i] + s;
+            double p = m->table[f][s];
+            if (p == 0.0) glp_set_col_bnds(lp, col, GLP_FX, 0.0, 0.0);
+            else glp_set_obj_coef(lp, col, glp_get_obj_coef(lp, col) + log(p));
+        }
+    }
+    for (int i = 0; i < m->n; ++i)
+        for (int s = 0; s < m->card[i]; ++s) {
+            int col = first_col[i] + s;
+            if (glp_get_col_type(lp, col) == GLP_FX) glp_set_obj_coef(lp, col, 0.0);
+        }
+
+    triplets t = {0};
+    int row = glp_add_rows(lp, m->n);
+    for (int i = 0; i < m->n; ++i, ++row) {
+        glp_set_row_bnds(lp, row, GLP_FX, 1.0, 1.0);
+        for (int s = 0; s < m->card[i]; ++s) triplet_add(&t, row, first_col[i] + s, 1.0);
+    }
+    int *digit = malloc((size_t)m->n * sizeof *digit);
+    assert_non_null(digit);
+    for (int f = 0; f < m->c; ++f) {
+        int arity = m->arity[f];
+        if (arity < 2) continue;
+        int mu = glp_add_cols(lp, (int)m->size[f]);
+        int sum_row = glp_add_rows(lp, 1);
+        glp_set_row_bnds(lp, sum_row, GLP_FX, 1.0, 1.0);
+        /* marginalization rows: position j, state s at marg + offset[j] + s */
+        int marg_rows = 0;
+        for (int j = 0; j < arity; ++j) marg_rows += m->card[m->scope[f][j]];
+        int marg = glp_add_rows(lp, marg_rows);
+        for (int j = 0, r = marg; j < arity; ++j) {
+            int v = m->scope[f][j];
+            for (int s = 0; s < m->card[v]; ++s, ++r) {
+                glp_set_row_bnds(lp, r, GLP_FX, 0.0, 0.0);
+                triplet_add(&t, r, first_col[v] + s, -1.0);
+            }
+        }
+        for (int j = 0; j < arity; ++j) digit[j] = 0;
+        for (long e = 0; e < m->size[f]; ++e) {
+            int col = mu + (int)e;
+            double p = m->table[f][e];
+            if (p == 0.0) {
+                glp_set_col_bnds(lp, col, GLP_FX, 0.0, 0.0);
+            } else {
+                glp_set_col_bnds(lp, col, GLP_LO, 0.0, 0.0);
+                glp_set_obj_coef(lp, col, log(p));
+            }
+            triplet_add(&t, sum_row, col, 1.0);
+            for (int j = 0, offset = 0; j < arity; ++j) {
+                triplet_add(&t, marg + offset + digit[j], col, 1.0);
+                offset += m->card[m->scope[f][j]];
+            }
+            for (int j = arity - 1; j >= 0; --j) {
+                if (++digit[j] < m->card[m->scope[f][j]]) break;
+                digit[j] = 0;
+            }
+        }
+    }
+    glp_load_matrix(lp, (int)t.n, t.row, t.col, t.val);
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    parm.presolve = GLP_ON;
+    int rc = glp_simplex(lp, &parm);
+    assert_int_equal(rc, 0);
+    assert_int_equal(glp_get_status(lp), GLP_OPT);
+    double optimum = glp_get_obj_val(lp);
+    glp_delete_prob(lp);
+    free(t.row);
+    free(t.col);
+    free(t.val);
+    free(digit);
+    free(first_col);
+    return optimum;
+}
+
+/* ------------------------------------------------------------------------
+ * Loading an instance both ways
+ * ------------------------------------------------------------------------ */
+
+typedef struct loaded {
+    uai_model model;
+    int *observed;
+    concord_graph *graph;
+} loaded;
+
+/* The graph has the shape the UAI semantics call for: per variable, the
+ * states that evidence and zero unary entries leave; an XOR for each
+ * variable in no table of two or more (added with the variables, first),
+ * then one DENSE factor per such table, over the product of the kept
+ * states. */
+static void check_structure(const uai_model *m, const int *observed, const concord_graph *g) {
+    int *kept = malloc((size_t)m->n * sizeof *kept);
+    bool *in_table = calloc((size_t)m->n, sizeof *in_table);
+    bool *zero = NULL;
+    assert_true(kept && in_table);
+    int n_xor = 0, n_dense = 0, expected_vars = 0;
+    for (int i = 0; i < m->n; ++i) {
+        zero = calloc((size_t)m->card[i], sizeof *zero);
+        assert_non_null(zero);
+        for (int f = 0; f < m->c; ++f)
+            if (m->arity[f] == 1 && m->scope[f][0] == i)
+                for (int s = 0; s < m->card[i]; ++s) zero[s] |= m->table[f][s] == 0.0;
+        kept[i] = 0;
+        for (int s = 0; s < m->card[i]; ++s)
+            kept[i] += !zero[s] && (observed[i] < 0 || observed[i] == s);
+        free(zero);
+        expected_vars += kept[i];
+        int32_t first, count;
+        assert_int_equal(concord_multi_variable(g, i, &first, &count), CONCORD_OK);
+        assert_int_equal(count, kept[i]);
+    }
+    for (int f = 0; f < m->c; ++f)
+        if (m->arity[f] >= 2)
+            for (int j = 0; j < m->arity[f]; ++j) in_table[m->scope[f][j]] = true;
+    for (int i = 0; i < m->n; ++i) n_xor += !in_table[i];
+    for (int f = 0; f < m->c; ++f) {
+        if (m->arity[f] < 2) continue;
+        long product = 1;
+        for (int j = 0; j < m->arity[f]; ++j) product *= kept[m->scope[f][j]];
+        int32_t first, count;
+        assert_int_equal(concord_factor_additionals(g, n_xor + n_dense, &first, &count),
+                         CONCORD_OK);
+        assert_int_equal(count, product);
+        n_dense += 1;
+    }
+    assert_int_equal(concord_num_variables(g), expected_vars);
+    assert_int_equal(concord_num_factors(g), n_xor + n_dense);
+    free(kept);
+    free(in_table);
+}
+
+static void load(const instance *in, loaded *out) {
+    char path[1024], evid[1024];
+    data_path(path, sizeof path, in->path, "");
+    data_path(evid, sizeof evid, in->path, ".evid");
+    char *text = slurp(path);
+    model_parse(text, &out->model);
+    free(text);
+    out->observed = malloc((size_t)out->model.n * sizeof *out->observed);
+    assert_non_null(out->observed);
+    bool has_evidence = is_uai2014(in);
+    if (has_evidence) {
+        text = slurp(evid);
+        evidence_parse(text, &out->model, out->observed);
+        free(text);
+    } else {
+        for (int i = 0; i < out->model.n; ++i) out->observed[i] = -1;
+    }
+    char error[512];
+    out->graph = NULL;
+    int rc = concord_read_uai(path, has_evidence ? evid : NULL, &out->graph, error, sizeof error);
+    if (rc != CONCORD_OK) print_error("%s\n", error);
+    assert_int_equal(rc, CONCORD_OK);
+    assert_int_equal(concord_num_multi_variables(out->graph), out->model.n);
+    check_structure(&out->model, out->observed, out->graph);
+}
+
+static void unload(loaded *l) {
+    concord_graph_free(l->graph);
+    free(l->observed);
+    model_free(&l->model);
+}
+
+static int solve(concord_graph *g, concord_info *info) {
+    int rc = concord_solve_map(g, NULL, info);
+    if (rc != CONCORD_OK) print_error("solve: %s (%s)\n", concord_strerror(rc), concord_last_error(g));
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Tests
+ * ------------------------------------------------------------------------ */
+
+static void lp_map_value_equals_the_glpk_local_polytope_optimum(void **state) {
+    (void)state;
+    printf("%-44s %18s %18s %18s %9s %7s %7s\n", "instance", "GLPK optimum", "concord value",
+           "concord bound", "rel diff", "glpk s", "ad3 s");
+    int failures = 0;
+    for (int k = 0; k < N_INSTANCES; ++k) {
+        const instance *in = &instances[k];
+        if (!in->glpk) continue;
+        if (skipped(in)) {
+            printf("%-44s skipped under ASan (slow)\n", base_name(in->path));
+            continue;
+        }
+        loaded l;
+        load(in, &l);
+        double t0 = now();
+        double optimum = glpk_local_polytope(&l.model, l.observed);
+        double t1 = now();
+        concord_info info;
+        int rc = solve(l.graph, &info);
+        double t2 = now();
+        double diff = (info.value - optimum) / (fabs(optimum) > 1.0 ? fabs(optimum) : 1.0);
+        bool ok = rc == CONCORD_OK && fabs(info.value - optimum) <= rel_tol(LP_TOL, optimum) &&
+                  info.upper_bound >= optimum - rel_tol(BOUND_TOL, optimum);
+        printf("%-44s %18.10f %18.10f %18.10f %9.1e %7.2f %7.2f%s\n", base_name(in->path),
+               optimum, info.value, info.upper_bound, diff, t1 - t0, t2 - t1,
+               ok ? "" : "  <-- FAILS");
+        failures += !ok;
+        unload(&l);
+    }
+    fflush(stdout);
+    assert_int_equal(failures, 0);
+}
+
+static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(void **state) {
+    (void)state;
+    printf("%-24s %18s %18s %18s %7s %8s\n", "instance", "upper bound", "best known", "decoded",
+           "iters", "status");
+    int failures = 0;
+    for (int k = 0; k < N_INSTANCES; ++k) {
+        const instance *in = &instances[k];
+        if (!is_uai2014(in)) continue;
+        if (skipped(in)) {
+            printf("%-24s skipped under ASan (slow)\n", base_name(in->path));
+            continue;
+        }
+        loaded l;
+        load(in, &l);
+        const uai_model *m = &l.model;
+        concord_graph *g = l.graph;
+        int32_t nv = concord_num_variables(g);
+        double *x = malloc((size_t)nv * sizeof *x);
+        int32_t *best = malloc((size_t)m->n * sizeof *best);
+        int32_t *decoded = malloc((size_t)m->n * sizeof *decoded);
+        assert_true(x && best && decoded);
+
+        /* The best known assignment, evaluated here and by concord. */
+        char path[1024];
+        data_path(path, sizeof path, in->path, ".MAP");
+        char *text = slurp(path);
+        result_parse(text, m, best);
+        free(text);
+        double best_value = log_prob(m, best);
+        bool consistent = true;
+        for (int i = 0; i < m->n; ++i)
+            consistent &= l.observed[i] < 0 || l.observed[i] == best[i];
+        int rc = concord_assignment_from_labels(g, best, x);
+        concord_decoding d = {0};
+        if (consistent && isfinite(best_value)) {
+            assert_int_equal(rc, CONCORD_OK);
+            assert_int_equal(concord_evaluate(g, x, &d), CONCORD_OK);
+            assert_int_equal(d.violated, 0);
+            if (!(fabs(d.value - best_value) <= rel_tol(EVAL_TOL, best_value))) {
+                print_error("%s: concord evaluates the best known assignment to %.17g, "
+                            "this file to %.17g\n",
+                            in->path, d.value, best_value);
+                failures += 1;
+            }
+        } else {
+            /* Outside the evidence or impossible: concord must agree. */
+            printf("%-24s best known assignment is %s\n", base_name(in->path),
+                   consistent ? "impossible (a zero entry)" : "against the evidence");
+            if (rc == CONCORD_OK) {
+                assert_int_equal(concord_evaluate(g, x, &d), CONCORD_OK);
+                assert_true(d.violated > 0);
+            } else {
+                assert_int_equal(rc, CONCORD_EINFEASIBLE);
+            }
+            best_value = -INFINITY;
+        }
+
+        /* The LP bound and the decoded assignment. */
+        concord_info info;
+        rc = solve(g, &info);
+        assert_int_equal(rc, CONCORD_OK);
+        concord_decoding dec;
+        assert_int_equal(concord_decode(g, &dec), CONCORD_OK);
+        assert_int_equal(concord_decoded_labels(g, decoded), CONCORD_OK);
+        double own = -INFINITY;
+        bool in_range = true;
+        for (int i = 0; i < m->n; ++i) {
+            in_range &= decoded[i] >= 0 && decoded[i] < m->card[i];
+            in_range &= l.observed[i] < 0 || l.observed[i] == decoded[i];
+        }
+        if (in_range) own = log_prob(m, decoded);
+        bool ok = in_range && dec.violated == 0 && isfinite(own) &&
+                  fabs(dec.value - own) <= rel_tol(EVAL_TOL, own) &&
+                  info.upper_bound >= best_value - rel_tol(BOUND_TOL, best_value) &&
+                  dec.value <= info.upper_bound + rel_tol(BOUND_TOL, info.upper_bound) &&
+                  info.value <= info.upper_bound + rel_tol(LP_TOL, info.upper_bound);
+        printf("%-24s %18.8f %18.8f %18.8f %7d %8s%s\n", base_name(in->path), info.upper_bound,
+               best_value, dec.value, info.iterations, concord_status_name(info.status),
+               ok ? "" : "  <-- FAILS");
+        if (!ok)
+            print_error("%s: decoded in range %d, violated %d, concord value %.17g, own %.17g\n",
+                        in->path, in_range, dec.violated, dec.value, own);
+        failures += !ok;
+        free(x);
+        free(best);
+        free(decoded);
+        unload(&l);
+    }
+    fflush(stdout);
+    assert_int_equal(failures, 0);
+}
+
+/* `concord solve MODEL --evid EVID --uai-map OUT --json`: OUT is a result
+ * file ("MAP", N, N states in range that agree with the evidence) whose
+ * value, computed here, is the JSON's map_value. */
+static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
+    (void)state;
+    const instance in = {"uai2014/Promedas_30.uai", true, false};
+    char model_path[1024], evid_path[1024];
+    data_path(model_path, sizeof model_path, in.path, "");
+    data_path(evid_path, sizeof evid_path, in.path, ".evid");
+    char dir[] = "/tmp/concord_uai_cli_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out_path[1100], json_path[1100], command[4096];
+    snprintf(out_path, sizeof out_path, "%s/out.MAP", dir);
+    snprintf(json_path, sizeof json_path, "%s/out.json", dir);
+    int n = snprintf(command, sizeof command,
+                     "'%s' solve '%s' --evid '%s' --uai-map '%s' --json > '%s'", CONCORD_BINARY,
+                     model_path, evid_path, out_path, json_path);
+    assert_true(n > 0 && (size_t)n < sizeof command);
+    int status = system(command);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    char *json = slurp(json_path);
+    const char *key = strstr(json, "\"map_value\":");
+    assert_non_null(key);
+    char *end;
+    double map_value = strtod(key + strlen("\"map_value\":"), &end);
+    assert_true(end != key + strlen("\"map_value\":"));
+    assert_non_null(strstr(json, "\"violated\":0"));
+    assert_null(strchr(strchr(json, '\n') + 1, '{')); /* one graph, one line */
+
+    char *text = slurp(model_path);
+    uai_model m;
+    model_parse(text, &m);
+    free(text);
+    int *observed = malloc((size_t)m.n * sizeof *observed);
+    int32_t *labels = malloc((size_t)m.n * sizeof *labels);
+    assert_true(observed && labels);
+    text = slurp(evid_path);
+    evidence_parse(text, &m, observed);
+    free(text);
+    text = slurp(out_path);
+    result_parse(text, &m, labels);
+    free(text);
+    int n_observed = 0;
+    for (int i = 0; i < m.n; ++i) {
+        if (observed[i] < 0) continue;
+        n_observed += 1;
+        assert_int_equal(labels[i], observed[i]);
+    }
+    assert_true(n_observed > 0); /* the instance does have evidence */
+    double own = log_prob(&m, labels);
+    printf("CLI on %s: map_value %.17g, this file's evaluation of --uai-map %.17g\n",
+           base_name(in.path), map_value, own);
+    assert_true(isfinite(own));
+    assert_true(fabs(own - map_value) <= rel_tol(EVAL_TOL, own));
+
+    free(json);
+    free(observed);
+    free(labels);
+    model_free(&m);
+    unlink(out_path);
+    unlink(json_path);
+    rmdir(dir);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    glp_term_out(GLP_OFF);
+    if (UNDER_ASAN) printf("AddressSanitizer build: the instances marked slow are skipped\n");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lp_map_value_equals_the_glpk_local_polytope_optimum),
+        cmocka_unit_test(best_known_assignments_respect_the_bound_and_decoding_is_feasible),
+        cmocka_unit_test(cli_uai_map_output_is_worth_its_json_map_value),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    glp_free_env();
+    return rc;
+}
