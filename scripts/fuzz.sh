@@ -1,24 +1,28 @@
 #!/bin/sh
 # Builds the libFuzzer targets with clang and fuzzes each for a bounded time.
-# usage: scripts/fuzz.sh BUILD_DIR SECONDS
+# usage: scripts/fuzz.sh BUILD_DIR SECONDS   (each target gets SECONDS/2)
 # Seeds: AD3's example graphs in ../shared/data/ad3 and the regression inputs
 # in tests/data/fuzz/. A crash fails the run and leaves the input in
 # BUILD_DIR/fuzz-artifacts/ (add it to tests/data/fuzz/ once fixed).
 set -eu
 build=$1
-seconds=$2
+seconds=$(( $2 / 2 ))
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$build/fuzz"
 mkdir -p "$out" "$build/fuzz-artifacts"
 sources=$(ls "$root"/src/*.c "$root"/src/*/*.c)
-for target in fg; do
+for target in fg uai; do
   bin="$out/fuzz_$target"
   clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -g -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=all -I"$root/include" -I"$root/src" \
     "$root/fuzz/fuzz_$target.c" $sources -lm -o "$bin"
   corpus="$out/corpus_$target"
   mkdir -p "$corpus"
-  for f in "$root"/../shared/data/ad3/*.fg "$root"/tests/data/fuzz/*; do
+  case $target in
+    fg) seeds="$root/../shared/data/ad3/*.fg $root/tests/data/fuzz/*" ;;
+    uai) seeds="$root/../shared/data/ad3/*.uai $root/tests/data/fuzz_uai/*" ;;
+  esac
+  for f in $seeds; do
     [ -f "$f" ] || continue
     [ "$(wc -c < "$f")" -le 100000 ] && cp "$f" "$corpus/" 2>/dev/null || true
   done

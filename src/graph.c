@@ -331,7 +331,7 @@ int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double 
         if (!copy) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
         memcpy(copy, labels, (size_t)num_states * sizeof *copy);
     }
-    int32_t begin = g->n_vars, n_factors = g->n_factors;
+    int32_t begin = g->n_vars, n_factors = g->n_factors, xor_factor = -1;
     rc = concord_add_variables(g, num_states, scores, NULL);
     if (!rc && one_hot) {
         int32_t *vars = malloc((size_t)num_states * sizeof *vars);
@@ -339,7 +339,7 @@ int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double 
             rc = graph_fail(g, CONCORD_ENOMEM, "out of memory");
         } else {
             for (int32_t k = 0; k < num_states; ++k) vars[k] = begin + k;
-            rc = concord_add_logic(g, CONCORD_XOR, num_states, vars, NULL, NULL);
+            rc = concord_add_logic(g, CONCORD_XOR, num_states, vars, NULL, &xor_factor);
             free(vars);
         }
     }
@@ -349,7 +349,7 @@ int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double 
         g->n_factors = n_factors;
         return rc;
     }
-    g->multi[g->n_multi++] = (multi_variable){begin, num_states, copy};
+    g->multi[g->n_multi++] = (multi_variable){begin, num_states, copy, xor_factor};
     if (first) *first = begin;
     return CONCORD_OK;
 }

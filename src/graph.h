@@ -23,6 +23,7 @@ typedef struct admm_workspace admm_workspace;
 typedef struct multi_variable {
     int32_t first, num_states;
     int32_t *labels;
+    int32_t one_hot_factor; /* its XOR factor, or -1 */
 } multi_variable;
 
 struct concord_graph {

@@ -45,6 +45,20 @@ static void model_free(uai_model *m) {
     free(m->table_line);
 }
 
+/* Grows *array (of `size`-byte elements, capacity *cap) to hold `need`;
+ * arrays grow with what the file actually contains, so a huge declared
+ * count in a short file is a truncation error, not a huge allocation. */
+static int grow(void **array, int64_t *cap, int64_t need, size_t size) {
+    if (need <= *cap) return 0;
+    int64_t next = *cap ? 2 * *cap : 16;
+    while (next < need) next *= 2;
+    void *p = realloc(*array, (size_t)next * size);
+    if (!p) return -1;
+    *array = p;
+    *cap = next;
+    return 0;
+}
+
 /* The next token as an integer in [lo, hi]. */
 static int next_int(reader *r, const char *what, int64_t lo, int64_t hi, int64_t *out) {
     text_token t;
@@ -69,59 +83,80 @@ static int read_header(reader *r, uai_model *m) {
     int64_t n;
     int rc = next_int(r, "the number of variables", 1, INT32_MAX, &n);
     if (rc) return rc;
-    m->card = malloc((size_t)n * sizeof *m->card);
-    if (!m->card) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
-    m->n_vars = (int32_t)n;
-    for (int32_t i = 0; i < m->n_vars; ++i) {
+    int64_t cap = 0;
+    for (int64_t i = 0; i < n; ++i) {
         int64_t k;
         rc = next_int(r, "a cardinality", 1, INT32_MAX, &k);
         if (rc) return rc;
+        if (grow((void **)&m->card, &cap, i + 1, sizeof *m->card))
+            return reader_fail(r, CONCORD_ENOMEM, "out of memory");
         m->card[i] = (int32_t)k;
     }
+    m->n_vars = (int32_t)n;
     return CONCORD_OK;
 }
 
 enum { UAI_MAX_TABLE = 1 << 24 };
 
-static int read_scopes(reader *r, uai_model *m) {
-    int64_t c;
-    int rc = next_int(r, "the number of functions", 0, INT32_MAX, &c);
+/* Makes room for function f in the per-function arrays. */
+static int room_for_function(uai_model *m, int64_t f, int64_t *cap) {
+    if (f < *cap) return 0;
+    int64_t next = *cap ? 2 * *cap : 16;
+    size_t n = (size_t)next;
+    int32_t *size = realloc(m->scope_size, n * sizeof *size);
+    if (size) m->scope_size = size;
+    int32_t **scope = realloc(m->scope, n * sizeof *scope);
+    if (scope) m->scope = scope;
+    double **table = realloc(m->table, n * sizeof *table);
+    if (table) m->table = table;
+    int64_t *table_size = realloc(m->table_size, n * sizeof *table_size);
+    if (table_size) m->table_size = table_size;
+    int64_t *line = realloc(m->table_line, n * sizeof *line);
+    if (line) m->table_line = line;
+    if (!size || !scope || !table || !table_size || !line) return -1;
+    *cap = next;
+    return 0;
+}
+
+/* Reads the scope of function f. */
+static int read_scope(reader *r, uai_model *m, int32_t f) {
+    int64_t size;
+    int rc = next_int(r, "a scope size", 1, m->n_vars, &size);
     if (rc) return rc;
-    size_t n = (size_t)c;
-    m->scope_size = calloc(n ? n : 1, sizeof *m->scope_size);
-    m->scope = calloc(n ? n : 1, sizeof *m->scope);
-    m->table = calloc(n ? n : 1, sizeof *m->table);
-    m->table_size = calloc(n ? n : 1, sizeof *m->table_size);
-    m->table_line = calloc(n ? n : 1, sizeof *m->table_line);
-    if (!m->scope_size || !m->scope || !m->table || !m->table_size || !m->table_line)
-        return reader_fail(r, CONCORD_ENOMEM, "out of memory");
-    m->n_funcs = (int32_t)c;
-    for (int32_t f = 0; f < m->n_funcs; ++f) {
-        int64_t size;
-        rc = next_int(r, "a scope size", 1, m->n_vars, &size);
+    m->scope_size[f] = (int32_t)size;
+    m->scope[f] = malloc((size_t)size * sizeof(int32_t));
+    if (!m->scope[f]) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
+    int64_t entries = 1;
+    for (int32_t j = 0; j < size; ++j) {
+        int64_t v;
+        rc = next_int(r, "a variable of the scope", 0, (int64_t)m->n_vars - 1, &v);
         if (rc) return rc;
-        m->scope_size[f] = (int32_t)size;
-        m->scope[f] = malloc((size_t)size * sizeof(int32_t));
-        if (!m->scope[f]) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
-        int64_t entries = 1;
-        for (int32_t j = 0; j < size; ++j) {
-            int64_t v;
-            rc = next_int(r, "a variable of the scope", 0, (int64_t)m->n_vars - 1, &v);
-            if (rc) return rc;
-            for (int32_t k = 0; k < j; ++k)
-                if (m->scope[f][k] == v)
-                    return reader_fail(r, CONCORD_EPARSE,
-                                       "function %d: variable %lld appears twice in its scope", f,
-                                       (long long)v);
-            m->scope[f][j] = (int32_t)v;
-            entries *= m->card[v];
-            if (entries > UAI_MAX_TABLE)
-                return reader_fail(r, CONCORD_EPARSE, "function %d: table larger than %d entries",
-                                   f, UAI_MAX_TABLE);
-        }
-        m->table_size[f] = entries;
+        for (int32_t k = 0; k < j; ++k)
+            if (m->scope[f][k] == v)
+                return reader_fail(r, CONCORD_EPARSE,
+                                   "function %d: variable %lld appears twice in its scope", f,
+                                   (long long)v);
+        m->scope[f][j] = (int32_t)v;
+        entries *= m->card[v];
+        if (entries > UAI_MAX_TABLE)
+            return reader_fail(r, CONCORD_EPARSE, "function %d: table larger than %d entries", f,
+                               UAI_MAX_TABLE);
     }
+    m->table_size[f] = entries;
     return CONCORD_OK;
+}
+
+static int read_scopes(reader *r, uai_model *m) {
+    int64_t c, cap = 0;
+    int rc = next_int(r, "the number of functions", 0, INT32_MAX, &c);
+    for (int64_t f = 0; f < c && !rc; ++f) {
+        if (room_for_function(m, f, &cap)) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
+        m->scope[f] = NULL;
+        m->table[f] = NULL;
+        m->n_funcs = (int32_t)f + 1;
+        rc = read_scope(r, m, (int32_t)f);
+    }
+    return rc;
 }
 
 static int read_tables(reader *r, uai_model *m) {
@@ -134,9 +169,10 @@ static int read_tables(reader *r, uai_model *m) {
             return reader_fail(r, CONCORD_EPARSE,
                                "function %d: the table has %lld entries, its scope needs %lld", f,
                                (long long)count, (long long)m->table_size[f]);
-        m->table[f] = malloc((size_t)count * sizeof(double));
-        if (!m->table[f]) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
+        int64_t cap = 0;
         for (int64_t e = 0; e < count; ++e) {
+            if (grow((void **)&m->table[f], &cap, e + 1, sizeof(double)))
+                return reader_fail(r, CONCORD_ENOMEM, "out of memory");
             text_token t;
             char buf[64];
             double x;
@@ -175,13 +211,15 @@ static int read_evidence(reader *r, const uai_model *m, int32_t *observed) {
     int64_t rest = 0;
     while (lexer_next_token(&probe, &t)) ++rest;
     int64_t n_obs = first;
-    if (rest != 2 * first) {
+    if (rest % 2 != 0 || rest / 2 != first) {
         if (first != 1)
             return reader_fail(r, CONCORD_EPARSE,
-                               "expected %lld (variable, value) pairs after the count", (long long)first);
+                               "expected %lld (variable, value) pairs after the count (or, in the "
+                               "older layout, one sample: 1, then a count and its pairs)",
+                               (long long)first);
         int rc = next_int(r, "the number of observed variables", 0, m->n_vars, &n_obs);
         if (rc) return rc;
-        if (rest - 1 != 2 * n_obs)
+        if ((rest - 1) % 2 != 0 || (rest - 1) / 2 != n_obs)
             return reader_fail(r, CONCORD_EPARSE,
                                "expected %lld (variable, value) pairs after the count", (long long)n_obs);
     }

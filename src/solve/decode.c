@@ -82,18 +82,22 @@ static void unit_vars(const decoder *dc, int32_t unit, int32_t *first, int32_t *
     }
 }
 
-/* Lists the factors touching the unit; returns how many. */
-static int32_t list_factors(decoder *dc, int32_t first, int32_t count) {
+/* Lists the factors touching the unit; returns how many. A
+ * multi-variable's own one-hot factor is left out: every state the
+ * decoder tries satisfies it, and evaluating it for each of k states would
+ * cost O(k^2). */
+static int32_t list_factors(decoder *dc, int32_t unit, int32_t first, int32_t count) {
     const admm_workspace *w = dc->w;
     int32_t n = 0;
     if (++dc->listing == INT32_MAX) {
         dc->listing = 0;
         for (int32_t f = 0; f < dc->g->n_factors; ++f) dc->stamp[f] = -1;
     }
+    int32_t own = unit < dc->g->n_multi ? dc->g->multi[unit].one_hot_factor : -1;
     for (int32_t i = first; i < first + count; ++i)
         for (int32_t k = w->var_link_begin[i]; k < w->var_link_begin[i + 1]; ++k) {
             int32_t f = w->link_factor[w->var_links[k]];
-            if (dc->stamp[f] != dc->listing) {
+            if (f != own && dc->stamp[f] != dc->listing) {
                 dc->stamp[f] = dc->listing;
                 dc->touching[n++] = f;
             }
@@ -139,7 +143,7 @@ static int improve(decoder *dc) {
         if (unit >= dc->g->n_multi && dc->unit_of[unit - dc->g->n_multi] >= 0) continue;
         int32_t first, count;
         unit_vars(dc, unit, &first, &count);
-        int32_t n = list_factors(dc, first, count);
+        int32_t n = list_factors(dc, unit, first, count);
         int32_t states = unit < dc->g->n_multi ? count : 2;
         int32_t current = get_state(dc, unit, first, count), best = current;
         int32_t best_violated;
@@ -236,7 +240,7 @@ static int sequential_fixing(decoder *dc) {
     for (int32_t r = 0; r < units; ++r) {
         int32_t unit = order[r].unit, first, count;
         unit_vars(dc, unit, &first, &count);
-        int32_t n = list_factors(dc, first, count);
+        int32_t n = list_factors(dc, unit, first, count);
         int32_t states = unit < g->n_multi ? count : 2;
         int32_t best = get_state(dc, unit, first, count), best_violated = INT32_MAX;
         double best_value = -INFINITY;
