@@ -829,7 +829,7 @@ static void help_exits_0_and_documents_every_accepted_flag(void **state) {
         "--format", "--algorithm", "--max-iter", "--tol",  "--eta",    "--no-adapt",
         "--relaxation", "-o",      "--output",   "--json", "-q",       "--quiet",
         "-v",       "--verbose",   "-h",         "--help", "--version", "--evid",
-        "--uai-map", "--decode",
+        "--uai-map", "--decode", "--accelerate",
     };
     for (size_t k = 0; k < sizeof parser_flags / sizeof parser_flags[0]; ++k)
         if (!help_mentions(help, parser_flags[k]))

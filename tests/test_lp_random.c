@@ -54,9 +54,11 @@ static const double scales[NUM_SCALES] = {1.0, 1e3, 1e-3};
  *   0/1 sums, rounding only), relative to ||scores||_1.
  * SCALE_TOL: posteriors at scores x1e3 and x1e-3 against those at the
  *   scores, when the LP optimum is unique: concord's penalty and residuals
- *   are relative to the score scale, so its iterates should be the same up
- *   to rounding; two solves of one unique optimum can anyway differ by no
- *   more than about the stopping tolerance 1e-6.
+ *   are relative to the score scale, so its iterates are the same up to
+ *   rounding -- until rounding flips one of the acceleration's safeguard
+ *   tests, after which the two solves follow different paths to points
+ *   that each meet the stopping tolerance 1e-6 per link; measured
+ *   differences stay below 3e-6, hence 1e-5.
  * UNIQUE_WIDTH: the LP optimum is deemed unique when every coordinate
  *   varies by at most this much over {feasible, objective >= lp -
  *   1e-9 ||scores||_1} (GLPK's simplex, tolerances ~1e-7).
@@ -66,7 +68,7 @@ static const double scales[NUM_SCALES] = {1.0, 1e3, 1e-3};
 #define OBJECTIVE_TOL 1e-12
 #define BOUND_TOL 1e-12
 #define MAP_TOL 1e-12
-#define SCALE_TOL 1e-6
+#define SCALE_TOL 1e-5
 #define UNIQUE_WIDTH 1e-6
 #define UNIQUE_SLACK 1e-9
 
@@ -531,7 +533,7 @@ static void integral_solutions_are_binary_and_reach_the_brute_force_map(void **s
 }
 
 /* When the LP optimum is unique, the posteriors at scores x1e3 and x1e-3
- * match those at the scores within 1e-6 (scale invariance). */
+ * match those at the scores within SCALE_TOL (scale invariance). */
 static void posteriors_are_invariant_to_rescaling_the_scores_when_the_lp_optimum_is_unique(
     void **state) {
     suite *s = *state;

@@ -42,6 +42,8 @@ static const char usage_text[] =
     "  --eta X            initial penalty, relative to the score scale (default 0.1)\n"
     "  --no-adapt         keep the penalty fixed\n"
     "  --relaxation X     over-relaxation factor in [1, 2) (default 1: none)\n"
+    "  --accelerate N     Anderson acceleration memory, 0 turns it off (default 5);\n"
+    "                     it switches itself off where it does not pay\n"
     "  --evid FILE        UAI evidence file (observed variables are fixed)\n"
     "  --decode           also decode an integral assignment (always done for UAI):\n"
     "                     max-posterior rounding, then local search when the LP\n"
@@ -118,6 +120,7 @@ static int parse_options(int argc, char **argv, options *o) {
         int takes_value = !strcmp(arg, "--format") || !strcmp(arg, "--algorithm") ||
                           !strcmp(arg, "--max-iter") || !strcmp(arg, "--tol") ||
                           !strcmp(arg, "--eta") || !strcmp(arg, "--relaxation") ||
+                          !strcmp(arg, "--accelerate") ||
                           !strcmp(arg, "-o") || !strcmp(arg, "--output") ||
                           !strcmp(arg, "--evid") || !strcmp(arg, "--uai-map");
         if (takes_value && !value) return usage_error("%s needs a value", arg);
@@ -137,6 +140,12 @@ static int parse_options(int argc, char **argv, options *o) {
             if (parse_double(arg, value, &o->settings.eta)) return EXIT_USAGE;
         } else if (!strcmp(arg, "--relaxation")) {
             if (parse_double(arg, value, &o->settings.relaxation)) return EXIT_USAGE;
+        } else if (!strcmp(arg, "--accelerate")) {
+            char *end;
+            long m = strtol(value, &end, 10);
+            if (end == value || *end || m < 0 || m > 16)
+                return usage_error("--accelerate expects an integer in [0, 16], not '%s'", value);
+            o->settings.acceleration = (int32_t)m;
         } else if (!strcmp(arg, "-o") || !strcmp(arg, "--output")) {
             o->output = value;
         } else if (!strcmp(arg, "--evid")) {

@@ -26,7 +26,10 @@ struct active_set {
     int32_t size;        /* active configurations */
     int32_t updates;     /* inverse updates since the last rebuild */
     bool have_d;
+    bool uniform;    /* every d_i is the same */
     double *d;       /* the d the inverse was built for (degree) */
+    double *mark;    /* degree: d_i on the links of the configuration being
+                        bordered, 0 elsewhere (kept all zero in between) */
     double *p;       /* weights (capacity) */
     double *kinv;    /* inverse of K, (capacity+1)^2, row stride capacity+1 */
     double *kinv_w;  /* the same for the metric of the backward pass */
@@ -38,7 +41,7 @@ struct active_set {
     double *rhs, *sol, *w; /* capacity+1 each */
 };
 
-enum { MAX_CONFIGS = 128, REBUILD_EVERY = 64 };
+enum { MAX_CONFIGS = 128, REBUILD_EVERY = 256 };
 
 static int32_t capacity_of(const factor *f) {
     int64_t k = (int64_t)f->degree + 1;
@@ -54,7 +57,7 @@ static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 size_t active_set_bytes(const factor *f) {
     size_t k = (size_t)capacity_of(f), l = (size_t)config_size_of(f);
     size_t bytes = align8(sizeof(active_set));
-    bytes += align8((size_t)f->degree * sizeof(double));
+    bytes += 2 * align8((size_t)f->degree * sizeof(double));
     bytes += align8(k * sizeof(double));
     bytes += 2 * align8((k + 1) * (k + 1) * sizeof(double));
     bytes += align8(k * l * sizeof(int32_t));
@@ -76,6 +79,8 @@ active_set *active_set_init(const factor *f, void *memory) {
     size_t k = (size_t)s->capacity, l = (size_t)s->config_size;
     m += align8(sizeof(active_set));
     s->d = (double *)m, m += align8((size_t)f->degree * sizeof(double));
+    s->mark = (double *)m, m += align8((size_t)f->degree * sizeof(double));
+    memset(s->mark, 0, (size_t)f->degree * sizeof(double));
     s->p = (double *)m, m += align8(k * sizeof(double));
     s->kinv = (double *)m, m += align8((k + 1) * (k + 1) * sizeof(double));
     s->kinv_w = (double *)m, m += align8((k + 1) * (k + 1) * sizeof(double));
@@ -119,22 +124,27 @@ static uint64_t hash_list(const int32_t *x, int32_t n) {
     return h;
 }
 
-/* u_s^T D u_t: the sum of d over the links both configurations switch on. */
-static double gram(const active_set *s, const double *d, const int32_t *x, int32_t nx,
-                   const int32_t *y, int32_t ny) {
+/* u_x^T D u_t for the configuration x marked in s->mark: the sum of d
+ * over the links t switches on that x does too (t's links come first in
+ * its sorted list). */
+static double gram_marked(const active_set *s, const int32_t *t, int32_t nt) {
     double sum = 0.0;
-    int32_t i = 0, j = 0;
-    while (i < nx && j < ny && x[i] < s->degree && y[j] < s->degree) {
-        if (x[i] == y[j]) {
-            sum += d[x[i]];
-            ++i, ++j;
-        } else if (x[i] < y[j]) {
-            ++i;
-        } else {
-            ++j;
-        }
-    }
+    for (int32_t j = 0; j < nt && t[j] < s->degree; ++j) sum += s->mark[t[j]];
     return sum;
+}
+
+/* Marks configuration x's links with their d; returns u_x^T D u_x. */
+static double mark_links(active_set *s, const double *d, const int32_t *x, int32_t n) {
+    double gamma = 0.0;
+    for (int32_t j = 0; j < n && x[j] < s->degree; ++j) {
+        s->mark[x[j]] = d[x[j]];
+        gamma += d[x[j]];
+    }
+    return gamma;
+}
+
+static void unmark_links(active_set *s, const int32_t *x, int32_t n) {
+    for (int32_t j = 0; j < n && x[j] < s->degree; ++j) s->mark[x[j]] = 0.0;
 }
 
 static double score(const active_set *s, const int32_t *x, int32_t n, const double *a,
@@ -155,8 +165,9 @@ static const int32_t *config(const active_set *s, int32_t k) {
 static int border_into(active_set *s, double *inv, const double *d, int32_t size,
                        const int32_t *x, int32_t n) {
     const int32_t m = size + 1; /* current matrix order */
-    double gamma = gram(s, d, x, n, x, n);
+    double gamma = mark_links(s, d, x, n);
     if (size == 0) {
+        unmark_links(s, x, n);
         *at(s, inv, 0, 0) = -gamma;
         *at(s, inv, 0, 1) = *at(s, inv, 1, 0) = 1.0;
         *at(s, inv, 1, 1) = 0.0;
@@ -164,7 +175,8 @@ static int border_into(active_set *s, double *inv, const double *d, int32_t size
     }
     double *q = s->rhs;
     q[0] = 1.0;
-    for (int32_t t = 0; t < size; ++t) q[t + 1] = gram(s, d, x, n, config(s, t), s->count[t]);
+    for (int32_t t = 0; t < size; ++t) q[t + 1] = gram_marked(s, config(s, t), s->count[t]);
+    unmark_links(s, x, n);
     double schur = gamma;
     for (int32_t i = 0; i < m; ++i) {
         double wi = 0.0;
@@ -250,6 +262,18 @@ static void rebuild(active_set *s) {
     s->updates = 0;
 }
 
+/* When every d_i is multiplied by rho, K = [0 1^T; 1 Q] becomes
+ * [0 1^T; 1 rho Q], whose inverse is the old one with its tau entry
+ * multiplied by rho and its weight block divided by rho (the mixed blocks
+ * stay): an O(k^2) update instead of a rebuild. */
+static void rescale(active_set *s, double rho) {
+    const int32_t m = s->size + 1;
+    if (s->size == 0) return;
+    *kinv_at(s, 0, 0) *= rho;
+    for (int32_t i = 1; i < m; ++i)
+        for (int32_t j = 1; j < m; ++j) *kinv_at(s, i, j) /= rho;
+}
+
 /* The oracle's configuration as a sorted index list in s->cand. */
 static int32_t oracle_config(active_set *s, const double *u, const double *v) {
     int32_t n = 0;
@@ -314,9 +338,17 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
                                    int32_t max_iter, factor_buffers *buf) {
     active_set_result res = {0, false};
     if (!s->have_d || memcmp(s->d, d, (size_t)s->degree * sizeof(double)) != 0) {
+        int uniform = 1;
+        for (int32_t i = 1; i < s->degree && uniform; ++i) uniform = d[i] == d[0];
+        if (s->have_d && s->uniform && uniform && s->degree > 0) {
+            rescale(s, d[0] / s->d[0]);
+        } else {
+            memcpy(s->d, d, (size_t)s->degree * sizeof(double));
+            s->have_d = true;
+            rebuild(s);
+        }
         memcpy(s->d, d, (size_t)s->degree * sizeof(double));
-        s->have_d = true;
-        rebuild(s);
+        s->uniform = uniform;
     } else if (s->updates > REBUILD_EVERY) {
         rebuild(s);
     }

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "../util.h"
+#include "anderson.h"
 #include "workspace.h"
 
 enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
@@ -45,6 +46,7 @@ void concord_default_settings(concord_settings *s) {
     s->backward_tol = 1e-10;
     s->backward_max_iter = 1000;
     s->backward_power = false;
+    s->acceleration = 5;
     s->verbosity = 0;
 }
 
@@ -165,6 +167,9 @@ int concord_check_settings(const concord_settings *s, char *error, size_t error_
     else if (!(s->backward_tol > 0.0) || !isfinite(s->backward_tol))
         snprintf(message, sizeof message, "backward_tol must be positive and finite (got %g)",
                  s->backward_tol);
+    else if (s->acceleration < 0 || s->acceleration > ANDERSON_MAX_MEMORY)
+        snprintf(message, sizeof message, "acceleration must be in [0, %d] (got %d)",
+                 ANDERSON_MAX_MEMORY, s->acceleration);
     else if (s->backward_max_iter < 1)
         snprintf(message, sizeof message, "backward_max_iter must be >= 1 (got %d)",
                  s->backward_max_iter);
@@ -299,6 +304,18 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
         primal = dual = 0.0;
         numeric = !converged;
     }
+    anderson *aa = NULL;
+    if (!converged && s.acceleration > 0 && anderson_worthwhile(g)) {
+        if (w->anderson && w->anderson_memory != s.acceleration) {
+            anderson_free(w->anderson);
+            w->anderson = NULL;
+        }
+        if (!w->anderson && !(w->anderson = anderson_new(g, s.acceleration)))
+            return graph_fail(g, CONCORD_ENOMEM, "out of memory for the acceleration");
+        w->anderson_memory = s.acceleration;
+        aa = w->anderson;
+        anderson_begin(aa, w, eta);
+    }
     for (t = 1; !converged && !numeric && t <= s.max_iter; ++t) {
         /* A factor is solved again only when an input moved by more than
          * this: its output would move by at most CACHE_FRACTION * tol. */
@@ -341,6 +358,7 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
                     w->lambda[l] -= step;
                     still = 1;
                 }
+                if (still && aa) anderson_moved(aa, i, t);
                 if (fabs(base + w->lambda[l] - w->a_solved[l]) > cache_slack)
                     w->dirty[w->link_factor[l]] = 1;
             }
@@ -382,8 +400,10 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
                 eta = eta_rel * scale;
                 memset(w->dirty, 1, (size_t)g->n_factors);
                 adaptations += 1;
+                if (aa) anderson_restart(aa, w, eta, t);
             }
         }
+        if (aa) anderson_after(aa, w, eta, t, cache_slack);
     }
     if (t > s.max_iter) t = s.max_iter;
 

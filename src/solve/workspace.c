@@ -4,6 +4,8 @@
  */
 #include "workspace.h"
 
+#include "anderson.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -37,6 +39,7 @@ void admm_workspace_free(admm_workspace *w) {
     free(w->state);
     free(w->state_memory);
     free(w->backward_memory);
+    anderson_free(w->anderson);
     free(w);
 }
 

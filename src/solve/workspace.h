@@ -35,6 +35,8 @@ struct admm_workspace {
     factor_buffers buf;
     active_set **state; /* per factor: its active set (NULL: closed form) */
     double *backward_memory; /* the backward pass's link vectors, on demand */
+    struct anderson *anderson; /* acceleration state, on demand */
+    int anderson_memory;
     int sparse;         /* the last solve was LP-SparseMAP */
     double eta;         /* its final penalty (absolute) */
     void *state_memory;

@@ -1,0 +1,293 @@
+/*
+ * Safeguarded type-II Anderson acceleration of the ADMM iteration over the
+ * links that move (see anderson.h for the method and its safeguards).
+ *
+ * Invariant between iterations: x holds the state lambda_l + eta ubar_i
+ * of every link. During an iteration the plain step changes the state of
+ * the links of the variables that move; afterwards f (the plain image),
+ * g = f - x and the differences with the previous iteration's f and g are
+ * formed on the live links, those of variables that moved during the last
+ * m + 1 iterations. A link leaves the live set only after m + 1 quiet
+ * iterations, by which time every stored difference holds zero for it, so
+ * restricting the work to live links changes no result.
+ */
+#include "anderson.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workspace.h"
+
+/* Acceleration stops for the rest of a solve after this many refusals in a
+ * row; when, after USEFUL_AFTER iterations, fewer than a third of them kept
+ * an extrapolation; or when more than MAX_LIVE_LINKS links move at once
+ * (measured: on AD3's mln_large, 2e5 links with most factors cached, its
+ * O(m) work per live link costs four times the iterations it saves, while on
+ * graphs of a few thousand links it divides the iterations by 2 to 8). */
+enum { REFUSALS_TO_STOP = 5, USEFUL_AFTER = 100, MAX_LIVE_LINKS = 50000 };
+
+struct anderson {
+    const concord_graph *g;
+    int m;
+    int32_t *moved_at; /* per variable: last iteration it moved */
+    int32_t *visited;  /* per variable: the apply_state call that last set it */
+    int32_t serial;
+    int32_t *live;     /* links of the live variables */
+    int32_t n_live;
+    int32_t *undo;     /* links the last extrapolation changed */
+    int32_t n_undo;
+    double *x, *f, *res, *f_prev, *res_prev, *undo_state; /* per link */
+    double *dres, *df; /* m columns of per-link differences */
+    double gram[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY];
+    int count, head, extrapolated, cooldown, refusals_in_row, stopped;
+    double norm_prev;
+    int32_t accepted, refused;
+};
+
+anderson *anderson_new(const concord_graph *g, int m) {
+    anderson *a = calloc(1, sizeof *a);
+    if (!a) return NULL;
+    a->g = g;
+    a->m = m < 1 ? 1 : (m > ANDERSON_MAX_MEMORY ? ANDERSON_MAX_MEMORY : m);
+    size_t nl = (size_t)(g->n_links ? g->n_links : 1), nv = (size_t)(g->n_vars ? g->n_vars : 1);
+    a->moved_at = malloc(nv * sizeof(int32_t));
+    a->visited = calloc(nv, sizeof(int32_t));
+    a->live = malloc(nl * sizeof(int32_t));
+    a->undo = malloc(nl * sizeof(int32_t));
+    a->x = calloc(nl, sizeof(double));
+    a->f = calloc(nl, sizeof(double));
+    a->res = calloc(nl, sizeof(double));
+    a->f_prev = calloc(nl, sizeof(double));
+    a->res_prev = calloc(nl, sizeof(double));
+    a->undo_state = calloc(nl, sizeof(double));
+    a->dres = calloc(nl * (size_t)a->m, sizeof(double));
+    a->df = calloc(nl * (size_t)a->m, sizeof(double));
+    if (!a->moved_at || !a->visited || !a->live || !a->undo || !a->x || !a->f || !a->res || !a->f_prev ||
+        !a->res_prev || !a->undo_state || !a->dres || !a->df) {
+        anderson_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void anderson_free(anderson *a) {
+    if (!a) return;
+    free(a->moved_at);
+    free(a->visited);
+    free(a->live);
+    free(a->undo);
+    free(a->x);
+    free(a->f);
+    free(a->res);
+    free(a->f_prev);
+    free(a->res_prev);
+    free(a->undo_state);
+    free(a->dres);
+    free(a->df);
+    free(a);
+}
+
+static double state_of(const concord_graph *g, const admm_workspace *w, double eta, int32_t l) {
+    return w->lambda[l] + eta * w->ubar[g->link_var[l]];
+}
+
+/* Forgets the history: the next m + 1 iterations rebuild it. */
+static void forget(anderson *a) {
+    a->count = 0;
+    a->head = 0;
+    a->extrapolated = 0;
+}
+
+void anderson_restart(anderson *a, admm_workspace *w, double eta, int32_t t) {
+    const concord_graph *g = a->g;
+    forget(a);
+    a->cooldown = 0;
+    /* Every variable counts as moved: all links are live until the
+     * history holds only zeros for the quiet ones. */
+    for (int32_t i = 0; i < g->n_vars; ++i) a->moved_at[i] = t;
+    for (int32_t l = 0; l < g->n_links; ++l) {
+        a->x[l] = state_of(g, w, eta, l);
+        a->f_prev[l] = a->x[l];
+        a->res_prev[l] = 0.0;
+    }
+    for (size_t k = 0; k < (size_t)g->n_links * (size_t)a->m; ++k) a->dres[k] = a->df[k] = 0.0;
+}
+
+void anderson_begin(anderson *a, admm_workspace *w, double eta) {
+    a->accepted = a->refused = 0;
+    a->refusals_in_row = 0;
+    a->stopped = 0;
+    anderson_restart(a, w, eta, 0);
+}
+
+void anderson_moved(anderson *a, int32_t i, int32_t t) { a->moved_at[i] = t; }
+
+static double dot_live(const anderson *a, const double *u, const double *v) {
+    double sum = 0.0;
+    for (int32_t k = 0; k < a->n_live; ++k) sum += u[a->live[k]] * v[a->live[k]];
+    return sum;
+}
+
+/* Sets (ubar, lambda) of the variables of `links` from the per-link state
+ * s, marking moved variables active and factors whose input moved dirty. */
+static void apply_state(anderson *a, admm_workspace *w, double eta, const int32_t *links,
+                        int32_t n, const double *s, int32_t t, double slack) {
+    const concord_graph *g = a->g;
+    a->serial += 1;
+    for (int32_t k = 0; k < n; ++k) {
+        int32_t i = g->link_var[links[k]];
+        if (a->visited[i] == a->serial) continue; /* variable already set */
+        a->visited[i] = a->serial;
+        const int32_t *vl = w->var_links + w->var_link_begin[i];
+        double sum = 0.0;
+        for (int32_t q = 0; q < w->deg[i]; ++q) sum += s[vl[q]];
+        double ub = sum * w->inv_deg[i] / eta;
+        int moved = ub != w->ubar[i];
+        w->ubar[i] = ub;
+        const double base = g->theta[i] * w->inv_deg[i] + eta * ub;
+        for (int32_t q = 0; q < w->deg[i]; ++q) {
+            int32_t l = vl[q];
+            double lambda = s[l] - eta * ub;
+            moved |= lambda != w->lambda[l];
+            w->lambda[l] = lambda;
+            a->x[l] = lambda + eta * ub;
+            if (fabs(base + lambda - w->a_solved[l]) > slack) w->dirty[w->link_factor[l]] = 1;
+        }
+        if (moved) {
+            w->active[i] = 1;
+            a->moved_at[i] = t;
+        }
+    }
+}
+
+/* Solves min |res - dres gamma| over the stored columns (Cholesky of the
+ * regularized Gram matrix); returns 0 when it is singular. */
+static int least_squares(const anderson *a, int k, double *gamma) {
+    double m[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY], rhs[ANDERSON_MAX_MEMORY];
+    double trace = 0.0;
+    for (int i = 0; i < k; ++i) trace += a->gram[i][i];
+    for (int i = 0; i < k; ++i) {
+        rhs[i] = dot_live(a, a->dres + (size_t)i * (size_t)a->g->n_links, a->res);
+        for (int j = 0; j < k; ++j) m[i][j] = a->gram[i][j] + (i == j ? 1e-10 * trace : 0.0);
+    }
+    for (int i = 0; i < k; ++i) {
+        for (int j = 0; j <= i; ++j) {
+            double sum = m[i][j];
+            for (int q = 0; q < j; ++q) sum -= m[i][q] * m[j][q];
+            if (i == j) {
+                if (!(sum > 0.0)) return 0;
+                m[i][i] = sqrt(sum);
+            } else {
+                m[i][j] = sum / m[j][j];
+            }
+        }
+    }
+    for (int i = 0; i < k; ++i) {
+        double sum = rhs[i];
+        for (int q = 0; q < i; ++q) sum -= m[i][q] * gamma[q];
+        gamma[i] = sum / m[i][i];
+    }
+    for (int i = k - 1; i >= 0; --i) {
+        double sum = gamma[i];
+        for (int q = i + 1; q < k; ++q) sum -= m[q][i] * gamma[q];
+        gamma[i] = sum / m[i][i];
+    }
+    return 1;
+}
+
+static void refuse(anderson *a) {
+    a->refused += 1;
+    if (++a->refusals_in_row >= REFUSALS_TO_STOP) a->stopped = 1;
+    forget(a);
+    a->cooldown = a->m + 1;
+}
+
+void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, double slack) {
+    const concord_graph *g = a->g;
+    const size_t nl = (size_t)g->n_links;
+    if (a->stopped) return;
+    if (t >= USEFUL_AFTER && 3 * a->accepted < t) {
+        a->stopped = 1; /* extrapolations are rarely kept: not worth its cost */
+        return;
+    }
+    a->n_live = 0;
+    for (int32_t l = 0; l < g->n_links; ++l)
+        if (t - a->moved_at[g->link_var[l]] <= a->m + 1) a->live[a->n_live++] = l;
+    if (a->n_live > MAX_LIVE_LINKS) {
+        a->stopped = 1; /* its vector work would outweigh the solves it saves */
+        return;
+    }
+    double norm = 0.0;
+    for (int32_t k = 0; k < a->n_live; ++k) {
+        int32_t l = a->live[k];
+        a->f[l] = state_of(g, w, eta, l);
+        a->res[l] = a->f[l] - a->x[l];
+        norm += a->res[l] * a->res[l];
+    }
+    norm = sqrt(norm);
+    if (a->extrapolated && norm > a->norm_prev) {
+        /* the extrapolation did not help: back to the plain image it
+         * started from (the other links keep their plain step) */
+        for (int32_t k = 0; k < a->n_live; ++k) a->x[a->live[k]] = a->f[a->live[k]];
+        apply_state(a, w, eta, a->undo, a->n_undo, a->undo_state, t, slack);
+        refuse(a);
+        return;
+    }
+    if (a->extrapolated) a->refusals_in_row = 0;
+    a->extrapolated = 0;
+    /* the new differences, and their row of the Gram matrix */
+    if (a->count > 0) {
+        int h = a->head;
+        double *dr = a->dres + (size_t)h * nl, *dfh = a->df + (size_t)h * nl;
+        for (int32_t k = 0; k < a->n_live; ++k) {
+            int32_t l = a->live[k];
+            dr[l] = a->res[l] - a->res_prev[l];
+            dfh[l] = a->f[l] - a->f_prev[l];
+        }
+        int filled = a->count < a->m ? a->count : a->m;
+        for (int j = 0; j < filled; ++j)
+            a->gram[h][j] = a->gram[j][h] = dot_live(a, dr, a->dres + (size_t)j * nl);
+        a->head = (h + 1) % a->m;
+    }
+    for (int32_t k = 0; k < a->n_live; ++k) {
+        int32_t l = a->live[k];
+        a->res_prev[l] = a->res[l];
+        a->f_prev[l] = a->f[l];
+        a->x[l] = a->f[l];
+    }
+    a->norm_prev = norm;
+    int k = a->count < a->m ? a->count : a->m;
+    a->count += 1;
+    if (a->cooldown > 0) {
+        a->cooldown -= 1;
+        return;
+    }
+    double gamma[ANDERSON_MAX_MEMORY];
+    if (k == 0 || norm == 0.0 || !least_squares(a, k, gamma)) return;
+    double step = 0.0;
+    for (int32_t q = 0; q < a->n_live; ++q) {
+        int32_t l = a->live[q];
+        double x = a->f[l];
+        for (int i = 0; i < k; ++i) x -= a->df[(size_t)i * nl + (size_t)l] * gamma[i];
+        a->undo_state[l] = a->f[l];
+        a->res[l] = x; /* the extrapolated state, held here until applied */
+        step += (x - a->f[l]) * (x - a->f[l]);
+    }
+    if (!(sqrt(step) <= 10.0 * norm)) {
+        refuse(a);
+        return;
+    }
+    memcpy(a->undo, a->live, (size_t)a->n_live * sizeof(int32_t));
+    a->n_undo = a->n_live;
+    apply_state(a, w, eta, a->live, a->n_live, a->res, t, slack);
+    a->extrapolated = 1;
+    a->accepted += 1;
+}
+
+void anderson_counts(const anderson *a, int32_t *accepted, int32_t *refused) {
+    *accepted = a->accepted;
+    *refused = a->refused;
+}
+
+int anderson_worthwhile(const concord_graph *g) { return g->n_links <= MAX_LIVE_LINKS; }
