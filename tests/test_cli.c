@@ -843,7 +843,8 @@ static void help_exits_0_and_documents_every_accepted_flag(void **state) {
         char value[600];
         const char *mv = flags[k].metavar;
         if (!strcmp(mv, "FILE")) snprintf(value, sizeof value, "%s/help-out.txt", work_dir);
-        else if (!strcmp(mv, "N")) snprintf(value, sizeof value, "50");
+        else if (!strcmp(mv, "N"))
+            snprintf(value, sizeof value, "%s", strcmp(flags[k].name, "--accelerate") ? "50" : "5");
         else if (!strcmp(mv, "X")) snprintf(value, sizeof value, "1.5");
         else if (strchr(mv, '|')) snprintf(value, sizeof value, "%.*s", (int)strcspn(mv, "|"), mv);
         else snprintf(value, sizeof value, "%s", mv);
