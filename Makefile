@@ -25,6 +25,8 @@ test:
 	@cmake --build $(BUILD)-test -j $(JOBS)
 	@scripts/fuzz.sh $(BUILD)-test 60
 	@cd $(BUILD)-test && ctest --output-on-failure -j $(JOBS)
+	@CONCORD_LIB=$(abspath $(BUILD)-test)/libconcord.so PYTHONDONTWRITEBYTECODE=1 \
+		/usr/bin/python3 -m pytest tests/python -q -p no:cacheprovider
 
 fuzz:
 	@scripts/install-deps.sh test

@@ -1,0 +1,196 @@
+"""concord_loss_sparsemap and concord_loss_hinge against their definitions.
+
+For random graphs (the generator of test_lp_sparsemap_forward.py) and a gold
+structure drawn among the graph's feasible 0/1 assignments (enumerated here
+from the factor semantics):
+  * with large-margin scores (the gold structure wins by a margin no
+    additional score can overturn, also after the Hamming cost augmentation)
+    both losses are exactly 0.0, whether the gold additional outputs are
+    given or left to concord;
+  * with random scores, the LP-SparseMAP loss equals its definition
+    F(theta, phi) - [theta.u* + phi.v* - |u*|^2/2], F from the polished QP
+    reference, within 1e-6, and is at least |u - u*|^2/2 (it is a
+    Fenchel-Young loss of a 1-strongly-convex regularizer), so it is positive
+    whenever the prediction differs from the gold; the hinge equals its
+    definition max over the local polytope of the cost-augmented scores
+    (theta + 1 - 2u*).u + phi.v, an LP solved here by scipy's HiGHS, minus the
+    same at the gold structure, within 1e-6 of the scores' scale;
+  * the gradients both losses return equal central finite differences of the
+    loss along random directions in (theta, phi) within 1e-5, away from ties
+    (points where the one-sided differences disagree are skipped, counted).
+"""
+
+import itertools
+import os
+import sys
+import time
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import concord_ctypes as cc  # noqa: E402
+from test_lp_sparsemap_forward import (LocalQP, feasible_spec, solve_reference,  # noqa: E402
+                                       tight_settings)
+
+SPARSE = tight_settings(tol=1e-11)
+MAP = tight_settings(tol=1e-10)
+
+
+def feasible_assignments(spec, factors):
+    """Every 0/1 assignment every factor allows, with its additional outputs."""
+    n, n_add = spec.sizes()
+    X = np.array(list(itertools.product((0, 1), repeat=n)), dtype=float).reshape(-1, n)
+    ok = np.ones(len(X), dtype=bool)
+    V = np.zeros((len(X), n_add))
+    for f in factors:
+        sub = X[:, f.vars]
+        if f.U is not None:
+            # the configuration each assignment takes in this factor, if allowed
+            match = (sub[:, None, :] == f.U[None, :, :]).all(axis=2)
+            ok &= match.any(axis=1)
+            if f.n_add:
+                idx = match.argmax(axis=1)
+                V[:, f.add_begin:f.add_begin + f.n_add] = f.V[idx]
+        else:
+            coef, rhs = f.hrep[0], f.hrep[1]
+            ok &= sub @ coef <= rhs + 1e-12
+    return X[ok], V[ok]
+
+
+def draw_gold(rng):
+    """A feasible graph with a feasible 0/1 gold structure."""
+    while True:
+        spec, factors, qp = feasible_spec(rng, max_vars=10)
+        X, V = feasible_assignments(spec, factors)
+        if len(X):
+            k = int(rng.integers(len(X)))
+            return spec, factors, qp, X[k], V[k]
+
+
+def hinge_reference(qp, theta, phi, u_gold, v_gold):
+    """max over the local polytope of (theta + 1 - 2u*).u + phi.v, by HiGHS,
+    minus the same at the gold structure."""
+    aug = theta + 1.0 - 2.0 * u_gold
+    qp.set_scores(aug, phi)
+    res = linprog(qp.q, A_ub=qp.G, b_ub=qp.h, A_eq=qp.A_full, b_eq=qp.b_full,
+                  bounds=[(None, None)] * qp.nx, method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10,
+                           "dual_feasibility_tolerance": 1e-10})
+    assert res.status == 0, res.message
+    return -res.fun - (aug @ u_gold + phi @ v_gold)
+
+
+def test_losses_are_zero_at_the_gold_structure_with_large_margins():
+    rng = np.random.default_rng(99)
+    checked = 0
+    for _ in range(150):
+        spec, factors, qp, u_gold, v_gold = draw_gold(rng)
+        n, n_add = spec.sizes()
+        margin = 10.0 + 10.0 * rng.random(n)
+        theta = (2.0 * u_gold - 1.0) * margin
+        phi = rng.uniform(-0.5, 0.5, size=n_add)
+        spec.theta, spec.phi = theta, phi
+        with cc.Graph(spec) as graph:
+            for which, settings in (("sparsemap", None), ("hinge", None), ("sparsemap", SPARSE),
+                                    ("hinge", MAP)):
+                for vg in (v_gold, None):
+                    rc, loss, dtheta, dphi, info = graph.loss(which, u_gold, vg, settings)
+                    assert rc == cc.OK, (which, cc.concord_last_error(graph.g))
+                    if loss != 0.0 or np.any(dtheta != 0.0) or np.any(dphi != 0.0):
+                        pytest.fail("%s loss %r (gradient %s %s) at the gold structure %s\n%s" % (
+                            which, loss, dtheta.tolist(), dphi.tolist(), u_gold.tolist(),
+                            spec.describe()))
+        checked += 1
+    print("\nlosses at the gold structure (large margins): %d graphs x 2 losses x 2 settings "
+          "x (v* given, v* by concord): all exactly 0" % checked)
+
+
+def test_losses_equal_their_definitions_and_are_positive_off_gold():
+    rng = np.random.default_rng(100)
+    checked = positive_sparse = positive_hinge = 0
+    worst_sparse = worst_hinge = 0.0
+    t0 = time.time()
+    while checked < 150:
+        spec, factors, qp, u_gold, v_gold = draw_gold(rng)
+        theta, phi = spec.theta, spec.phi
+        qp.set_scores(theta, phi)
+        ref = solve_reference(qp)
+        assert ref.polished, spec.describe()
+        gold_value = theta @ u_gold + phi @ v_gold - 0.5 * u_gold @ u_gold
+        ref_sparse = ref.value - gold_value
+        ref_hinge = hinge_reference(qp, theta, phi, u_gold, v_gold)
+        scale = 1.0 + np.abs(theta).sum() + np.abs(phi).sum()
+        with cc.Graph(spec) as graph:
+            rc, ls, gs_t, gs_p, _ = graph.loss("sparsemap", u_gold, v_gold, SPARSE)
+            assert rc == cc.OK
+            u_hat = np.ctypeslib.as_array(cc.concord_solution_variables(graph.g),
+                                             (graph.n_vars,)).copy()
+            rc, lh, gh_t, gh_p, _ = graph.loss("hinge", u_gold, v_gold, MAP)
+            assert rc == cc.OK
+        err_s = abs(ls - ref_sparse)
+        err_h = abs(lh - ref_hinge) / scale
+        fy_bound = 0.5 * np.sum((u_hat - u_gold) ** 2)
+        if err_s > 1e-6 or err_h > 1e-6 or ls < fy_bound - 1e-7 or lh < 0.0:
+            pytest.fail("losses: sparsemap %r (reference %r, >= %r), hinge %r (reference %r)\n"
+                        "gold %s\n%s" % (ls, ref_sparse, fy_bound, lh, ref_hinge,
+                                         u_gold.tolist(), spec.describe()))
+        # its gradient w.r.t. theta is u - u* (w.r.t. phi, v - v*: checked by
+        # finite differences below, v need not be unique here)
+        assert np.abs(gs_t - (ref.u - u_gold)).max() <= 1e-6
+        if np.abs(ref.u - u_gold).max() > 1e-6:
+            assert ls > 0.0
+            positive_sparse += 1
+        if ref_hinge > 1e-6 * scale:
+            assert lh > 0.0
+            positive_hinge += 1
+        worst_sparse, worst_hinge = max(worst_sparse, err_s), max(worst_hinge, err_h)
+        checked += 1
+    print("\nloss values: %d graphs; LP-SparseMAP max error %.2e (positive in %d), hinge max "
+          "relative error %.2e (positive in %d); %.1fs" % (
+              checked, worst_sparse, positive_sparse, worst_hinge, positive_hinge,
+              time.time() - t0))
+    assert positive_sparse > checked // 2 and positive_hinge > checked // 4
+
+
+@pytest.mark.parametrize("which,h,settings", [("sparsemap", 1e-4, SPARSE), ("hinge", 1e-3, MAP)])
+def test_loss_gradients_equal_finite_differences(which, h, settings):
+    rng = np.random.default_rng(101 if which == "sparsemap" else 102)
+    checked = skipped = 0
+    worst = 0.0
+    t0 = time.time()
+    while checked < 100:
+        spec, factors, qp, u_gold, v_gold = draw_gold(rng)
+        n, n_add = spec.sizes()
+        s0 = np.concatenate([spec.theta, spec.phi])
+        d = rng.normal(size=n + n_add)
+        with cc.Graph(spec) as graph:
+            def loss_at(s):
+                graph.set_scores(s[:n], s[n:])
+                rc, loss, gt, gp, _ = graph.loss(which, u_gold, v_gold, settings)
+                assert rc == cc.OK, cc.concord_last_error(graph.g)
+                return loss, np.concatenate([gt, gp])
+            plus, g_plus = loss_at(s0 + h * d)
+            minus, g_minus = loss_at(s0 - h * d)
+            base, grad = loss_at(s0)
+        # Away from kinks the LP-SparseMAP loss is quadratic along d (its
+        # gradient affine) and the hinge linear (its gradient constant), and
+        # the central difference is then exact: a gradient that does not
+        # follow that within +-h marks a kink, skipped.
+        if which == "sparsemap":
+            kink = np.abs((g_plus - grad) - (grad - g_minus)).max() > 1e-6
+        else:
+            kink = max(np.abs(g_plus - grad).max(), np.abs(g_minus - grad).max()) > 1e-6
+        if kink:
+            skipped += 1
+            continue
+        fd = (plus - minus) / (2 * h)
+        err = abs(fd - grad @ d)
+        if err > 1e-5:
+            pytest.fail("%s loss gradient . d %r, finite difference %r\ndirection %s\n%s" % (
+                which, grad @ d, fd, d.tolist(), spec.describe()))
+        worst = max(worst, err)
+        checked += 1
+    print("\n%s loss gradient vs finite differences (h=%g): %d checked, %d skipped (kinks), "
+          "max error %.2e; %.1fs" % (which, h, checked, skipped, worst, time.time() - t0))
