@@ -428,7 +428,8 @@ CONCORD_API int concord_backward(concord_graph *g, const concord_settings *setti
  * (SparseMAP's output for a single factor): *count configurations, read
  * with concord_distribution_entry. Factors without a closed form keep it
  * from the solve; for closed-form ones (XOR, BUDGET, ...) it is computed
- * now by the generic active set at the factor's final inputs. */
+ * now by the generic active set at the factor's final inputs. KNAPSACK has
+ * none (its polytope has fractional vertices): CONCORD_EINVAL. */
 CONCORD_API int concord_factor_distribution(concord_graph *g, int32_t f, int32_t *count);
 
 /* Entry k of the last distribution: its weight, and its configuration's

@@ -35,6 +35,9 @@ typedef struct factor_ops {
     /* Most entries equal to 1 in a configuration (u and v together), which
      * sizes the active set's storage (NULL: degree + n_add). */
     int32_t (*config_size)(const factor *f);
+    /* The polytope has fractional vertices (KNAPSACK): its points are not
+     * mixtures of 0/1 configurations, so it has no sparse distribution. */
+    bool fractional_vertices;
     /* With qp: the derivative of the QP solution on the face of the
      * polytope that holds it at literal inputs (a, b, d). On that face u
      * moves in a tangent space T and v = G u + const. Given the metric

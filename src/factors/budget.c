@@ -115,4 +115,5 @@ const factor_ops factor_knapsack_ops = {.name = "KNAPSACK",
                                         .map = knapsack_map,
                                         .qp = knapsack_qp,
                                         .scratch_bytes = budget_scratch,
-                                        .face_jvp = knapsack_face};
+                                        .face_jvp = knapsack_face,
+                                        .fractional_vertices = true};

@@ -161,7 +161,9 @@ static const int32_t *config(const active_set *s, int32_t k) {
 /* Borders `inv`, the inverse of K for metric d over the first `size`
  * configurations, with configuration x. Returns 0 and leaves
  * K^{-1} [1; q] in s->w when x is affinely dependent on them (the Schur
- * complement vanishes); 1 when the bordered inverse was written. */
+ * complement vanishes); NO_ROOM, writing nothing, when x is independent
+ * but `size` is the capacity; 1 when the bordered inverse was written. */
+enum { NO_ROOM = 2 };
 static int border_into(active_set *s, double *inv, const double *d, int32_t size,
                        const int32_t *x, int32_t n) {
     const int32_t m = size + 1; /* current matrix order */
@@ -185,6 +187,7 @@ static int border_into(active_set *s, double *inv, const double *d, int32_t size
         schur -= q[i] * wi;
     }
     if (!(schur > 1e-11 * (gamma > 1e-300 ? gamma : 1e-300))) return 0;
+    if (size == s->capacity) return NO_ROOM;
     for (int32_t i = 0; i < m; ++i) {
         for (int32_t j = 0; j < m; ++j) *at(s, inv, i, j) += s->w[i] * s->w[j] / schur;
         *at(s, inv, i, m) = *at(s, inv, m, i) = -s->w[i] / schur;
@@ -196,7 +199,8 @@ static int border_into(active_set *s, double *inv, const double *d, int32_t size
 /* Borders the active set's inverse with configuration x and, when it is
  * independent of the active ones, appends it with weight 0. */
 static int border(active_set *s, const int32_t *x, int32_t n) {
-    if (!border_into(s, s->kinv, s->d, s->size, x, n)) return 0;
+    int outcome = border_into(s, s->kinv, s->d, s->size, x, n);
+    if (outcome != 1) return outcome;
     int32_t k = s->size;
     memcpy(s->ones + (size_t)k * (size_t)s->config_size, x, (size_t)n * sizeof(int32_t));
     s->count[k] = n;
@@ -250,7 +254,7 @@ static void rebuild(active_set *s) {
             memmove(s->ones + (size_t)s->size * (size_t)s->config_size, config(s, k),
                     (size_t)cnt * sizeof(int32_t));
         }
-        if (border(s, config(s, s->size), cnt)) {
+        if (border(s, config(s, s->size), cnt) == 1) {
             s->p[s->size - 1] = pk;
             total += pk;
         }
@@ -323,7 +327,7 @@ static int degenerate_step(active_set *s, const int32_t *x, int32_t n) {
     for (int32_t k = 0; k < s->size; ++k) s->p[k] -= t * s->w[k + 1];
     s->p[r] = 0.0;
     remove_config(s, r);
-    if (border(s, x, n)) {
+    if (border(s, x, n) == 1) {
         s->p[s->size - 1] = t;
         return 1;
     }
@@ -361,6 +365,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
     }
     /* Every pass either calls the oracle or removes a configuration, and a
      * removal follows an entry, so this bounds the passes as well. */
+    int refreshed = 0;
     for (int32_t pass = 0; pass < 4 * max_iter + 8; ++pass) {
         const int32_t m = s->size + 1;
         s->rhs[0] = 1.0;
@@ -411,11 +416,20 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         }
         int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
         if (find_config(s, s->cand, n) >= 0) {
-            res.exact = true; /* the gap is rounding: nothing new to add */
-            break;
+            /* The best configuration is already active although the gap
+             * is positive: the updated inverse has drifted. Rebuild it once
+             * and solve again; if that changes nothing, the gap is rounding. */
+            if (refreshed) {
+                res.exact = true;
+                break;
+            }
+            rebuild(s);
+            refreshed = 1;
+            continue;
         }
-        if (s->size == s->capacity) break;
-        if (!border(s, s->cand, n) && !degenerate_step(s, s->cand, n)) break;
+        int entered = border(s, s->cand, n);
+        if (entered == NO_ROOM) break;
+        if (entered == 0 && !degenerate_step(s, s->cand, n)) break;
     }
     combine(s, u, v);
     return res;

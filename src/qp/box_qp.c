@@ -15,6 +15,8 @@
  */
 #include "box_qp.h"
 
+#include <math.h>
+
 #include "../util.h"
 
 size_t box_qp_scratch_bytes(int32_t n) {
@@ -141,7 +143,12 @@ double box_qp(int32_t n, const double *a, const double *d, const double *c,
     tau = refine_root(n_pool, pool, a, d, c, pool_rhs, tau);
     for (int32_t k = 0; k < n_pool; ++k) {
         int32_t i = pool[k];
-        u[i] = clip01((a[i] - tau * cost_of(c, i)) / d[i]);
+        double ci = cost_of(c, i), z = (a[i] - tau * ci) / d[i];
+        /* On a tied breakpoint, tau puts items at their bound up to the
+         * rounding of a - tau c: snap them, so that the solution's face
+         * (which the backward pass reads off u) is the right one. */
+        double noise = 4e-16 * (fabs(a[i]) + fabs(tau * ci) + d[i]) / d[i];
+        u[i] = z <= noise ? 0.0 : (z >= 1.0 - noise ? 1.0 : z);
     }
     return tau;
 }

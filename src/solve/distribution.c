@@ -61,6 +61,11 @@ int concord_factor_distribution(concord_graph *g, int32_t f, int32_t *count) {
     if (!w || !g->sol_u)
         return graph_fail(g, CONCORD_EINVAL, "no solution: solve the graph first");
     const factor *fa = &g->factors[f];
+    if (fa->ops->fractional_vertices)
+        return graph_fail(g, CONCORD_EINVAL,
+                          "factor %d (%s): its polytope has fractional vertices, so only its "
+                          "marginals (the solution itself) are available",
+                          f, fa->ops->name);
     int rc;
     if (w->state[f]) {
         rc = copy_distribution(g, f, w->state[f]);

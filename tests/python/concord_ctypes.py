@@ -59,6 +59,7 @@ class Settings(Structure):
         ("bound_every", c_int32),
         ("max_inner_iter", c_int32),
         ("verbosity", c_int),
+        ("acceleration", c_int32),
         ("backward_tol", c_double),
         ("backward_max_iter", c_int32),
         ("backward_power", c_bool),

@@ -24,9 +24,10 @@
    theta is compared.
 Conjugate gradients and the power iteration (settings.backward_power, run
 to 1e-13) must agree within 1e-6 on every direction of part 1.
-Two strict xfail tests reproduce a concord bug: a nonzero Jacobian where
-the solution cannot move (a vertex with tied losing scores; a one-point
-polytope), from closed forms taking coordinates 1e-16 off a bound as free.
+Two tests pin down a fixed bug: the Jacobian must be exactly zero where the
+solution cannot move (a vertex with tied losing scores; a one-point
+polytope), which closed forms got wrong while they left coordinates 1e-16
+off a bound and took them as free.
 """
 
 import collections
@@ -193,16 +194,12 @@ def test_kkt_jacobian_on_a_hand_solved_case():
     assert np.allclose(np.array(rows), expect, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="concord bug: closed-form face derivative takes rounding-level "
-                          "coordinates (1e-16 off a bound) as free")
 def test_backward_is_zero_at_a_vertex_with_tied_losing_scores():
     # XOR alone: sparsemax of theta. theta_0 beats the three tied others by
     # 1.6 > 1, so u = (1, 0, 0, 0) in a whole neighbourhood and the Jacobian
     # is 0 (finite differences: 0). The closed form's multiplier lands on
-    # the tied breakpoint, leaves u_1..u_3 at ~1e-16 instead of 0, and the
-    # face derivative treats them as free: concord_backward returns
-    # I - 11^T/3 on them.
+    # the tied breakpoint; u_1..u_3 must come out exactly 0, not ~1e-16
+    # that the face derivative would take as free (I - 11^T/3 on them).
     theta = [0.60808410749890018] + [-0.99781547216845223] * 3
     spec = cc.GraphSpec([("vars", 4), ("logic", "XOR", [0, 1, 2, 3], None)], theta, [])
     with cc.Graph(spec) as graph:
@@ -219,9 +216,6 @@ def test_backward_is_zero_at_a_vertex_with_tied_losing_scores():
         assert np.abs(J).max() == 0.0, J
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="concord bug: closed-form face derivative takes rounding-level "
-                          "coordinates (1e-16 off a bound) as free")
 def test_backward_is_zero_when_the_polytope_is_a_point():
     # An exact BUDGET of 4 over 4 variables allows only u = (1, 1, 1, 1): the
     # solution cannot move and the Jacobian is 0. Shared with an OR, the

@@ -28,8 +28,7 @@ What is asserted:
     weights >= 0 summing to 1 over allowed configurations and reproduces the
     factor's part of the solution (1e-7); the number of active
     configurations per factor is printed (mean/max, by kind). Two kinds
-    have known bugs there (KNOWN_BAD_DISTRIBUTION: counted, not failed, and
-    reproduced minimally by the strict xfail tests at the end);
+    has none (NO_DISTRIBUTION: concord must refuse it);
   * the ctypes layout of concord_settings matches the header, and the
     reference reproduces hand-solved cases.
 """
@@ -684,14 +683,9 @@ def test_struct_layout_matches_the_header():
     assert s.backward_power is False and s.adapt_eta is True
 
 
-# Two concord bugs make some factor distributions wrong or unavailable (see
-# the xfail tests at the end, which reproduce each one minimally): for
-# KNAPSACK the generic active set rounds the fractional vertices of its
-# MAP oracle to 0/1 configurations, and for PAIR (whose 4 configurations
-# are affinely dependent in u) the active set stops when full instead of
-# swapping a dependent configuration in (CONCORD_ENUMERIC). The random
-# tests check every other kind strictly and count these.
-KNOWN_BAD_DISTRIBUTION = {"KNAPSACK", "PAIR"}
+# KNAPSACK has no sparse distribution (its polytope has fractional
+# vertices): concord refuses it with EINVAL, which the random tests check.
+NO_DISTRIBUTION = {"KNAPSACK"}
 
 
 class DistributionError(AssertionError):
@@ -730,15 +724,15 @@ def check_distribution(graph, f, factor, u, v, tol):
 
 def check_distributions(graph, factors, u, v, known_bad):
     """Every factor's distribution; returns [(kind, size)] of the checked
-    ones. Failures of the known-bad kinds are counted in known_bad."""
+    ones. KNAPSACK must be refused (counted in known_bad)."""
     sizes = []
     for f, factor in enumerate(factors):
-        try:
-            sizes.append((factor.kind, check_distribution(graph, f, factor, u, v, 1e-7)))
-        except (DistributionError, cc.ConcordError):
-            if factor.kind not in KNOWN_BAD_DISTRIBUTION:
-                raise
+        if factor.kind in NO_DISTRIBUTION:
+            with pytest.raises(cc.ConcordError):
+                graph.distribution(f, factor.degree, factor.n_add)
             known_bad[factor.kind] = known_bad.get(factor.kind, 0) + 1
+            continue
+        sizes.append((factor.kind, check_distribution(graph, f, factor, u, v, 1e-7)))
     return sizes
 
 
@@ -784,7 +778,7 @@ def test_lp_sparsemap_matches_the_qp_reference_on_random_graphs():
               int(np.median(iterations)), max(iterations), time.time() - t0))
     print("  factors by kind: %s" % dict(sorted(kinds_seen.items())))
     _print_support("LP-SparseMAP", sizes)
-    print("  distributions not checked (known concord bugs): %s" % (known_bad or "none"))
+    print("  distributions refused as documented (KNAPSACK): %s" % (known_bad or "none"))
     assert set(kinds_seen) >= set(KINDS)
 
 
@@ -813,7 +807,7 @@ def test_single_factor_graphs_equal_sparsemap():
     print("\nSparseMAP (single factor): %d graphs, max error %.2e, %.1fs; by kind %s" % (
         n, worst, time.time() - t0, dict(sorted(by_kind.items()))))
     _print_support("SparseMAP", sizes)
-    print("  distributions not checked (known concord bugs): %s" % (known_bad or "none"))
+    print("  distributions refused as documented (KNAPSACK): %s" % (known_bad or "none"))
     assert len(by_kind) == len(KINDS)
 
 
@@ -889,32 +883,25 @@ def test_reference_on_hand_solved_cases():
 
 
 # ---------------------------------------------------------------------------
-# Known concord bugs, reproduced minimally. strict: when a bug is fixed the
-# test passes unexpectedly and fails the run, so the marker gets removed
-# (and KNOWN_BAD_DISTRIBUTION shrinks).
+# Distributions of the two kinds that once went wrong, pinned down.
 
 
-@pytest.mark.xfail(strict=True, raises=DistributionError,
-                   reason="concord bug: KNAPSACK distributions round fractional vertices to 0/1")
-def test_knapsack_distribution_reproduces_its_solution():
-    # u0 <= 1/2 (cost 2, budget 1); theta 1: SparseMAP u0 = 1/2, the vertex
-    # itself. concord returns the single configuration u0 = 0, weight 1.
+def test_knapsack_distribution_is_refused_with_a_reason():
+    # u0 <= 1/2 (cost 2, budget 1); theta 1: SparseMAP u0 = 1/2, a fractional
+    # vertex: no mixture of 0/1 configurations gives it.
     spec = cc.GraphSpec([("vars", 1), ("knapsack", [0], None, [2.0], 1.0)], [1.0], [])
-    factors = reference_factors(spec)
     with cc.Graph(spec) as graph:
         rc, u, v, info = graph.solve_sparse()
         assert np.allclose(u, [0.5], atol=1e-12)
-        check_distribution(graph, 0, factors[0], u, v, 1e-9)
+        with pytest.raises(cc.ConcordError, match="fractional vertices"):
+            graph.distribution(0, 1, 0)
 
 
-@pytest.mark.xfail(strict=True, raises=cc.ConcordError,
-                   reason="concord bug: PAIR distribution stops at active-set capacity (ENUMERIC)")
 def test_pair_distribution_reproduces_its_solution():
     # theta (0.95, 0.54), phi -0.15: u = (0.8, 0.39), v = 0.19 (hand-solved
-    # above), a mix of (1,0,0), (0,1,0), (1,1,1). concord's active set holds
-    # three configurations, is offered a fourth that is affinely dependent
-    # on them in u, and stops (capacity reached) before the degenerate step
-    # that would swap it in: concord_factor_distribution -> ENUMERIC.
+    # above), a mix of (1,0,0), (0,1,0), (1,1,1). The active set holds three
+    # configurations and is offered a fourth, affinely dependent on them in
+    # u: the degenerate step must swap it in even at capacity.
     spec = cc.GraphSpec([("vars", 2), ("pair", 0, 1)], [0.95, 0.54], [-0.15])
     factors = reference_factors(spec)
     with cc.Graph(spec) as graph:
