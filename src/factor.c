@@ -16,10 +16,10 @@ qp_outcome factor_qp_variables(const factor *f, struct active_set *state,
                                const uint8_t *neg, const double *a, const double *b,
                                const double *d, double *u, double *v, int32_t max_inner,
                                factor_buffers *buf) {
-    qp_outcome out = {0, true};
+    qp_outcome out = {0, true, 0};
     for (int32_t j = 0; j < f->degree; ++j) buf->lit_a[j] = neg[j] ? d[j] - a[j] : a[j];
     if (f->ops->qp) {
-        f->ops->qp(f, buf->lit_a, b, d, buf->lit_u, v, buf->scratch);
+        out.face = f->ops->qp(f, buf->lit_a, b, d, buf->lit_u, v, buf->scratch);
     } else {
         active_set_result r =
             active_set_solve(state, f, buf->lit_a, b, d, buf->lit_u, v, max_inner, buf);
@@ -42,16 +42,16 @@ double factor_map_variables(const factor *f, const uint8_t *neg, const double *a
     return best + offset;
 }
 
-void factor_face_jvp_variables(const factor *f, struct active_set *state, const uint8_t *neg,
-                               const double *a, const double *b, const double *d,
+void factor_face_jvp_variables(const factor *f, struct active_set *state, int32_t face,
+                               const uint8_t *neg, const double *u, const double *b,
                                const double *w, const double *x, const double *y, double *du,
                                double *dv, factor_buffers *buf) {
-    /* In literal space x flips sign on negated links and du flips back;
-     * w, y and dv are unchanged. */
+    /* In literal space u is 1 - u and x flips sign on negated links, and du
+     * flips back; w, y and dv are unchanged. */
     for (int32_t j = 0; j < f->degree; ++j) buf->oracle_a[j] = neg[j] ? -x[j] : x[j];
     if (f->ops->qp) {
-        for (int32_t j = 0; j < f->degree; ++j) buf->lit_a[j] = neg[j] ? d[j] - a[j] : a[j];
-        f->ops->face_jvp(f, buf->lit_a, b, d, w, buf->oracle_a, y, buf->lit_u, dv, buf->oracle_u,
+        for (int32_t j = 0; j < f->degree; ++j) buf->lit_a[j] = neg[j] ? 1.0 - u[j] : u[j];
+        f->ops->face_jvp(f, face, b, buf->lit_a, w, buf->oracle_a, y, buf->lit_u, dv,
                          buf->scratch);
     } else {
         active_set_jvp(state, w, buf->oracle_a, y, buf->lit_u, dv);

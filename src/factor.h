@@ -27,9 +27,12 @@ typedef struct factor_ops {
                   double *u, double *v, void *scratch);
     /* Optional closed form of the weighted QP
      *   argmax over the polytope of  a.u + b.v - 1/2 sum_i d_i u_i^2,
-     * d_i > 0. `scratch` holds at least scratch_bytes(f) bytes. */
-    void (*qp)(const factor *f, const double *a, const double *b,
-               const double *d, double *u, double *v, void *scratch);
+     * d_i > 0. `scratch` holds at least scratch_bytes(f) bytes. Returns a
+     * code naming the face of the polytope that holds the solution, for
+     * face_jvp: the solve knows it exactly, where reading it off u would
+     * have to guess through rounding. */
+    int32_t (*qp)(const factor *f, const double *a, const double *b,
+                  const double *d, double *u, double *v, void *scratch);
     /* Bytes of scratch `map` and `qp` need (NULL: none). */
     size_t (*scratch_bytes)(const factor *f);
     /* Most entries equal to 1 in a configuration (u and v together), which
@@ -39,17 +42,17 @@ typedef struct factor_ops {
      * mixtures of 0/1 configurations, so it has no sparse distribution. */
     bool fractional_vertices;
     /* With qp: the derivative of the QP solution on the face of the
-     * polytope that holds it at literal inputs (a, b, d). On that face u
-     * moves in a tangent space T and v = G u + const. Given the metric
-     * weights w (> 0), x (degree) and y (n_add), writes
+     * polytope that holds it: `face` is the code qp returned with the
+     * literal solution u (at additional scores b), so no QP is solved
+     * again. On that face u moves in a tangent space T and v = G u + const.
+     * Given the metric weights w (> 0), x (degree) and y (n_add), writes
      *   du = Pi (x + W^-1 G^T y),  dv = G du,
      * Pi the W-orthogonal projection onto T; y == NULL means zero and
-     * dv == NULL that dv is not wanted.
-     * u_work (degree doubles) holds the recomputed solution. Required of
-     * every factor with a closed-form qp. */
-    void (*face_jvp)(const factor *f, const double *a, const double *b, const double *d,
+     * dv == NULL that dv is not wanted. Required of every factor with a
+     * closed-form qp. */
+    void (*face_jvp)(const factor *f, int32_t face, const double *b, const double *u,
                      const double *w, const double *x, const double *y, double *du, double *dv,
-                     double *u_work, void *scratch);
+                     void *scratch);
 } factor_ops;
 
 struct factor {
@@ -77,7 +80,8 @@ struct active_set;
 
 typedef struct qp_outcome {
     int32_t oracle_calls;
-    bool exact; /* solved to optimality (closed forms always are) */
+    bool exact;   /* solved to optimality (closed forms always are) */
+    int32_t face; /* closed forms: the code of the solution's face (else 0) */
 } qp_outcome;
 
 /* The weighted QP in variable space: a, d, u are indexed by link, neg[j]
@@ -90,11 +94,12 @@ qp_outcome factor_qp_variables(const factor *f, struct active_set *state,
                                factor_buffers *buf);
 
 /* The face derivative (factor_ops.face_jvp) in variable space, for either
- * kind of factor (generic ones from their active set, which must hold the
- * solution at these inputs). buf->lit_a, lit_u serve as literal buffers
- * and buf->oracle_a as a third one. */
-void factor_face_jvp_variables(const factor *f, struct active_set *state, const uint8_t *neg,
-                               const double *a, const double *b, const double *d,
+ * kind of factor: closed forms take the variable-space solution u and the
+ * face code that factor_qp_variables returned with it; generic factors use
+ * their active set, which must still hold that solution. buf->lit_a, lit_u
+ * serve as literal buffers and buf->oracle_a as a third one. */
+void factor_face_jvp_variables(const factor *f, struct active_set *state, int32_t face,
+                               const uint8_t *neg, const double *u, const double *b,
                                const double *w, const double *x, const double *y, double *du,
                                double *dv, factor_buffers *buf);
 

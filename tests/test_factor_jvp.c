@@ -217,7 +217,8 @@ static enum outcome check_one(test_rng *r, ref_kind kind, kind_stats *st) {
 
     double u_cf[REF_MAX_DEGREE], v_cf[1] = {0.0}, u_g[REF_MAX_DEGREE], v_g[1] = {0.0};
     double du_cf[REF_MAX_DEGREE], dv_cf[1] = {0.0}, du_g[REF_MAX_DEGREE], dv_g[1] = {0.0};
-    assert_true(factor_qp_variables(fa, NULL, neg, a, b, d, u_cf, v_cf, 1, &buf).exact);
+    qp_outcome closed = factor_qp_variables(fa, NULL, neg, a, b, d, u_cf, v_cf, 1, &buf);
+    assert_true(closed.exact);
     qp_outcome gen = factor_qp_variables(&gf.f, state, neg, a, b, d, u_g, v_g, 1000, &buf);
 
     enum outcome result = CHECKED;
@@ -300,7 +301,7 @@ static enum outcome check_one(test_rng *r, ref_kind kind, kind_stats *st) {
     }
 
     if (result == CHECKED) {
-        factor_face_jvp_variables(fa, NULL, neg, a, b, d, w, x, q ? y : NULL, du_cf,
+        factor_face_jvp_variables(fa, NULL, closed.face, neg, u_cf, b, w, x, q ? y : NULL, du_cf,
                                   q ? dv_cf : NULL, &buf);
         if (!active_set_prepare_jvp(state, w)) {
             fprintf(stderr, "%s: active configurations dependent in the metric w\n",
@@ -308,7 +309,7 @@ static enum outcome check_one(test_rng *r, ref_kind kind, kind_stats *st) {
             ref_print_case(rf, a, b, d);
             fail();
         }
-        factor_face_jvp_variables(&gf.f, state, neg, a, b, d, w, x, q ? y : NULL, du_g,
+        factor_face_jvp_variables(&gf.f, state, 0, neg, u_g, b, w, x, q ? y : NULL, du_g,
                                   q ? dv_g : NULL, &buf);
         double z = max_abs(p, x) + (q ? fabs(y[0]) / w_min : 0.0);
         double kappa = (w_max / w_min) * p;

@@ -51,21 +51,20 @@ static double budget_map(const factor *f, const double *a, const double *b,
     return score;
 }
 
-static void budget_qp(const factor *f, const double *a, const double *b,
-                      const double *d, double *u, double *v, void *scratch) {
+static int32_t budget_qp(const factor *f, const double *a, const double *b,
+                         const double *d, double *u, double *v, void *scratch) {
     (void)b, (void)v;
     const budget_params *p = params_of(f);
-    box_qp(f->degree, a, d, NULL, p->budget, p->exact ? BOX_EQ : BOX_LE, u, scratch);
+    box_sense sense = p->exact ? BOX_EQ : BOX_LE;
+    return box_qp_active(sense, box_qp(f->degree, a, d, NULL, p->budget, sense, u, scratch));
 }
 
-static void budget_face(const factor *f, const double *a, const double *b, const double *d,
+/* face: whether the budget binds. */
+static void budget_face(const factor *f, int32_t face, const double *b, const double *u,
                         const double *w, const double *x, const double *y, double *du,
-                        double *dv, double *u, void *scratch) {
-    (void)b, (void)y, (void)dv;
-    const budget_params *p = params_of(f);
-    box_sense sense = p->exact ? BOX_EQ : BOX_LE;
-    double tau = box_qp(f->degree, a, d, NULL, p->budget, sense, u, scratch);
-    box_qp_face(f->degree, u, NULL, box_qp_active(sense, tau), w, x, du);
+                        double *dv, void *scratch) {
+    (void)b, (void)y, (void)dv, (void)scratch;
+    box_qp_face(f->degree, u, NULL, face, w, x, du);
 }
 
 const factor_ops factor_budget_ops = {.name = "BUDGET",
@@ -95,20 +94,18 @@ static double knapsack_map(const factor *f, const double *a, const double *b,
     return score;
 }
 
-static void knapsack_qp(const factor *f, const double *a, const double *b,
-                        const double *d, double *u, double *v, void *scratch) {
+static int32_t knapsack_qp(const factor *f, const double *a, const double *b,
+                           const double *d, double *u, double *v, void *scratch) {
     (void)b, (void)v;
     const budget_params *p = params_of(f);
-    box_qp(f->degree, a, d, p->costs, p->budget, BOX_LE, u, scratch);
+    return box_qp_active(BOX_LE, box_qp(f->degree, a, d, p->costs, p->budget, BOX_LE, u, scratch));
 }
 
-static void knapsack_face(const factor *f, const double *a, const double *b, const double *d,
+static void knapsack_face(const factor *f, int32_t face, const double *b, const double *u,
                           const double *w, const double *x, const double *y, double *du,
-                          double *dv, double *u, void *scratch) {
-    (void)b, (void)y, (void)dv;
-    const budget_params *p = params_of(f);
-    double tau = box_qp(f->degree, a, d, p->costs, p->budget, BOX_LE, u, scratch);
-    box_qp_face(f->degree, u, p->costs, box_qp_active(BOX_LE, tau), w, x, du);
+                          double *dv, void *scratch) {
+    (void)b, (void)y, (void)dv, (void)scratch;
+    box_qp_face(f->degree, u, params_of(f)->costs, face, w, x, du);
 }
 
 const factor_ops factor_knapsack_ops = {.name = "KNAPSACK",

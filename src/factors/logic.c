@@ -39,33 +39,26 @@ static double xor_map(const factor *f, const double *a, const double *b,
     return a[k];
 }
 
-static void xor_qp(const factor *f, const double *a, const double *b,
-                   const double *d, double *u, double *v, void *scratch) {
+static int32_t xor_qp(const factor *f, const double *a, const double *b,
+                      const double *d, double *u, double *v, void *scratch) {
     (void)b, (void)v;
-    box_qp(f->degree, a, d, NULL, 1.0, BOX_EQ, u, scratch);
+    return box_qp_active(BOX_EQ, box_qp(f->degree, a, d, NULL, 1.0, BOX_EQ, u, scratch));
 }
 
-/* The face derivative of a unit-cost box-QP factor: solve again, then
- * project on the face the solution sits on. */
-static void unit_box_face(const factor *f, box_sense sense, const double *a, const double *d,
-                          const double *w, const double *x, double *du, double *u,
-                          void *scratch) {
-    double tau = box_qp(f->degree, a, d, NULL, 1.0, sense, u, scratch);
-    box_qp_face(f->degree, u, NULL, box_qp_active(sense, tau), w, x, du);
-}
-
-static void xor_face(const factor *f, const double *a, const double *b, const double *d,
-                     const double *w, const double *x, const double *y, double *du, double *dv,
-                     double *u, void *scratch) {
-    (void)b, (void)y, (void)dv;
-    unit_box_face(f, BOX_EQ, a, d, w, x, du, u, scratch);
+/* The face derivative of a unit-cost box-QP factor (face: whether the sum
+ * constraint binds). */
+static void unit_box_face(const factor *f, int32_t face, const double *b, const double *u,
+                          const double *w, const double *x, const double *y, double *du,
+                          double *dv, void *scratch) {
+    (void)b, (void)y, (void)dv, (void)scratch;
+    box_qp_face(f->degree, u, NULL, face, w, x, du);
 }
 
 const factor_ops factor_xor_ops = {.name = "XOR",
                                    .map = xor_map,
                                    .qp = xor_qp,
                                    .scratch_bytes = box_scratch,
-                                   .face_jvp = xor_face};
+                                   .face_jvp = unit_box_face};
 
 /* ---- ATMOSTONE ---------------------------------------------------------- */
 
@@ -79,24 +72,17 @@ static double atmostone_map(const factor *f, const double *a, const double *b,
     return a[k];
 }
 
-static void atmostone_qp(const factor *f, const double *a, const double *b,
-                         const double *d, double *u, double *v, void *scratch) {
+static int32_t atmostone_qp(const factor *f, const double *a, const double *b,
+                            const double *d, double *u, double *v, void *scratch) {
     (void)b, (void)v;
-    box_qp(f->degree, a, d, NULL, 1.0, BOX_LE, u, scratch);
-}
-
-static void atmostone_face(const factor *f, const double *a, const double *b, const double *d,
-                           const double *w, const double *x, const double *y, double *du,
-                           double *dv, double *u, void *scratch) {
-    (void)b, (void)y, (void)dv;
-    unit_box_face(f, BOX_LE, a, d, w, x, du, u, scratch);
+    return box_qp_active(BOX_LE, box_qp(f->degree, a, d, NULL, 1.0, BOX_LE, u, scratch));
 }
 
 const factor_ops factor_atmostone_ops = {.name = "ATMOSTONE",
                                          .map = atmostone_map,
                                          .qp = atmostone_qp,
                                          .scratch_bytes = box_scratch,
-                                         .face_jvp = atmostone_face};
+                                         .face_jvp = unit_box_face};
 
 /* ---- OR ----------------------------------------------------------------- */
 
@@ -118,24 +104,17 @@ static double or_map(const factor *f, const double *a, const double *b,
     return a[k];
 }
 
-static void or_qp(const factor *f, const double *a, const double *b,
-                  const double *d, double *u, double *v, void *scratch) {
+static int32_t or_qp(const factor *f, const double *a, const double *b,
+                     const double *d, double *u, double *v, void *scratch) {
     (void)b, (void)v;
-    box_qp(f->degree, a, d, NULL, 1.0, BOX_GE, u, scratch);
-}
-
-static void or_face(const factor *f, const double *a, const double *b, const double *d,
-                    const double *w, const double *x, const double *y, double *du, double *dv,
-                    double *u, void *scratch) {
-    (void)b, (void)y, (void)dv;
-    unit_box_face(f, BOX_GE, a, d, w, x, du, u, scratch);
+    return box_qp_active(BOX_GE, box_qp(f->degree, a, d, NULL, 1.0, BOX_GE, u, scratch));
 }
 
 const factor_ops factor_or_ops = {.name = "OR",
                                   .map = or_map,
                                   .qp = or_qp,
                                   .scratch_bytes = box_scratch,
-                                  .face_jvp = or_face};
+                                  .face_jvp = unit_box_face};
 
 /* ---- OROUT: links 0..n-1 are the inputs, link n is the output ---------- */
 
@@ -210,11 +189,13 @@ static double orout_relaxed_output(int32_t n, const double *a, const double *d,
     return t < 1.0 ? t : 1.0;
 }
 
-/* Solves the QP; returns 1 when the solution is the first stage's, 0 when
- * t <= sum u binds (then u is the XOR solution over (u, not t), and on
- * return s.a holds that XOR's inputs). */
-static int orout_solve(const factor *f, const double *a, const double *d, double *u,
-                       orout_scratch s) {
+/* The face codes of OROUT: which stage's solution it is. */
+enum { OROUT_RELAXED = 0, OROUT_SUM_BINDS = 1 };
+
+static int32_t orout_qp(const factor *f, const double *a, const double *b,
+                        const double *d, double *u, double *v, void *scratch) {
+    (void)b, (void)v;
+    orout_scratch s = orout_split(f, scratch);
     int32_t n = f->degree - 1;
     double t = orout_relaxed_output(n, a, d, s.order);
     double sum = 0.0;
@@ -224,42 +205,41 @@ static int orout_solve(const factor *f, const double *a, const double *d, double
         sum += u[i];
     }
     u[n] = t;
-    if (t <= sum) return 1;
+    if (t <= sum) return OROUT_RELAXED;
+    /* t <= sum u binds: the XOR over (u, not t) */
     for (int32_t i = 0; i < n; ++i) s.a[i] = a[i];
     s.a[n] = d[n] - a[n];
     box_qp(f->degree, s.a, d, NULL, 1.0, BOX_EQ, u, s.box);
     u[n] = 1.0 - u[n];
-    return 0;
+    return OROUT_SUM_BINDS;
 }
 
-static void orout_qp(const factor *f, const double *a, const double *b,
-                     const double *d, double *u, double *v, void *scratch) {
-    (void)b, (void)v;
-    orout_solve(f, a, d, u, orout_split(f, scratch));
-}
-
-/* First stage: inputs strictly inside (0, t) move freely, inputs clipped at
- * t move with t as one group (when 0 < t < 1), the rest stay. Second stage:
- * the XOR face over (u, not t). */
-static void orout_face(const factor *f, const double *a, const double *b, const double *d,
+/* First stage: inputs strictly inside (0, t) move freely, inputs at t move
+ * with t as one group (when 0 < t < 1), the rest stay; inputs count as at
+ * t within 1e-12, the rounding of the double negation 1 - (1 - t) between
+ * literal and variable space. Second stage: the XOR face over (u, not t). */
+static void orout_face(const factor *f, int32_t face, const double *b, const double *u,
                        const double *w, const double *x, const double *y, double *du,
-                       double *dv, double *u, void *scratch) {
+                       double *dv, void *scratch) {
     (void)b, (void)y, (void)dv;
     int32_t n = f->degree - 1;
-    orout_scratch s = orout_split(f, scratch);
-    if (!orout_solve(f, a, d, u, s)) {
+    double t = u[n];
+    if (face == OROUT_SUM_BINDS) {
         /* literal space of the XOR: the output flips */
-        u[n] = 1.0 - u[n];
-        for (int32_t i = 0; i < n; ++i) s.a[i] = x[i];
-        s.a[n] = -x[n];
-        box_qp_face(f->degree, u, NULL, 1, w, s.a, du);
+        double *lit = orout_split(f, scratch).a;
+        for (int32_t i = 0; i < n; ++i) {
+            lit[i] = u[i];
+            du[i] = x[i];
+        }
+        lit[n] = 1.0 - t;
+        du[n] = -x[n];
+        box_qp_face(f->degree, lit, NULL, 1, w, du, du);
         du[n] = -du[n];
-        u[n] = 1.0 - u[n];
         return;
     }
-    double t = u[n], num = w[n] * x[n], den = w[n];
+    double num = w[n] * x[n], den = w[n];
     for (int32_t i = 0; i < n; ++i) {
-        int tied = t > 0.0 && a[i] / d[i] >= t;
+        int tied = t > 0.0 && u[i] >= t - 1e-12;
         du[i] = !tied && u[i] > 0.0 ? x[i] : 0.0;
         if (tied) {
             num += w[i] * x[i];
@@ -269,7 +249,7 @@ static void orout_face(const factor *f, const double *a, const double *b, const 
     double group = t > 0.0 && t < 1.0 ? num / den : 0.0;
     du[n] = group;
     for (int32_t i = 0; i < n; ++i)
-        if (t > 0.0 && a[i] / d[i] >= t) du[i] = group;
+        if (t > 0.0 && u[i] >= t - 1e-12) du[i] = group;
 }
 
 const factor_ops factor_orout_ops = {.name = "OROUT",

@@ -33,8 +33,9 @@ static double pair_map(const factor *f, const double *a, const double *b,
     return best;
 }
 
-/* Which region holds the solution: it fixes both the tangent space and
- * how v follows u (v = g1 u1 + g2 u2 + const). */
+/* Which region holds the solution (the face code pair_qp returns): it
+ * fixes both the tangent space and how v follows u (v = g1 u1 + g2 u2 +
+ * const). */
 typedef enum pair_face {
     ABOVE_DIAGONAL, /* b >= 0, u1 >= u2: v = u2 */
     BELOW_DIAGONAL, /* b >= 0, u1 <= u2: v = u1 */
@@ -44,8 +45,9 @@ typedef enum pair_face {
     ON_ANTI         /* b < 0, u1 + u2 = 1, v = 0 */
 } pair_face;
 
-static pair_face pair_solve(const double *a, const double *b, const double *d, double *u,
-                            double *v) {
+static int32_t pair_qp(const factor *f, const double *a, const double *b, const double *d,
+                       double *u, double *v, void *scratch) {
+    (void)f, (void)scratch;
     double s = b[0];
     pair_face face;
     if (s >= 0.0) {
@@ -82,18 +84,10 @@ static pair_face pair_solve(const double *a, const double *b, const double *d, d
     return face;
 }
 
-static void pair_qp(const factor *f, const double *a, const double *b, const double *d,
-                    double *u, double *v, void *scratch) {
-    (void)f, (void)scratch;
-    pair_solve(a, b, d, u, v);
-}
-
-static void pair_face_jvp(const factor *f, const double *a, const double *b, const double *d,
+static void pair_face_jvp(const factor *f, int32_t face, const double *b, const double *u,
                           const double *w, const double *x, const double *y, double *du,
-                          double *dv, double *u, void *scratch) {
-    (void)f, (void)scratch;
-    double v;
-    pair_face face = pair_solve(a, b, d, u, &v);
+                          double *dv, void *scratch) {
+    (void)f, (void)b, (void)scratch;
     static const double gain[][2] = {{0, 1}, {1, 0}, {0.5, 0.5}, {0, 0}, {1, 1}, {0, 0}};
     const double *g = gain[face];
     double dphi = y ? y[0] : 0.0;

@@ -158,12 +158,12 @@ void box_qp_face(int32_t n, const double *u, const double *c, int active, const 
     double num = 0.0, den = 0.0;
     for (int32_t i = 0; i < n; ++i) {
         int free_item = u[i] > 0.0 && u[i] < 1.0;
-        du[i] = free_item ? x[i] : 0.0;
         if (free_item && active) {
             double ci = cost_of(c, i);
             num += ci * x[i];
             den += ci * ci / w[i];
         }
+        du[i] = free_item ? x[i] : 0.0;
     }
     if (!active || den <= 0.0) return;
     double shift = num / den;

@@ -30,13 +30,14 @@ double box_qp(int32_t n, const double *a, const double *d, const double *c,
 /* The derivative on the face holding the solution u: with F the items
  * strictly inside (0, 1), du = x on F and 0 elsewhere, minus, when the sum
  * constraint is active, the W-orthogonal component along c:
- *   du_i = x_i - (c_i / w_i) (sum_F c_j x_j) / (sum_F c_j^2 / w_j),  i in F. */
+ *   du_i = x_i - (c_i / w_i) (sum_F c_j x_j) / (sum_F c_j^2 / w_j),  i in F.
+ * du may be the same array as x. */
 void box_qp_face(int32_t n, const double *u, const double *c, int active, const double *w,
                  const double *x, double *du);
 
 /* Whether the sum constraint binds at a solution returned with multiplier
- * tau (an equality always does). */
-static inline int box_qp_active(box_sense sense, double tau) {
+ * tau (an equality always does): the face code of the box-QP factors. */
+static inline int32_t box_qp_active(box_sense sense, double tau) {
     return sense == BOX_EQ || tau != 0.0;
 }
 

@@ -79,9 +79,11 @@ static qp_outcome solve_factor(const concord_graph *g, admm_workspace *w, int32_
         w->a_solved[begin + j] = w->a[j];
         w->active[i] = 1;
     }
-    return factor_qp_variables(fa, w->state[f], g->link_neg + begin, w->a,
-                               g->phi + fa->add_begin, w->d, w->uf + begin,
-                               w->v + fa->add_begin, max_inner, &w->buf);
+    qp_outcome out = factor_qp_variables(fa, w->state[f], g->link_neg + begin, w->a,
+                                          g->phi + fa->add_begin, w->d, w->uf + begin,
+                                          w->v + fa->add_begin, max_inner, &w->buf);
+    w->face[f] = out.face;
+    return out;
 }
 
 /* Lagrangian dual bound at the current multipliers. */
@@ -221,7 +223,7 @@ static int solve_separable(const concord_graph *g, admm_workspace *w, int sparse
         const factor *fa = &g->factors[f];
         const int32_t b = fa->link_begin;
         if (sparse) {
-            qp_outcome q = {0, false};
+            qp_outcome q = {0, false, 0};
             for (int32_t round = 0; round < 1000 && !q.exact; ++round) {
                 q = solve_factor(g, w, f, 0.0, 1, 100);
                 *oracle_calls += q.oracle_calls;

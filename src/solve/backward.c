@@ -30,7 +30,7 @@
 typedef struct backward {
     const concord_graph *g;
     admm_workspace *w;
-    double *d_link, *w_link; /* per link: the QP weights and the metric */
+    double *w_link; /* per link: the metric */
     double *r, *y, *res, *dir, *mdir, *tmp;
 } backward;
 
@@ -41,8 +41,8 @@ static void face(backward *bw, int32_t f, const double *x, const double *y, doub
     admm_workspace *w = bw->w;
     const factor *fa = &g->factors[f];
     int32_t b = fa->link_begin;
-    factor_face_jvp_variables(fa, w->state[f], g->link_neg + b, w->a_solved + b,
-                              g->phi + fa->add_begin, bw->d_link + b, bw->w_link + b, x + b,
+    factor_face_jvp_variables(fa, w->state[f], w->face[f], g->link_neg + b, w->uf + b,
+                              g->phi + fa->add_begin, bw->w_link + b, x + b,
                               y ? y + fa->add_begin : NULL, du + b, dv ? dv + fa->add_begin : NULL,
                               &w->buf);
 }
@@ -132,7 +132,7 @@ static double seconds_since(const struct timespec *start) {
 /* Link-space buffers, sized once per graph structure. */
 static int ensure_buffers(admm_workspace *w, int32_t n_links) {
     if (w->backward_memory) return CONCORD_OK;
-    w->backward_memory = calloc(8 * (size_t)(n_links ? n_links : 1), sizeof(double));
+    w->backward_memory = calloc(7 * (size_t)(n_links ? n_links : 1), sizeof(double));
     return w->backward_memory ? CONCORD_OK : CONCORD_ENOMEM;
 }
 
@@ -157,13 +157,8 @@ int concord_backward(concord_graph *g, const concord_settings *settings, const d
     const size_t nl = (size_t)(g->n_links ? g->n_links : 1);
     backward bw = {g, w, w->backward_memory, w->backward_memory + nl, w->backward_memory + 2 * nl,
                    w->backward_memory + 3 * nl, w->backward_memory + 4 * nl,
-                   w->backward_memory + 5 * nl, w->backward_memory + 6 * nl,
-                   w->backward_memory + 7 * nl};
-    for (int32_t l = 0; l < g->n_links; ++l) {
-        double inv = w->inv_deg[g->link_var[l]];
-        bw.w_link[l] = inv;
-        bw.d_link[l] = inv + w->eta;
-    }
+                   w->backward_memory + 5 * nl, w->backward_memory + 6 * nl};
+    for (int32_t l = 0; l < g->n_links; ++l) bw.w_link[l] = w->inv_deg[g->link_var[l]];
     for (int32_t f = 0; f < g->n_factors; ++f)
         if (w->state[f] &&
             !active_set_prepare_jvp(w->state[f], bw.w_link + g->factors[f].link_begin))

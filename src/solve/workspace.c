@@ -18,6 +18,7 @@ void admm_workspace_free(admm_workspace *w) {
     free(w->link_factor);
     free(w->lambda);
     free(w->uf);
+    free(w->face);
     free(w->ubar);
     free(w->v);
     free(w->round_u);
@@ -68,6 +69,7 @@ admm_workspace *workspace_build(const concord_graph *g) {
     w->dirty = alloc_array((size_t)g->n_factors, 1, &failed);
     w->active = alloc_array(nv, 1, &failed);
     w->a_solved = alloc_array(nl, sizeof(double), &failed);
+    w->face = alloc_array((size_t)g->n_factors, sizeof(int32_t), &failed);
     int32_t max_degree = 1, max_add = 1;
     size_t max_scratch = 1;
     for (int32_t f = 0; f < g->n_factors; ++f) {

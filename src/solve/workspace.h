@@ -29,6 +29,7 @@ struct admm_workspace {
     uint8_t *active;   /* variable must be revisited: a factor of it was solved,
                           or it moved last time */
     double *a_solved;  /* per link: the input of the factor's last solve */
+    int32_t *face;     /* per factor: the face code of its last closed-form QP */
     double *a, *d, *u; /* one factor's inputs and output, variable space */
     double *b;         /* one factor's additional scores (feasibility test) */
     double *vmap;      /* additional outputs of a MAP call */

@@ -1,0 +1,166 @@
+/*
+ * LP-SparseMAP forward and backward passes on four structured problems,
+ * with random N(0, 1) scores (fixed seed):
+ *   grid      a 10x10 grid of binary variables with PAIR factors on edges;
+ *   matching  LP-matching 20x20: XOR per row, ATMOSTONE per column;
+ *   tree      a non-projective tree over 20 words (all 420 arcs) with
+ *             BUDGET(5) on each head's outgoing arcs;
+ *   sequence  a sequence of 30 positions x 10 states (Viterbi factor)
+ *             with BUDGET(4) on each state's indicators.
+ * For each: the median over repeated runs of the forward time (default
+ * settings, tolerance 1e-6 per link) and of the backward time for a random
+ * direction, with iterations, status, the mean and largest number of
+ * active configurations per factor, and CG iterations of the backward.
+ *
+ *   bench_sparse [REPEATS]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench_common.h"
+#include "concord.h"
+
+static unsigned long long bench_state = 0x9e3779b97f4a7c15ull;
+
+static double uniform(void) {
+    bench_state = bench_state * 6364136223846793005ull + 1442695040888963407ull;
+    return ((double)(bench_state >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double normal(void) {
+    return sqrt(-2.0 * log(uniform())) * cos(6.283185307179586 * uniform());
+}
+
+static void normals(double *x, int n) {
+    for (int i = 0; i < n; ++i) x[i] = normal();
+}
+
+static concord_graph *grid(void) {
+    enum { N = 10 };
+    double theta[N * N];
+    normals(theta, N * N);
+    concord_graph *g = concord_graph_new();
+    concord_add_variables(g, N * N, theta, NULL);
+    for (int r = 0; r < N; ++r)
+        for (int c = 0; c < N; ++c) {
+            if (c + 1 < N) concord_add_pair(g, r * N + c, r * N + c + 1, normal(), NULL);
+            if (r + 1 < N) concord_add_pair(g, r * N + c, (r + 1) * N + c, normal(), NULL);
+        }
+    return g;
+}
+
+static concord_graph *matching(void) {
+    enum { N = 20 };
+    double theta[N * N];
+    normals(theta, N * N);
+    concord_graph *g = concord_graph_new();
+    concord_add_variables(g, N * N, theta, NULL);
+    int32_t vars[N];
+    for (int r = 0; r < N; ++r) {
+        for (int c = 0; c < N; ++c) vars[c] = r * N + c;
+        concord_add_logic(g, CONCORD_XOR, N, vars, NULL, NULL);
+    }
+    for (int c = 0; c < N; ++c) {
+        for (int r = 0; r < N; ++r) vars[r] = r * N + c;
+        concord_add_logic(g, CONCORD_ATMOSTONE, N, vars, NULL, NULL);
+    }
+    return g;
+}
+
+static concord_graph *tree(void) {
+    enum { WORDS = 20, ARCS = WORDS * WORDS }; /* heads 0..20, modifiers 1..20 */
+    int32_t heads[ARCS], mods[ARCS], vars[ARCS];
+    int32_t n = 0;
+    for (int h = 0; h <= WORDS; ++h)
+        for (int m = 1; m <= WORDS; ++m)
+            if (h != m) heads[n] = h, mods[n] = m, vars[n] = n, ++n;
+    double *theta = malloc((size_t)n * sizeof *theta);
+    normals(theta, n);
+    concord_graph *g = concord_graph_new();
+    concord_add_variables(g, n, theta, NULL);
+    concord_add_tree(g, WORDS + 1, n, heads, mods, vars, 0, NULL);
+    int32_t out[ARCS];
+    for (int h = 0; h <= WORDS; ++h) {
+        int32_t k = 0;
+        for (int32_t a = 0; a < n; ++a)
+            if (heads[a] == h) out[k++] = a;
+        concord_add_budget(g, k, out, NULL, 5, false, NULL);
+    }
+    free(theta);
+    return g;
+}
+
+static concord_graph *sequence(void) {
+    enum { L = 30, K = 10 };
+    int32_t states[L], vars[L * K];
+    double theta[L * K];
+    double transitions[K + (L - 1) * K * K + K];
+    for (int p = 0; p < L; ++p) states[p] = K;
+    for (int i = 0; i < L * K; ++i) vars[i] = i;
+    normals(theta, L * K);
+    normals(transitions, (int)(sizeof transitions / sizeof transitions[0]));
+    concord_graph *g = concord_graph_new();
+    concord_add_variables(g, L * K, theta, NULL);
+    concord_add_sequence(g, L, states, vars, transitions, NULL);
+    int32_t column[L];
+    for (int s = 0; s < K; ++s) {
+        for (int p = 0; p < L; ++p) column[p] = p * K + s;
+        concord_add_budget(g, L, column, NULL, 4, false, NULL);
+    }
+    return g;
+}
+
+typedef struct problem {
+    const char *name;
+    concord_graph *(*build)(void);
+} problem;
+
+int main(int argc, char **argv) {
+    int repeats = argc > 1 ? atoi(argv[1]) : 15;
+    if (repeats < 1 || repeats > 1000) repeats = 15;
+    const problem problems[] = {
+        {"grid", grid}, {"matching", matching}, {"tree", tree}, {"sequence", sequence}};
+    printf("%-9s %11s %7s %-11s %12s %8s %10s %8s\n", "problem", "forward ms", "iters",
+           "status", "active mean", "max", "backward ms", "CG iters");
+    for (size_t k = 0; k < sizeof problems / sizeof problems[0]; ++k) {
+        concord_graph *g = problems[k].build();
+        int32_t n = concord_num_variables(g), n_add = concord_num_additionals(g);
+        double *du = malloc((size_t)n * sizeof *du), *dtheta = malloc((size_t)n * sizeof *dtheta);
+        double *dv = malloc((size_t)(n_add ? n_add : 1) * sizeof *dv);
+        double *dphi = malloc((size_t)(n_add ? n_add : 1) * sizeof *dphi);
+        normals(du, n);
+        normals(dv, n_add);
+        double forward[1000], backward[1000];
+        concord_info info = {0};
+        concord_backward_info binfo = {0};
+        for (int r = 0; r < repeats; ++r) {
+            double t0 = bench_now();
+            concord_solve_sparse(g, NULL, &info);
+            double t1 = bench_now();
+            concord_backward(g, NULL, du, n_add ? dv : NULL, dtheta, n_add ? dphi : NULL, &binfo);
+            double t2 = bench_now();
+            forward[r] = t1 - t0;
+            backward[r] = t2 - t1;
+        }
+        double total = 0.0;
+        int32_t largest = 0, factors = concord_num_factors(g), counted = 0;
+        for (int32_t f = 0; f < factors; ++f) {
+            int32_t count;
+            if (concord_factor_distribution(g, f, &count) != CONCORD_OK) continue;
+            total += count;
+            counted += 1;
+            if (count > largest) largest = count;
+        }
+        printf("%-9s %11.3f %7d %-11s %12.2f %8d %10.3f %8d\n", problems[k].name,
+               1e3 * bench_median(forward, repeats), info.iterations,
+               concord_status_name(info.status), counted ? total / counted : 0.0, largest,
+               1e3 * bench_median(backward, repeats), binfo.iterations);
+        free(du);
+        free(dtheta);
+        free(dv);
+        free(dphi);
+        concord_graph_free(g);
+    }
+    return 0;
+}
