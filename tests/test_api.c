@@ -44,6 +44,46 @@ static void xor_alone_selects_the_best_variable(void **state) {
     }
 }
 
+/* A solve depends on the graph and the settings only: solving again, even
+ * after solves in other modes and with other settings, repeats the first
+ * solve bit for bit (the active sets of the sequence factor forget their
+ * weights and numerical history on each solve). */
+static void repeated_solves_are_identical(void **state) {
+    (void)state;
+    enum { L = 30, K = 10 };
+    test_rng rng = {7};
+    double theta[L * K], transitions[K + (L - 1) * K * K + K];
+    int32_t states[L], vars[L * K], column[L];
+    for (int i = 0; i < L * K; ++i) theta[i] = rng_normal(&rng), vars[i] = i;
+    for (size_t i = 0; i < sizeof transitions / sizeof transitions[0]; ++i)
+        transitions[i] = rng_normal(&rng);
+    for (int p = 0; p < L; ++p) states[p] = K;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, L * K, theta, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_sequence(g, L, states, vars, transitions, NULL), CONCORD_OK);
+    for (int k = 0; k < K; ++k) {
+        for (int p = 0; p < L; ++p) column[p] = p * K + k;
+        assert_int_equal(concord_add_budget(g, L, column, NULL, 4, false, NULL), CONCORD_OK);
+    }
+    concord_info first, again;
+    double u[L * K];
+    assert_int_equal(concord_solve_sparse(g, NULL, &first), CONCORD_OK);
+    assert_true(first.iterations > 1);
+    memcpy(u, concord_solution_variables(g), sizeof u);
+    concord_settings other;
+    concord_default_settings(&other);
+    other.eta = 1.0;
+    other.acceleration = 0;
+    assert_int_equal(concord_solve_sparse(g, &other, NULL), CONCORD_OK);
+    assert_int_equal(concord_solve_map(g, NULL, NULL), CONCORD_OK);
+    for (int round = 0; round < 2; ++round) {
+        assert_int_equal(concord_solve_sparse(g, NULL, &again), CONCORD_OK);
+        assert_int_equal(again.iterations, first.iterations);
+        assert_memory_equal(concord_solution_variables(g), u, sizeof u);
+    }
+    concord_graph_free(g);
+}
+
 /* Scores change between solves without rebuilding; each solve answers for
  * the scores it was given. */
 static void resolving_with_new_scores_uses_them(void **state) {
@@ -99,6 +139,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(xor_alone_selects_the_best_variable),
         cmocka_unit_test(resolving_with_new_scores_uses_them),
+        cmocka_unit_test(repeated_solves_are_identical),
         cmocka_unit_test(bad_arguments_are_rejected_with_a_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -98,6 +98,10 @@ active_set *active_set_init(const factor *f, void *memory) {
 void active_set_reset(active_set *s) {
     s->size = 0;
     s->jvp_size = -1;
+    /* Forget the weights and the update count too: a reset solve then
+     * repeats the first one bit for bit, whatever ran before. */
+    s->have_d = false;
+    s->updates = 0;
 }
 
 int32_t active_set_size(const active_set *s) { return s->size; }

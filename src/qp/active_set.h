@@ -36,7 +36,8 @@ size_t active_set_bytes(const factor *f);
  * for doubles) and returns it. */
 active_set *active_set_init(const factor *f, void *memory);
 
-/* Forgets the active configurations (the next solve starts cold). */
+/* Forgets the active configurations and the weights (the next solve
+ * starts cold, exactly as after active_set_init). */
 void active_set_reset(active_set *s);
 
 typedef struct active_set_result {
