@@ -65,7 +65,10 @@ static double score_scale(const concord_graph *g, const admm_workspace *w) {
     return scale > 0.0 && isfinite(scale) ? scale : 1.0;
 }
 
-/* Solves factor f's QP at the current multipliers and consensus. */
+/* Solves factor f's QP at the current multipliers and consensus. Only the
+ * variables whose copy changed need revisiting: a variable left alone last
+ * iteration has every copy equal to its consensus, so if they stay put its
+ * update is a no-op (on mostly integral graphs, most copies stay put). */
 static qp_outcome solve_factor(const concord_graph *g, admm_workspace *w, int32_t f,
                                double eta, int sparse, int32_t max_inner) {
     const factor *fa = &g->factors[f];
@@ -77,11 +80,17 @@ static qp_outcome solve_factor(const concord_graph *g, admm_workspace *w, int32_
         w->a[j] = g->theta[i] * w->inv_deg[i] + eta * w->ubar[i] + lambda[j];
         w->d[j] = sparse ? eta + w->inv_deg[i] : eta;
         w->a_solved[begin + j] = w->a[j];
-        w->active[i] = 1;
     }
     qp_outcome out = factor_qp_variables(fa, w->state[f], g->link_neg + begin, w->a,
-                                          g->phi + fa->add_begin, w->d, w->uf + begin,
+                                          g->phi + fa->add_begin, w->d, w->u,
                                           w->v + fa->add_begin, max_inner, &w->buf);
+    double *uf = w->uf + begin;
+    for (int32_t j = 0; j < n; ++j) {
+        if (w->u[j] != uf[j]) {
+            uf[j] = w->u[j];
+            w->active[var[j]] = 1;
+        }
+    }
     w->face[f] = out.face;
     return out;
 }
@@ -282,8 +291,11 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
     double eta = eta_rel * scale;
 
     for (int32_t l = 0; l < g->n_links; ++l) w->lambda[l] = 0.0;
-    for (int32_t i = 0; i < g->n_vars; ++i)
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        /* a variable in no factor takes its best value once and for all */
         w->ubar[i] = w->deg[i] ? 0.5 : (sparse ? clip01(g->theta[i]) : (g->theta[i] > 0.0));
+        w->active[i] = w->deg[i] > 0;
+    }
     memset(w->dirty, 1, (size_t)g->n_factors);
     for (int32_t f = 0; f < g->n_factors; ++f)
         if (w->state[f]) active_set_reset(w->state[f]);
