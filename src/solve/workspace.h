@@ -26,8 +26,8 @@ struct admm_workspace {
     double *round_u;   /* candidate integral point (n_vars, n_add) */
     double *round_v;
     uint8_t *dirty;    /* factor inputs changed since its last solve */
-    uint8_t *active;   /* variable must be revisited: a factor of it was solved,
-                          or it moved last time */
+    uint8_t *active;   /* variable must be revisited: a factor's copy of it
+                          changed, or it moved last time */
     double *a_solved;  /* per link: the input of the factor's last solve */
     int32_t *face;     /* per factor: the face code of its last closed-form QP */
     double *a, *d, *u; /* one factor's inputs and output, variable space */
