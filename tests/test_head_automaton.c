@@ -4,11 +4,12 @@
  * grandparent) of small random automata, with its own table of sibling
  * pairs, and checks the oracles (best score, ties, negative scores) and the
  * active-set QP built on them (structured_check.h). AD3's parsing01.fg and
- * parsing02.fg also hold an ARBORESCENCE factor, which is not implemented
- * on this branch: the test drops that line, loads the head automata,
- * compares their structure with its own reading of the lines, checks the
- * oracles of the smaller ones against enumeration with the file's scores,
- * and runs AD3 on the rest. Malformed lines are rejected with messages.
+ * parsing02.fg also hold an ARBORESCENCE factor: to look at the automata
+ * alone the test drops that line (test_tree.c checks the tree alone and
+ * the whole graphs), loads the head automata, compares their structure
+ * with its own reading of the lines, checks the oracles of the smaller ones
+ * against enumeration with the file's scores, and runs AD3 on the rest.
+ * Malformed lines are rejected with messages.
  */
 #include <math.h>
 #include <setjmp.h>

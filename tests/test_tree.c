@@ -555,6 +555,50 @@ static void ad3_parsing_tree_reads_and_solves(void **state) {
     concord_free_graphs(graphs, count);
 }
 
+/* AD3's three parsing graphs whole (tree, head automata, OROUT of degree
+ * 2, PAIR...): LP-MAP must converge. The certificate needs no reference
+ * solver: a dual bound is an upper bound on every feasible value, so when
+ * the solution is integral, feasible for every factor (concord_evaluate,
+ * which asks each factor's own MAP oracle whether the point is allowed) and
+ * scores within the tolerance of the bound, it is a MAP assignment; when it
+ * is fractional the bound must still hold above the relaxed value. */
+static void ad3_parsing_graphs_solve_with_a_certified_gap(void **state) {
+    (void)state;
+    static const char *const names[] = {"parsing01.fg", "parsing02.fg", "parsing_excerpt.fg"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
+        char path[512], error[256];
+        snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, names[k]);
+        concord_graph **graphs;
+        size_t count;
+        if (concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error,
+                              NULL, NULL) == CONCORD_EIO) {
+            print_message("%s not found: skipped\n", names[k]);
+            continue;
+        }
+        assert_int_equal(count, 1);
+        concord_graph *g = graphs[0];
+        concord_info info;
+        assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+        double l1 = 0.0;
+        for (int32_t i = 0; i < concord_num_variables(g); ++i)
+            l1 += fabs(concord_variable_scores(g)[i]);
+        for (int32_t i = 0; i < concord_num_additionals(g); ++i)
+            l1 += fabs(concord_additional_scores(g)[i]);
+        assert_true(info.upper_bound >= info.value - 1e-6 * l1);
+        if (info.integral) {
+            concord_decoding at;
+            assert_int_equal(concord_evaluate(g, concord_solution_variables(g), &at), CONCORD_OK);
+            assert_int_equal(at.violated, 0);
+            assert_true(fabs(at.value - info.value) <= 1e-9 * l1);
+            assert_true(info.upper_bound - at.value <= 1e-6 * l1);
+        }
+        print_message("%s: %s, value %.10g, bound %.10g, %d iterations\n", names[k],
+                      concord_status_name(info.status), info.value, info.upper_bound,
+                      info.iterations);
+        concord_free_graphs(graphs, count);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nonprojective_multi_root_matches_brute_force),
@@ -570,6 +614,7 @@ int main(void) {
         cmocka_unit_test(fg_tree_flags_select_the_variant),
         cmocka_unit_test(fg_tree_errors_name_the_line),
         cmocka_unit_test(ad3_parsing_tree_reads_and_solves),
+        cmocka_unit_test(ad3_parsing_graphs_solve_with_a_certified_gap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
