@@ -34,9 +34,10 @@ fuzz:
 	@cmake --build $(BUILD)-test -j $(JOBS)
 	@scripts/fuzz.sh $(BUILD)-test $(FUZZ_SECONDS)
 
+# Every benchmark, one after the other (figures in docs/performance.md).
 bench: build
-	@cmake --build $(BUILD) -j $(JOBS)
-	@$(BUILD)/bench_ad3
+	@for b in bench_ad3 bench_uai bench_sparse bench_oracles_trees bench_oracles_sequence \
+		bench_memory; do echo "== $$b"; $(BUILD)/$$b || exit 1; done
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-test

@@ -9,31 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_common.h"
 #include "concord.h"
 #include "factor.h"
 #include "graph.h"
 #include "qp/active_set.h"
 
 enum { RUNS = 7 };
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static uint64_t rng_state = 12345;
-static double uniform(void) {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng_state >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static int compare_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 static volatile double sink;
 
@@ -56,10 +39,10 @@ static double rate(const factor *f, bool qp, double *calls_per, double *exact) {
     double rates[RUNS];
     long solves = 0, oracle = 0, exact_solves = 0;
     for (int run = 0; run < RUNS; ++run) {
-        for (size_t i = 0; i < deg; ++i) a[i] = 2.0 * uniform() - 1.0;
-        for (size_t k = 0; k < add; ++k) b[k] = 2.0 * uniform() - 1.0;
+        for (size_t i = 0; i < deg; ++i) a[i] = 2.0 * bench_uniform() - 1.0;
+        for (size_t k = 0; k < add; ++k) b[k] = 2.0 * bench_uniform() - 1.0;
         long calls = 0, batch = 1;
-        double start = now(), elapsed = 0.0;
+        double start = bench_now(), elapsed = 0.0;
         while (elapsed < 0.1) {
             for (long c = 0; c < batch; ++c) {
                 if (qp) {
@@ -75,11 +58,11 @@ static double rate(const factor *f, bool qp, double *calls_per, double *exact) {
             }
             calls += batch;
             batch *= 2;
-            elapsed = now() - start;
+            elapsed = bench_now() - start;
         }
         rates[run] = (double)calls / elapsed;
     }
-    qsort(rates, RUNS, sizeof(double), compare_double);
+    qsort(rates, RUNS, sizeof(double), bench_compare);
     if (calls_per) *calls_per = solves ? (double)oracle / (double)solves : 0.0;
     if (exact) *exact = solves ? (double)exact_solves / (double)solves : 0.0;
     free(a), free(b), free(d), free(u), free(v), free(neg), free(memory);

@@ -10,29 +10,12 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench_common.h"
 #include "concord.h"
 #include "graph.h"
 
 enum { POOL = 16, RUNS = 7 };
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static uint64_t rng_state = 12345;
-static double uniform(void) {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng_state >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static int compare_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 /* Median over RUNS of calls per second of f's oracle; each run makes
  * enough calls to last about 0.1 s. */
@@ -45,25 +28,25 @@ static double oracle_rate(const factor *f) {
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
-    for (size_t k = 0; k < (size_t)POOL * (size_t)n; ++k) a[k] = 4.0 * uniform() - 2.0;
+    for (size_t k = 0; k < (size_t)POOL * (size_t)n; ++k) a[k] = 4.0 * bench_uniform() - 2.0;
     double sink = 0.0;
     long calls = 1;
     for (;;) { /* calibrate */
-        double t0 = now();
+        double t0 = bench_now();
         for (long c = 0; c < calls; ++c)
             sink += f->ops->map(f, a + (size_t)(c % POOL) * (size_t)n, b, u, v, scratch);
-        if (now() - t0 > 0.02) break;
+        if (bench_now() - t0 > 0.02) break;
         calls *= 2;
     }
     calls *= 5;
     double rates[RUNS];
     for (int r = 0; r < RUNS; ++r) {
-        double t0 = now();
+        double t0 = bench_now();
         for (long c = 0; c < calls; ++c)
             sink += f->ops->map(f, a + (size_t)(c % POOL) * (size_t)n, b, u, v, scratch);
-        rates[r] = (double)calls / (now() - t0);
+        rates[r] = (double)calls / (bench_now() - t0);
     }
-    qsort(rates, RUNS, sizeof rates[0], compare_double);
+    qsort(rates, RUNS, sizeof rates[0], bench_compare);
     if (sink == 42.0) printf(" ");
     free(a), free(u), free(scratch);
     return rates[RUNS / 2];

@@ -14,26 +14,14 @@
  *
  *   bench_sparse [REPEATS]
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "bench_common.h"
 #include "concord.h"
 
-static unsigned long long bench_state = 0x9e3779b97f4a7c15ull;
-
-static double uniform(void) {
-    bench_state = bench_state * 6364136223846793005ull + 1442695040888963407ull;
-    return ((double)(bench_state >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double normal(void) {
-    return sqrt(-2.0 * log(uniform())) * cos(6.283185307179586 * uniform());
-}
-
 static void normals(double *x, int n) {
-    for (int i = 0; i < n; ++i) x[i] = normal();
+    for (int i = 0; i < n; ++i) x[i] = bench_normal();
 }
 
 static concord_graph *grid(void) {
@@ -44,8 +32,8 @@ static concord_graph *grid(void) {
     concord_add_variables(g, N * N, theta, NULL);
     for (int r = 0; r < N; ++r)
         for (int c = 0; c < N; ++c) {
-            if (c + 1 < N) concord_add_pair(g, r * N + c, r * N + c + 1, normal(), NULL);
-            if (r + 1 < N) concord_add_pair(g, r * N + c, (r + 1) * N + c, normal(), NULL);
+            if (c + 1 < N) concord_add_pair(g, r * N + c, r * N + c + 1, bench_normal(), NULL);
+            if (r + 1 < N) concord_add_pair(g, r * N + c, (r + 1) * N + c, bench_normal(), NULL);
         }
     return g;
 }
