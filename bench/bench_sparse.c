@@ -10,7 +10,9 @@
  * For each: the median over repeated runs of the forward time (default
  * settings, tolerance 1e-6 per link) and of the backward time for a random
  * direction, with iterations, status, the mean and largest number of
- * active configurations per factor, and CG iterations of the backward.
+ * active configurations per factor, and the iterations of the backward:
+ * conjugate gradients (the default) and, for comparison, the power
+ * iteration of the LP-SparseMAP paper at the same tolerance.
  *
  *   bench_sparse [REPEATS]
  */
@@ -109,8 +111,12 @@ int main(int argc, char **argv) {
     if (repeats < 1 || repeats > 1000) repeats = 15;
     const problem problems[] = {
         {"grid", grid}, {"matching", matching}, {"tree", tree}, {"sequence", sequence}};
-    printf("%-9s %11s %7s %-11s %12s %8s %10s %8s\n", "problem", "forward ms", "iters",
-           "status", "active mean", "max", "backward ms", "CG iters");
+    concord_settings power;
+    concord_default_settings(&power);
+    power.backward_power = true;
+    power.backward_max_iter = 1000000;
+    printf("%-9s %11s %7s %-11s %11s %4s %11s %8s %10s %11s\n", "problem", "forward ms", "iters",
+           "status", "active mean", "max", "backward ms", "CG iters", "power ms", "power iters");
     for (size_t k = 0; k < sizeof problems / sizeof problems[0]; ++k) {
         concord_graph *g = problems[k].build();
         int32_t n = concord_num_variables(g), n_add = concord_num_additionals(g);
@@ -119,17 +125,20 @@ int main(int argc, char **argv) {
         double *dphi = malloc((size_t)(n_add ? n_add : 1) * sizeof *dphi);
         normals(du, n);
         normals(dv, n_add);
-        double forward[1000], backward[1000];
+        double forward[1000], backward[1000], powered[1000];
         concord_info info = {0};
-        concord_backward_info binfo = {0};
+        concord_backward_info binfo = {0}, pinfo = {0};
         for (int r = 0; r < repeats; ++r) {
             double t0 = bench_now();
             concord_solve_sparse(g, NULL, &info);
             double t1 = bench_now();
             concord_backward(g, NULL, du, n_add ? dv : NULL, dtheta, n_add ? dphi : NULL, &binfo);
             double t2 = bench_now();
+            concord_backward(g, &power, du, n_add ? dv : NULL, dtheta, n_add ? dphi : NULL, &pinfo);
+            double t3 = bench_now();
             forward[r] = t1 - t0;
             backward[r] = t2 - t1;
+            powered[r] = t3 - t2;
         }
         double total = 0.0;
         int32_t largest = 0, factors = concord_num_factors(g), counted = 0;
@@ -140,10 +149,11 @@ int main(int argc, char **argv) {
             counted += 1;
             if (count > largest) largest = count;
         }
-        printf("%-9s %11.3f %7d %-11s %12.2f %8d %10.3f %8d\n", problems[k].name,
+        printf("%-9s %11.3f %7d %-11s %11.2f %4d %11.3f %8d %10.3f %11d\n", problems[k].name,
                1e3 * bench_median(forward, repeats), info.iterations,
                concord_status_name(info.status), counted ? total / counted : 0.0, largest,
-               1e3 * bench_median(backward, repeats), binfo.iterations);
+               1e3 * bench_median(backward, repeats), binfo.iterations,
+               1e3 * bench_median(powered, repeats), pinfo.iterations);
         free(du);
         free(dtheta);
         free(dv);
