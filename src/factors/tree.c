@@ -183,6 +183,33 @@ static void cle_contract(cle_work *w, int single, int32_t n, int32_t first, int3
     w->node[cs] = id;
 }
 
+/* Expansion of the contracted solution, newest cycle first: a cycle's
+ * entering link goes to the member holding its modifier; every other member
+ * keeps its own. Super-nodes are numbered as in cle_work; parent[x] is the
+ * cycle x was contracted into (-1 at the top), enter[x] the link x chose,
+ * and final[] must hold the entering link of every top-level super-node.
+ * Writes the tree's links into u (zeroed by the caller), returns its score. */
+static double cle_expand(const tree_params *p, int32_t next_id, const int32_t *parent,
+                         const int32_t *enter, int32_t *final, int32_t *chosen, const double *a,
+                         double *u) {
+    const int32_t n = p->length;
+    for (int32_t x = next_id - 1; x >= 1; --x) {
+        const int32_t c = parent[x];
+        if (c >= 0) final[x] = chosen[c] == x ? final[c] : enter[x];
+        if (x >= n) {
+            int32_t y = final[x] >= 0 ? p->mod[final[x]] : -1;
+            while (y >= 0 && parent[y] != x) y = parent[y];
+            chosen[x] = y;
+        }
+    }
+    double score = 0.0;
+    for (int32_t m = 1; m < n; ++m) {
+        int32_t k = final[m];
+        if (k >= 0) u[k] = 1.0, score += a[k];
+    }
+    return score;
+}
+
 /* Best arborescence rooted at 0: writes its links into u (which the caller
  * zeroed) and returns its score. */
 static double cle_solve(const tree_params *p, const double *a, double *u, void *scratch) {
@@ -253,25 +280,192 @@ static double cle_solve(const tree_params *p, const double *a, double *u, void *
         }
     }
 
-    /* Expansion, newest cycle first: a cycle's entering link goes to the
-     * member holding its modifier; every other member keeps its own. */
     for (int32_t s = 1; s < n; ++s)
         if (w.alive[s]) w.final[w.node[s]] = w.enter[w.node[s]];
-    for (int32_t x = next_id - 1; x >= 1; --x) {
-        const int32_t c = w.parent[x];
-        if (c >= 0) w.final[x] = w.chosen[c] == x ? w.final[c] : w.enter[x];
-        if (x >= n) {
-            int32_t y = w.final[x] >= 0 ? p->mod[w.final[x]] : -1;
-            while (y >= 0 && w.parent[y] != x) y = w.parent[y];
-            w.chosen[x] = y;
+    return cle_expand(p, next_id, w.parent, w.enter, w.final, w.chosen, a, u);
+}
+
+/* ------------------------------------------------------------------------
+ * Non-projective trees over sparse arc sets: the same algorithm on heaps
+ * ------------------------------------------------------------------------ */
+
+/* With few arcs per token (AD3's parsing graphs keep about 6 of the 62
+ * possible heads of a token) the length x length matrices cost more than
+ * the arcs themselves. Here each super-node keeps its entering arcs in a
+ * leftist heap ordered by adjusted score (pairs in Z x R for the single
+ * root). Contracting a cycle merges its members' heaps after subtracting,
+ * lazily, the score of the arc each member gives up (Tarjan 1977); arcs
+ * that became internal to a super-node are dropped when they come up.
+ * O(m log m) for m arcs. Super-nodes are numbered as in cle_work; `top`
+ * maps each to the super-node that absorbed it (union-find). */
+typedef struct cle_heap_work {
+    int32_t *left, *right, *rank; /* per arc: the heap's links */
+    double *key, *lazy;           /* per arc: adjusted score, and the part of it
+                                     still owed to the arc's subtrees */
+    int32_t *key_pen, *lazy_pen;  /* the same for the integer part */
+    int32_t *heap;    /* per super-node: root arc of its heap (-1: empty) */
+    int32_t *top;     /* per super-node: union-find parent */
+    uint8_t *state;   /* per super-node: FRESH, ON_PATH, DONE, IN_CYCLE */
+    int32_t *path, *pos;
+    int32_t *enter, *enter_pen, *parent, *final, *chosen;
+    double *enter_w;
+} cle_heap_work;
+
+static size_t cle_heap_layout(int32_t length, int32_t n_arcs, void *base, cle_heap_work *w) {
+    carver c = {base, 0};
+    size_t m = (size_t)n_arcs, nodes = 2 * (size_t)length;
+    w->left = carve(&c, m, sizeof(int32_t));
+    w->right = carve(&c, m, sizeof(int32_t));
+    w->rank = carve(&c, m, sizeof(int32_t));
+    w->key = carve(&c, m, sizeof(double));
+    w->lazy = carve(&c, m, sizeof(double));
+    w->key_pen = carve(&c, m, sizeof(int32_t));
+    w->lazy_pen = carve(&c, m, sizeof(int32_t));
+    w->heap = carve(&c, nodes, sizeof(int32_t));
+    w->top = carve(&c, nodes, sizeof(int32_t));
+    w->state = carve(&c, nodes, 1);
+    w->path = carve(&c, nodes, sizeof(int32_t));
+    w->pos = carve(&c, nodes, sizeof(int32_t));
+    w->enter = carve(&c, nodes, sizeof(int32_t));
+    w->enter_pen = carve(&c, nodes, sizeof(int32_t));
+    w->parent = carve(&c, nodes, sizeof(int32_t));
+    w->final = carve(&c, nodes, sizeof(int32_t));
+    w->chosen = carve(&c, nodes, sizeof(int32_t));
+    w->enter_w = carve(&c, nodes, sizeof(double));
+    return c.used;
+}
+
+/* Whether the heap form pays: at most half of the possible arcs given. */
+static int cle_uses_heaps(const tree_params *p) {
+    return 2 * (int64_t)p->n_arcs <= (int64_t)p->length * (p->length - 1);
+}
+
+static inline int32_t heap_rank(const cle_heap_work *w, int32_t x) {
+    return x < 0 ? 0 : w->rank[x];
+}
+
+/* Adds (dp, dw) to every key of the heap rooted at x. */
+static inline void heap_add(cle_heap_work *w, int32_t x, int32_t dp, double dw) {
+    w->key[x] += dw, w->lazy[x] += dw;
+    w->key_pen[x] += dp, w->lazy_pen[x] += dp;
+}
+
+/* Passes x's pending addition on to its children. */
+static inline void heap_push(cle_heap_work *w, int32_t x) {
+    if (w->lazy[x] == 0.0 && w->lazy_pen[x] == 0) return;
+    if (w->left[x] >= 0) heap_add(w, w->left[x], w->lazy_pen[x], w->lazy[x]);
+    if (w->right[x] >= 0) heap_add(w, w->right[x], w->lazy_pen[x], w->lazy[x]);
+    w->lazy[x] = 0.0, w->lazy_pen[x] = 0;
+}
+
+/* Merges two leftist heaps; the recursion follows right spines, whose
+ * length is logarithmic. */
+static int32_t heap_merge(cle_heap_work *w, int single, int32_t x, int32_t y) {
+    if (x < 0) return y;
+    if (y < 0) return x;
+    if (beats(single, w->key_pen[y], w->key[y], w->key_pen[x], w->key[x])) {
+        int32_t t = x;
+        x = y, y = t;
+    }
+    heap_push(w, x);
+    w->right[x] = heap_merge(w, single, w->right[x], y);
+    if (heap_rank(w, w->left[x]) < heap_rank(w, w->right[x])) {
+        int32_t t = w->left[x];
+        w->left[x] = w->right[x], w->right[x] = t;
+    }
+    w->rank[x] = heap_rank(w, w->right[x]) + 1;
+    return x;
+}
+
+static int32_t find_top(cle_heap_work *w, int32_t x) {
+    int32_t r = x;
+    while (w->top[r] != r) r = w->top[r];
+    while (w->top[x] != r) {
+        int32_t next = w->top[x];
+        w->top[x] = r;
+        x = next;
+    }
+    return r;
+}
+
+/* cle_solve on heaps: the same path growing and contraction. */
+static double cle_heap_solve(const tree_params *p, const double *a, double *u, void *scratch) {
+    const int32_t n = p->length;
+    const int single = (p->flags & CONCORD_TREE_SINGLE_ROOT) != 0;
+    cle_heap_work w;
+    cle_heap_layout(n, p->n_arcs, scratch, &w);
+    for (int32_t x = 0; x < 2 * n; ++x) {
+        w.heap[x] = w.parent[x] = w.enter[x] = -1;
+        w.top[x] = x;
+        w.state[x] = FRESH;
+    }
+    for (int32_t k = 0; k < p->n_arcs; ++k) {
+        w.left[k] = w.right[k] = -1;
+        w.rank[k] = 1;
+        w.key[k] = a[k], w.lazy[k] = 0.0;
+        w.key_pen[k] = single && p->head[k] == 0 ? -1 : 0, w.lazy_pen[k] = 0;
+        w.heap[p->mod[k]] = heap_merge(&w, single, w.heap[p->mod[k]], k);
+    }
+    w.state[0] = DONE;
+    int32_t next_id = n;
+
+    for (int32_t start = 1; start < n; ++start) {
+        if (w.state[start] != FRESH) continue;
+        int32_t top = 0, v = start;
+        w.state[v] = ON_PATH;
+        w.pos[v] = top;
+        w.path[top++] = v;
+        for (;;) {
+            /* v's best entering arc from another super-node; k < 0 cannot
+             * happen (construction checked that the root reaches every
+             * token, and contractions keep that true) */
+            int32_t k = -1;
+            while (w.heap[v] >= 0 && k < 0) {
+                int32_t h = w.heap[v];
+                heap_push(&w, h);
+                w.heap[v] = heap_merge(&w, single, w.left[h], w.right[h]);
+                if (find_top(&w, p->head[h]) != v) k = h;
+            }
+            if (k >= 0) {
+                w.enter[v] = k;
+                w.enter_w[v] = w.key[k];
+                w.enter_pen[v] = w.key_pen[k];
+            }
+            const int32_t from = k >= 0 ? find_top(&w, p->head[k]) : -1;
+            if (from < 0 || w.state[from] == DONE) {
+                for (int32_t i = 0; i < top; ++i) w.state[w.path[i]] = DONE;
+                break;
+            }
+            if (w.state[from] == FRESH) {
+                w.state[from] = ON_PATH;
+                w.pos[from] = top;
+                w.path[top++] = from;
+                v = from;
+                continue;
+            }
+            /* from is on the path: path[pos[from]..top) closes a cycle */
+            const int32_t first = w.pos[from], id = next_id++;
+            for (int32_t i = first; i < top; ++i) {
+                const int32_t x = w.path[i];
+                w.state[x] = IN_CYCLE;
+                w.parent[x] = w.top[x] = id;
+                if (w.heap[x] >= 0) {
+                    heap_add(&w, w.heap[x], single ? -w.enter_pen[x] : 0, -w.enter_w[x]);
+                    w.heap[id] = heap_merge(&w, single, w.heap[id], w.heap[x]);
+                }
+            }
+            w.state[id] = ON_PATH;
+            w.pos[id] = first;
+            w.path[first] = id;
+            top = first + 1;
+            v = id;
         }
     }
-    double score = 0.0;
     for (int32_t m = 1; m < n; ++m) {
-        int32_t k = w.final[m];
-        if (k >= 0) u[k] = 1.0, score += a[k];
+        const int32_t t = find_top(&w, m);
+        w.final[t] = w.enter[t];
     }
-    return score;
+    return cle_expand(p, next_id, w.parent, w.enter, w.final, w.chosen, a, u);
 }
 
 /* ------------------------------------------------------------------------
@@ -441,14 +635,17 @@ static double tree_map(const factor *f, const double *a, const double *b, double
     const tree_params *p = params_of(f);
     for (int32_t k = 0; k < f->degree; ++k) u[k] = 0.0;
     if (p->flags & CONCORD_TREE_PROJECTIVE) return eisner_solve(p, a, u, scratch);
+    if (cle_uses_heaps(p)) return cle_heap_solve(p, a, u, scratch);
     return cle_solve(p, a, u, scratch);
 }
 
 static size_t tree_scratch_for(const tree_params *p) {
     cle_work c;
+    cle_heap_work h;
     eisner_work e;
-    return p->flags & CONCORD_TREE_PROJECTIVE ? eisner_layout(p->length, NULL, &e)
-                                              : cle_layout(p->length, NULL, &c);
+    if (p->flags & CONCORD_TREE_PROJECTIVE) return eisner_layout(p->length, NULL, &e);
+    if (cle_uses_heaps(p)) return cle_heap_layout(p->length, p->n_arcs, NULL, &h);
+    return cle_layout(p->length, NULL, &c);
 }
 
 static size_t tree_scratch(const factor *f) { return tree_scratch_for(params_of(f)); }
