@@ -191,7 +191,8 @@ enum concord_tree_flags {
  * given can never be used. `flags` restricts them (CONCORD_TREE_*). When no
  * such tree exists over the given arcs, nothing is added and the call
  * returns CONCORD_EINFEASIBLE with a message. MAP oracle: Chu-Liu-Edmonds
- * / Tarjan in O(length^2) (single root included), or Eisner's algorithm in
+ * / Tarjan in O(length^2) (single root included), or O(n_arcs log n_arcs)
+ * when at most half of the possible arcs are given; Eisner's algorithm in
  * O(length^3) when projective. */
 CONCORD_API int concord_add_tree(concord_graph *g, int32_t length, int32_t n_arcs,
                                  const int32_t *heads, const int32_t *modifiers,
