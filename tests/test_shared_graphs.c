@@ -31,16 +31,7 @@
 
 #include <cmocka.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
+#include "testutil.h"
 
 /* ---- tolerances (and why) ------------------------------------------------
  * VALUE_TOL: |value - glpk| <= 1e-5 * max(|glpk|, max |score|): the

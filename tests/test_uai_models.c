@@ -32,17 +32,7 @@
 #include <glpk.h>
 
 #include "concord.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
+#include "testutil.h"
 
 /* Relative tolerances (relative to max(1, |reference|)). */
 #define LP_TOL 1e-5     /* concord's LP-MAP value vs GLPK's optimum */

@@ -1,11 +1,24 @@
 /*
  * Helpers shared by the C tests: a seeded random generator (splitmix64, so
- * every run draws the same cases) and paths to the test data.
+ * every run draws the same cases) and whether the build is sanitized.
  */
 #ifndef CONCORD_TESTUTIL_H
 #define CONCORD_TESTUTIL_H
 
 #include <stdint.h>
+
+/* UNDER_ASAN is 1 in the AddressSanitizer build of a test (GCC and Clang
+ * say so differently), else 0: for what that build must skip. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
 
 typedef struct test_rng {
     uint64_t state;
