@@ -30,6 +30,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #define AD3_DATA CONCORD_SHARED_DATA "/ad3"
 
 /* ------------------------------------------------------------------------
@@ -42,32 +44,6 @@ typedef struct run_result {
     int status; /* exit code; 128 + signal if killed */
     char *out, *err;
 } run_result;
-
-static char *slurp(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    size_t cap = 4096, n = 0;
-    char *data = malloc(cap + 1);
-    while (data) {
-        size_t got = fread(data + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-        if (n == cap) {
-            char *p = realloc(data, 2 * cap + 1);
-            if (!p) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = p;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (data) data[n] = '\0';
-    if (size) *size = n;
-    return data;
-}
 
 static void write_text(const char *path, const char *text) {
     FILE *fp = fopen(path, "wb");
@@ -120,8 +96,8 @@ static void run_cli(run_result *r, const char *input, const char *const *args) {
         nanosleep(&pause, NULL);
     }
     r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    r->out = slurp(out_path, NULL);
-    r->err = slurp(err_path, NULL);
+    r->out = read_whole_file(out_path, NULL);
+    r->err = read_whole_file(err_path, NULL);
     assert_non_null(r->out);
     assert_non_null(r->err);
     if (r->status == 127 || r->status == 126) fail_msg("could not run %s", CONCORD_BINARY);
@@ -489,7 +465,7 @@ static void a_good_file_exits_0_and_writes_posteriors(void **state) {
     assert_string_equal(r.err, "");
     assert_non_null(strstr(r.out, "graph 1:")); /* the summary goes to stdout with -o */
     free_result(&r);
-    char *text = slurp(out, NULL);
+    char *text = read_whole_file(out, NULL);
     assert_non_null(text);
     const int nv[] = {3}, na[] = {1};
     assert_posteriors_layout(text, 1, nv, na);
@@ -641,7 +617,7 @@ static void bad_input_exits_3_names_file_and_line_and_leaves_no_output(void **st
     write_text(out, "previous contents\n");
     run_expect(&r, NULL, args, 3);
     free_result(&r);
-    char *text = slurp(out, NULL);
+    char *text = read_whole_file(out, NULL);
     assert_string_equal(text, "previous contents\n");
     free(text);
     assert_int_equal(dir_entries(dir, NULL, 0), 1);
@@ -656,7 +632,7 @@ static void not_converged_exits_4_and_still_writes_posteriors(void **state) {
     const char *args[] = {"solve", "--max-iter", "1", AD3_DATA "/coref.fg", "-o", out, NULL};
     run_expect(&r, NULL, args, 4);
     free_result(&r);
-    char *text = slurp(out, NULL);
+    char *text = read_whole_file(out, NULL);
     if (!text) fail_msg("no posteriors written for a graph that did not converge");
     const int nv[] = {45}, na[] = {0};
     assert_posteriors_layout(text, 1, nv, na);
@@ -684,7 +660,7 @@ static void json_prints_one_object_per_graph_and_posteriors_keep_the_layout(void
     if (n != 3) fail_msg("expected 3 JSON lines, got %d:\n%s", n, r.out);
     for (int k = 0; k < 3; ++k) assert_json_summary(lines[k], k + 1, NULL);
     free_result(&r);
-    char *text = slurp(out, NULL);
+    char *text = read_whole_file(out, NULL);
     assert_non_null(text);
     assert_posteriors_layout(text, 3, three_vars, three_adds);
     free(text);

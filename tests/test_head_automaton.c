@@ -241,20 +241,6 @@ static void small_parsers_match_glpk(void **state) {
 
 /* ---- AD3's parsing files, without their ARBORESCENCE line ---- */
 
-static char *slurp(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    s[n] = '\0';
-    fclose(fp);
-    return s;
-}
-
 /* Splits text into lines in place. */
 static int split_lines(char *text, char **lines, int cap) {
     int n = 0;
@@ -275,7 +261,7 @@ typedef struct ha_line {
 static void parsing_file(const char *name, int expect_automata) {
     char path[512];
     snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, name);
-    char *text = slurp(path);
+    char *text = read_whole_file(path, NULL);
     assert_non_null(text);
     const size_t size = strlen(text);
     enum { CAP = 4096 };

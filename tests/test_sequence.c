@@ -276,21 +276,6 @@ static void sequences_in_mixed_graphs_match_glpk(void **state) {
 
 /* ---- AD3's files ---- */
 
-static char *slurp(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    s[n] = '\0';
-    fclose(fp);
-    if (size) *size = (size_t)n;
-    return s;
-}
-
 /* The one-factor sequence files, read by the test itself. */
 typedef struct seq_file {
     int n_vars;
@@ -301,7 +286,7 @@ typedef struct seq_file {
 } seq_file;
 
 static void read_seq_file(const char *path, bool budgeted, seq_file *sf) {
-    char *text = slurp(path, NULL);
+    char *text = read_whole_file(path, NULL);
     assert_non_null(text);
     char *save = NULL, *tok = strtok_r(text, " \t\n", &save);
     sf->n_vars = atoi(tok);

@@ -228,28 +228,12 @@ static bool fg_read_graph(line_reader *r, fg_graph *g, const char *name) {
 /* Reads every graph of a file: after each graph one line is swallowed,
  * whatever it holds (AD3's separator; the stray CARALHO lines). */
 static int fg_read_file(const char *path, fg_graph **graphs, int *count) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
+    size_t size;
+    char *data = read_whole_file(path, &size);
+    if (!data) {
         printf("cannot open %s\n", path);
         return -1;
     }
-    size_t cap = 1 << 20, size = 0;
-    char *data = malloc(cap);
-    for (size_t got; data && (got = fread(data + size, 1, cap - size, fp)) > 0;) {
-        size += got;
-        if (size == cap) {
-            char *more = realloc(data, cap * 2);
-            if (!more) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = more;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (!data) return -1;
     line_reader r = {data, data + size, 0};
     *graphs = NULL;
     *count = 0;
@@ -561,30 +545,6 @@ static bool parse_json_line(const char *line, cli_graph *out) {
     if ((p = json_field(line, "integral")))
         out->integral = !strncmp(p, "true", 4) ? 1 : !strncmp(p, "false", 5) ? 0 : -1;
     return true;
-}
-
-static char *read_whole_file(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *data = malloc(cap + 1);
-    for (size_t got; data && (got = fread(data + n, 1, cap - n, fp)) > 0;) {
-        n += got;
-        if (n == cap) {
-            char *more = realloc(data, 2 * cap + 1);
-            if (!more) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = more;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (data) data[n] = '\0';
-    if (size) *size = n;
-    return data;
 }
 
 /* ------------------------------------------------------------------------

@@ -406,20 +406,6 @@ static void summaries_match_glpk(void **state) {
 
 /* ---- AD3's files ---- */
 
-static char *slurp(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    s[n] = '\0';
-    fclose(fp);
-    return s;
-}
-
 typedef struct tree_file {
     int n_vars;
     double theta[128];
@@ -429,7 +415,7 @@ typedef struct tree_file {
 } tree_file;
 
 static void read_tree_file(const char *path, bool counts, tree_file *tf) {
-    char *text = slurp(path);
+    char *text = read_whole_file(path, NULL);
     assert_non_null(text);
     char *save = NULL;
     tf->n_vars = atoi(strtok_r(text, " \t\n", &save));

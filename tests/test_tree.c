@@ -501,15 +501,12 @@ static void fg_tree_errors_name_the_line(void **state) {
  * oracle's best tree. */
 static void ad3_parsing_tree_reads_and_solves(void **state) {
     (void)state;
-    FILE *in = fopen(CONCORD_SHARED_DATA "/ad3/parsing01.fg", "rb");
-    if (!in) {
+    size_t size;
+    char *data = read_whole_file(CONCORD_SHARED_DATA "/ad3/parsing01.fg", &size);
+    if (!data) {
         print_message("parsing01.fg not found: skipped\n");
         skip();
     }
-    static char data[1 << 20];
-    size_t size = fread(data, 1, sizeof data - 1, in);
-    fclose(in);
-    data[size] = '\0';
     /* lines: N, M, N scores, then factors; keep the scores and the tree */
     char *text = malloc(size + 64), *out = text;
     assert_non_null(text);
@@ -551,7 +548,7 @@ static void ad3_parsing_tree_reads_and_solves(void **state) {
     assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
     assert_true(info.integral);
     assert_true(fabs(info.value - best) <= 1e-9 * (1.0 + fabs(best)));
-    free(a), free(u), free(scratch), free(text);
+    free(a), free(u), free(scratch), free(text), free(data);
     concord_free_graphs(graphs, count);
 }
 

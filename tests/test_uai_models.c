@@ -101,22 +101,6 @@ static void data_path(char *buf, size_t size, const char *path, const char *suff
  * a test failure).
  * ------------------------------------------------------------------------ */
 
-static char *slurp(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) print_error("cannot open %s: %s\n", path, strerror(errno));
-    assert_non_null(fp);
-    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-    long size = ftell(fp);
-    assert_true(size >= 0);
-    rewind(fp);
-    char *text = malloc((size_t)size + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)size, fp), (size_t)size);
-    text[size] = '\0';
-    fclose(fp);
-    return text;
-}
-
 typedef struct cursor {
     const char *p;
 } cursor;
@@ -463,14 +447,14 @@ static void load(const instance *in, loaded *out) {
     char path[1024], evid[1024];
     data_path(path, sizeof path, in->path, "");
     data_path(evid, sizeof evid, in->path, ".evid");
-    char *text = slurp(path);
+    char *text = read_whole_file_or_fail(path, NULL);
     model_parse(text, &out->model);
     free(text);
     out->observed = malloc((size_t)out->model.n * sizeof *out->observed);
     assert_non_null(out->observed);
     bool has_evidence = is_uai2014(in);
     if (has_evidence) {
-        text = slurp(evid);
+        text = read_whole_file_or_fail(evid, NULL);
         evidence_parse(text, &out->model, out->observed);
         free(text);
     } else {
@@ -559,7 +543,7 @@ static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(vo
         /* The best known assignment, evaluated here and by concord. */
         char path[1024];
         data_path(path, sizeof path, in->path, ".MAP");
-        char *text = slurp(path);
+        char *text = read_whole_file_or_fail(path, NULL);
         result_parse(text, m, best);
         free(text);
         double best_value = log_prob(m, best);
@@ -648,7 +632,7 @@ static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
 
-    char *json = slurp(json_path);
+    char *json = read_whole_file_or_fail(json_path, NULL);
     const char *key = strstr(json, "\"map_value\":");
     assert_non_null(key);
     char *end;
@@ -657,17 +641,17 @@ static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
     assert_non_null(strstr(json, "\"violated\":0"));
     assert_null(strchr(strchr(json, '\n') + 1, '{')); /* one graph, one line */
 
-    char *text = slurp(model_path);
+    char *text = read_whole_file_or_fail(model_path, NULL);
     uai_model m;
     model_parse(text, &m);
     free(text);
     int *observed = malloc((size_t)m.n * sizeof *observed);
     int32_t *labels = malloc((size_t)m.n * sizeof *labels);
     assert_true(observed && labels);
-    text = slurp(evid_path);
+    text = read_whole_file_or_fail(evid_path, NULL);
     evidence_parse(text, &m, observed);
     free(text);
-    text = slurp(out_path);
+    text = read_whole_file_or_fail(out_path, NULL);
     result_parse(text, &m, labels);
     free(text);
     int n_observed = 0;

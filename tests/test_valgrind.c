@@ -94,31 +94,6 @@ static int teardown(void **state) {
     return 0;
 }
 
-static char *slurp(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *data = malloc(cap + 1);
-    while (data) {
-        size_t got = fread(data + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-        if (n == cap) {
-            char *p = realloc(data, 2 * cap + 1);
-            if (!p) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = p;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (data) data[n] = '\0';
-    return data;
-}
-
 /* Runs the CLI with `args` under valgrind (stdin from `input` or
  * /dev/null); checks the exit code is the CLI's `expected` one and that
  * valgrind saw no error. */
@@ -170,8 +145,8 @@ static void run_under_valgrind(const char *const *args, const char *input, int e
         nanosleep(&pause, NULL);
     }
     int status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    char *log = slurp(log_path);
-    char *out = slurp(out_path);
+    char *log = read_whole_file(log_path, NULL);
+    char *out = read_whole_file(out_path, NULL);
     assert_non_null(log);
     if (status != expected || !strstr(log, "ERROR SUMMARY: 0 errors")) {
         print_message("command: valgrind ... concord");

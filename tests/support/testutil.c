@@ -3,10 +3,53 @@
  */
 #include "testutil.h"
 
+#include <errno.h>
 #include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
 
 double rng_normal(test_rng *r) {
     double u1 = rng_uniform(r), u2 = rng_uniform(r);
     if (u1 < 1e-300) u1 = 1e-300;
     return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+char *read_whole_file(const char *path, size_t *size) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *data = malloc(cap + 1);
+    while (data) {
+        n += fread(data + n, 1, cap - n, fp);
+        if (n < cap) break; /* end of file, or an error */
+        char *more = realloc(data, 2 * cap + 1);
+        if (!more) {
+            free(data);
+            data = NULL;
+            break;
+        }
+        data = more;
+        cap *= 2;
+    }
+    int failed = !data || ferror(fp), saved_errno = errno;
+    fclose(fp);
+    if (failed) {
+        free(data);
+        errno = saved_errno;
+        return NULL;
+    }
+    data[n] = '\0';
+    if (size) *size = n;
+    return data;
+}
+
+char *read_whole_file_or_fail(const char *path, size_t *size) {
+    char *data = read_whole_file(path, size);
+    if (!data) fail_msg("cannot read %s: %s", path, strerror(errno));
+    return data;
 }

@@ -1,10 +1,12 @@
 /*
  * Helpers shared by the C tests: a seeded random generator (splitmix64, so
- * every run draws the same cases) and whether the build is sanitized.
+ * every run draws the same cases), whether the build is sanitized, and
+ * reading a whole file.
  */
 #ifndef CONCORD_TESTUTIL_H
 #define CONCORD_TESTUTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* UNDER_ASAN is 1 in the AddressSanitizer build of a test (GCC and Clang
@@ -41,5 +43,14 @@ static inline int rng_int(test_rng *r, int n) { return (int)(rng_next(r) % (uint
 
 /* Standard normal (Box-Muller). */
 double rng_normal(test_rng *r);
+
+/* The whole content of the file at path, in a malloc'd buffer followed by
+ * a NUL byte that *size (size may be NULL) does not count; NULL if the file
+ * cannot be opened or read. */
+char *read_whole_file(const char *path, size_t *size);
+
+/* read_whole_file, failing the running cmocka test with the path and the
+ * reason when the file cannot be read. */
+char *read_whole_file_or_fail(const char *path, size_t *size);
 
 #endif /* CONCORD_TESTUTIL_H */
