@@ -25,12 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "child_process.h"
 #include "testutil.h"
 
 /* ---- tolerances (and why) ------------------------------------------------
@@ -582,34 +581,33 @@ static bool skipped_under_asan(const shared_case *c) {
     return UNDER_ASAN && !strcmp(c->file, "mln_large.fg");
 }
 
+/* Runs `concord solve FILE --json -o POSTERIORS`; its exit code, JSON
+ * lines and posteriors go into c. */
 static int run_cli(shared_case *c) {
-    char tmp[] = "/tmp/concord_shared_graphs_XXXXXX";
-    int fd = mkstemp(tmp);
-    if (fd < 0) return -1;
-    close(fd);
-    if (strchr(c->path, '\'') || strchr(CONCORD_BINARY, '\'')) return -1;
-    char command[4096];
-    snprintf(command, sizeof command, "'%s' solve '%s' --json -o '%s'", CONCORD_BINARY, c->path,
-             tmp);
+    char dir[] = "/tmp/concord_shared_graphs_XXXXXX";
+    if (!mkdtemp(dir)) return -1;
+    char out_path[64], posteriors_path[64];
+    snprintf(out_path, sizeof out_path, "%s/stdout.txt", dir);
+    snprintf(posteriors_path, sizeof posteriors_path, "%s/posteriors.txt", dir);
+    const char *argv[] = {CONCORD_BINARY, "solve", c->path, "--json", "-o", posteriors_path, NULL};
     double t0 = now_seconds();
-    FILE *out = popen(command, "r");
-    if (!out) {
-        unlink(tmp);
-        return -1;
-    }
-    char line[4096];
-    while (fgets(line, sizeof line, out)) {
+    c->exit_code = run_program(argv, NULL, out_path, NULL, 0);
+    c->cli_seconds = now_seconds() - t0;
+    char *out = read_whole_file(out_path, NULL);
+    c->posteriors = read_whole_file(posteriors_path, NULL);
+    remove_tree(dir);
+    if (!out) return -1;
+    for (char *line = out, *next; *line; line = next) {
+        char *eol = strchr(line, '\n');
+        next = eol ? eol + 1 : line + strlen(line);
+        if (eol) *eol = '\0';
         cli_graph *more = realloc(c->cli, (size_t)(c->n_cli + 1) * sizeof *more);
         if (!more) break;
         c->cli = more;
         if (parse_json_line(line, &c->cli[c->n_cli])) c->n_cli += 1;
-        else printf("%s: unexpected CLI output line: %s", c->file, line);
+        else printf("%s: unexpected CLI output line: %s\n", c->file, line);
     }
-    int status = pclose(out);
-    c->cli_seconds = now_seconds() - t0;
-    c->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    c->posteriors = read_whole_file(tmp, NULL);
-    unlink(tmp);
+    free(out);
     return 0;
 }
 

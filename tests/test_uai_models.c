@@ -24,14 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 #include <glpk.h>
 
 #include "concord.h"
+#include "child_process.h"
 #include "testutil.h"
 
 /* Relative tolerances (relative to max(1, |reference|)). */
@@ -621,16 +620,12 @@ static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
     data_path(evid_path, sizeof evid_path, in.path, ".evid");
     char dir[] = "/tmp/concord_uai_cli_XXXXXX";
     assert_non_null(mkdtemp(dir));
-    char out_path[1100], json_path[1100], command[4096];
+    char out_path[1100], json_path[1100];
     snprintf(out_path, sizeof out_path, "%s/out.MAP", dir);
     snprintf(json_path, sizeof json_path, "%s/out.json", dir);
-    int n = snprintf(command, sizeof command,
-                     "'%s' solve '%s' --evid '%s' --uai-map '%s' --json > '%s'", CONCORD_BINARY,
-                     model_path, evid_path, out_path, json_path);
-    assert_true(n > 0 && (size_t)n < sizeof command);
-    int status = system(command);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    const char *argv[] = {CONCORD_BINARY, "solve", model_path, "--evid", evid_path,
+                          "--uai-map", out_path, "--json", NULL};
+    assert_int_equal(run_program(argv, NULL, json_path, NULL, 0), 0);
 
     char *json = read_whole_file_or_fail(json_path, NULL);
     const char *key = strstr(json, "\"map_value\":");
@@ -671,9 +666,7 @@ static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
     free(observed);
     free(labels);
     model_free(&m);
-    unlink(out_path);
-    unlink(json_path);
-    rmdir(dir);
+    remove_tree(dir);
 }
 
 int main(void) {

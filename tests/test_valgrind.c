@@ -7,25 +7,18 @@
  * build that users run, which the ASan tests do not. Valgrind and ASan do
  * not mix, so the ASan twin of this program only prints a notice and skips.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "child_process.h"
 #include "testutil.h"
 
 #define AD3_DATA CONCORD_SHARED_DATA "/ad3"
@@ -65,32 +58,13 @@ static int setup(void **state) {
     if (!mkdtemp(work_dir)) return -1;
     snprintf(good_path, sizeof good_path, "%s/good.fg", work_dir);
     snprintf(malformed_path, sizeof malformed_path, "%s/malformed.fg", work_dir);
-    FILE *fp = fopen(good_path, "wb");
-    if (!fp) return -1;
-    fputs(good_graphs, fp);
-    fclose(fp);
-    fp = fopen(malformed_path, "wb");
-    if (!fp) return -1;
-    fputs(malformed_graphs, fp);
-    fclose(fp);
-    return 0;
+    if (write_text_file(good_path, good_graphs) != 0) return -1;
+    return write_text_file(malformed_path, malformed_graphs);
 }
 
-/* Removes the files of work_dir, then work_dir itself. */
 static int teardown(void **state) {
     (void)state;
-    DIR *d = opendir(work_dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char path[600];
-            snprintf(path, sizeof path, "%s/%s", work_dir, e->d_name);
-            unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(work_dir);
+    remove_tree(work_dir);
     return 0;
 }
 
@@ -116,35 +90,7 @@ static void run_under_valgrind(const char *const *args, const char *input, int e
     argv[n++] = CONCORD_BINARY;
     for (int k = 0; args[k] && n < 31; ++k) argv[n++] = args[k];
     argv[n] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int in = open(input ? input : "/dev/null", O_RDONLY);
-        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (in < 0 || out < 0) _exit(126);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(out, 2);
-        close(in), close(out);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int wstatus = 0;
-    struct timespec pause = {0, 10000000};
-    for (int waited = 0;; ++waited) {
-        pid_t got = waitpid(pid, &wstatus, WNOHANG);
-        if (got == pid) break;
-        assert_true(got == 0 || errno == EINTR);
-        if (waited > 120 * 100) { /* 120 s */
-            kill(pid, SIGKILL);
-            waitpid(pid, &wstatus, 0);
-            fail_msg("valgrind did not finish within 120 s");
-        }
-        nanosleep(&pause, NULL);
-    }
-    int status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    int status = run_program(argv, input, out_path, out_path, 120);
     char *log = read_whole_file(log_path, NULL);
     char *out = read_whole_file(out_path, NULL);
     assert_non_null(log);

@@ -3,6 +3,7 @@
  */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -52,4 +55,34 @@ char *read_whole_file_or_fail(const char *path, size_t *size) {
     char *data = read_whole_file(path, size);
     if (!data) fail_msg("cannot read %s: %s", path, strerror(errno));
     return data;
+}
+
+int write_text_file(const char *path, const char *text) {
+    FILE *fp = fopen(path, "wb");
+    if (!fp) return -1;
+    size_t n = strlen(text);
+    int failed = fwrite(text, 1, n, fp) != n;
+    if (fclose(fp) != 0) failed = 1;
+    return failed ? -1 : 0;
+}
+
+void remove_tree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d))) {
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+                char child[1024];
+                snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+                remove_tree(child);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
 }

@@ -1,7 +1,7 @@
 /*
  * Helpers shared by the C tests: a seeded random generator (splitmix64, so
  * every run draws the same cases), whether the build is sanitized, and
- * reading a whole file.
+ * reading, writing and removing files.
  */
 #ifndef CONCORD_TESTUTIL_H
 #define CONCORD_TESTUTIL_H
@@ -52,5 +52,13 @@ char *read_whole_file(const char *path, size_t *size);
 /* read_whole_file, failing the running cmocka test with the path and the
  * reason when the file cannot be read. */
 char *read_whole_file_or_fail(const char *path, size_t *size);
+
+/* Writes text to the file at path, created or truncated; 0, or -1 on any
+ * failure. */
+int write_text_file(const char *path, const char *text);
+
+/* Removes path: a file, or a directory with everything below it. A path
+ * that does not exist is not an error. */
+void remove_tree(const char *path);
 
 #endif /* CONCORD_TESTUTIL_H */
