@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
@@ -571,12 +570,6 @@ static shared_case cases[] = {
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static bool skipped_under_asan(const shared_case *c) {
     return UNDER_ASAN && !strcmp(c->file, "mln_large.fg");
 }
@@ -590,9 +583,9 @@ static int run_cli(shared_case *c) {
     snprintf(out_path, sizeof out_path, "%s/stdout.txt", dir);
     snprintf(posteriors_path, sizeof posteriors_path, "%s/posteriors.txt", dir);
     const char *argv[] = {CONCORD_BINARY, "solve", c->path, "--json", "-o", posteriors_path, NULL};
-    double t0 = now_seconds();
+    double t0 = monotonic_seconds();
     c->exit_code = run_program(argv, NULL, out_path, NULL, 0);
-    c->cli_seconds = now_seconds() - t0;
+    c->cli_seconds = monotonic_seconds() - t0;
     char *out = read_whole_file(out_path, NULL);
     c->posteriors = read_whole_file(posteriors_path, NULL);
     remove_tree(dir);
@@ -618,7 +611,7 @@ static int compute(shared_case *c) {
     if (fg_read_file(c->path, &c->graphs, &c->n_graphs) != 0 || c->n_graphs < 1) return -1;
     c->glpk = calloc((size_t)c->n_graphs, sizeof *c->glpk);
     if (!c->glpk) return -1;
-    double t0 = now_seconds();
+    double t0 = monotonic_seconds();
     for (int k = 0; k < c->n_graphs; ++k) {
         hrep h;
         int rc = hrep_build(&c->graphs[k], &h) == 0 ? glpk_optimum(&c->graphs[k], &h, &c->glpk[k])
@@ -629,7 +622,7 @@ static int compute(shared_case *c) {
             return -1;
         }
     }
-    c->glpk_seconds = now_seconds() - t0;
+    c->glpk_seconds = monotonic_seconds() - t0;
     if (run_cli(c) != 0) {
         printf("%s: could not run %s\n", c->file, CONCORD_BINARY);
         return -1;

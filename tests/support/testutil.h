@@ -1,7 +1,7 @@
 /*
  * Helpers shared by the C tests: a seeded random generator (splitmix64, so
- * every run draws the same cases), whether the build is sanitized, and
- * reading, writing and removing files.
+ * every run draws the same cases), whether the build is sanitized, a
+ * clock, and reading, writing and removing files.
  */
 #ifndef CONCORD_TESTUTIL_H
 #define CONCORD_TESTUTIL_H
@@ -43,6 +43,9 @@ static inline int rng_int(test_rng *r, int n) { return (int)(rng_next(r) % (uint
 
 /* Standard normal (Box-Muller). */
 double rng_normal(test_rng *r);
+
+/* Seconds on the monotonic clock, for timing a step of a test. */
+double monotonic_seconds(void);
 
 /* The whole content of the file at path, in a malloc'd buffer followed by
  * a NUL byte that *size (size may be NULL) does not count; NULL if the file
