@@ -108,8 +108,7 @@ static const factor *add_automaton(concord_graph *g, const automaton *t) {
 static void run_random(bool grandparents) {
     test_rng rng = {grandparents ? 404u : 303u};
     config_list c;
-    double worst_gap = 0.0, worst_diff = 0.0;
-    long fw_iters = 0, cases = 0, active = 0;
+    qp_totals totals = {0};
     for (int trial = 0; trial < 600; ++trial) {
         automaton t;
         automaton_init(&t, grandparents ? 1 + rng_int(&rng, 4) : 0, rng_int(&rng, 7));
@@ -118,33 +117,11 @@ static void run_random(bool grandparents) {
         concord_graph *g = concord_graph_new();
         assert_non_null(g);
         const factor *f = add_automaton(g, &t);
-
-        double a[MAX_GP + MAX_MOD], b[512], d[MAX_GP + MAX_MOD];
-        bool integer = trial % 2 == 0;
-        for (int rep = 0; rep < 3; ++rep) {
-            random_scores(&rng, a, t.degree, integer);
-            random_scores(&rng, b, t.n_add, integer);
-            check_map_oracle(f, &c, automaton_valid, &t, a, b);
-        }
-        qp_checker q;
-        qp_checker_init(&q, f);
-        for (int rep = 0; rep < 3; ++rep) { /* cold, then warm starts; d changes last */
-            random_qp(&rng, a, t.degree, b, t.n_add, d, integer, rep != 1);
-            qp_report r = check_qp(&q, &c, automaton_valid, &t, a, b, d);
-            if (r.gap > worst_gap) worst_gap = r.gap;
-            if (r.u_diff > worst_diff) worst_diff = r.u_diff;
-            fw_iters += r.fw_iter;
-            active += r.active;
-            ++cases;
-        }
-        qp_checker_free(&q);
+        check_oracle_and_qp(&rng, f, &c, automaton_valid, &t, trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
-    printf("%s: 600 factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| %.2e, mean active "
-           "set %.1f, mean FW iterations %.0f\n",
-           grandparents ? "GRANDPARENT_HEAD_AUTOMATON" : "HEAD_AUTOMATON", cases, worst_gap,
-           worst_diff, (double)active / (double)cases, (double)fw_iters / (double)cases);
+    print_qp_totals(grandparents ? "GRANDPARENT_HEAD_AUTOMATON" : "HEAD_AUTOMATON", 600, &totals);
 }
 
 static void head_automaton_oracle_and_qp_match_enumeration(void **state) {

@@ -105,8 +105,7 @@ static void enumerate(const seq_model *m, config_list *c) {
 static void run_random(bool budgeted) {
     test_rng rng = {budgeted ? 202u : 101u};
     config_list c;
-    double worst_gap = 0.0, worst_diff = 0.0;
-    long fw_iters = 0, cases = 0, active = 0;
+    qp_totals totals = {0};
     for (int trial = 0; trial < 600; ++trial) {
         int length, states[MAX_LEN], forced, product;
         do { /* at most 300 sequences */
@@ -139,33 +138,11 @@ static void run_random(bool budgeted) {
             assert_int_equal(concord_add_sequence(g, length, nst, vars, NULL, &id), CONCORD_OK);
         assert_int_equal(concord_num_additionals(g), m.n_add);
         const factor *f = &g->factors[id];
-
-        double a[64], b[512], d[64];
-        bool integer = trial % 2 == 0;
-        for (int rep = 0; rep < 3; ++rep) {
-            random_scores(&rng, a, m.degree, integer);
-            random_scores(&rng, b, m.n_add, integer);
-            check_map_oracle(f, &c, seq_valid, &m, a, b);
-        }
-        qp_checker q;
-        qp_checker_init(&q, f);
-        for (int rep = 0; rep < 3; ++rep) { /* cold, then warm starts; d changes last */
-            random_qp(&rng, a, m.degree, b, m.n_add, d, integer, rep != 1);
-            qp_report r = check_qp(&q, &c, seq_valid, &m, a, b, d);
-            if (r.gap > worst_gap) worst_gap = r.gap;
-            if (r.u_diff > worst_diff) worst_diff = r.u_diff;
-            fw_iters += r.fw_iter;
-            active += r.active;
-            ++cases;
-        }
-        qp_checker_free(&q);
+        check_oracle_and_qp(&rng, f, &c, seq_valid, &m, trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
-    printf("%s: 600 factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| %.2e, mean active "
-           "set %.1f, mean FW iterations %.0f\n",
-           budgeted ? "SEQUENCE_BUDGET" : "SEQUENCE", cases, worst_gap, worst_diff,
-           (double)active / (double)cases, (double)fw_iters / (double)cases);
+    print_qp_totals(budgeted ? "SEQUENCE_BUDGET" : "SEQUENCE", 600, &totals);
 }
 
 static void sequence_oracle_and_qp_match_enumeration(void **state) {

@@ -118,8 +118,7 @@ static void random_tree(test_rng *rng, int n, int *parent) {
 static void run_trees(bool counts) {
     test_rng rng = {counts ? 606u : 505u};
     config_list c;
-    double worst_gap = 0.0, worst_diff = 0.0;
-    long fw_iters = 0, cases = 0, active = 0;
+    qp_totals totals = {0};
     for (int trial = 0; trial < 600; ++trial) {
         int n, states[MAX_NODES], parent[MAX_NODES], product;
         do {
@@ -145,33 +144,11 @@ static void run_trees(bool counts) {
             assert_int_equal(concord_add_general_tree(g, n, st, par, vars, NULL, &id), CONCORD_OK);
         assert_int_equal(concord_num_additionals(g), t.n_add);
         const factor *f = &g->factors[id];
-
-        double a[64], b[512], d[64];
-        bool integer = trial % 2 == 0;
-        for (int rep = 0; rep < 3; ++rep) {
-            random_scores(&rng, a, t.degree, integer);
-            random_scores(&rng, b, t.n_add, integer);
-            check_map_oracle(f, &c, tree_valid, &t, a, b);
-        }
-        qp_checker q;
-        qp_checker_init(&q, f);
-        for (int rep = 0; rep < 3; ++rep) {
-            random_qp(&rng, a, t.degree, b, t.n_add, d, integer, rep != 1);
-            qp_report r = check_qp(&q, &c, tree_valid, &t, a, b, d);
-            if (r.gap > worst_gap) worst_gap = r.gap;
-            if (r.u_diff > worst_diff) worst_diff = r.u_diff;
-            fw_iters += r.fw_iter;
-            active += r.active;
-            ++cases;
-        }
-        qp_checker_free(&q);
+        check_oracle_and_qp(&rng, f, &c, tree_valid, &t, trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
-    printf("%s: 600 factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| %.2e, mean active "
-           "set %.1f, mean FW iterations %.0f\n",
-           counts ? "GENERAL_TREE_COUNTS" : "GENERAL_TREE", cases, worst_gap, worst_diff,
-           (double)active / (double)cases, (double)fw_iters / (double)cases);
+    print_qp_totals(counts ? "GENERAL_TREE_COUNTS" : "GENERAL_TREE", 600, &totals);
 }
 
 static void general_tree_oracle_and_qp_match_enumeration(void **state) {
@@ -231,8 +208,7 @@ static void sequence_compressor_oracle_and_qp_match_enumeration(void **state) {
     (void)state;
     test_rng rng = {707};
     config_list c;
-    double worst_gap = 0.0, worst_diff = 0.0;
-    long fw_iters = 0, cases = 0, active = 0;
+    qp_totals totals = {0};
     for (int trial = 0; trial < 600; ++trial) {
         compressor t;
         compressor_init(&t, rng_int(&rng, 8));
@@ -250,32 +226,11 @@ static void sequence_compressor_oracle_and_qp_match_enumeration(void **state) {
         assert_int_equal(concord_add_sequence_compressor(g, t.n, vars, NULL, &id), CONCORD_OK);
         assert_int_equal(concord_num_additionals(g), t.n_add);
         const factor *f = &g->factors[id];
-        double a[MAX_WORDS + 1], b[128], d[MAX_WORDS + 1];
-        bool integer = trial % 2 == 0;
-        for (int rep = 0; rep < 3; ++rep) {
-            random_scores(&rng, a, t.degree, integer);
-            random_scores(&rng, b, t.n_add, integer);
-            check_map_oracle(f, &c, compressor_valid, &t, a, b);
-        }
-        qp_checker q;
-        qp_checker_init(&q, f);
-        for (int rep = 0; rep < 3; ++rep) {
-            random_qp(&rng, a, t.degree, b, t.n_add, d, integer, rep != 1);
-            qp_report r = check_qp(&q, &c, compressor_valid, &t, a, b, d);
-            if (r.gap > worst_gap) worst_gap = r.gap;
-            if (r.u_diff > worst_diff) worst_diff = r.u_diff;
-            fw_iters += r.fw_iter;
-            active += r.active;
-            ++cases;
-        }
-        qp_checker_free(&q);
+        check_oracle_and_qp(&rng, f, &c, compressor_valid, &t, trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
-    printf("SEQUENCE_COMPRESSOR: 600 factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| "
-           "%.2e, mean active set %.1f, mean FW iterations %.0f\n",
-           cases, worst_gap, worst_diff, (double)active / (double)cases,
-           (double)fw_iters / (double)cases);
+    print_qp_totals("SEQUENCE_COMPRESSOR", 600, &totals);
 }
 
 /* ---- LP-MAP of mixed graphs against GLPK ---- */

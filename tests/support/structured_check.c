@@ -309,6 +309,40 @@ void random_qp(test_rng *rng, double *a, int32_t degree, double *b, int32_t n_ad
     }
 }
 
+void check_oracle_and_qp(test_rng *rng, const factor *f, const config_list *c,
+                         config_valid_fn valid, const void *ctx, bool integer,
+                         qp_totals *totals) {
+    double *a = xcalloc((size_t)c->degree, sizeof *a), *d = xcalloc((size_t)c->degree, sizeof *d);
+    double *b = xcalloc((size_t)c->n_add, sizeof *b);
+    for (int rep = 0; rep < 3; ++rep) {
+        random_scores(rng, a, c->degree, integer);
+        random_scores(rng, b, c->n_add, integer);
+        check_map_oracle(f, c, valid, ctx, a, b);
+    }
+    qp_checker q;
+    qp_checker_init(&q, f);
+    for (int rep = 0; rep < 3; ++rep) {
+        random_qp(rng, a, c->degree, b, c->n_add, d, integer, rep != 1);
+        qp_report r = check_qp(&q, c, valid, ctx, a, b, d);
+        if (r.gap > totals->worst_gap) totals->worst_gap = r.gap;
+        if (r.u_diff > totals->worst_diff) totals->worst_diff = r.u_diff;
+        totals->fw_iters += r.fw_iter;
+        totals->active += r.active;
+        ++totals->cases;
+    }
+    qp_checker_free(&q);
+    free(a);
+    free(b);
+    free(d);
+}
+
+void print_qp_totals(const char *name, int n_factors, const qp_totals *t) {
+    printf("%s: %d factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| %.2e, mean active "
+           "set %.1f, mean FW iterations %.0f\n",
+           name, n_factors, t->cases, t->worst_gap, t->worst_diff,
+           (double)t->active / (double)t->cases, (double)t->fw_iters / (double)t->cases);
+}
+
 /* ---- the GLPK reference for LP-MAP ---- */
 
 struct lp_ref {

@@ -78,6 +78,25 @@ void random_scores(struct test_rng *rng, double *x, int32_t n, bool integer);
 void random_qp(struct test_rng *rng, double *a, int32_t degree, double *b, int32_t n_add,
                double *d, bool integer, bool new_d);
 
+/* Totals of the check_qp reports over many factors, for a summary line. */
+typedef struct qp_totals {
+    long cases, fw_iters, active;
+    double worst_gap, worst_diff;
+} qp_totals;
+
+/* (a) and (b) for one factor with fresh random inputs (random_scores and
+ * random_qp, integers when `integer`): check_map_oracle on three draws of
+ * scores, then check_qp three times on one active set (a cold start, a warm
+ * start with new scores, a warm start with new scores and a new d), its
+ * reports added to *totals. */
+void check_oracle_and_qp(struct test_rng *rng, const factor *f, const config_list *c,
+                         config_valid_fn valid, const void *ctx, bool integer,
+                         qp_totals *totals);
+
+/* Prints "NAME: N factors, Q QPs; " then the worst gaps and the means of
+ * the totals. */
+void print_qp_totals(const char *name, int n_factors, const qp_totals *t);
+
 /* A reference for LP-MAP on the local polytope, solved by GLPK: variables
  * u in [0, 1] scored by theta; each structured factor's polytope is the
  * convex hull of its enumerated configurations (weights >= 0 summing to 1
