@@ -224,23 +224,7 @@ static void sequences_in_mixed_graphs_match_glpk(void **state) {
         lp_ref *lp = lp_ref_new(m.degree, theta);
         lp_ref_add_configs(lp, &c, vars, b);
         add_random_logic(&rng, g, lp, m.degree);
-        double expected;
-        if (lp_ref_solve(lp, &expected)) {
-            concord_settings s;
-            concord_default_settings(&s);
-            s.tol = 1e-8;
-            s.max_iter = 50000;
-            concord_info info;
-            assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
-            double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
-            if (err > worst) worst = err;
-            if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
-                  info.upper_bound - expected <= 1e-5 * scale))
-                fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
-                         info.upper_bound, expected);
-            ++solved;
-            fractional += !info.integral;
-        }
+        check_lp_map_against_glpk(g, lp, trial, &solved, &fractional, &worst);
         lp_ref_free(lp);
         configs_free(&c);
         concord_graph_free(g);

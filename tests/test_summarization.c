@@ -235,26 +235,6 @@ static void sequence_compressor_oracle_and_qp_match_enumeration(void **state) {
 
 /* ---- LP-MAP of mixed graphs against GLPK ---- */
 
-static void solve_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *solved,
-                               int *fractional, double *worst) {
-    double expected;
-    if (!lp_ref_solve(lp, &expected)) return;
-    concord_settings s;
-    concord_default_settings(&s);
-    s.tol = 1e-8;
-    s.max_iter = 50000;
-    concord_info info;
-    assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
-    double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
-    if (err > *worst) *worst = err;
-    if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
-          info.upper_bound - expected <= 1e-5 * scale))
-        fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
-                 info.upper_bound, expected);
-    ++*solved;
-    *fractional += !info.integral;
-}
-
 /* A GENERAL_TREE or GENERAL_TREE_COUNTS sharing its variables with logic
  * factors (the counts scored too). */
 static void trees_in_mixed_graphs_match_glpk(void **state) {
@@ -292,7 +272,7 @@ static void trees_in_mixed_graphs_match_glpk(void **state) {
         lp_ref *lp = lp_ref_new(t.degree, theta);
         lp_ref_add_configs(lp, &c, vars, b);
         add_random_logic(&rng, g, lp, t.degree);
-        solve_against_glpk(g, lp, trial, &solved, &fractional, &worst);
+        check_lp_map_against_glpk(g, lp, trial, &solved, &fractional, &worst);
         lp_ref_free(lp);
         configs_free(&c);
         concord_graph_free(g);
@@ -349,7 +329,7 @@ static void summaries_match_glpk(void **state) {
         int32_t pair[2] = {first[0] + words[0], first[1] + words[1]}; /* sentence indicators */
         assert_int_equal(concord_add_logic(g, CONCORD_ATMOSTONE, 2, pair, NULL, NULL), CONCORD_OK);
         lp_ref_add_sum(lp, 2, pair, -INFINITY, 1.0);
-        solve_against_glpk(g, lp, trial, &solved, &fractional, &worst);
+        check_lp_map_against_glpk(g, lp, trial, &solved, &fractional, &worst);
         lp_ref_free(lp);
         concord_graph_free(g);
     }

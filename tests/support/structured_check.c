@@ -470,6 +470,27 @@ int lp_ref_solve(lp_ref *lp, double *value) {
     return ok;
 }
 
+bool check_lp_map_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *solved,
+                               int *fractional, double *worst) {
+    double expected;
+    if (!lp_ref_solve(lp, &expected)) return false;
+    concord_settings s;
+    concord_default_settings(&s);
+    s.tol = 1e-8;
+    s.max_iter = 50000;
+    concord_info info;
+    assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
+    double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
+    if (err > *worst) *worst = err;
+    if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
+          info.upper_bound - expected <= 1e-5 * scale))
+        fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
+                 info.upper_bound, expected);
+    ++*solved;
+    *fractional += !info.integral;
+    return true;
+}
+
 /* Adds 1 to 3 logic factors (XOR, ATMOSTONE, OR, BUDGET) over random
  * subsets of variables 0..n_vars-1, to the graph and to the LP. */
 void add_random_logic(test_rng *rng, concord_graph *g, lp_ref *lp, int32_t n_vars) {

@@ -115,6 +115,16 @@ void lp_ref_add_sum(lp_ref *lp, int32_t n, const int32_t *vars, double lo, doubl
 /* Optimal value into *value and 1, or 0 when the LP is infeasible. */
 int lp_ref_solve(lp_ref *lp, double *value);
 
+/* LP-MAP of g by concord (tol 1e-8, at most 50000 iterations) against the
+ * optimum of lp: the value within 1e-5 (1 + |optimum|) of it, the upper
+ * bound at least the optimum - 1e-7 (1 + |optimum|) and at most 1e-5
+ * (1 + |optimum|) above it, or the test fails naming `trial`. Counts the
+ * graph in *solved and, if its LP-MAP is fractional, in *fractional; keeps
+ * in *worst the largest |value - optimum|. Returns false, solving nothing,
+ * when the LP is infeasible. */
+bool check_lp_map_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *solved,
+                               int *fractional, double *worst);
+
 /* Adds 1 to 3 logic factors (XOR, ATMOSTONE, OR, BUDGET with budget 1 or
  * 2) over random subsets of variables 0..n_vars-1, to the graph and, as
  * their rows, to the LP. */
