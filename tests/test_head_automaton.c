@@ -342,30 +342,6 @@ static void ad3_parsing02_head_automata_load_and_solve(void **state) {
 
 /* ---- errors ---- */
 
-static void expect_read_error(const char *text, const char *needle) {
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512] = "";
-    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
-                                 error, sizeof error, NULL, NULL);
-    if (rc == CONCORD_OK) {
-        concord_free_graphs(graphs, count);
-        fail_msg("accepted: %s", text);
-    }
-    if (!strstr(error, needle)) fail_msg("message '%s' lacks '%s'", error, needle);
-}
-
-static void expect_read_ok(const char *text, int n_add) {
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512] = "";
-    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
-                                 error, sizeof error, NULL, NULL);
-    if (rc) fail_msg("%s", error);
-    assert_int_equal(concord_num_additionals(graphs[0]), n_add);
-    concord_free_graphs(graphs, count);
-}
-
 static void malformed_automata_are_rejected(void **state) {
     (void)state;
     const char *head = "3\n1\n0\n0\n0\n";

@@ -349,19 +349,6 @@ static void ad3_sequence_budget_file_solves_to_the_brute_force_optimum(void **st
 
 /* ---- errors ---- */
 
-static void expect_read_error(const char *text, const char *needle) {
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512] = "";
-    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
-                                 error, sizeof error, NULL, NULL);
-    if (rc == CONCORD_OK) {
-        concord_free_graphs(graphs, count);
-        fail_msg("accepted: %s", text);
-    }
-    if (!strstr(error, needle)) fail_msg("message '%s' lacks '%s'", error, needle);
-}
-
 static void malformed_sequences_are_rejected(void **state) {
     (void)state;
     /* 3 variables: 2 positions with 2 and 1 states -> 2 + 2 + 1 = 5 scores */

@@ -527,30 +527,6 @@ static void large_counted_trees_are_bounded(void **state) {
 
 /* ---- errors ---- */
 
-static void expect_read_error(const char *text, const char *needle) {
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512] = "";
-    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
-                                 error, sizeof error, NULL, NULL);
-    if (rc == CONCORD_OK) {
-        concord_free_graphs(graphs, count);
-        fail_msg("accepted: %s", text);
-    }
-    if (!strstr(error, needle)) fail_msg("message '%s' lacks '%s'", error, needle);
-}
-
-static void expect_read_ok(const char *text, int n_add) {
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512] = "";
-    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
-                                 error, sizeof error, NULL, NULL);
-    if (rc) fail_msg("%s", error);
-    assert_int_equal(concord_num_additionals(graphs[0]), n_add);
-    concord_free_graphs(graphs, count);
-}
-
 static void malformed_summarization_factors_are_rejected(void **state) {
     (void)state;
     /* 9 variables; a tree 0 <- 1, 0 <- 2 with 2, 1, 2 states: 2 + 4 scores */

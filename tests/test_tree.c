@@ -408,12 +408,6 @@ static void tree_alone_solves_to_its_map(void **state) {
  * .fg syntax
  * ------------------------------------------------------------------------ */
 
-static int read_fg(const char *text, concord_graph ***graphs, size_t *count, char *error,
-                   size_t size) {
-    return concord_read_buffer(text, strlen(text), "test.fg", CONCORD_FORMAT_FG, graphs, count,
-                               error, size, NULL, NULL);
-}
-
 /* The three arcs of a sentence of two tokens: 0->1, 0->2, 1->2, 2->1. */
 static const char *const tree_vars = "4\n1\n1.0\n0.5\n2.0\n3.0\n";
 

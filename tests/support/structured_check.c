@@ -529,3 +529,29 @@ void add_random_logic(test_rng *rng, concord_graph *g, lp_ref *lp, int32_t n_var
         }
     }
 }
+
+/* ---- .fg syntax ---- */
+
+void expect_read_error(const char *text, const char *needle) {
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512] = "";
+    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
+                                 error, sizeof error, NULL, NULL);
+    if (rc == CONCORD_OK) {
+        concord_free_graphs(graphs, count);
+        fail_msg("accepted: %s", text);
+    }
+    if (!strstr(error, needle)) fail_msg("message '%s' lacks '%s'", error, needle);
+}
+
+void expect_read_ok(const char *text, int32_t n_add) {
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512] = "";
+    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
+                                 error, sizeof error, NULL, NULL);
+    if (rc) fail_msg("%s", error);
+    assert_int_equal(concord_num_additionals(graphs[0]), n_add);
+    concord_free_graphs(graphs, count);
+}

@@ -6,7 +6,8 @@
  * oracle against that list (exact best score, valid argmax) and the QP the
  * generic active set builds on the oracle (a convex combination of valid
  * configurations, Frank-Wolfe gap over the whole list, agreement with an
- * independent pairwise Frank-Wolfe solve over the list).
+ * independent pairwise Frank-Wolfe solve over the list); also the checks
+ * of their .fg syntax.
  */
 #ifndef CONCORD_STRUCTURED_CHECK_H
 #define CONCORD_STRUCTURED_CHECK_H
@@ -124,6 +125,14 @@ int lp_ref_solve(lp_ref *lp, double *value);
  * when the LP is infeasible. */
 bool check_lp_map_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *solved,
                                int *fractional, double *worst);
+
+/* Reads text as a .fg file named t.fg, which must be rejected with a
+ * message containing needle. */
+void expect_read_error(const char *text, const char *needle);
+
+/* Reads text as a .fg file named t.fg, which must load; its first graph
+ * must have n_add additional outputs. */
+void expect_read_ok(const char *text, int32_t n_add);
 
 /* Adds 1 to 3 logic factors (XOR, ATMOSTONE, OR, BUDGET with budget 1 or
  * 2) over random subsets of variables 0..n_vars-1, to the graph and, as
