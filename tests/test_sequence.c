@@ -308,24 +308,11 @@ static void solve_shared_file(const char *name, bool budgeted) {
     bool unique;
     double expected = brute_force(sf, best_s, &unique);
 
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512];
-    int rc = concord_read_file(path, CONCORD_FORMAT_AUTO, &graphs, &count, error, sizeof error,
-                               NULL, NULL);
-    if (rc) fail_msg("%s", error);
-    assert_int_equal(count, 1);
+    concord_graph **graphs = read_single_graph_file(path);
     concord_graph *g = graphs[0];
     assert_int_equal(concord_num_factors(g), 1);
     assert_int_equal(concord_num_additionals(g), sf->m.n_add);
-    concord_info info;
-    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
-    printf("%s: value %.10f, upper bound %.10f, brute force %.10f, %s, %d iterations%s\n", name,
-           info.value, info.upper_bound, expected, concord_status_name(info.status),
-           info.iterations, unique ? "" : " (optimum not unique)");
-    /* One factor: the local polytope is its marginal polytope, LP = MAP. */
-    assert_true(fabs(info.value - expected) <= 1e-8);
-    assert_true(fabs(info.upper_bound - expected) <= 1e-6);
+    concord_info info = solve_to_brute_force_optimum(g, name, expected, unique);
     if (unique) {
         assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
         const double *u = concord_solution_variables(g);
@@ -333,7 +320,7 @@ static void solve_shared_file(const char *name, bool budgeted) {
             for (int k = 0; k < sf->m.states[i]; ++k)
                 assert_true(u[sf->vars[sf->m.link[i] + k]] == (k == best_s[i] ? 1.0 : 0.0));
     }
-    concord_free_graphs(graphs, count);
+    concord_free_graphs(graphs, 1);
     free(sf);
 }
 

@@ -409,22 +409,10 @@ static void solve_tree_file(const char *name, bool counts) {
     bool unique;
     double expected = tree_brute_force(tf, best_s, &unique);
 
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512];
-    int rc = concord_read_file(path, CONCORD_FORMAT_AUTO, &graphs, &count, error, sizeof error,
-                               NULL, NULL);
-    if (rc) fail_msg("%s", error);
-    assert_int_equal(count, 1);
+    concord_graph **graphs = read_single_graph_file(path);
     concord_graph *g = graphs[0];
     assert_int_equal(concord_num_additionals(g), tf->t.n_add);
-    concord_info info;
-    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
-    printf("%s: value %.10f, upper bound %.10f, brute force %.10f, %s, %d iterations%s\n", name,
-           info.value, info.upper_bound, expected, concord_status_name(info.status),
-           info.iterations, unique ? "" : " (optimum not unique)");
-    assert_true(fabs(info.value - expected) <= 1e-8);
-    assert_true(fabs(info.upper_bound - expected) <= 1e-6);
+    concord_info info = solve_to_brute_force_optimum(g, name, expected, unique);
     if (unique) {
         assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
         const double *u = concord_solution_variables(g);
@@ -432,7 +420,7 @@ static void solve_tree_file(const char *name, bool counts) {
             for (int k = 0; k < tf->t.states[i]; ++k)
                 assert_true(u[tf->vars[tf->t.link[i] + k]] == (k == best_s[i] ? 1.0 : 0.0));
     }
-    concord_free_graphs(graphs, count);
+    concord_free_graphs(graphs, 1);
     free(tf);
 }
 

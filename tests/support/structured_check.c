@@ -530,6 +530,31 @@ void add_random_logic(test_rng *rng, concord_graph *g, lp_ref *lp, int32_t n_var
     }
 }
 
+/* ---- AD3's files with one structured factor ---- */
+
+concord_graph **read_single_graph_file(const char *path) {
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512];
+    int rc = concord_read_file(path, CONCORD_FORMAT_AUTO, &graphs, &count, error, sizeof error,
+                               NULL, NULL);
+    if (rc) fail_msg("%s", error);
+    assert_int_equal(count, 1);
+    return graphs;
+}
+
+concord_info solve_to_brute_force_optimum(concord_graph *g, const char *name, double expected,
+                                          bool unique) {
+    concord_info info;
+    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+    printf("%s: value %.10f, upper bound %.10f, brute force %.10f, %s, %d iterations%s\n", name,
+           info.value, info.upper_bound, expected, concord_status_name(info.status),
+           info.iterations, unique ? "" : " (optimum not unique)");
+    assert_true(fabs(info.value - expected) <= 1e-8);
+    assert_true(fabs(info.upper_bound - expected) <= 1e-6);
+    return info;
+}
+
 /* ---- .fg syntax ---- */
 
 void expect_read_error(const char *text, const char *needle) {

@@ -126,6 +126,20 @@ int lp_ref_solve(lp_ref *lp, double *value);
 bool check_lp_map_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *solved,
                                int *fractional, double *worst);
 
+/* Reads the file at path (concord_read_file, any format), which must hold
+ * exactly one graph; the test fails with the reader's message otherwise.
+ * Free with concord_free_graphs(graphs, 1). */
+concord_graph **read_single_graph_file(const char *path);
+
+/* Solves g with the default settings and checks it against `expected`,
+ * the optimum a test found by brute force for a graph whose only factor is
+ * structured (its local polytope is its marginal polytope, so LP = MAP):
+ * the value within 1e-8 and the upper bound within 1e-6 of it. Prints a
+ * line naming `name` (and whether the optimum is unique). Returns the
+ * solver's report. */
+concord_info solve_to_brute_force_optimum(concord_graph *g, const char *name, double expected,
+                                          bool unique);
+
 /* Reads text as a .fg file named t.fg, which must be rejected with a
  * message containing needle. */
 void expect_read_error(const char *text, const char *needle);
