@@ -11,11 +11,8 @@
  * users depend on all of this, so it is checked from the outside.
  */
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,11 +21,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
+
+#include "child_process.h"
+#include "testutil.h"
 
 #define AD3_DATA CONCORD_SHARED_DATA "/ad3"
 
@@ -43,41 +40,8 @@ typedef struct run_result {
     char *out, *err;
 } run_result;
 
-static char *slurp(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    size_t cap = 4096, n = 0;
-    char *data = malloc(cap + 1);
-    while (data) {
-        size_t got = fread(data + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-        if (n == cap) {
-            char *p = realloc(data, 2 * cap + 1);
-            if (!p) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = p;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (data) data[n] = '\0';
-    if (size) *size = n;
-    return data;
-}
-
-static void write_text(const char *path, const char *text) {
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(text, 1, strlen(text), fp), strlen(text));
-    assert_int_equal(fclose(fp), 0);
-}
-
 /* Runs CONCORD_BINARY with the NULL-terminated arguments (argv[0] is
- * added), stdin from `input` (NULL: /dev/null). */
+ * added), stdin from `input` (NULL: /dev/null), for at most 60 s. */
 static void run_cli(run_result *r, const char *input, const char *const *args) {
     const char *argv[64];
     int n = 0;
@@ -90,38 +54,9 @@ static void run_cli(run_result *r, const char *input, const char *const *args) {
     char out_path[512], err_path[512];
     snprintf(out_path, sizeof out_path, "%s/stdout.txt", work_dir);
     snprintf(err_path, sizeof err_path, "%s/stderr.txt", work_dir);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int in = open(input ? input : "/dev/null", O_RDONLY);
-        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (in < 0 || out < 0 || err < 0) _exit(126);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(err, 2);
-        close(in), close(out), close(err);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int wstatus = 0;
-    struct timespec pause = {0, 2000000};
-    for (int waited = 0;; ++waited) {
-        pid_t got = waitpid(pid, &wstatus, WNOHANG);
-        if (got == pid) break;
-        assert_true(got == 0 || errno == EINTR);
-        if (waited > 60 * 500) { /* 60 s */
-            kill(pid, SIGKILL);
-            waitpid(pid, &wstatus, 0);
-            fail_msg("concord did not finish within 60 s");
-        }
-        nanosleep(&pause, NULL);
-    }
-    r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    r->out = slurp(out_path, NULL);
-    r->err = slurp(err_path, NULL);
+    r->status = run_program(argv, input, out_path, err_path, 60);
+    r->out = read_whole_file(out_path, NULL);
+    r->err = read_whole_file(err_path, NULL);
     assert_non_null(r->out);
     assert_non_null(r->err);
     if (r->status == 127 || r->status == 126) fail_msg("could not run %s", CONCORD_BINARY);
@@ -166,27 +101,6 @@ static int dir_entries(const char *path, char *first, size_t size) {
     return n;
 }
 
-static void remove_tree(const char *path) {
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (d) {
-            struct dirent *e;
-            while ((e = readdir(d))) {
-                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-                char child[1024];
-                snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-                remove_tree(child);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 /* ------------------------------------------------------------------------
  * Fixtures
  * ------------------------------------------------------------------------ */
@@ -211,15 +125,8 @@ static int setup(void **state) {
     if (!mkdtemp(work_dir)) return -1;
     snprintf(three_path, sizeof three_path, "%s/three.fg", work_dir);
     snprintf(malformed_path, sizeof malformed_path, "%s/malformed.fg", work_dir);
-    FILE *fp = fopen(three_path, "wb");
-    if (!fp) return -1;
-    fputs(three_graphs, fp);
-    fclose(fp);
-    fp = fopen(malformed_path, "wb");
-    if (!fp) return -1;
-    fputs(malformed, fp);
-    fclose(fp);
-    return 0;
+    if (write_text_file(three_path, three_graphs) != 0) return -1;
+    return write_text_file(malformed_path, malformed);
 }
 
 static int teardown(void **state) {
@@ -489,7 +396,7 @@ static void a_good_file_exits_0_and_writes_posteriors(void **state) {
     assert_string_equal(r.err, "");
     assert_non_null(strstr(r.out, "graph 1:")); /* the summary goes to stdout with -o */
     free_result(&r);
-    char *text = slurp(out, NULL);
+    char *text = read_whole_file(out, NULL);
     assert_non_null(text);
     const int nv[] = {3}, na[] = {1};
     assert_posteriors_layout(text, 1, nv, na);
@@ -630,7 +537,7 @@ static void bad_input_exits_3_names_file_and_line_and_leaves_no_output(void **st
     /* An empty input has no graph. */
     char empty[600];
     snprintf(empty, sizeof empty, "%s/empty.fg", work_dir);
-    write_text(empty, "");
+    assert_int_equal(write_text_file(empty, ""), 0);
     const char *args5[] = {"solve", empty, "-o", out, NULL};
     run_expect(&r, NULL, args5, 3);
     assert_non_null(strstr(r.err, "no graph"));
@@ -638,10 +545,10 @@ static void bad_input_exits_3_names_file_and_line_and_leaves_no_output(void **st
     assert_int_equal(dir_entries(dir, NULL, 0), 0);
 
     /* An existing output file is left untouched by a failed run. */
-    write_text(out, "previous contents\n");
+    assert_int_equal(write_text_file(out, "previous contents\n"), 0);
     run_expect(&r, NULL, args, 3);
     free_result(&r);
-    char *text = slurp(out, NULL);
+    char *text = read_whole_file(out, NULL);
     assert_string_equal(text, "previous contents\n");
     free(text);
     assert_int_equal(dir_entries(dir, NULL, 0), 1);
@@ -656,7 +563,7 @@ static void not_converged_exits_4_and_still_writes_posteriors(void **state) {
     const char *args[] = {"solve", "--max-iter", "1", AD3_DATA "/coref.fg", "-o", out, NULL};
     run_expect(&r, NULL, args, 4);
     free_result(&r);
-    char *text = slurp(out, NULL);
+    char *text = read_whole_file(out, NULL);
     if (!text) fail_msg("no posteriors written for a graph that did not converge");
     const int nv[] = {45}, na[] = {0};
     assert_posteriors_layout(text, 1, nv, na);
@@ -684,7 +591,7 @@ static void json_prints_one_object_per_graph_and_posteriors_keep_the_layout(void
     if (n != 3) fail_msg("expected 3 JSON lines, got %d:\n%s", n, r.out);
     for (int k = 0; k < 3; ++k) assert_json_summary(lines[k], k + 1, NULL);
     free_result(&r);
-    char *text = slurp(out, NULL);
+    char *text = read_whole_file(out, NULL);
     assert_non_null(text);
     assert_posteriors_layout(text, 3, three_vars, three_adds);
     free(text);

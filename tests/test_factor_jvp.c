@@ -168,12 +168,6 @@ static double max_abs(int n, const double *x) {
     return m;
 }
 
-static void print_vec(const char *name, int n, const double *x) {
-    fprintf(stderr, "  %s {", name);
-    for (int i = 0; i < n; ++i) fprintf(stderr, "%s%.17g", i ? ", " : "", x[i]);
-    fprintf(stderr, "}\n");
-}
-
 enum outcome { CHECKED, TIE, CAPACITY_STOP, KNAPSACK_FRACTIONAL, ROUNDING_BOUNDARY };
 
 /* One random input of the given kind. */
@@ -248,8 +242,8 @@ static enum outcome check_one(test_rng *r, ref_kind kind, kind_stats *st) {
         fprintf(stderr, "%s: generic solution differs from the closed form by %g\n",
                 ref_kind_name(kind), u_err);
         ref_print_case(rf, a, b, d);
-        print_vec("closed form u", p, u_cf);
-        print_vec("active set u", p, u_g);
+        ref_print_vector("closed form u", p, u_cf);
+        ref_print_vector("active set u", p, u_g);
         fail();
     }
 
@@ -328,12 +322,12 @@ static enum outcome check_one(test_rng *r, ref_kind kind, kind_stats *st) {
             fprintf(stderr, "%s: closed-form and generic face derivatives differ by %g (tol %g)\n",
                     ref_kind_name(kind), err, tol);
             ref_print_case(rf, a, b, d);
-            print_vec("w", p, w);
-            print_vec("x", p, x);
-            if (q) print_vec("y", q, y);
-            print_vec("u", p, u_cf);
-            print_vec("closed form du", p, du_cf);
-            print_vec("generic du", p, du_g);
+            ref_print_vector("w", p, w);
+            ref_print_vector("x", p, x);
+            if (q) ref_print_vector("y", q, y);
+            ref_print_vector("u", p, u_cf);
+            ref_print_vector("closed form du", p, du_cf);
+            ref_print_vector("generic du", p, du_g);
             if (q) fprintf(stderr, "  dv closed %.17g generic %.17g\n", dv_cf[0], dv_g[0]);
             fail();
         } else {

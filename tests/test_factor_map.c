@@ -49,12 +49,6 @@ static double map_scale(const ref_factor *f, const double *a, const double *b) {
     return scale;
 }
 
-static void print_vector(const char *name, int n, const double *x) {
-    fprintf(stderr, "  %s {", name);
-    for (int j = 0; j < n; ++j) fprintf(stderr, "%s%.17g", j ? ", " : "", x[j]);
-    fprintf(stderr, "}\n");
-}
-
 /* Whether u (and v) are exact 0/1 values forming an allowed configuration. */
 static bool allowed_configuration(const ref_factor *f, const double *u, const double *v) {
     int x[REF_MAX_DEGREE], y[1] = {0};
@@ -128,8 +122,8 @@ static void check_one(test_rng *r, ref_kind kind, int case_id, int *failures) {
                 ref_kind_name(kind), case_id, feasible ? "allowed" : "NOT ALLOWED", value, own,
                 best);
         ref_print_case(f, a, b, NULL);
-        print_vector("library u", p, u);
-        print_vector("reference u", p, uref);
+        ref_print_vector("library u", p, u);
+        ref_print_vector("reference u", p, uref);
         if (q) fprintf(stderr, "  library v %.17g reference v %.17g\n", v[0], vref[0]);
     }
 

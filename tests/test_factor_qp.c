@@ -73,12 +73,6 @@ typedef struct qp_stats {
     int failures, reference_failures;
 } qp_stats;
 
-static void print_vector(const char *name, int n, const double *x) {
-    fprintf(stderr, "  %s {", name);
-    for (int j = 0; j < n; ++j) fprintf(stderr, "%s%.17g", j ? ", " : "", x[j]);
-    fprintf(stderr, "}\n");
-}
-
 /* One random problem of the given kind: library versus reference. */
 static void check_one(test_rng *r, ref_kind kind, int case_id, qp_stats *stats) {
     ref_graph *rg = calloc(1, sizeof *rg);
@@ -155,8 +149,8 @@ static void check_one(test_rng *r, ref_kind kind, int case_id, qp_stats *stats) 
                 ref_kind_name(kind), case_id, du, dv, dobj, viol, tol,
                 ref_status ? " (reference not verified)" : "");
         ref_print_case(f, a, b, d);
-        print_vector("library u", p, u);
-        print_vector("reference u", p, uref);
+        ref_print_vector("library u", p, u);
+        ref_print_vector("reference u", p, uref);
         if (q) fprintf(stderr, "  library v %.17g reference v %.17g\n", v[0], vref[0]);
         fprintf(stderr, "  reference: gap %.3g scale %.3g support %d fw %d polish %d\n", rep.gap,
                 rep.scale, rep.support, rep.fw_iterations, rep.polish_steps);

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "concord.h"
+#include "testutil.h"
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -124,33 +125,6 @@ static void assert_scores(const concord_graph *g, const double *expected, int32_
     const double *s = concord_variable_scores(g);
     assert_non_null(s);
     for (int32_t i = 0; i < n; ++i) assert_true(s[i] == expected[i]);
-}
-
-/* The whole content of a file (NUL-terminated for convenience). */
-static char *read_whole_file(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *data = malloc(cap + 1);
-    while (data) {
-        size_t got = fread(data + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-        if (n == cap) {
-            char *p = realloc(data, 2 * cap + 1);
-            if (!p) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = p;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (data) data[n] = '\0';
-    *size = n;
-    return data;
 }
 
 /* ------------------------------------------------------------------------
@@ -821,9 +795,7 @@ static void ad3_example_files_load_with_their_declared_sizes(void **state) {
         char path[512];
         snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, names[k]);
         size_t size;
-        char *data = read_whole_file(path, &size);
-        if (!data) print_message("cannot read %s\n", path);
-        assert_non_null(data);
+        char *data = read_whole_file_or_fail(path, &size);
         long n_vars, n_factors, stray_line;
         header_counts(data, &n_vars, &n_factors);
         long n_pairs = count_lines_starting(data, "PAIR", &stray_line);

@@ -37,31 +37,6 @@ typedef struct input_file {
 static input_file *inputs;
 static size_t n_inputs;
 
-static char *slurp(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    size_t cap = 4096, n = 0;
-    char *data = malloc(cap);
-    while (data) {
-        size_t got = fread(data + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-        if (n == cap) {
-            char *p = realloc(data, 2 * cap);
-            if (!p) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = p;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    *size = n;
-    return data;
-}
-
 static int compare_inputs(const void *a, const void *b) {
     return strcmp(((const input_file *)a)->name, ((const input_file *)b)->name);
 }
@@ -85,7 +60,7 @@ static int load_inputs(void **state) {
         }
         input_file *f = &inputs[n_inputs];
         snprintf(f->name, sizeof f->name, "%s", e->d_name);
-        f->data = slurp(path, &f->size);
+        f->data = read_whole_file(path, &f->size);
         if (!f->data) return -1;
         ++n_inputs;
     }

@@ -108,8 +108,7 @@ static const factor *add_automaton(concord_graph *g, const automaton *t) {
 static void run_random(bool grandparents) {
     test_rng rng = {grandparents ? 404u : 303u};
     config_list c;
-    double worst_gap = 0.0, worst_diff = 0.0;
-    long fw_iters = 0, cases = 0, active = 0;
+    qp_totals totals = {0};
     for (int trial = 0; trial < 600; ++trial) {
         automaton t;
         automaton_init(&t, grandparents ? 1 + rng_int(&rng, 4) : 0, rng_int(&rng, 7));
@@ -118,33 +117,11 @@ static void run_random(bool grandparents) {
         concord_graph *g = concord_graph_new();
         assert_non_null(g);
         const factor *f = add_automaton(g, &t);
-
-        double a[MAX_GP + MAX_MOD], b[512], d[MAX_GP + MAX_MOD];
-        bool integer = trial % 2 == 0;
-        for (int rep = 0; rep < 3; ++rep) {
-            random_scores(&rng, a, t.degree, integer);
-            random_scores(&rng, b, t.n_add, integer);
-            check_map_oracle(f, &c, automaton_valid, &t, a, b);
-        }
-        qp_checker q;
-        qp_checker_init(&q, f);
-        for (int rep = 0; rep < 3; ++rep) { /* cold, then warm starts; d changes last */
-            random_qp(&rng, a, t.degree, b, t.n_add, d, integer, rep != 1);
-            qp_report r = check_qp(&q, &c, automaton_valid, &t, a, b, d);
-            if (r.gap > worst_gap) worst_gap = r.gap;
-            if (r.u_diff > worst_diff) worst_diff = r.u_diff;
-            fw_iters += r.fw_iter;
-            active += r.active;
-            ++cases;
-        }
-        qp_checker_free(&q);
+        check_oracle_and_qp(&rng, f, &c, automaton_valid, &t, trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
-    printf("%s: 600 factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| %.2e, mean active "
-           "set %.1f, mean FW iterations %.0f\n",
-           grandparents ? "GRANDPARENT_HEAD_AUTOMATON" : "HEAD_AUTOMATON", cases, worst_gap,
-           worst_diff, (double)active / (double)cases, (double)fw_iters / (double)cases);
+    print_qp_totals(grandparents ? "GRANDPARENT_HEAD_AUTOMATON" : "HEAD_AUTOMATON", 600, &totals);
 }
 
 static void head_automaton_oracle_and_qp_match_enumeration(void **state) {
@@ -215,22 +192,8 @@ static void small_parsers_match_glpk(void **state) {
                 lp_ref_add_configs(lp, &c, vars, b);
                 configs_free(&c);
             }
-        double expected;
-        assert_true(lp_ref_solve(lp, &expected));
-        concord_settings s;
-        concord_default_settings(&s);
-        s.tol = 1e-8;
-        s.max_iter = 50000;
-        concord_info info;
-        assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
-        double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
-        if (err > worst) worst = err;
-        if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
-              info.upper_bound - expected <= 1e-5 * scale))
-            fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
-                     info.upper_bound, expected);
-        fractional += !info.integral;
-        ++total;
+        bool feasible = check_lp_map_against_glpk(g, lp, trial, &total, &fractional, &worst);
+        assert_true(feasible);
         lp_ref_free(lp);
         concord_graph_free(g);
     }
@@ -240,20 +203,6 @@ static void small_parsers_match_glpk(void **state) {
 }
 
 /* ---- AD3's parsing files, without their ARBORESCENCE line ---- */
-
-static char *slurp(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    s[n] = '\0';
-    fclose(fp);
-    return s;
-}
 
 /* Splits text into lines in place. */
 static int split_lines(char *text, char **lines, int cap) {
@@ -275,7 +224,7 @@ typedef struct ha_line {
 static void parsing_file(const char *name, int expect_automata) {
     char path[512];
     snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, name);
-    char *text = slurp(path);
+    char *text = read_whole_file(path, NULL);
     assert_non_null(text);
     const size_t size = strlen(text);
     enum { CAP = 4096 };
@@ -392,30 +341,6 @@ static void ad3_parsing02_head_automata_load_and_solve(void **state) {
 }
 
 /* ---- errors ---- */
-
-static void expect_read_error(const char *text, const char *needle) {
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512] = "";
-    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
-                                 error, sizeof error, NULL, NULL);
-    if (rc == CONCORD_OK) {
-        concord_free_graphs(graphs, count);
-        fail_msg("accepted: %s", text);
-    }
-    if (!strstr(error, needle)) fail_msg("message '%s' lacks '%s'", error, needle);
-}
-
-static void expect_read_ok(const char *text, int n_add) {
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512] = "";
-    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
-                                 error, sizeof error, NULL, NULL);
-    if (rc) fail_msg("%s", error);
-    assert_int_equal(concord_num_additionals(graphs[0]), n_add);
-    concord_free_graphs(graphs, count);
-}
 
 static void malformed_automata_are_rejected(void **state) {
     (void)state;

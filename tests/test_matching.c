@@ -241,12 +241,6 @@ static void matching_and_its_lp_formulation_agree(void **state) {
     structure_list_free(&all);
 }
 
-static int read_fg(const char *text, concord_graph ***graphs, size_t *count, char *error,
-                   size_t size) {
-    return concord_read_buffer(text, strlen(text), "test.fg", CONCORD_FORMAT_FG, graphs, count,
-                               error, size, NULL, NULL);
-}
-
 /* 2 x 3 grid: row 0 prefers column 2, row 1 column 2 more strongly. */
 static const char *const grid_vars = "6\n1\n0.5\n-1\n2\n-1\n0.2\n3\n";
 

@@ -105,8 +105,7 @@ static void enumerate(const seq_model *m, config_list *c) {
 static void run_random(bool budgeted) {
     test_rng rng = {budgeted ? 202u : 101u};
     config_list c;
-    double worst_gap = 0.0, worst_diff = 0.0;
-    long fw_iters = 0, cases = 0, active = 0;
+    qp_totals totals = {0};
     for (int trial = 0; trial < 600; ++trial) {
         int length, states[MAX_LEN], forced, product;
         do { /* at most 300 sequences */
@@ -139,33 +138,11 @@ static void run_random(bool budgeted) {
             assert_int_equal(concord_add_sequence(g, length, nst, vars, NULL, &id), CONCORD_OK);
         assert_int_equal(concord_num_additionals(g), m.n_add);
         const factor *f = &g->factors[id];
-
-        double a[64], b[512], d[64];
-        bool integer = trial % 2 == 0;
-        for (int rep = 0; rep < 3; ++rep) {
-            random_scores(&rng, a, m.degree, integer);
-            random_scores(&rng, b, m.n_add, integer);
-            check_map_oracle(f, &c, seq_valid, &m, a, b);
-        }
-        qp_checker q;
-        qp_checker_init(&q, f);
-        for (int rep = 0; rep < 3; ++rep) { /* cold, then warm starts; d changes last */
-            random_qp(&rng, a, m.degree, b, m.n_add, d, integer, rep != 1);
-            qp_report r = check_qp(&q, &c, seq_valid, &m, a, b, d);
-            if (r.gap > worst_gap) worst_gap = r.gap;
-            if (r.u_diff > worst_diff) worst_diff = r.u_diff;
-            fw_iters += r.fw_iter;
-            active += r.active;
-            ++cases;
-        }
-        qp_checker_free(&q);
+        check_oracle_and_qp(&rng, f, &c, seq_valid, &m, trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
-    printf("%s: 600 factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| %.2e, mean active "
-           "set %.1f, mean FW iterations %.0f\n",
-           budgeted ? "SEQUENCE_BUDGET" : "SEQUENCE", cases, worst_gap, worst_diff,
-           (double)active / (double)cases, (double)fw_iters / (double)cases);
+    print_qp_totals(budgeted ? "SEQUENCE_BUDGET" : "SEQUENCE", 600, &totals);
 }
 
 static void sequence_oracle_and_qp_match_enumeration(void **state) {
@@ -247,23 +224,7 @@ static void sequences_in_mixed_graphs_match_glpk(void **state) {
         lp_ref *lp = lp_ref_new(m.degree, theta);
         lp_ref_add_configs(lp, &c, vars, b);
         add_random_logic(&rng, g, lp, m.degree);
-        double expected;
-        if (lp_ref_solve(lp, &expected)) {
-            concord_settings s;
-            concord_default_settings(&s);
-            s.tol = 1e-8;
-            s.max_iter = 50000;
-            concord_info info;
-            assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
-            double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
-            if (err > worst) worst = err;
-            if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
-                  info.upper_bound - expected <= 1e-5 * scale))
-                fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
-                         info.upper_bound, expected);
-            ++solved;
-            fractional += !info.integral;
-        }
+        check_lp_map_against_glpk(g, lp, trial, &solved, &fractional, &worst);
         lp_ref_free(lp);
         configs_free(&c);
         concord_graph_free(g);
@@ -276,21 +237,6 @@ static void sequences_in_mixed_graphs_match_glpk(void **state) {
 
 /* ---- AD3's files ---- */
 
-static char *slurp(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    s[n] = '\0';
-    fclose(fp);
-    if (size) *size = (size_t)n;
-    return s;
-}
-
 /* The one-factor sequence files, read by the test itself. */
 typedef struct seq_file {
     int n_vars;
@@ -301,7 +247,7 @@ typedef struct seq_file {
 } seq_file;
 
 static void read_seq_file(const char *path, bool budgeted, seq_file *sf) {
-    char *text = slurp(path, NULL);
+    char *text = read_whole_file(path, NULL);
     assert_non_null(text);
     char *save = NULL, *tok = strtok_r(text, " \t\n", &save);
     sf->n_vars = atoi(tok);
@@ -362,24 +308,11 @@ static void solve_shared_file(const char *name, bool budgeted) {
     bool unique;
     double expected = brute_force(sf, best_s, &unique);
 
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512];
-    int rc = concord_read_file(path, CONCORD_FORMAT_AUTO, &graphs, &count, error, sizeof error,
-                               NULL, NULL);
-    if (rc) fail_msg("%s", error);
-    assert_int_equal(count, 1);
+    concord_graph **graphs = read_single_graph_file(path);
     concord_graph *g = graphs[0];
     assert_int_equal(concord_num_factors(g), 1);
     assert_int_equal(concord_num_additionals(g), sf->m.n_add);
-    concord_info info;
-    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
-    printf("%s: value %.10f, upper bound %.10f, brute force %.10f, %s, %d iterations%s\n", name,
-           info.value, info.upper_bound, expected, concord_status_name(info.status),
-           info.iterations, unique ? "" : " (optimum not unique)");
-    /* One factor: the local polytope is its marginal polytope, LP = MAP. */
-    assert_true(fabs(info.value - expected) <= 1e-8);
-    assert_true(fabs(info.upper_bound - expected) <= 1e-6);
+    concord_info info = solve_to_brute_force_optimum(g, name, expected, unique);
     if (unique) {
         assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
         const double *u = concord_solution_variables(g);
@@ -387,7 +320,7 @@ static void solve_shared_file(const char *name, bool budgeted) {
             for (int k = 0; k < sf->m.states[i]; ++k)
                 assert_true(u[sf->vars[sf->m.link[i] + k]] == (k == best_s[i] ? 1.0 : 0.0));
     }
-    concord_free_graphs(graphs, count);
+    concord_free_graphs(graphs, 1);
     free(sf);
 }
 
@@ -402,19 +335,6 @@ static void ad3_sequence_budget_file_solves_to_the_brute_force_optimum(void **st
 }
 
 /* ---- errors ---- */
-
-static void expect_read_error(const char *text, const char *needle) {
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512] = "";
-    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
-                                 error, sizeof error, NULL, NULL);
-    if (rc == CONCORD_OK) {
-        concord_free_graphs(graphs, count);
-        fail_msg("accepted: %s", text);
-    }
-    if (!strstr(error, needle)) fail_msg("message '%s' lacks '%s'", error, needle);
-}
 
 static void malformed_sequences_are_rejected(void **state) {
     (void)state;

@@ -25,22 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
+#include "child_process.h"
+#include "testutil.h"
 
 /* ---- tolerances (and why) ------------------------------------------------
  * VALUE_TOL: |value - glpk| <= 1e-5 * max(|glpk|, max |score|): the
@@ -237,28 +226,12 @@ static bool fg_read_graph(line_reader *r, fg_graph *g, const char *name) {
 /* Reads every graph of a file: after each graph one line is swallowed,
  * whatever it holds (AD3's separator; the stray CARALHO lines). */
 static int fg_read_file(const char *path, fg_graph **graphs, int *count) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
+    size_t size;
+    char *data = read_whole_file(path, &size);
+    if (!data) {
         printf("cannot open %s\n", path);
         return -1;
     }
-    size_t cap = 1 << 20, size = 0;
-    char *data = malloc(cap);
-    for (size_t got; data && (got = fread(data + size, 1, cap - size, fp)) > 0;) {
-        size += got;
-        if (size == cap) {
-            char *more = realloc(data, cap * 2);
-            if (!more) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = more;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (!data) return -1;
     line_reader r = {data, data + size, 0};
     *graphs = NULL;
     *count = 0;
@@ -572,30 +545,6 @@ static bool parse_json_line(const char *line, cli_graph *out) {
     return true;
 }
 
-static char *read_whole_file(const char *path, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *data = malloc(cap + 1);
-    for (size_t got; data && (got = fread(data + n, 1, cap - n, fp)) > 0;) {
-        n += got;
-        if (n == cap) {
-            char *more = realloc(data, 2 * cap + 1);
-            if (!more) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = more;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (data) data[n] = '\0';
-    if (size) *size = n;
-    return data;
-}
-
 /* ------------------------------------------------------------------------
  * One shared file: everything computed once, checked by several tests
  * ------------------------------------------------------------------------ */
@@ -621,44 +570,37 @@ static shared_case cases[] = {
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static bool skipped_under_asan(const shared_case *c) {
     return UNDER_ASAN && !strcmp(c->file, "mln_large.fg");
 }
 
+/* Runs `concord solve FILE --json -o POSTERIORS`; its exit code, JSON
+ * lines and posteriors go into c. */
 static int run_cli(shared_case *c) {
-    char tmp[] = "/tmp/concord_shared_graphs_XXXXXX";
-    int fd = mkstemp(tmp);
-    if (fd < 0) return -1;
-    close(fd);
-    if (strchr(c->path, '\'') || strchr(CONCORD_BINARY, '\'')) return -1;
-    char command[4096];
-    snprintf(command, sizeof command, "'%s' solve '%s' --json -o '%s'", CONCORD_BINARY, c->path,
-             tmp);
-    double t0 = now_seconds();
-    FILE *out = popen(command, "r");
-    if (!out) {
-        unlink(tmp);
-        return -1;
-    }
-    char line[4096];
-    while (fgets(line, sizeof line, out)) {
+    char dir[] = "/tmp/concord_shared_graphs_XXXXXX";
+    if (!mkdtemp(dir)) return -1;
+    char out_path[64], posteriors_path[64];
+    snprintf(out_path, sizeof out_path, "%s/stdout.txt", dir);
+    snprintf(posteriors_path, sizeof posteriors_path, "%s/posteriors.txt", dir);
+    const char *argv[] = {CONCORD_BINARY, "solve", c->path, "--json", "-o", posteriors_path, NULL};
+    double t0 = monotonic_seconds();
+    c->exit_code = run_program(argv, NULL, out_path, NULL, 0);
+    c->cli_seconds = monotonic_seconds() - t0;
+    char *out = read_whole_file(out_path, NULL);
+    c->posteriors = read_whole_file(posteriors_path, NULL);
+    remove_tree(dir);
+    if (!out) return -1;
+    for (char *line = out, *next; *line; line = next) {
+        char *eol = strchr(line, '\n');
+        next = eol ? eol + 1 : line + strlen(line);
+        if (eol) *eol = '\0';
         cli_graph *more = realloc(c->cli, (size_t)(c->n_cli + 1) * sizeof *more);
         if (!more) break;
         c->cli = more;
         if (parse_json_line(line, &c->cli[c->n_cli])) c->n_cli += 1;
-        else printf("%s: unexpected CLI output line: %s", c->file, line);
+        else printf("%s: unexpected CLI output line: %s\n", c->file, line);
     }
-    int status = pclose(out);
-    c->cli_seconds = now_seconds() - t0;
-    c->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    c->posteriors = read_whole_file(tmp, NULL);
-    unlink(tmp);
+    free(out);
     return 0;
 }
 
@@ -669,7 +611,7 @@ static int compute(shared_case *c) {
     if (fg_read_file(c->path, &c->graphs, &c->n_graphs) != 0 || c->n_graphs < 1) return -1;
     c->glpk = calloc((size_t)c->n_graphs, sizeof *c->glpk);
     if (!c->glpk) return -1;
-    double t0 = now_seconds();
+    double t0 = monotonic_seconds();
     for (int k = 0; k < c->n_graphs; ++k) {
         hrep h;
         int rc = hrep_build(&c->graphs[k], &h) == 0 ? glpk_optimum(&c->graphs[k], &h, &c->glpk[k])
@@ -680,7 +622,7 @@ static int compute(shared_case *c) {
             return -1;
         }
     }
-    c->glpk_seconds = now_seconds() - t0;
+    c->glpk_seconds = monotonic_seconds() - t0;
     if (run_cli(c) != 0) {
         printf("%s: could not run %s\n", c->file, CONCORD_BINARY);
         return -1;

@@ -118,8 +118,7 @@ static void random_tree(test_rng *rng, int n, int *parent) {
 static void run_trees(bool counts) {
     test_rng rng = {counts ? 606u : 505u};
     config_list c;
-    double worst_gap = 0.0, worst_diff = 0.0;
-    long fw_iters = 0, cases = 0, active = 0;
+    qp_totals totals = {0};
     for (int trial = 0; trial < 600; ++trial) {
         int n, states[MAX_NODES], parent[MAX_NODES], product;
         do {
@@ -145,33 +144,11 @@ static void run_trees(bool counts) {
             assert_int_equal(concord_add_general_tree(g, n, st, par, vars, NULL, &id), CONCORD_OK);
         assert_int_equal(concord_num_additionals(g), t.n_add);
         const factor *f = &g->factors[id];
-
-        double a[64], b[512], d[64];
-        bool integer = trial % 2 == 0;
-        for (int rep = 0; rep < 3; ++rep) {
-            random_scores(&rng, a, t.degree, integer);
-            random_scores(&rng, b, t.n_add, integer);
-            check_map_oracle(f, &c, tree_valid, &t, a, b);
-        }
-        qp_checker q;
-        qp_checker_init(&q, f);
-        for (int rep = 0; rep < 3; ++rep) {
-            random_qp(&rng, a, t.degree, b, t.n_add, d, integer, rep != 1);
-            qp_report r = check_qp(&q, &c, tree_valid, &t, a, b, d);
-            if (r.gap > worst_gap) worst_gap = r.gap;
-            if (r.u_diff > worst_diff) worst_diff = r.u_diff;
-            fw_iters += r.fw_iter;
-            active += r.active;
-            ++cases;
-        }
-        qp_checker_free(&q);
+        check_oracle_and_qp(&rng, f, &c, tree_valid, &t, trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
-    printf("%s: 600 factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| %.2e, mean active "
-           "set %.1f, mean FW iterations %.0f\n",
-           counts ? "GENERAL_TREE_COUNTS" : "GENERAL_TREE", cases, worst_gap, worst_diff,
-           (double)active / (double)cases, (double)fw_iters / (double)cases);
+    print_qp_totals(counts ? "GENERAL_TREE_COUNTS" : "GENERAL_TREE", 600, &totals);
 }
 
 static void general_tree_oracle_and_qp_match_enumeration(void **state) {
@@ -231,8 +208,7 @@ static void sequence_compressor_oracle_and_qp_match_enumeration(void **state) {
     (void)state;
     test_rng rng = {707};
     config_list c;
-    double worst_gap = 0.0, worst_diff = 0.0;
-    long fw_iters = 0, cases = 0, active = 0;
+    qp_totals totals = {0};
     for (int trial = 0; trial < 600; ++trial) {
         compressor t;
         compressor_init(&t, rng_int(&rng, 8));
@@ -250,55 +226,14 @@ static void sequence_compressor_oracle_and_qp_match_enumeration(void **state) {
         assert_int_equal(concord_add_sequence_compressor(g, t.n, vars, NULL, &id), CONCORD_OK);
         assert_int_equal(concord_num_additionals(g), t.n_add);
         const factor *f = &g->factors[id];
-        double a[MAX_WORDS + 1], b[128], d[MAX_WORDS + 1];
-        bool integer = trial % 2 == 0;
-        for (int rep = 0; rep < 3; ++rep) {
-            random_scores(&rng, a, t.degree, integer);
-            random_scores(&rng, b, t.n_add, integer);
-            check_map_oracle(f, &c, compressor_valid, &t, a, b);
-        }
-        qp_checker q;
-        qp_checker_init(&q, f);
-        for (int rep = 0; rep < 3; ++rep) {
-            random_qp(&rng, a, t.degree, b, t.n_add, d, integer, rep != 1);
-            qp_report r = check_qp(&q, &c, compressor_valid, &t, a, b, d);
-            if (r.gap > worst_gap) worst_gap = r.gap;
-            if (r.u_diff > worst_diff) worst_diff = r.u_diff;
-            fw_iters += r.fw_iter;
-            active += r.active;
-            ++cases;
-        }
-        qp_checker_free(&q);
+        check_oracle_and_qp(&rng, f, &c, compressor_valid, &t, trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
-    printf("SEQUENCE_COMPRESSOR: 600 factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| "
-           "%.2e, mean active set %.1f, mean FW iterations %.0f\n",
-           cases, worst_gap, worst_diff, (double)active / (double)cases,
-           (double)fw_iters / (double)cases);
+    print_qp_totals("SEQUENCE_COMPRESSOR", 600, &totals);
 }
 
 /* ---- LP-MAP of mixed graphs against GLPK ---- */
-
-static void solve_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *solved,
-                               int *fractional, double *worst) {
-    double expected;
-    if (!lp_ref_solve(lp, &expected)) return;
-    concord_settings s;
-    concord_default_settings(&s);
-    s.tol = 1e-8;
-    s.max_iter = 50000;
-    concord_info info;
-    assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
-    double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
-    if (err > *worst) *worst = err;
-    if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
-          info.upper_bound - expected <= 1e-5 * scale))
-        fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
-                 info.upper_bound, expected);
-    ++*solved;
-    *fractional += !info.integral;
-}
 
 /* A GENERAL_TREE or GENERAL_TREE_COUNTS sharing its variables with logic
  * factors (the counts scored too). */
@@ -337,7 +272,7 @@ static void trees_in_mixed_graphs_match_glpk(void **state) {
         lp_ref *lp = lp_ref_new(t.degree, theta);
         lp_ref_add_configs(lp, &c, vars, b);
         add_random_logic(&rng, g, lp, t.degree);
-        solve_against_glpk(g, lp, trial, &solved, &fractional, &worst);
+        check_lp_map_against_glpk(g, lp, trial, &solved, &fractional, &worst);
         lp_ref_free(lp);
         configs_free(&c);
         concord_graph_free(g);
@@ -394,7 +329,7 @@ static void summaries_match_glpk(void **state) {
         int32_t pair[2] = {first[0] + words[0], first[1] + words[1]}; /* sentence indicators */
         assert_int_equal(concord_add_logic(g, CONCORD_ATMOSTONE, 2, pair, NULL, NULL), CONCORD_OK);
         lp_ref_add_sum(lp, 2, pair, -INFINITY, 1.0);
-        solve_against_glpk(g, lp, trial, &solved, &fractional, &worst);
+        check_lp_map_against_glpk(g, lp, trial, &solved, &fractional, &worst);
         lp_ref_free(lp);
         concord_graph_free(g);
     }
@@ -406,20 +341,6 @@ static void summaries_match_glpk(void **state) {
 
 /* ---- AD3's files ---- */
 
-static char *slurp(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    s[n] = '\0';
-    fclose(fp);
-    return s;
-}
-
 typedef struct tree_file {
     int n_vars;
     double theta[128];
@@ -429,7 +350,7 @@ typedef struct tree_file {
 } tree_file;
 
 static void read_tree_file(const char *path, bool counts, tree_file *tf) {
-    char *text = slurp(path);
+    char *text = read_whole_file(path, NULL);
     assert_non_null(text);
     char *save = NULL;
     tf->n_vars = atoi(strtok_r(text, " \t\n", &save));
@@ -488,22 +409,10 @@ static void solve_tree_file(const char *name, bool counts) {
     bool unique;
     double expected = tree_brute_force(tf, best_s, &unique);
 
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512];
-    int rc = concord_read_file(path, CONCORD_FORMAT_AUTO, &graphs, &count, error, sizeof error,
-                               NULL, NULL);
-    if (rc) fail_msg("%s", error);
-    assert_int_equal(count, 1);
+    concord_graph **graphs = read_single_graph_file(path);
     concord_graph *g = graphs[0];
     assert_int_equal(concord_num_additionals(g), tf->t.n_add);
-    concord_info info;
-    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
-    printf("%s: value %.10f, upper bound %.10f, brute force %.10f, %s, %d iterations%s\n", name,
-           info.value, info.upper_bound, expected, concord_status_name(info.status),
-           info.iterations, unique ? "" : " (optimum not unique)");
-    assert_true(fabs(info.value - expected) <= 1e-8);
-    assert_true(fabs(info.upper_bound - expected) <= 1e-6);
+    concord_info info = solve_to_brute_force_optimum(g, name, expected, unique);
     if (unique) {
         assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
         const double *u = concord_solution_variables(g);
@@ -511,7 +420,7 @@ static void solve_tree_file(const char *name, bool counts) {
             for (int k = 0; k < tf->t.states[i]; ++k)
                 assert_true(u[tf->vars[tf->t.link[i] + k]] == (k == best_s[i] ? 1.0 : 0.0));
     }
-    concord_free_graphs(graphs, count);
+    concord_free_graphs(graphs, 1);
     free(tf);
 }
 
@@ -605,30 +514,6 @@ static void large_counted_trees_are_bounded(void **state) {
 }
 
 /* ---- errors ---- */
-
-static void expect_read_error(const char *text, const char *needle) {
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512] = "";
-    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
-                                 error, sizeof error, NULL, NULL);
-    if (rc == CONCORD_OK) {
-        concord_free_graphs(graphs, count);
-        fail_msg("accepted: %s", text);
-    }
-    if (!strstr(error, needle)) fail_msg("message '%s' lacks '%s'", error, needle);
-}
-
-static void expect_read_ok(const char *text, int n_add) {
-    concord_graph **graphs = NULL;
-    size_t count = 0;
-    char error[512] = "";
-    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
-                                 error, sizeof error, NULL, NULL);
-    if (rc) fail_msg("%s", error);
-    assert_int_equal(concord_num_additionals(graphs[0]), n_add);
-    concord_free_graphs(graphs, count);
-}
 
 static void malformed_summarization_factors_are_rejected(void **state) {
     (void)state;

@@ -408,12 +408,6 @@ static void tree_alone_solves_to_its_map(void **state) {
  * .fg syntax
  * ------------------------------------------------------------------------ */
 
-static int read_fg(const char *text, concord_graph ***graphs, size_t *count, char *error,
-                   size_t size) {
-    return concord_read_buffer(text, strlen(text), "test.fg", CONCORD_FORMAT_FG, graphs, count,
-                               error, size, NULL, NULL);
-}
-
 /* The three arcs of a sentence of two tokens: 0->1, 0->2, 1->2, 2->1. */
 static const char *const tree_vars = "4\n1\n1.0\n0.5\n2.0\n3.0\n";
 
@@ -501,15 +495,12 @@ static void fg_tree_errors_name_the_line(void **state) {
  * oracle's best tree. */
 static void ad3_parsing_tree_reads_and_solves(void **state) {
     (void)state;
-    FILE *in = fopen(CONCORD_SHARED_DATA "/ad3/parsing01.fg", "rb");
-    if (!in) {
+    size_t size;
+    char *data = read_whole_file(CONCORD_SHARED_DATA "/ad3/parsing01.fg", &size);
+    if (!data) {
         print_message("parsing01.fg not found: skipped\n");
         skip();
     }
-    static char data[1 << 20];
-    size_t size = fread(data, 1, sizeof data - 1, in);
-    fclose(in);
-    data[size] = '\0';
     /* lines: N, M, N scores, then factors; keep the scores and the tree */
     char *text = malloc(size + 64), *out = text;
     assert_non_null(text);
@@ -551,7 +542,7 @@ static void ad3_parsing_tree_reads_and_solves(void **state) {
     assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
     assert_true(info.integral);
     assert_true(fabs(info.value - best) <= 1e-9 * (1.0 + fabs(best)));
-    free(a), free(u), free(scratch), free(text);
+    free(a), free(u), free(scratch), free(text), free(data);
     concord_free_graphs(graphs, count);
 }
 

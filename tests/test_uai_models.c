@@ -24,25 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 #include <glpk.h>
 
 #include "concord.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
+#include "child_process.h"
+#include "testutil.h"
 
 /* Relative tolerances (relative to max(1, |reference|)). */
 #define LP_TOL 1e-5     /* concord's LP-MAP value vs GLPK's optimum */
@@ -85,12 +73,6 @@ static double rel_tol(double tol, double reference) {
     return tol * (fabs(reference) > 1.0 ? fabs(reference) : 1.0);
 }
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static bool is_uai2014(const instance *in) { return strncmp(in->path, "uai2014/", 8) == 0; }
 
 static const char *base_name(const char *path) {
@@ -110,22 +92,6 @@ static void data_path(char *buf, size_t size, const char *path, const char *suff
  * (whitespace-separated numbers; the files are trusted, so any surprise is
  * a test failure).
  * ------------------------------------------------------------------------ */
-
-static char *slurp(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) print_error("cannot open %s: %s\n", path, strerror(errno));
-    assert_non_null(fp);
-    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-    long size = ftell(fp);
-    assert_true(size >= 0);
-    rewind(fp);
-    char *text = malloc((size_t)size + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)size, fp), (size_t)size);
-    text[size] = '\0';
-    fclose(fp);
-    return text;
-}
 
 typedef struct cursor {
     const char *p;
@@ -473,14 +439,14 @@ static void load(const instance *in, loaded *out) {
     char path[1024], evid[1024];
     data_path(path, sizeof path, in->path, "");
     data_path(evid, sizeof evid, in->path, ".evid");
-    char *text = slurp(path);
+    char *text = read_whole_file_or_fail(path, NULL);
     model_parse(text, &out->model);
     free(text);
     out->observed = malloc((size_t)out->model.n * sizeof *out->observed);
     assert_non_null(out->observed);
     bool has_evidence = is_uai2014(in);
     if (has_evidence) {
-        text = slurp(evid);
+        text = read_whole_file_or_fail(evid, NULL);
         evidence_parse(text, &out->model, out->observed);
         free(text);
     } else {
@@ -525,12 +491,12 @@ static void lp_map_value_equals_the_glpk_local_polytope_optimum(void **state) {
         }
         loaded l;
         load(in, &l);
-        double t0 = now();
+        double t0 = monotonic_seconds();
         double optimum = glpk_local_polytope(&l.model, l.observed);
-        double t1 = now();
+        double t1 = monotonic_seconds();
         concord_info info;
         int rc = solve(l.graph, &info);
-        double t2 = now();
+        double t2 = monotonic_seconds();
         double diff = (info.value - optimum) / (fabs(optimum) > 1.0 ? fabs(optimum) : 1.0);
         bool ok = rc == CONCORD_OK && fabs(info.value - optimum) <= rel_tol(LP_TOL, optimum) &&
                   info.upper_bound >= optimum - rel_tol(BOUND_TOL, optimum);
@@ -569,7 +535,7 @@ static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(vo
         /* The best known assignment, evaluated here and by concord. */
         char path[1024];
         data_path(path, sizeof path, in->path, ".MAP");
-        char *text = slurp(path);
+        char *text = read_whole_file_or_fail(path, NULL);
         result_parse(text, m, best);
         free(text);
         double best_value = log_prob(m, best);
@@ -647,18 +613,14 @@ static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
     data_path(evid_path, sizeof evid_path, in.path, ".evid");
     char dir[] = "/tmp/concord_uai_cli_XXXXXX";
     assert_non_null(mkdtemp(dir));
-    char out_path[1100], json_path[1100], command[4096];
+    char out_path[1100], json_path[1100];
     snprintf(out_path, sizeof out_path, "%s/out.MAP", dir);
     snprintf(json_path, sizeof json_path, "%s/out.json", dir);
-    int n = snprintf(command, sizeof command,
-                     "'%s' solve '%s' --evid '%s' --uai-map '%s' --json > '%s'", CONCORD_BINARY,
-                     model_path, evid_path, out_path, json_path);
-    assert_true(n > 0 && (size_t)n < sizeof command);
-    int status = system(command);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    const char *argv[] = {CONCORD_BINARY, "solve", model_path, "--evid", evid_path,
+                          "--uai-map", out_path, "--json", NULL};
+    assert_int_equal(run_program(argv, NULL, json_path, NULL, 0), 0);
 
-    char *json = slurp(json_path);
+    char *json = read_whole_file_or_fail(json_path, NULL);
     const char *key = strstr(json, "\"map_value\":");
     assert_non_null(key);
     char *end;
@@ -667,17 +629,17 @@ static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
     assert_non_null(strstr(json, "\"violated\":0"));
     assert_null(strchr(strchr(json, '\n') + 1, '{')); /* one graph, one line */
 
-    char *text = slurp(model_path);
+    char *text = read_whole_file_or_fail(model_path, NULL);
     uai_model m;
     model_parse(text, &m);
     free(text);
     int *observed = malloc((size_t)m.n * sizeof *observed);
     int32_t *labels = malloc((size_t)m.n * sizeof *labels);
     assert_true(observed && labels);
-    text = slurp(evid_path);
+    text = read_whole_file_or_fail(evid_path, NULL);
     evidence_parse(text, &m, observed);
     free(text);
-    text = slurp(out_path);
+    text = read_whole_file_or_fail(out_path, NULL);
     result_parse(text, &m, labels);
     free(text);
     int n_observed = 0;
@@ -697,9 +659,7 @@ static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
     free(observed);
     free(labels);
     model_free(&m);
-    unlink(out_path);
-    unlink(json_path);
-    rmdir(dir);
+    remove_tree(dir);
 }
 
 int main(void) {

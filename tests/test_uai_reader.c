@@ -26,19 +26,9 @@
 #include <cmocka.h>
 
 #include "concord.h"
+#include "testutil.h"
 
 enum { ERROR_SIZE = 512 };
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
 
 /* Reads a model (and evidence, NULL: none) named "m.uai" / "e.evid". */
 static int read_model(const char *model, const char *evidence, concord_graph **g, char *error) {

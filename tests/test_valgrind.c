@@ -7,35 +7,19 @@
  * build that users run, which the ASan tests do not. Valgrind and ASan do
  * not mix, so the ASan twin of this program only prints a notice and skips.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
+#include "child_process.h"
+#include "testutil.h"
 
 #define AD3_DATA CONCORD_SHARED_DATA "/ad3"
 
@@ -74,58 +58,14 @@ static int setup(void **state) {
     if (!mkdtemp(work_dir)) return -1;
     snprintf(good_path, sizeof good_path, "%s/good.fg", work_dir);
     snprintf(malformed_path, sizeof malformed_path, "%s/malformed.fg", work_dir);
-    FILE *fp = fopen(good_path, "wb");
-    if (!fp) return -1;
-    fputs(good_graphs, fp);
-    fclose(fp);
-    fp = fopen(malformed_path, "wb");
-    if (!fp) return -1;
-    fputs(malformed_graphs, fp);
-    fclose(fp);
-    return 0;
+    if (write_text_file(good_path, good_graphs) != 0) return -1;
+    return write_text_file(malformed_path, malformed_graphs);
 }
 
-/* Removes the files of work_dir, then work_dir itself. */
 static int teardown(void **state) {
     (void)state;
-    DIR *d = opendir(work_dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char path[600];
-            snprintf(path, sizeof path, "%s/%s", work_dir, e->d_name);
-            unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(work_dir);
+    remove_tree(work_dir);
     return 0;
-}
-
-static char *slurp(const char *path) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *data = malloc(cap + 1);
-    while (data) {
-        size_t got = fread(data + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-        if (n == cap) {
-            char *p = realloc(data, 2 * cap + 1);
-            if (!p) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = p;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (data) data[n] = '\0';
-    return data;
 }
 
 /* Runs the CLI with `args` under valgrind (stdin from `input` or
@@ -150,37 +90,9 @@ static void run_under_valgrind(const char *const *args, const char *input, int e
     argv[n++] = CONCORD_BINARY;
     for (int k = 0; args[k] && n < 31; ++k) argv[n++] = args[k];
     argv[n] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int in = open(input ? input : "/dev/null", O_RDONLY);
-        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (in < 0 || out < 0) _exit(126);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(out, 2);
-        close(in), close(out);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int wstatus = 0;
-    struct timespec pause = {0, 10000000};
-    for (int waited = 0;; ++waited) {
-        pid_t got = waitpid(pid, &wstatus, WNOHANG);
-        if (got == pid) break;
-        assert_true(got == 0 || errno == EINTR);
-        if (waited > 120 * 100) { /* 120 s */
-            kill(pid, SIGKILL);
-            waitpid(pid, &wstatus, 0);
-            fail_msg("valgrind did not finish within 120 s");
-        }
-        nanosleep(&pause, NULL);
-    }
-    int status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    char *log = slurp(log_path);
-    char *out = slurp(out_path);
+    int status = run_program(argv, input, out_path, out_path, 120);
+    char *log = read_whole_file(log_path, NULL);
+    char *out = read_whole_file(out_path, NULL);
     assert_non_null(log);
     if (status != expected || !strstr(log, "ERROR SUMMARY: 0 errors")) {
         print_message("command: valgrind ... concord");

@@ -827,18 +827,14 @@ void ref_print_case(const ref_factor *f, const double *a, const double *b, const
     fprintf(stderr, "\n  negated {");
     for (int j = 0; j < f->degree; ++j) fprintf(stderr, "%s%d", j ? ", " : "", f->negated[j]);
     fprintf(stderr, "}\n");
-    if (f->kind == REF_KNAPSACK) {
-        fprintf(stderr, "  costs {");
-        for (int j = 0; j < f->degree; ++j) fprintf(stderr, "%s%.17g", j ? ", " : "", f->costs[j]);
-        fprintf(stderr, "}\n");
-    }
-    fprintf(stderr, "  a {");
-    for (int j = 0; j < f->degree; ++j) fprintf(stderr, "%s%.17g", j ? ", " : "", a[j]);
-    fprintf(stderr, "}\n");
+    if (f->kind == REF_KNAPSACK) ref_print_vector("costs", f->degree, f->costs);
+    ref_print_vector("a", f->degree, a);
     if (ref_num_additionals(f)) fprintf(stderr, "  b {%.17g}\n", b[0]);
-    if (d) {
-        fprintf(stderr, "  d {");
-        for (int j = 0; j < f->degree; ++j) fprintf(stderr, "%s%.17g", j ? ", " : "", d[j]);
-        fprintf(stderr, "}\n");
-    }
+    if (d) ref_print_vector("d", f->degree, d);
+}
+
+void ref_print_vector(const char *name, int n, const double *x) {
+    fprintf(stderr, "  %s {", name);
+    for (int j = 0; j < n; ++j) fprintf(stderr, "%s%.17g", j ? ", " : "", x[j]);
+    fprintf(stderr, "}\n");
 }

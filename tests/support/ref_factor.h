@@ -108,4 +108,7 @@ void ref_draw_scores(test_rng *r, const ref_factor *f, const double *d, double *
 /* Prints a factor and its inputs (C-literal precision) to stderr. */
 void ref_print_case(const ref_factor *f, const double *a, const double *b, const double *d);
 
+/* Prints "  name {x0, x1, ...}" (C-literal precision) to stderr. */
+void ref_print_vector(const char *name, int n, const double *x);
+
 #endif /* CONCORD_REF_FACTOR_H */

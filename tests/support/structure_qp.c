@@ -225,3 +225,8 @@ double structure_frank_wolfe(const structure_list *all, const double *a, const d
     free(score);
     return gap;
 }
+
+int read_fg(const char *text, concord_graph ***graphs, size_t *count, char *error, size_t size) {
+    return concord_read_buffer(text, strlen(text), "test.fg", CONCORD_FORMAT_FG, graphs, count,
+                               error, size, NULL, NULL);
+}

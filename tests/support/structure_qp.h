@@ -7,14 +7,17 @@
  * ways: the active set's own configurations must be valid structures
  * (checked by the test's independent predicate) whose weights reproduce u;
  * the Frank-Wolfe gap over all enumerated structures must vanish; and an
- * independent pairwise Frank-Wolfe solve must land on the same u.
+ * independent pairwise Frank-Wolfe solve must land on the same u. Also
+ * reading .fg text, for the tests of those factors' syntax.
  */
 #ifndef CONCORD_STRUCTURE_QP_H
 #define CONCORD_STRUCTURE_QP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "concord.h"
 #include "factor.h"
 
 typedef struct structure_list {
@@ -60,5 +63,9 @@ void check_structured_qp(const factor *f, const double *a, const double *a2, con
  * at most tol or max_iter iterations; writes u, returns the final gap. */
 double structure_frank_wolfe(const structure_list *all, const double *a, const double *d,
                              double *u, double tol, int32_t max_iter);
+
+/* Reads text as a .fg file named test.fg (concord_read_buffer, no
+ * warning callback); returns its code. */
+int read_fg(const char *text, concord_graph ***graphs, size_t *count, char *error, size_t size);
 
 #endif /* CONCORD_STRUCTURE_QP_H */

@@ -309,6 +309,40 @@ void random_qp(test_rng *rng, double *a, int32_t degree, double *b, int32_t n_ad
     }
 }
 
+void check_oracle_and_qp(test_rng *rng, const factor *f, const config_list *c,
+                         config_valid_fn valid, const void *ctx, bool integer,
+                         qp_totals *totals) {
+    double *a = xcalloc((size_t)c->degree, sizeof *a), *d = xcalloc((size_t)c->degree, sizeof *d);
+    double *b = xcalloc((size_t)c->n_add, sizeof *b);
+    for (int rep = 0; rep < 3; ++rep) {
+        random_scores(rng, a, c->degree, integer);
+        random_scores(rng, b, c->n_add, integer);
+        check_map_oracle(f, c, valid, ctx, a, b);
+    }
+    qp_checker q;
+    qp_checker_init(&q, f);
+    for (int rep = 0; rep < 3; ++rep) {
+        random_qp(rng, a, c->degree, b, c->n_add, d, integer, rep != 1);
+        qp_report r = check_qp(&q, c, valid, ctx, a, b, d);
+        if (r.gap > totals->worst_gap) totals->worst_gap = r.gap;
+        if (r.u_diff > totals->worst_diff) totals->worst_diff = r.u_diff;
+        totals->fw_iters += r.fw_iter;
+        totals->active += r.active;
+        ++totals->cases;
+    }
+    qp_checker_free(&q);
+    free(a);
+    free(b);
+    free(d);
+}
+
+void print_qp_totals(const char *name, int n_factors, const qp_totals *t) {
+    printf("%s: %d factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| %.2e, mean active "
+           "set %.1f, mean FW iterations %.0f\n",
+           name, n_factors, t->cases, t->worst_gap, t->worst_diff,
+           (double)t->active / (double)t->cases, (double)t->fw_iters / (double)t->cases);
+}
+
 /* ---- the GLPK reference for LP-MAP ---- */
 
 struct lp_ref {
@@ -436,6 +470,27 @@ int lp_ref_solve(lp_ref *lp, double *value) {
     return ok;
 }
 
+bool check_lp_map_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *solved,
+                               int *fractional, double *worst) {
+    double expected;
+    if (!lp_ref_solve(lp, &expected)) return false;
+    concord_settings s;
+    concord_default_settings(&s);
+    s.tol = 1e-8;
+    s.max_iter = 50000;
+    concord_info info;
+    assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
+    double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
+    if (err > *worst) *worst = err;
+    if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
+          info.upper_bound - expected <= 1e-5 * scale))
+        fail_msg("trial %d: AD3 value %.10g bound %.10g, GLPK %.10g", trial, info.value,
+                 info.upper_bound, expected);
+    ++*solved;
+    *fractional += !info.integral;
+    return true;
+}
+
 /* Adds 1 to 3 logic factors (XOR, ATMOSTONE, OR, BUDGET) over random
  * subsets of variables 0..n_vars-1, to the graph and to the LP. */
 void add_random_logic(test_rng *rng, concord_graph *g, lp_ref *lp, int32_t n_vars) {
@@ -473,4 +528,55 @@ void add_random_logic(test_rng *rng, concord_graph *g, lp_ref *lp, int32_t n_var
         }
         }
     }
+}
+
+/* ---- AD3's files with one structured factor ---- */
+
+concord_graph **read_single_graph_file(const char *path) {
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512];
+    int rc = concord_read_file(path, CONCORD_FORMAT_AUTO, &graphs, &count, error, sizeof error,
+                               NULL, NULL);
+    if (rc) fail_msg("%s", error);
+    assert_int_equal(count, 1);
+    return graphs;
+}
+
+concord_info solve_to_brute_force_optimum(concord_graph *g, const char *name, double expected,
+                                          bool unique) {
+    concord_info info;
+    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+    printf("%s: value %.10f, upper bound %.10f, brute force %.10f, %s, %d iterations%s\n", name,
+           info.value, info.upper_bound, expected, concord_status_name(info.status),
+           info.iterations, unique ? "" : " (optimum not unique)");
+    assert_true(fabs(info.value - expected) <= 1e-8);
+    assert_true(fabs(info.upper_bound - expected) <= 1e-6);
+    return info;
+}
+
+/* ---- .fg syntax ---- */
+
+void expect_read_error(const char *text, const char *needle) {
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512] = "";
+    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
+                                 error, sizeof error, NULL, NULL);
+    if (rc == CONCORD_OK) {
+        concord_free_graphs(graphs, count);
+        fail_msg("accepted: %s", text);
+    }
+    if (!strstr(error, needle)) fail_msg("message '%s' lacks '%s'", error, needle);
+}
+
+void expect_read_ok(const char *text, int32_t n_add) {
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512] = "";
+    int rc = concord_read_buffer(text, strlen(text), "t.fg", CONCORD_FORMAT_FG, &graphs, &count,
+                                 error, sizeof error, NULL, NULL);
+    if (rc) fail_msg("%s", error);
+    assert_int_equal(concord_num_additionals(graphs[0]), n_add);
+    concord_free_graphs(graphs, count);
 }

@@ -6,7 +6,8 @@
  * oracle against that list (exact best score, valid argmax) and the QP the
  * generic active set builds on the oracle (a convex combination of valid
  * configurations, Frank-Wolfe gap over the whole list, agreement with an
- * independent pairwise Frank-Wolfe solve over the list).
+ * independent pairwise Frank-Wolfe solve over the list); also the checks
+ * of their .fg syntax.
  */
 #ifndef CONCORD_STRUCTURED_CHECK_H
 #define CONCORD_STRUCTURED_CHECK_H
@@ -78,6 +79,25 @@ void random_scores(struct test_rng *rng, double *x, int32_t n, bool integer);
 void random_qp(struct test_rng *rng, double *a, int32_t degree, double *b, int32_t n_add,
                double *d, bool integer, bool new_d);
 
+/* Totals of the check_qp reports over many factors, for a summary line. */
+typedef struct qp_totals {
+    long cases, fw_iters, active;
+    double worst_gap, worst_diff;
+} qp_totals;
+
+/* (a) and (b) for one factor with fresh random inputs (random_scores and
+ * random_qp, integers when `integer`): check_map_oracle on three draws of
+ * scores, then check_qp three times on one active set (a cold start, a warm
+ * start with new scores, a warm start with new scores and a new d), its
+ * reports added to *totals. */
+void check_oracle_and_qp(struct test_rng *rng, const factor *f, const config_list *c,
+                         config_valid_fn valid, const void *ctx, bool integer,
+                         qp_totals *totals);
+
+/* Prints "NAME: N factors, Q QPs; " then the worst gaps and the means of
+ * the totals. */
+void print_qp_totals(const char *name, int n_factors, const qp_totals *t);
+
 /* A reference for LP-MAP on the local polytope, solved by GLPK: variables
  * u in [0, 1] scored by theta; each structured factor's polytope is the
  * convex hull of its enumerated configurations (weights >= 0 summing to 1
@@ -95,6 +115,38 @@ void lp_ref_add_configs(lp_ref *lp, const config_list *c, const int32_t *vars, c
 void lp_ref_add_sum(lp_ref *lp, int32_t n, const int32_t *vars, double lo, double hi);
 /* Optimal value into *value and 1, or 0 when the LP is infeasible. */
 int lp_ref_solve(lp_ref *lp, double *value);
+
+/* LP-MAP of g by concord (tol 1e-8, at most 50000 iterations) against the
+ * optimum of lp: the value within 1e-5 (1 + |optimum|) of it, the upper
+ * bound at least the optimum - 1e-7 (1 + |optimum|) and at most 1e-5
+ * (1 + |optimum|) above it, or the test fails naming `trial`. Counts the
+ * graph in *solved and, if its LP-MAP is fractional, in *fractional; keeps
+ * in *worst the largest |value - optimum|. Returns false, solving nothing,
+ * when the LP is infeasible. */
+bool check_lp_map_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *solved,
+                               int *fractional, double *worst);
+
+/* Reads the file at path (concord_read_file, any format), which must hold
+ * exactly one graph; the test fails with the reader's message otherwise.
+ * Free with concord_free_graphs(graphs, 1). */
+concord_graph **read_single_graph_file(const char *path);
+
+/* Solves g with the default settings and checks it against `expected`,
+ * the optimum a test found by brute force for a graph whose only factor is
+ * structured (its local polytope is its marginal polytope, so LP = MAP):
+ * the value within 1e-8 and the upper bound within 1e-6 of it. Prints a
+ * line naming `name` (and whether the optimum is unique). Returns the
+ * solver's report. */
+concord_info solve_to_brute_force_optimum(concord_graph *g, const char *name, double expected,
+                                          bool unique);
+
+/* Reads text as a .fg file named t.fg, which must be rejected with a
+ * message containing needle. */
+void expect_read_error(const char *text, const char *needle);
+
+/* Reads text as a .fg file named t.fg, which must load; its first graph
+ * must have n_add additional outputs. */
+void expect_read_ok(const char *text, int32_t n_add);
 
 /* Adds 1 to 3 logic factors (XOR, ATMOSTONE, OR, BUDGET with budget 1 or
  * 2) over random subsets of variables 0..n_vars-1, to the graph and, as

@@ -3,10 +3,93 @@
  */
 #include "testutil.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
 
 double rng_normal(test_rng *r) {
     double u1 = rng_uniform(r), u2 = rng_uniform(r);
     if (u1 < 1e-300) u1 = 1e-300;
     return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+double monotonic_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+char *read_whole_file(const char *path, size_t *size) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *data = malloc(cap + 1);
+    while (data) {
+        n += fread(data + n, 1, cap - n, fp);
+        if (n < cap) break; /* end of file, or an error */
+        char *more = realloc(data, 2 * cap + 1);
+        if (!more) {
+            free(data);
+            data = NULL;
+            break;
+        }
+        data = more;
+        cap *= 2;
+    }
+    int failed = !data || ferror(fp), saved_errno = errno;
+    fclose(fp);
+    if (failed) {
+        free(data);
+        errno = saved_errno;
+        return NULL;
+    }
+    data[n] = '\0';
+    if (size) *size = n;
+    return data;
+}
+
+char *read_whole_file_or_fail(const char *path, size_t *size) {
+    char *data = read_whole_file(path, size);
+    if (!data) fail_msg("cannot read %s: %s", path, strerror(errno));
+    return data;
+}
+
+int write_text_file(const char *path, const char *text) {
+    FILE *fp = fopen(path, "wb");
+    if (!fp) return -1;
+    size_t n = strlen(text);
+    int failed = fwrite(text, 1, n, fp) != n;
+    if (fclose(fp) != 0) failed = 1;
+    return failed ? -1 : 0;
+}
+
+void remove_tree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d))) {
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+                char child[1024];
+                snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+                remove_tree(child);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
 }

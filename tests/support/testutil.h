@@ -1,11 +1,26 @@
 /*
  * Helpers shared by the C tests: a seeded random generator (splitmix64, so
- * every run draws the same cases) and paths to the test data.
+ * every run draws the same cases), whether the build is sanitized, a
+ * clock, and reading, writing and removing files.
  */
 #ifndef CONCORD_TESTUTIL_H
 #define CONCORD_TESTUTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* UNDER_ASAN is 1 in the AddressSanitizer build of a test (GCC and Clang
+ * say so differently), else 0: for what that build must skip. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
 
 typedef struct test_rng {
     uint64_t state;
@@ -28,5 +43,25 @@ static inline int rng_int(test_rng *r, int n) { return (int)(rng_next(r) % (uint
 
 /* Standard normal (Box-Muller). */
 double rng_normal(test_rng *r);
+
+/* Seconds on the monotonic clock, for timing a step of a test. */
+double monotonic_seconds(void);
+
+/* The whole content of the file at path, in a malloc'd buffer followed by
+ * a NUL byte that *size (size may be NULL) does not count; NULL if the file
+ * cannot be opened or read. */
+char *read_whole_file(const char *path, size_t *size);
+
+/* read_whole_file, failing the running cmocka test with the path and the
+ * reason when the file cannot be read. */
+char *read_whole_file_or_fail(const char *path, size_t *size);
+
+/* Writes text to the file at path, created or truncated; 0, or -1 on any
+ * failure. */
+int write_text_file(const char *path, const char *text);
+
+/* Removes path: a file, or a directory with everything below it. A path
+ * that does not exist is not an error. */
+void remove_tree(const char *path);
 
 #endif /* CONCORD_TESTUTIL_H */

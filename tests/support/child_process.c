@@ -1,0 +1,60 @@
+/*
+ * Child processes for the tests (see child_process.h).
+ */
+#include "child_process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+enum { POLL_MS = 2 };
+
+int run_program(const char *const *argv, const char *input_path, const char *out_path,
+                const char *err_path, int timeout_seconds) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int in = open(input_path ? input_path : "/dev/null", O_RDONLY);
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int err = STDERR_FILENO;
+        if (err_path && strcmp(err_path, out_path) == 0) err = out;
+        else if (err_path) err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || out < 0 || err < 0) _exit(126);
+        dup2(in, STDIN_FILENO);
+        dup2(out, STDOUT_FILENO);
+        dup2(err, STDERR_FILENO);
+        close(in);
+        close(out);
+        if (err != out && err != STDERR_FILENO) close(err);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int wstatus = 0;
+    struct timespec pause = {0, POLL_MS * 1000000L};
+    for (long waited = 0;; ++waited) {
+        pid_t got = waitpid(pid, &wstatus, WNOHANG);
+        if (got == pid) break;
+        assert_true(got == 0 || errno == EINTR);
+        if (timeout_seconds > 0 && waited > timeout_seconds * (1000L / POLL_MS)) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &wstatus, 0);
+            fail_msg("%s did not finish within %d s", argv[0], timeout_seconds);
+        }
+        nanosleep(&pause, NULL);
+    }
+    return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+}
