@@ -211,10 +211,15 @@ void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, doubl
         a->stopped = 1; /* extrapolations are rarely kept: not worth its cost */
         return;
     }
-    a->n_live = 0;
-    for (int32_t l = 0; l < g->n_links; ++l)
-        if (t - a->moved_at[g->link_var[l]] <= a->m + 1) a->live[a->n_live++] = l;
-    if (a->n_live > MAX_LIVE_LINKS) {
+    int32_t n_live = 0;
+    const int32_t quiet_after = t - (a->m + 1);
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        if (a->moved_at[i] < quiet_after) continue;
+        const int32_t *vl = w->var_links + w->var_link_begin[i];
+        for (int32_t q = 0; q < w->deg[i]; ++q) a->live[n_live++] = vl[q];
+    }
+    a->n_live = n_live;
+    if (n_live > MAX_LIVE_LINKS) {
         a->stopped = 1; /* its vector work would outweigh the solves it saves */
         return;
     }
