@@ -92,6 +92,36 @@ typedef struct cle_work {
 
 enum { FRESH = 0, ON_PATH = 1, DONE = 2, IN_CYCLE = 3 };
 
+/* The walk both forms share: from a fresh node, follow best entering arcs
+ * backwards until a finished node (the whole path is finished) or a node
+ * of the path itself (a cycle to contract). */
+typedef struct cle_walk {
+    uint8_t *state;
+    int32_t *pos, *path;
+    int32_t top;
+} cle_walk;
+
+enum { WALK_FINISHED, WALK_EXTENDED, WALK_CYCLE };
+
+static void walk_push(cle_walk *k, int32_t v) {
+    k->state[v] = ON_PATH;
+    k->pos[v] = k->top;
+    k->path[k->top++] = v;
+}
+
+/* One step to `from` (< 0 when there is no entering arc). */
+static int walk_to(cle_walk *k, int32_t from) {
+    if (from < 0 || k->state[from] == DONE) {
+        for (int32_t i = 0; i < k->top; ++i) k->state[k->path[i]] = DONE;
+        return WALK_FINISHED;
+    }
+    if (k->state[from] == FRESH) {
+        walk_push(k, from);
+        return WALK_EXTENDED;
+    }
+    return WALK_CYCLE;
+}
+
 static size_t cle_layout(int32_t length, void *base, cle_work *w) {
     carver c = {base, 0};
     size_t n = (size_t)length, nn = n * n, nodes = 2 * n;
@@ -233,12 +263,12 @@ static double cle_solve(const tree_params *p, const double *a, double *u, void *
     for (int32_t x = 0; x < 2 * n; ++x) w.parent[x] = w.enter[x] = -1;
     int32_t next_id = n;
 
+    cle_walk walk = {w.state, w.pos, w.path, 0};
     for (int32_t start = 1; start < n; ++start) {
         if (w.state[start] != FRESH) continue;
-        int32_t top = 0, v = start;
-        w.state[v] = ON_PATH;
-        w.pos[v] = top;
-        w.path[top++] = v;
+        int32_t v = start;
+        walk.top = 0;
+        walk_push(&walk, v);
         for (;;) {
             const double *row_w = w.w + (size_t)v * (size_t)n;
             int32_t bh = -1, bp = 0;
@@ -260,23 +290,16 @@ static double cle_solve(const tree_params *p, const double *a, double *u, void *
                 w.enter_w[id] = bw;
                 w.enter_pen[id] = bp;
             }
-            if (bh < 0 || w.state[bh] == DONE) {
-                for (int32_t i = 0; i < top; ++i) w.state[w.path[i]] = DONE;
-                break;
-            }
-            if (w.state[bh] == FRESH) {
-                w.state[bh] = ON_PATH;
-                w.pos[bh] = top;
-                w.path[top++] = bh;
-                v = bh;
-                continue;
-            }
+            const int step = walk_to(&walk, bh);
+            if (step == WALK_FINISHED) break;
+            v = bh;
+            if (step == WALK_EXTENDED) continue;
             /* bh is on the path: path[pos[bh]..top) closes a cycle. */
             const int32_t first = w.pos[bh];
-            cle_contract(&w, single, n, first, top, next_id++);
+            cle_contract(&w, single, n, first, walk.top, next_id++);
             v = w.path[first];
             w.state[v] = ON_PATH;
-            top = first + 1;
+            walk.top = first + 1;
         }
     }
 
@@ -409,12 +432,12 @@ static double cle_heap_solve(const tree_params *p, const double *a, double *u, v
     w.state[0] = DONE;
     int32_t next_id = n;
 
+    cle_walk walk = {w.state, w.pos, w.path, 0};
     for (int32_t start = 1; start < n; ++start) {
         if (w.state[start] != FRESH) continue;
-        int32_t top = 0, v = start;
-        w.state[v] = ON_PATH;
-        w.pos[v] = top;
-        w.path[top++] = v;
+        int32_t v = start;
+        walk.top = 0;
+        walk_push(&walk, v);
         for (;;) {
             /* v's best entering arc from another super-node; k < 0 cannot
              * happen (construction checked that the root reaches every
@@ -432,20 +455,13 @@ static double cle_heap_solve(const tree_params *p, const double *a, double *u, v
                 w.enter_pen[v] = w.key_pen[k];
             }
             const int32_t from = k >= 0 ? find_top(&w, p->head[k]) : -1;
-            if (from < 0 || w.state[from] == DONE) {
-                for (int32_t i = 0; i < top; ++i) w.state[w.path[i]] = DONE;
-                break;
-            }
-            if (w.state[from] == FRESH) {
-                w.state[from] = ON_PATH;
-                w.pos[from] = top;
-                w.path[top++] = from;
-                v = from;
-                continue;
-            }
+            const int step = walk_to(&walk, from);
+            if (step == WALK_FINISHED) break;
+            v = from;
+            if (step == WALK_EXTENDED) continue;
             /* from is on the path: path[pos[from]..top) closes a cycle */
             const int32_t first = w.pos[from], id = next_id++;
-            for (int32_t i = first; i < top; ++i) {
+            for (int32_t i = first; i < walk.top; ++i) {
                 const int32_t x = w.path[i];
                 w.state[x] = IN_CYCLE;
                 w.parent[x] = w.top[x] = id;
@@ -454,10 +470,8 @@ static double cle_heap_solve(const tree_params *p, const double *a, double *u, v
                     w.heap[id] = heap_merge(&w, single, w.heap[id], w.heap[x]);
                 }
             }
-            w.state[id] = ON_PATH;
-            w.pos[id] = first;
-            w.path[first] = id;
-            top = first + 1;
+            walk.top = first;
+            walk_push(&walk, id);
             v = id;
         }
     }
