@@ -22,8 +22,9 @@ static volatile double sink;
 
 /* Median calls per second of the oracle (qp = false) or of a cold
  * active-set solve (qp = true) on factor f; for the QP, the mean oracle
- * calls per solve and the fraction solved exactly (the others stopped when
- * the active set was full) go to *calls and *exact. */
+ * calls per solve and the fraction solved exactly (the others stopped at
+ * the cap of 1000 oracle calls or with the active set full) go to *calls
+ * and *exact. */
 static double rate(const factor *f, bool qp, double *calls_per, double *exact) {
     size_t deg = (size_t)f->degree + 1, add = (size_t)f->n_add + 1;
     double *a = malloc(deg * sizeof(double)), *b = malloc(add * sizeof(double));
@@ -87,7 +88,7 @@ static int32_t *iota(int32_t n) {
 int main(void) {
     printf("structured factor oracles: median of %d runs of >= 0.1 s CPU; cold active-set QP\n"
            "with d = 1 and scores uniform in [-1, 1] (oracle calls per QP; %% solved exactly,\n"
-           "the others stop when the active set holds its maximum of 128 configurations)\n\n",
+           "the others stop at 1000 calls or with the active set full at 128 configurations)\n\n",
            RUNS);
     printf("%-58s %10s  %9s  %6s  %6s\n", "factor", "oracle/s", "QP/s", "calls", "exact");
     {
