@@ -109,6 +109,14 @@ static void walk_push(cle_walk *k, int32_t v) {
     k->path[k->top++] = v;
 }
 
+/* Starts a walk at `start` unless a walk already reached it. */
+static int walk_start(cle_walk *k, int32_t start) {
+    if (k->state[start] != FRESH) return 0;
+    k->top = 0;
+    walk_push(k, start);
+    return 1;
+}
+
 /* One step to `from` (< 0 when there is no entering arc). */
 static int walk_to(cle_walk *k, int32_t from) {
     if (from < 0 || k->state[from] == DONE) {
@@ -265,10 +273,8 @@ static double cle_solve(const tree_params *p, const double *a, double *u, void *
 
     cle_walk walk = {w.state, w.pos, w.path, 0};
     for (int32_t start = 1; start < n; ++start) {
-        if (w.state[start] != FRESH) continue;
+        if (!walk_start(&walk, start)) continue;
         int32_t v = start;
-        walk.top = 0;
-        walk_push(&walk, v);
         for (;;) {
             const double *row_w = w.w + (size_t)v * (size_t)n;
             int32_t bh = -1, bp = 0;
@@ -434,10 +440,8 @@ static double cle_heap_solve(const tree_params *p, const double *a, double *u, v
 
     cle_walk walk = {w.state, w.pos, w.path, 0};
     for (int32_t start = 1; start < n; ++start) {
-        if (w.state[start] != FRESH) continue;
+        if (!walk_start(&walk, start)) continue;
         int32_t v = start;
-        walk.top = 0;
-        walk_push(&walk, v);
         for (;;) {
             /* v's best entering arc from another super-node; k < 0 cannot
              * happen (construction checked that the root reaches every
