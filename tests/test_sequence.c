@@ -96,9 +96,7 @@ static void enumerate(const seq_model *m, config_list *c) {
             double *x = configs_push(c);
             encode(m, s, x, x + m->degree);
         }
-        int i = m->length - 1;
-        while (i >= 0 && ++s[i] == m->states[i]) s[i--] = 0;
-        if (i < 0) break;
+        if (!odometer_next(s, m->states, m->length)) break;
     }
 }
 
@@ -272,7 +270,7 @@ static void read_seq_file(const char *path, bool budgeted, seq_file *sf) {
 static double brute_force(const seq_file *sf, int *best_s, bool *unique) {
     const seq_model *m = &sf->m;
     int s[MAX_LEN] = {0};
-    double best = -INFINITY, second = -INFINITY;
+    top_two top = {-INFINITY, -INFINITY};
     for (;;) {
         if (m->budget < 0 || zeros(m, s) <= m->budget) {
             double x = 0.0;
@@ -282,20 +280,12 @@ static double brute_force(const seq_file *sf, int *best_s, bool *unique) {
                 x += sf->b[m->block[i] + prev * m->states[i] + s[i]];
             }
             x += sf->b[m->block[m->length] + s[m->length - 1]];
-            if (x > best) {
-                second = best;
-                best = x;
-                memcpy(best_s, s, sizeof s);
-            } else if (x > second) {
-                second = x;
-            }
+            if (top_two_offer(&top, x)) memcpy(best_s, s, sizeof s);
         }
-        int i = m->length - 1;
-        while (i >= 0 && ++s[i] == m->states[i]) s[i--] = 0;
-        if (i < 0) break;
+        if (!odometer_next(s, m->states, m->length)) break;
     }
-    *unique = best - second > 1e-9;
-    return best;
+    *unique = top.best - top.second > 1e-9;
+    return top.best;
 }
 
 static void solve_shared_file(const char *name, bool budgeted) {

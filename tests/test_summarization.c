@@ -91,9 +91,7 @@ static void tree_enumerate(const tree_model *t, config_list *c) {
     for (;;) {
         double *x = configs_push(c);
         tree_encode(t, s, x, x + t->degree);
-        int i = t->n - 1;
-        while (i >= 0 && ++s[i] == t->states[i]) s[i--] = 0;
-        if (i < 0) break;
+        if (!odometer_next(s, t->states, t->n)) break;
     }
 }
 
@@ -374,7 +372,7 @@ static void read_tree_file(const char *path, bool counts, tree_file *tf) {
 static double tree_brute_force(const tree_file *tf, int *best_s, bool *unique) {
     const tree_model *t = &tf->t;
     int s[MAX_NODES] = {0};
-    double best = -INFINITY, second = -INFINITY;
+    top_two top = {-INFINITY, -INFINITY};
     for (;;) {
         double x = 0.0;
         int zeros = 0;
@@ -384,19 +382,11 @@ static double tree_brute_force(const tree_file *tf, int *best_s, bool *unique) {
             if (i > 0) x += tf->b[t->block[i] + s[t->parent[i]] * t->states[i] + s[i]];
         }
         if (t->counts) x += tf->theta[tf->vars[t->link[t->n] + zeros]];
-        if (x > best) {
-            second = best;
-            best = x;
-            memcpy(best_s, s, sizeof s);
-        } else if (x > second) {
-            second = x;
-        }
-        int i = t->n - 1;
-        while (i >= 0 && ++s[i] == t->states[i]) s[i--] = 0;
-        if (i < 0) break;
+        if (top_two_offer(&top, x)) memcpy(best_s, s, sizeof s);
+        if (!odometer_next(s, t->states, t->n)) break;
     }
-    *unique = best - second > 1e-9;
-    return best;
+    *unique = top.best - top.second > 1e-9;
+    return top.best;
 }
 
 static void solve_tree_file(const char *name, bool counts) {

@@ -93,3 +93,19 @@ void remove_tree(const char *path) {
         unlink(path);
     }
 }
+
+bool odometer_next(int *digits, const int *radix, int n) {
+    int i = n - 1;
+    while (i >= 0 && ++digits[i] == radix[i]) digits[i--] = 0;
+    return i >= 0;
+}
+
+bool top_two_offer(top_two *t, double x) {
+    if (x > t->best) {
+        t->second = t->best;
+        t->best = x;
+        return true;
+    }
+    if (x > t->second) t->second = x;
+    return false;
+}

@@ -1,11 +1,13 @@
 /*
  * Helpers shared by the C tests: a seeded random generator (splitmix64, so
- * every run draws the same cases), whether the build is sanitized, a
- * clock, and reading, writing and removing files.
+ * every run draws the same cases), whether the build is sanitized,
+ * enumeration (an odometer, the best two values), a clock, and reading,
+ * writing and removing files.
  */
 #ifndef CONCORD_TESTUTIL_H
 #define CONCORD_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +45,20 @@ static inline int rng_int(test_rng *r, int n) { return (int)(rng_next(r) % (uint
 
 /* Standard normal (Box-Muller). */
 double rng_normal(test_rng *r);
+
+/* Steps digits (digit i in [0, radix[i])) to the next assignment in
+ * odometer order, the last digit fastest; false after the last one, with
+ * the digits back at all zero. */
+bool odometer_next(int *digits, const int *radix, int n);
+
+/* The best and the runner-up of values offered one at a time; start with
+ * both at -INFINITY. */
+typedef struct top_two {
+    double best, second;
+} top_two;
+
+/* Offers x; true when x is the new best. */
+bool top_two_offer(top_two *t, double x);
 
 /* Seconds on the monotonic clock, for timing a step of a test. */
 double monotonic_seconds(void);
