@@ -183,11 +183,8 @@ static enum outcome check_one(test_rng *r, ref_kind kind, kind_stats *st) {
     ref_draw_scores(r, rf, d, a, b);
     for (int j = 0; j < p; ++j) x[j] = rng_normal(r);
     if (q) y[0] = rng_normal(r);
-    rg->n_vars = p;
-    rg->n_factors = 1;
-    if (kind == REF_PAIR) rf->score = b[0];
 
-    concord_graph *g = ref_build(rg);
+    concord_graph *g = ref_build_single_factor(rg, b);
     assert_non_null(g);
     const factor *fa = &g->factors[0];
     const uint8_t *neg = g->link_neg + fa->link_begin;

@@ -83,11 +83,8 @@ static void check_one(test_rng *r, ref_kind kind, int case_id, qp_stats *stats) 
     double d[REF_MAX_DEGREE], a[REF_MAX_DEGREE], b[1] = {0.0};
     ref_draw_curvatures(r, p, d);
     ref_draw_scores(r, f, d, a, b);
-    rg->n_vars = p;
-    rg->n_factors = 1;
-    if (kind == REF_PAIR) f->score = b[0];
 
-    concord_graph *g = ref_build(rg);
+    concord_graph *g = ref_build_single_factor(rg, b);
     assert_non_null(g);
     const factor *fa = &g->factors[0];
     assert_int_equal(fa->degree, p);

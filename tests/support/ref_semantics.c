@@ -44,6 +44,14 @@ bool ref_allowed(const ref_factor *f, const int *x, const int *y) {
     }
 }
 
+concord_graph *ref_build_single_factor(ref_graph *rg, const double *b) {
+    ref_factor *f = &rg->factors[0];
+    rg->n_vars = f->degree;
+    rg->n_factors = 1;
+    if (f->kind == REF_PAIR) f->score = b[0];
+    return ref_build(rg);
+}
+
 concord_graph *ref_build(const ref_graph *rg) {
     concord_graph *g = concord_graph_new();
     if (!g) return NULL;

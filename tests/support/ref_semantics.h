@@ -61,6 +61,10 @@ bool ref_allowed(const ref_factor *f, const int *x, const int *y);
  * (the message is printed). */
 concord_graph *ref_build(const ref_graph *rg);
 
+/* Makes rg its first factor alone, over that factor's variables (a PAIR
+ * takes b[0] as its score), and builds it as ref_build does. */
+concord_graph *ref_build_single_factor(ref_graph *rg, const double *b);
+
 /* theta . u + sum over factors of their additional scores . v, with v laid
  * out in factor order as in concord (PAIR's one output each). */
 double ref_objective(const ref_graph *rg, const double *u, const double *v);
