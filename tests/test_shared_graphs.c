@@ -106,6 +106,8 @@ static bool only_blank(const char *s) {
     return true;
 }
 
+/* A number at the start of s: with rest, *rest is left after it; without,
+ * the remainder of s must be blank. */
 static bool parse_long(const char *s, long *out, const char **rest) {
     char *end;
     errno = 0;
@@ -113,10 +115,7 @@ static bool parse_long(const char *s, long *out, const char **rest) {
     if (end == s || errno) return false;
     *out = v;
     if (rest) *rest = end;
-    else
-        for (; *end; ++end)
-            if (*end != ' ' && *end != '\t') return false;
-    return true;
+    return rest || only_blank(end);
 }
 
 static bool parse_double(const char *s, double *out, const char **rest) {
@@ -126,10 +125,7 @@ static bool parse_double(const char *s, double *out, const char **rest) {
     if (end == s || errno || !isfinite(v)) return false;
     *out = v;
     if (rest) *rest = end;
-    else
-        for (; *end; ++end)
-            if (*end != ' ' && *end != '\t') return false;
-    return true;
+    return rest || only_blank(end);
 }
 
 /* Reads one graph; returns false (with a message) on malformed input. */
