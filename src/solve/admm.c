@@ -375,10 +375,10 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
                     w->lambda[l] -= step;
                     still = 1;
                 }
-                if (still && aa) anderson_moved(aa, i, t);
                 if (fabs(base + w->lambda[l] - w->a_solved[l]) > cache_slack)
                     w->dirty[w->link_factor[l]] = 1;
             }
+            if (still && aa) anderson_moved(aa, i, t);
             w->active[i] = (uint8_t)still;
         }
         dual = eta_rel * change;
