@@ -7,9 +7,14 @@
  * the links of the variables that move; afterwards f (the plain image),
  * g = f - x and the differences with the previous iteration's f and g are
  * formed on the live links, those of variables that moved during the last
- * m + 1 iterations. A link leaves the live set only after m + 1 quiet
- * iterations, by which time every stored difference holds zero for it, so
- * restricting the work to live links changes no result.
+ * m + 1 iterations. A quiet link's true differences are zero in every
+ * stored column, so restricting the work to live links changes no result;
+ * its stored row is cleared when it becomes live again (a history restart
+ * may have left older values there).
+ *
+ * The history is stored by link (the m differences of a link side by side),
+ * so one pass over the live links forms the new differences, their row of
+ * the Gram matrix and the right-hand side of the least-squares problem.
  */
 #include "anderson.h"
 
@@ -31,6 +36,7 @@ struct anderson {
     const concord_graph *g;
     int m;
     int32_t *moved_at; /* per variable: last iteration it moved */
+    uint8_t *is_live;  /* per variable: live at the last collection */
     int32_t *visited;  /* per variable: the apply_state call that last set it */
     int32_t serial;
     int32_t *live;     /* links of the live variables */
@@ -38,8 +44,9 @@ struct anderson {
     int32_t *undo;     /* links the last extrapolation changed */
     int32_t n_undo;
     double *x, *f, *res, *f_prev, *res_prev, *undo_state; /* per link */
-    double *dres, *df; /* m columns of per-link differences */
+    double *dres, *df; /* per link, its m differences side by side */
     double gram[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY];
+    double rhs[ANDERSON_MAX_MEMORY]; /* column j dotted with the residual */
     int count, head, extrapolated, cooldown, refusals_in_row, stopped;
     double norm_prev;
     int32_t accepted, refused;
@@ -52,6 +59,7 @@ anderson *anderson_new(const concord_graph *g, int m) {
     a->m = m < 1 ? 1 : (m > ANDERSON_MAX_MEMORY ? ANDERSON_MAX_MEMORY : m);
     size_t nl = (size_t)(g->n_links ? g->n_links : 1), nv = (size_t)(g->n_vars ? g->n_vars : 1);
     a->moved_at = malloc(nv * sizeof(int32_t));
+    a->is_live = calloc(nv, 1);
     a->visited = calloc(nv, sizeof(int32_t));
     a->live = malloc(nl * sizeof(int32_t));
     a->undo = malloc(nl * sizeof(int32_t));
@@ -63,8 +71,8 @@ anderson *anderson_new(const concord_graph *g, int m) {
     a->undo_state = calloc(nl, sizeof(double));
     a->dres = calloc(nl * (size_t)a->m, sizeof(double));
     a->df = calloc(nl * (size_t)a->m, sizeof(double));
-    if (!a->moved_at || !a->visited || !a->live || !a->undo || !a->x || !a->f || !a->res || !a->f_prev ||
-        !a->res_prev || !a->undo_state || !a->dres || !a->df) {
+    if (!a->moved_at || !a->is_live || !a->visited || !a->live || !a->undo || !a->x || !a->f ||
+        !a->res || !a->f_prev || !a->res_prev || !a->undo_state || !a->dres || !a->df) {
         anderson_free(a);
         return NULL;
     }
@@ -74,6 +82,7 @@ anderson *anderson_new(const concord_graph *g, int m) {
 void anderson_free(anderson *a) {
     if (!a) return;
     free(a->moved_at);
+    free(a->is_live);
     free(a->visited);
     free(a->live);
     free(a->undo);
@@ -105,7 +114,10 @@ void anderson_restart(anderson *a, admm_workspace *w, double eta, int32_t t) {
     a->cooldown = 0;
     /* Every variable counts as moved: all links are live until the
      * history holds only zeros for the quiet ones. */
-    for (int32_t i = 0; i < g->n_vars; ++i) a->moved_at[i] = t;
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        a->moved_at[i] = t;
+        a->is_live[i] = 1;
+    }
     for (int32_t l = 0; l < g->n_links; ++l) {
         a->x[l] = state_of(g, w, eta, l);
         a->f_prev[l] = a->x[l];
@@ -122,12 +134,6 @@ void anderson_begin(anderson *a, admm_workspace *w, double eta) {
 }
 
 void anderson_moved(anderson *a, int32_t i, int32_t t) { a->moved_at[i] = t; }
-
-static double dot_live(const anderson *a, const double *u, const double *v) {
-    double sum = 0.0;
-    for (int32_t k = 0; k < a->n_live; ++k) sum += u[a->live[k]] * v[a->live[k]];
-    return sum;
-}
 
 /* Sets (ubar, lambda) of the variables of `links` from the per-link state
  * s, marking moved variables active and factors whose input moved dirty. */
@@ -161,16 +167,40 @@ static void apply_state(anderson *a, admm_workspace *w, double eta, const int32_
     }
 }
 
-/* Solves min |res - dres gamma| over the stored columns (Cholesky of the
+/* Gathers the links of the variables that moved during the last m + 1
+ * iterations, clearing the stored rows of those that just became live. */
+static void collect_live(anderson *a, const admm_workspace *w, int32_t t) {
+    const concord_graph *g = a->g;
+    const size_t m = (size_t)a->m;
+    const int32_t quiet_after = t - (a->m + 1);
+    int32_t n_live = 0;
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        if (a->moved_at[i] < quiet_after) {
+            a->is_live[i] = 0;
+            continue;
+        }
+        const int32_t *vl = w->var_links + w->var_link_begin[i];
+        for (int32_t q = 0; q < w->deg[i]; ++q) {
+            int32_t l = vl[q];
+            a->live[n_live++] = l;
+            if (!a->is_live[i]) {
+                memset(a->dres + (size_t)l * m, 0, m * sizeof(double));
+                memset(a->df + (size_t)l * m, 0, m * sizeof(double));
+            }
+        }
+        a->is_live[i] = 1;
+    }
+    a->n_live = n_live;
+}
+
+/* Solves min |res - dres gamma| over the k stored columns (Cholesky of the
  * regularized Gram matrix); returns 0 when it is singular. */
 static int least_squares(const anderson *a, int k, double *gamma) {
-    double m[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY], rhs[ANDERSON_MAX_MEMORY];
+    double m[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY];
     double trace = 0.0;
     for (int i = 0; i < k; ++i) trace += a->gram[i][i];
-    for (int i = 0; i < k; ++i) {
-        rhs[i] = dot_live(a, a->dres + (size_t)i * (size_t)a->g->n_links, a->res);
+    for (int i = 0; i < k; ++i)
         for (int j = 0; j < k; ++j) m[i][j] = a->gram[i][j] + (i == j ? 1e-10 * trace : 0.0);
-    }
     for (int i = 0; i < k; ++i) {
         for (int j = 0; j <= i; ++j) {
             double sum = m[i][j];
@@ -184,7 +214,7 @@ static int least_squares(const anderson *a, int k, double *gamma) {
         }
     }
     for (int i = 0; i < k; ++i) {
-        double sum = rhs[i];
+        double sum = a->rhs[i];
         for (int q = 0; q < i; ++q) sum -= m[i][q] * gamma[q];
         gamma[i] = sum / m[i][i];
     }
@@ -205,21 +235,14 @@ static void refuse(anderson *a) {
 
 void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, double slack) {
     const concord_graph *g = a->g;
-    const size_t nl = (size_t)g->n_links;
+    const size_t m = (size_t)a->m;
     if (a->stopped) return;
     if (t >= USEFUL_AFTER && 3 * a->accepted < t) {
         a->stopped = 1; /* extrapolations are rarely kept: not worth its cost */
         return;
     }
-    int32_t n_live = 0;
-    const int32_t quiet_after = t - (a->m + 1);
-    for (int32_t i = 0; i < g->n_vars; ++i) {
-        if (a->moved_at[i] < quiet_after) continue;
-        const int32_t *vl = w->var_links + w->var_link_begin[i];
-        for (int32_t q = 0; q < w->deg[i]; ++q) a->live[n_live++] = vl[q];
-    }
-    a->n_live = n_live;
-    if (n_live > MAX_LIVE_LINKS) {
+    collect_live(a, w, t);
+    if (a->n_live > MAX_LIVE_LINKS) {
         a->stopped = 1; /* its vector work would outweigh the solves it saves */
         return;
     }
@@ -241,28 +264,35 @@ void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, doubl
     }
     if (a->extrapolated) a->refusals_in_row = 0;
     a->extrapolated = 0;
-    /* the new differences, and their row of the Gram matrix */
-    if (a->count > 0) {
-        int h = a->head;
-        double *dr = a->dres + (size_t)h * nl, *dfh = a->df + (size_t)h * nl;
-        for (int32_t k = 0; k < a->n_live; ++k) {
-            int32_t l = a->live[k];
-            dr[l] = a->res[l] - a->res_prev[l];
-            dfh[l] = a->f[l] - a->f_prev[l];
+    /* One pass: the new differences in column h, their row of the Gram
+     * matrix and every column dotted with the residual. */
+    const int k = a->count < a->m ? a->count : a->m;
+    const int h = a->head;
+    double row[ANDERSON_MAX_MEMORY] = {0}, rhs[ANDERSON_MAX_MEMORY] = {0};
+    for (int32_t q = 0; q < a->n_live; ++q) {
+        int32_t l = a->live[q];
+        if (k > 0) {
+            double *dr = a->dres + (size_t)l * m;
+            const double d = a->res[l] - a->res_prev[l];
+            dr[h] = d;
+            a->df[(size_t)l * m + (size_t)h] = a->f[l] - a->f_prev[l];
+            for (int j = 0; j < k; ++j) {
+                row[j] += d * dr[j];
+                rhs[j] += a->res[l] * dr[j];
+            }
         }
-        int filled = a->count < a->m ? a->count : a->m;
-        for (int j = 0; j < filled; ++j)
-            a->gram[h][j] = a->gram[j][h] = dot_live(a, dr, a->dres + (size_t)j * nl);
-        a->head = (h + 1) % a->m;
-    }
-    for (int32_t k = 0; k < a->n_live; ++k) {
-        int32_t l = a->live[k];
         a->res_prev[l] = a->res[l];
         a->f_prev[l] = a->f[l];
         a->x[l] = a->f[l];
     }
+    if (k > 0) {
+        for (int j = 0; j < k; ++j) {
+            a->gram[h][j] = a->gram[j][h] = row[j];
+            a->rhs[j] = rhs[j];
+        }
+        a->head = (h + 1) % a->m;
+    }
     a->norm_prev = norm;
-    int k = a->count < a->m ? a->count : a->m;
     a->count += 1;
     if (a->cooldown > 0) {
         a->cooldown -= 1;
@@ -273,8 +303,9 @@ void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, doubl
     double step = 0.0;
     for (int32_t q = 0; q < a->n_live; ++q) {
         int32_t l = a->live[q];
+        const double *dfl = a->df + (size_t)l * m;
         double x = a->f[l];
-        for (int i = 0; i < k; ++i) x -= a->df[(size_t)i * nl + (size_t)l] * gamma[i];
+        for (int i = 0; i < k; ++i) x -= dfl[i] * gamma[i];
         a->undo_state[l] = a->f[l];
         a->res[l] = x; /* the extrapolated state, held here until applied */
         step += (x - a->f[l]) * (x - a->f[l]);
