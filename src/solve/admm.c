@@ -423,6 +423,11 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
         if (aa) anderson_after(aa, w, eta, t, cache_slack);
     }
     if (t > s.max_iter) t = s.max_iter;
+    if (aa && s.verbosity > 0) {
+        int32_t accepted, refused;
+        anderson_counts(aa, &accepted, &refused);
+        fprintf(stderr, "acceleration: %d extrapolations kept, %d refused\n", accepted, refused);
+    }
 
     double bound = dual_bound(g, w);
     if (bound < out.upper_bound) out.upper_bound = bound;
