@@ -4,6 +4,9 @@
 # reading, solving and writing posteriors included), with the command's
 # exit status. CPU time rather than wall time: both solvers are
 # single-threaded, and on shared machines wall time measures the neighbours.
+# The command is started by build/cpu_time (bench/cpu_time.c; CPU_TIME
+# overrides the path), so only its own process is counted, to the
+# microsecond; the command is split into words at blanks (no quoting).
 #
 #   bench/time_cli.sh [REPEATS] [COMMAND]
 #
@@ -21,6 +24,7 @@ files=(mln_large.fg coref.fg srl_fract_001.fg srl_fract_002.fg srl_fract_003.fg
        srl_fract_004.fg srl_fract_005.fg parsing_excerpt.fg parsing01.fg parsing02.fg
        sequence.fg sequence_budget.fg general_tree.fg general_tree_counts.fg)
 
+timer=${CPU_TIME:-build/cpu_time}
 printf '%-24s %12s %s\n' graph "median CPU s" exit
 for file in "${files[@]}"; do
     path="$data/ad3/$file"
@@ -28,10 +32,11 @@ for file in "${files[@]}"; do
     times=()
     status=0
     for ((r = 0; r < repeats; ++r)); do
-        TIMEFORMAT='%3U %3S'
-        cpu=$({ time bash -c "exec $run" >/dev/null 2>&1; } 2>&1) || status=$?
-        times+=("$(echo "$cpu" | tail -1 | awk '{print $1 + $2}')")
+        read -r -a words <<<"$run"
+        read -r cpu code < <("$timer" "${words[@]}")
+        ((code == 0)) || status=$code
+        times+=("$cpu")
     done
     median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-    printf '%-24s %12.3f %d\n' "$file" "$median" "$status"
+    printf '%-24s %12.4f %d\n' "$file" "$median" "$status"
 done
