@@ -423,11 +423,7 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
         if (aa) anderson_after(aa, w, eta, t, cache_slack);
     }
     if (t > s.max_iter) t = s.max_iter;
-    if (aa && s.verbosity > 0) {
-        int32_t accepted, refused;
-        anderson_counts(aa, &accepted, &refused);
-        fprintf(stderr, "acceleration: %d extrapolations kept, %d refused\n", accepted, refused);
-    }
+    if (aa && s.verbosity > 0) anderson_report(aa, stderr);
 
     double bound = dual_bound(g, w);
     if (bound < out.upper_bound) out.upper_bound = bound;

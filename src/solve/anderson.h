@@ -1,25 +1,28 @@
 /*
  * Anderson acceleration (type II, safeguarded) of the ADMM iteration.
  *
- * With the penalty fixed, one ADMM iteration is a map x -> T(x) on the
+ * With the penalty fixed, one ADMM iteration is a map x -> P(x) on the
  * per-link vector x_l = lambda_l + eta ubar_{var(l)} (the consensus is the
  * per-variable mean of x / eta, since the multipliers of a variable sum to
- * zero). Anderson extrapolates from the last m residuals g = T(x) - x:
+ * zero). Acceleration works on T = P^s, s plain iterations in a row (the
+ * stride, see anderson.c), and extrapolates from its last m residuals
+ * g = T(x) - x:
  *   x+ = T(x) - dF gamma,  gamma = argmin |g - dG gamma|,
  * with dG, dF the differences of consecutive residuals and images. Links
- * whose variable did not move during the last m + 1 iterations have zero
+ * whose variable did not move during the last m + 1 steps have zero
  * entries in every stored difference, so all vector work runs over the
  * links that moved (exactly, not as an approximation), which keeps the
  * solver's factor caching effective. Safeguards: a step longer than ten
  * plain steps is refused; an extrapolation after which the residual grew
  * is undone (the state returns to the plain image) and the memory restarts
- * after m plain iterations; repeated refusals switch acceleration off for
- * the rest of the solve.
+ * after m plain steps; acceleration switches itself off for the rest of the
+ * solve where few extrapolations are kept or too many links move.
  */
 #ifndef CONCORD_ANDERSON_H
 #define CONCORD_ANDERSON_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../graph.h"
 
@@ -46,12 +49,14 @@ void anderson_restart(anderson *a, admm_workspace *w, double eta, int32_t t);
  * iteration t. */
 void anderson_moved(anderson *a, int32_t i, int32_t t);
 
-/* After the plain step: proposes the extrapolated state and applies it to
- * (ubar, lambda), marking changed variables active and factors whose
- * inputs moved beyond `slack` dirty. */
+/* After each plain iteration; every stride-th call after a (re)start is a
+ * step: it proposes the extrapolated state and applies it to (ubar,
+ * lambda), marking changed variables active and factors whose inputs moved
+ * beyond `slack` dirty. */
 void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, double slack);
 
-/* Accepted and refused extrapolations so far. */
-void anderson_counts(const anderson *a, int32_t *accepted, int32_t *refused);
+/* One line: extrapolations kept and refused in this solve, and when and why
+ * acceleration stopped. */
+void anderson_report(const anderson *a, FILE *out);
 
 #endif /* CONCORD_ANDERSON_H */
