@@ -31,6 +31,8 @@ struct active_set {
     double *mark;    /* degree: d_i on the links of the configuration being
                         bordered, 0 elsewhere (kept all zero in between) */
     double *p;       /* weights (capacity) */
+    double *score;   /* per configuration: its score under the a, b of the
+                        solve under way (capacity) */
     double *kinv;    /* inverse of K, (capacity+1)^2, row stride capacity+1 */
     double *kinv_w;  /* the same for the metric of the backward pass */
     int32_t jvp_size; /* configurations kinv_w was built for (-1: none) */
@@ -58,7 +60,7 @@ size_t active_set_bytes(const factor *f) {
     size_t k = (size_t)capacity_of(f), l = (size_t)config_size_of(f);
     size_t bytes = align8(sizeof(active_set));
     bytes += 2 * align8((size_t)f->degree * sizeof(double));
-    bytes += align8(k * sizeof(double));
+    bytes += 2 * align8(k * sizeof(double));
     bytes += 2 * align8((k + 1) * (k + 1) * sizeof(double));
     bytes += align8(k * l * sizeof(int32_t));
     bytes += align8(k * sizeof(int32_t));
@@ -82,6 +84,7 @@ active_set *active_set_init(const factor *f, void *memory) {
     s->mark = (double *)m, m += align8((size_t)f->degree * sizeof(double));
     memset(s->mark, 0, (size_t)f->degree * sizeof(double));
     s->p = (double *)m, m += align8(k * sizeof(double));
+    s->score = (double *)m, m += align8(k * sizeof(double));
     s->kinv = (double *)m, m += align8((k + 1) * (k + 1) * sizeof(double));
     s->kinv_w = (double *)m, m += align8((k + 1) * (k + 1) * sizeof(double));
     s->jvp_size = -1;
@@ -117,6 +120,21 @@ static inline double *at(const active_set *s, double *matrix, int32_t i, int32_t
 
 static inline double *kinv_at(active_set *s, int32_t i, int32_t j) {
     return at(s, s->kinv, i, j);
+}
+
+/* x . y with four partial sums: a single running sum waits on each
+ * addition, and these products are the active set's inner loops. */
+static double dot(const double *x, const double *y, int32_t n) {
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += x[i] * y[i];
+        s1 += x[i + 1] * y[i + 1];
+        s2 += x[i + 2] * y[i + 2];
+        s3 += x[i + 3] * y[i + 3];
+    }
+    for (; i < n; ++i) s0 += x[i] * y[i];
+    return (s0 + s1) + (s2 + s3);
 }
 
 static uint64_t hash_list(const int32_t *x, int32_t n) {
@@ -185,16 +203,17 @@ static int border_into(active_set *s, double *inv, const double *d, int32_t size
     unmark_links(s, x, n);
     double schur = gamma;
     for (int32_t i = 0; i < m; ++i) {
-        double wi = 0.0;
-        for (int32_t j = 0; j < m; ++j) wi += *at(s, inv, i, j) * q[j];
+        double wi = dot(at(s, inv, i, 0), q, m);
         s->w[i] = wi;
         schur -= q[i] * wi;
     }
     if (!(schur > 1e-11 * (gamma > 1e-300 ? gamma : 1e-300))) return 0;
     if (size == s->capacity) return NO_ROOM;
     for (int32_t i = 0; i < m; ++i) {
-        for (int32_t j = 0; j < m; ++j) *at(s, inv, i, j) += s->w[i] * s->w[j] / schur;
-        *at(s, inv, i, m) = *at(s, inv, m, i) = -s->w[i] / schur;
+        const double wi = s->w[i] / schur;
+        double *row = at(s, inv, i, 0);
+        for (int32_t j = 0; j < m; ++j) row[j] += wi * s->w[j];
+        *at(s, inv, i, m) = *at(s, inv, m, i) = -wi;
     }
     *at(s, inv, m, m) = 1.0 / schur;
     return 1;
@@ -221,11 +240,13 @@ static int border(active_set *s, const int32_t *x, int32_t n) {
 static void remove_config(active_set *s, int32_t r) {
     const int32_t m = s->size + 1, rr = r + 1;
     double pivot = *kinv_at(s, rr, rr);
+    const double *pivot_row = kinv_at(s, rr, 0);
     for (int32_t i = 0; i < m; ++i) {
         if (i == rr) continue;
         double factor_i = *kinv_at(s, i, rr) / pivot;
-        for (int32_t j = 0; j < m; ++j)
-            if (j != rr) *kinv_at(s, i, j) -= factor_i * *kinv_at(s, rr, j);
+        double *row = kinv_at(s, i, 0);
+        /* column rr too: it is overwritten or dropped below */
+        for (int32_t j = 0; j < m; ++j) row[j] -= factor_i * pivot_row[j];
     }
     int32_t last = m - 1;
     if (rr != last) {
@@ -237,6 +258,7 @@ static void remove_config(active_set *s, int32_t r) {
         s->count[r] = s->count[k];
         s->hash[r] = s->hash[k];
         s->p[r] = s->p[k];
+        s->score[r] = s->score[k];
     }
     s->size -= 1;
     s->updates += 1;
@@ -251,7 +273,7 @@ static void rebuild(active_set *s) {
     double total = 0.0;
     s->size = 0;
     for (int32_t k = 0; k < n; ++k) {
-        double pk = s->p[k];
+        double pk = s->p[k], score_k = s->score[k];
         /* border() appends at s->size <= k, so slot k is read before reuse */
         int32_t cnt = s->count[k];
         if (s->size != k) {
@@ -260,6 +282,7 @@ static void rebuild(active_set *s) {
         }
         if (border(s, config(s, s->size), cnt) == 1) {
             s->p[s->size - 1] = pk;
+            s->score[s->size - 1] = score_k;
             total += pk;
         }
     }
@@ -367,6 +390,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         border(s, s->cand, n);
         s->p[0] = 1.0;
     }
+    for (int32_t k = 0; k < s->size; ++k) s->score[k] = score(s, config(s, k), s->count[k], a, b);
     /* Every pass either calls the oracle or removes a configuration, and a
      * removal follows an entry, so this bounds the passes as well. */
     int refreshed = 0;
@@ -375,14 +399,10 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         s->rhs[0] = 1.0;
         double scale = 1.0;
         for (int32_t k = 0; k < s->size; ++k) {
-            s->rhs[k + 1] = score(s, config(s, k), s->count[k], a, b);
-            if (fabs(s->rhs[k + 1]) > scale) scale = fabs(s->rhs[k + 1]);
+            s->rhs[k + 1] = s->score[k];
+            if (fabs(s->score[k]) > scale) scale = fabs(s->score[k]);
         }
-        for (int32_t i = 0; i < m; ++i) {
-            double x = 0.0;
-            for (int32_t j = 0; j < m; ++j) x += *kinv_at(s, i, j) * s->rhs[j];
-            s->sol[i] = x;
-        }
+        for (int32_t i = 0; i < m; ++i) s->sol[i] = dot(kinv_at(s, i, 0), s->rhs, m);
         double tau = s->sol[0];
         /* Ratio test towards p*: the first weight to reach zero leaves. */
         int32_t r = -1;
@@ -434,6 +454,8 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         int entered = border(s, s->cand, n);
         if (entered == NO_ROOM) break;
         if (entered == 0 && !degenerate_step(s, s->cand, n)) break;
+        /* either way the entering configuration holds the last slot */
+        s->score[s->size - 1] = score(s, s->cand, n, a, b);
     }
     combine(s, u, v);
     return res;
