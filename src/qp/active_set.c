@@ -393,8 +393,9 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
     for (int32_t k = 0; k < s->size; ++k) s->score[k] = score(s, config(s, k), s->count[k], a, b);
     /* Every pass either calls the oracle or removes a configuration, and a
      * removal follows an entry, so this bounds the passes as well. */
-    int refreshed = 0;
+    int refreshed = 0, combined = 0; /* combined: u, v are those of p */
     for (int32_t pass = 0; pass < 4 * max_iter + 8; ++pass) {
+        combined = 0;
         const int32_t m = s->size + 1;
         s->rhs[0] = 1.0;
         double scale = 1.0;
@@ -431,6 +432,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         for (int32_t k = 0; k < s->size; ++k) s->p[k] /= total;
         if (res.oracle_calls >= max_iter) break;
         combine(s, u, v);
+        combined = 1;
         for (int32_t i = 0; i < s->degree; ++i) buf->oracle_a[i] = a[i] - d[i] * u[i];
         double best = f->ops->map(f, buf->oracle_a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
         res.oracle_calls++;
@@ -439,6 +441,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
             break;
         }
         int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
+        combined = 0; /* the paths below may move the weights */
         if (find_config(s, s->cand, n) >= 0) {
             /* The best configuration is already active although the gap
              * is positive: the updated inverse has drifted. Rebuild it once
@@ -457,7 +460,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         /* either way the entering configuration holds the last slot */
         s->score[s->size - 1] = score(s, s->cand, n, a, b);
     }
-    combine(s, u, v);
+    if (!combined) combine(s, u, v);
     return res;
 }
 
