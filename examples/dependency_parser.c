@@ -1,17 +1,20 @@
 /*
- * A second-order dependency parser decoded with concord, in the style of
- * TurboParser (Martins et al.): every possible arc head -> modifier is a
- * binary variable scored by a first-order model; a TREE factor makes the
- * arcs a dependency tree; PAIR factors add second-order scores for two
- * arcs that appear together: siblings (two modifiers of the same head) and
- * grandparents (an arc g -> h followed by h -> m). AD3 solves the LP
- * relaxation; when it is integral (the usual case) it is the exact best
- * tree, otherwise concord_decode rounds it.
+ * A second-order dependency parser decoded with concord, built the way
+ * TurboParser builds its graphs (Martins et al., 2011): every possible arc
+ * head -> modifier is a binary variable scored by a first-order model; a
+ * TREE factor makes the arcs a dependency tree; for each head and each
+ * side, a GRANDPARENT_HEAD_AUTOMATON scores the modifiers it takes on that
+ * side as a chain of consecutive siblings and each of them together with
+ * the head's own head, its grandparent (the root, which has no head, gets a
+ * HEAD_AUTOMATON). AD3 solves the LP relaxation; when it is integral (the
+ * usual case) it is the exact best tree, otherwise concord_decode rounds it.
  *
- * The scores here are made up by hand from parts of speech, to show a
- * classic prepositional-phrase attachment: the first-order model attaches
- * "with a telescope" to "man"; the second-order scores (a verb taking an
- * object and an instrument) move it to "saw".
+ * The scores are made up by hand from parts of speech, to show a classic
+ * prepositional-phrase attachment: the first-order model attaches "with a
+ * telescope" to "man"; the second-order scores (a verb taking an object
+ * and then an instrument) move it to "saw". The program checks both parses
+ * against the best tree found by trying every head assignment, and exits 1
+ * if they differ.
  *
  * Build: part of the CMake build (example_dependency_parser).
  */
@@ -43,12 +46,11 @@ static double arc_score(int h, int m) {
     return s - 0.3 * (dist - 1);
 }
 
-/* Second-order: two modifiers m1 < m2 of the same head h. */
+/* Second-order: m1 < m2 consecutive modifiers of h on the same side. */
 static double sibling_score(int h, int m1, int m2) {
     int th = tags[h], t1 = tags[m1], t2 = tags[m2];
-    if (th == VERB && t1 == NOUN && t2 == ADP) return 0.5;  /* object + PP */
-    if (th == VERB && t1 == PRON && t2 == NOUN) return 0.3; /* subject + object */
-    if (t1 == DET && t2 == DET) return -2.0;                /* one determiner */
+    if (th == VERB && t1 == NOUN && t2 == ADP) return 0.5; /* object, then a PP */
+    if (t1 == DET && t2 == DET) return -2.0;               /* one determiner */
     return 0.0;
 }
 
@@ -67,6 +69,46 @@ static int check(concord_graph *g, int rc, const char *what) {
         exit(1);
     }
     return rc;
+}
+
+/* The modifiers h may take on one side, nearest first (dir +1: right). */
+static int side_modifiers(int h, int dir, int *mods) {
+    int n = 0;
+    for (int m = h + dir; m >= 1 && m < N_NODES; m += dir) mods[n++] = m;
+    return n;
+}
+
+/* One head automaton: h's modifiers on one side, with h's possible heads as
+ * grandparents (none for the root). Scores: grandparent outputs (g, m),
+ * g-major, then the consecutive-sibling pairs (a, b), 0 <= a < b <= n + 1,
+ * where 0 is the head and n + 1 the end of the chain. */
+static void add_automaton(concord_graph *g, int h, int dir) {
+    int mods[N_NODES], grands[N_NODES];
+    const int n = side_modifiers(h, dir, mods);
+    if (n == 0) return;
+    int n_grands = 0;
+    for (int gp = 0; h != ROOT && gp < N_NODES; ++gp)
+        if (gp != h) grands[n_grands++] = gp;
+    int32_t vars[2 * N_NODES];
+    double scores[N_NODES * N_NODES + (N_NODES + 1) * (N_NODES + 2) / 2];
+    int n_vars = 0, n_scores = 0;
+    for (int k = 0; k < n_grands; ++k) vars[n_vars++] = var[grands[k]][h];
+    for (int k = 0; k < n; ++k) vars[n_vars++] = var[h][mods[k]];
+    for (int k = 0; k < n_grands; ++k)
+        for (int j = 0; j < n; ++j) {
+            const int gp = grands[k], m = mods[j];
+            scores[n_scores++] = gp == m ? 0.0 : grandparent_score(gp, h, m);
+        }
+    for (int a = 0; a <= n; ++a)
+        for (int b = a + 1; b <= n + 1; ++b) {
+            const int real = a >= 1 && b <= n; /* two modifiers, not the ends */
+            const int m1 = real ? mods[a - 1] : 0, m2 = real ? mods[b - 1] : 0;
+            const int lo = m1 < m2 ? m1 : m2, hi = m1 < m2 ? m2 : m1;
+            scores[n_scores++] = real ? sibling_score(h, lo, hi) : 0.0;
+        }
+    int rc = h == ROOT ? concord_add_head_automaton(g, n, vars, scores, NULL)
+                       : concord_add_grandparent_head_automaton(g, n_grands, n, vars, scores, NULL);
+    check(g, rc, "head automaton");
 }
 
 /* Builds the parser's graph; with second_order false, only the tree. */
@@ -89,30 +131,66 @@ static concord_graph *build(int second_order) {
                               NULL),
           "tree");
     if (!second_order) return g;
-    int pairs = 0;
-    for (int h = 0; h < N_NODES; ++h)
-        for (int m1 = 1; m1 < N_NODES; ++m1)
-            for (int m2 = m1 + 1; m2 < N_NODES; ++m2) {
-                double s = h == m1 || h == m2 ? 0.0 : sibling_score(h, m1, m2);
-                if (s == 0.0) continue;
-                check(g, concord_add_pair(g, var[h][m1], var[h][m2], s, NULL), "sibling");
-                ++pairs;
-            }
-    for (int gp = 0; gp < N_NODES; ++gp)
-        for (int h = 1; h < N_NODES; ++h)
-            for (int m = 1; m < N_NODES; ++m) {
-                if (gp == h || h == m || gp == m) continue;
-                double s = grandparent_score(gp, h, m);
-                if (s == 0.0) continue;
-                check(g, concord_add_pair(g, var[gp][h], var[h][m], s, NULL), "grandparent");
-                ++pairs;
-            }
-    printf("second-order graph: %d arcs, %d sibling/grandparent PAIR factors\n", n_arcs, pairs);
+    for (int h = 0; h < N_NODES; ++h) {
+        add_automaton(g, h, -1);
+        add_automaton(g, h, +1);
+    }
+    printf("second-order graph: %d arcs, %d factors (a TREE and the head automata)\n", n_arcs,
+           (int)concord_num_factors(g));
     return g;
 }
 
-/* Solves, rounds if needed, and prints each token with its head. */
-static void parse(concord_graph *g, const char *title) {
+/* The score of the tree head[1..], first- or second-order. */
+static double tree_score(const int *head, int second_order) {
+    double total = 0.0;
+    for (int m = 1; m < N_NODES; ++m) total += arc_score(head[m], m);
+    if (!second_order) return total;
+    for (int h = 0; h < N_NODES; ++h)
+        for (int dir = -1; dir <= 1; dir += 2) {
+            int mods[N_NODES], previous = -1;
+            const int n = side_modifiers(h, dir, mods);
+            for (int k = 0; k < n; ++k) {
+                const int m = mods[k];
+                if (head[m] != h) continue;
+                if (previous >= 0) total += sibling_score(h, previous < m ? previous : m,
+                                                          previous < m ? m : previous);
+                if (h != ROOT) total += grandparent_score(head[h], h, m);
+                previous = m;
+            }
+        }
+    return total;
+}
+
+/* Whether head[1..] is a tree with one child of the root. */
+static int is_tree(const int *head) {
+    int root_children = 0;
+    for (int m = 1; m < N_NODES; ++m) {
+        root_children += head[m] == ROOT;
+        int x = m, steps = 0;
+        while (x != ROOT && steps++ < N_NODES) x = head[x];
+        if (x != ROOT) return 0;
+    }
+    return root_children == 1;
+}
+
+/* The best score over every tree, by trying every head assignment. */
+static double best_by_enumeration(int second_order) {
+    int head[N_NODES] = {0};
+    double best = -1e300;
+    for (;;) {
+        if (is_tree(head)) {
+            double s = tree_score(head, second_order);
+            if (s > best) best = s;
+        }
+        int m = 1;
+        while (m < N_NODES && ++head[m] == N_NODES) head[m++] = 0;
+        if (m == N_NODES) return best;
+    }
+}
+
+/* Solves, rounds if needed, prints each token with its head, and returns
+ * whether the parse scores as well as the best tree by enumeration. */
+static int parse(concord_graph *g, const char *title, int second_order) {
     concord_info info;
     int rc = concord_solve_map(g, NULL, &info);
     if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) check(g, rc, "solve");
@@ -126,18 +204,25 @@ static void parse(concord_graph *g, const char *title) {
     }
     printf("\n%s: %s after %d iterations, score %.3f (LP bound %.3f)\n", title,
            concord_status_name(info.status), info.iterations, info.value, info.upper_bound);
+    int head[N_NODES] = {0};
     for (int m = 1; m < N_NODES; ++m)
         for (int h = 0; h < N_NODES; ++h)
-            if (var[h][m] >= 0 && x[var[h][m]] > 0.5)
+            if (var[h][m] >= 0 && x[var[h][m]] > 0.5) {
+                head[m] = h;
                 printf("  %-10s <- %s\n", words[m], words[h]);
+            }
+    const double got = tree_score(head, second_order), best = best_by_enumeration(second_order);
+    printf("tree score %.3f, best over all trees %.3f\n", got, best);
+    return is_tree(head) && got > best - 1e-9;
 }
 
 int main(void) {
     concord_graph *first = build(0);
-    parse(first, "first-order (TREE alone)");
+    int ok = parse(first, "first-order (TREE alone)", 0);
     concord_graph_free(first);
     concord_graph *second = build(1);
-    parse(second, "second-order (TREE + PAIR factors)");
+    ok &= parse(second, "second-order (TREE + head automata)", 1);
     concord_graph_free(second);
-    return 0;
+    if (!ok) fprintf(stderr, "a parse is not the best tree\n");
+    return ok ? 0 : 1;
 }
