@@ -395,7 +395,6 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
      * removal follows an entry, so this bounds the passes as well. */
     int refreshed = 0, combined = 0; /* combined: u, v are those of p */
     for (int32_t pass = 0; pass < 4 * max_iter + 8; ++pass) {
-        combined = 0;
         const int32_t m = s->size + 1;
         s->rhs[0] = 1.0;
         double scale = 1.0;

@@ -2,15 +2,15 @@
  * Safeguarded type-II Anderson acceleration of the ADMM iteration over the
  * links that move (see anderson.h for the method and its safeguards).
  *
- * Invariant between iterations: x holds the state lambda_l + eta ubar_i
- * of every link. During an iteration the plain step changes the state of
- * the links of the variables that move; afterwards f (the plain image),
- * g = f - x and the differences with the previous iteration's f and g are
- * formed on the live links, those of variables that moved during the last
- * (m + 1) STRIDE iterations. A quiet link's true differences are zero in every
- * stored column, so restricting the work to live links changes no result;
- * its stored row is cleared when it becomes live again (a history restart
- * may have left older values there).
+ * Invariant after each step: x holds the state lambda_l + eta ubar_i of
+ * every link. The STRIDE plain iterations up to the next step change the
+ * state of the links of the variables that move; at that step f (the image
+ * T(x)), g = f - x and the differences with the previous step's f and g
+ * are formed on the live links, those of variables that moved during the
+ * last (m + 1) STRIDE iterations. A quiet link's true differences are zero
+ * in every stored column, so restricting the work to live links changes no
+ * result; its stored row is cleared when it becomes live again (a history
+ * restart may have left older values there).
  *
  * The history is stored by link (the m differences of a link side by side),
  * so one pass over the live links forms the new differences, their row of
@@ -38,11 +38,12 @@
  * and its vector work is shared by STRIDE iterations. Measured on AD3's
  * graphs, a stride of 3 against 1 (solve ms): srl_fract_003 2.7 -> 0.9
  * (121 -> 50 iterations), coref 10.9 -> 7.4, parsing01 506 -> 193 (9445 ->
- * 1157 iterations; over initial penalties 0.05-0.5 its count was 1308 to
- * 10575, now 1157 to 3035); parsing02 55 -> 66 iterations (+9% time);
- * Promedas ~15% more iterations at about the same time. With the stride,
- * stopping after a few refusals in a row no longer paid (srl_fract_004 234
- * iterations without it, 1017 with it). */
+ * 1157 iterations; over initial penalties 0.05-0.5 its count went from
+ * 1308-10575 to 1157-3035; docs/performance.md has the current table);
+ * parsing02 55 -> 66 iterations (+9% time); Promedas ~15% more iterations
+ * at about the same time. With the stride, stopping after a few refusals
+ * in a row no longer paid (srl_fract_004 234 iterations without it, 1017
+ * with it). */
 enum { USEFUL_AFTER = 100, MAX_LIVE_LINKS = 50000, STRIDE = 3 };
 
 struct anderson {
