@@ -20,25 +20,28 @@
 #include "../util.h"
 
 size_t box_qp_scratch_bytes(int32_t n) {
-    return 2 * (size_t)n * (sizeof(keyed) + sizeof(int32_t));
+    return 2 * (size_t)n * (sizeof(keyed) + sizeof(double) + sizeof(int32_t));
 }
 
 static inline double cost_of(const double *c, int32_t i) { return c ? c[i] : 1.0; }
 
 enum { LEAVES_UPPER = 1, REACHES_ZERO = 0 };
 
-/* Root of sum_{i in free} c_i clip((a_i - tau c_i)/d_i) = rhs by sweeping
+/* Item i at multiplier tau is clip(ratio_i - tau slope_i, 0, 1), with
+ * ratio_i = a_i/d_i and slope_i = c_i/d_i computed once per solve: the
+ * passes below then multiply instead of divide. */
+
+/* Root of sum_{i in free} c_i clip(ratio_i - tau slope_i) = rhs by sweeping
  * the sorted breakpoints of the free items. */
-static double sweep_root(int32_t m, const int32_t *free_items, const double *a,
-                         const double *d, const double *c, double rhs, keyed *bp) {
+static double sweep_root(int32_t m, const int32_t *free_items, const double *ratio,
+                         const double *slope, const double *c, double rhs, keyed *bp) {
     int32_t nb = 0;
     double p = 0.0, q = 0.0;
     for (int32_t k = 0; k < m; ++k) {
         int32_t i = free_items[k];
-        double ci = cost_of(c, i);
-        bp[nb++] = (keyed){(a[i] - d[i]) / ci, i, LEAVES_UPPER};
-        bp[nb++] = (keyed){a[i] / ci, i, REACHES_ZERO};
-        p += ci;
+        bp[nb++] = (keyed){(ratio[i] - 1.0) / slope[i], i, LEAVES_UPPER};
+        bp[nb++] = (keyed){ratio[i] / slope[i], i, REACHES_ZERO};
+        p += cost_of(c, i);
     }
     sort_keyed(bp, nb);
     for (int32_t k = 0; k < nb; ++k) {
@@ -47,25 +50,25 @@ static double sweep_root(int32_t m, const int32_t *free_items, const double *a,
         double ci = cost_of(c, i);
         double sign = bp[k].tag == LEAVES_UPPER ? 1.0 : -1.0;
         if (bp[k].tag == LEAVES_UPPER) p -= ci;
-        p += sign * ci * a[i] / d[i];
-        q += sign * ci * ci / d[i];
+        p += sign * ci * ratio[i];
+        q += sign * ci * slope[i];
     }
     return nb > 0 ? bp[nb - 1].key : 0.0;
 }
 
 /* tau from the items that tau leaves strictly between their bounds. */
-static double refine_root(int32_t m, const int32_t *items, const double *a, const double *d,
-                          const double *c, double rhs, double tau) {
+static double refine_root(int32_t m, const int32_t *items, const double *ratio,
+                          const double *slope, const double *c, double rhs, double tau) {
     double num = -rhs, den = 0.0;
     for (int32_t k = 0; k < m; ++k) {
         int32_t i = items[k];
         double ci = cost_of(c, i);
-        double z = (a[i] - tau * ci) / d[i];
+        double z = ratio[i] - tau * slope[i];
         if (z >= 1.0) {
             num += ci;
         } else if (z > 0.0) {
-            num += ci * a[i] / d[i];
-            den += ci * ci / d[i];
+            num += ci * ratio[i];
+            den += ci * slope[i];
         }
     }
     return den > 0.0 ? num / den : tau;
@@ -73,18 +76,21 @@ static double refine_root(int32_t m, const int32_t *items, const double *a, cons
 
 double box_qp(int32_t n, const double *a, const double *d, const double *c,
               double rhs, box_sense sense, double *u, void *scratch) {
+    keyed *breakpoints = (keyed *)scratch;
+    double *ratio = (double *)(breakpoints + 2 * (size_t)n);
+    double *slope = ratio + n;
+    int32_t *pool = (int32_t *)(slope + n); /* undecided items */
+    int32_t *live = pool + n;               /* still free */
     double s0 = 0.0;
     for (int32_t i = 0; i < n; ++i) {
-        u[i] = clip01(a[i] / d[i]);
+        ratio[i] = a[i] / d[i];
+        u[i] = clip01(ratio[i]);
         s0 += cost_of(c, i) * u[i];
     }
     if ((sense == BOX_LE && s0 <= rhs) || (sense == BOX_GE && s0 >= rhs) ||
         (sense == BOX_EQ && s0 == rhs))
         return 0.0;
     const int positive = s0 > rhs; /* the sign of tau* */
-    keyed *breakpoints = (keyed *)scratch;
-    int32_t *pool = (int32_t *)(breakpoints + 2 * (size_t)n); /* undecided items */
-    int32_t *live = pool + n;                                /* still free */
     int32_t n_pool = 0;
     double pool_rhs = rhs; /* rhs minus the costs of items fixed at 1 */
     for (int32_t i = 0; i < n; ++i) {
@@ -96,6 +102,7 @@ double box_qp(int32_t n, const double *a, const double *d, const double *c,
             u[i] = 1.0;
             pool_rhs -= ci;
         } else {
+            slope[i] = ci / d[i];
             live[n_pool] = i;
             pool[n_pool++] = i;
         }
@@ -108,8 +115,8 @@ double box_qp(int32_t n, const double *a, const double *d, const double *c,
         for (int32_t k = 0; k < m; ++k) {
             int32_t i = live[k];
             double ci = cost_of(c, i);
-            num += ci * a[i] / d[i];
-            den += ci * ci / d[i];
+            num += ci * ratio[i];
+            den += ci * slope[i];
         }
         if (den <= 0.0) break;
         tau = num / den;
@@ -117,37 +124,36 @@ double box_qp(int32_t n, const double *a, const double *d, const double *c,
         for (int32_t k = 0; k < m; ++k) {
             int32_t i = live[k];
             double ci = cost_of(c, i);
-            double z = (a[i] - tau * ci) / d[i];
+            double z = ratio[i] - tau * slope[i];
             if (z < 0.0) below -= ci * z;
             else if (z > 1.0) above += ci * (z - 1.0);
         }
         if (below == above) break;
         if (++passes > max_passes) {
-            tau = sweep_root(m, live, a, d, c, target, breakpoints);
+            tau = sweep_root(m, live, ratio, slope, c, target, breakpoints);
             break;
         }
         int32_t kept = 0;
         for (int32_t k = 0; k < m; ++k) {
             int32_t i = live[k];
-            double ci = cost_of(c, i);
-            double z = (a[i] - tau * ci) / d[i];
+            double z = ratio[i] - tau * slope[i];
             if (below > above && z <= 0.0) continue;
             if (below < above && z >= 1.0) {
-                target -= ci;
+                target -= cost_of(c, i);
                 continue;
             }
             live[kept++] = i;
         }
         m = kept;
     }
-    tau = refine_root(n_pool, pool, a, d, c, pool_rhs, tau);
+    tau = refine_root(n_pool, pool, ratio, slope, c, pool_rhs, tau);
     for (int32_t k = 0; k < n_pool; ++k) {
         int32_t i = pool[k];
-        double ci = cost_of(c, i), z = (a[i] - tau * ci) / d[i];
+        double z = ratio[i] - tau * slope[i];
         /* On a tied breakpoint, tau puts items at their bound up to the
          * rounding of a - tau c: snap them, so that the solution's face
          * (which the backward pass reads off u) is the right one. */
-        double noise = 4e-16 * (fabs(a[i]) + fabs(tau * ci) + d[i]) / d[i];
+        double noise = 4e-16 * (fabs(ratio[i]) + fabs(tau) * slope[i] + 1.0);
         u[i] = z <= noise ? 0.0 : (z >= 1.0 - noise ? 1.0 : z);
     }
     return tau;
