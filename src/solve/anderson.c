@@ -141,7 +141,9 @@ void anderson_restart(anderson *a, admm_workspace *w, double eta, int32_t t) {
         a->f_prev[l] = a->x[l];
         a->res_prev[l] = 0.0;
     }
-    for (size_t k = 0; k < (size_t)g->n_links * (size_t)a->m; ++k) a->dres[k] = a->df[k] = 0.0;
+    /* The stored differences need no clearing: a step reads only the
+     * columns written since the history was last forgotten, and a link that
+     * was quiet in between has its row cleared when it becomes live. */
 }
 
 void anderson_begin(anderson *a, admm_workspace *w, double eta) {
