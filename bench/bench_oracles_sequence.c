@@ -48,7 +48,8 @@ static double rate(const factor *f, bool qp, double *calls_per, double *exact) {
             for (long c = 0; c < batch; ++c) {
                 if (qp) {
                     active_set_reset(state);
-                    qp_outcome out = factor_qp_variables(f, state, neg, a, b, d, u, v, 1000, &buf);
+                    qp_outcome out;
+                    factor_qp_variables(f, state, neg, a, b, d, u, v, 1000, &buf, &out);
                     sink = u[0];
                     ++solves;
                     oracle += out.oracle_calls;

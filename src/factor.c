@@ -12,22 +12,22 @@ size_t factor_scratch_bytes(const factor *f) {
     return f->ops->scratch_bytes ? f->ops->scratch_bytes(f) : 0;
 }
 
-qp_outcome factor_qp_variables(const factor *f, struct active_set *state,
-                               const uint8_t *neg, const double *a, const double *b,
-                               const double *d, double *u, double *v, int32_t max_inner,
-                               factor_buffers *buf) {
-    qp_outcome out = {0, true, 0};
+void factor_qp_variables(const factor *f, struct active_set *state, const uint8_t *neg,
+                         const double *a, const double *b, const double *d, double *u,
+                         double *v, int32_t max_inner, factor_buffers *buf, qp_outcome *out) {
     for (int32_t j = 0; j < f->degree; ++j) buf->lit_a[j] = neg[j] ? d[j] - a[j] : a[j];
     if (f->ops->qp) {
-        out.face = f->ops->qp(f, buf->lit_a, b, d, buf->lit_u, v, buf->scratch);
+        out->face = f->ops->qp(f, buf->lit_a, b, d, buf->lit_u, v, buf->scratch);
+        out->oracle_calls = 0;
+        out->exact = true;
     } else {
         active_set_result r =
             active_set_solve(state, f, buf->lit_a, b, d, buf->lit_u, v, max_inner, buf);
-        out.oracle_calls = r.oracle_calls;
-        out.exact = r.exact;
+        out->face = 0;
+        out->oracle_calls = r.oracle_calls;
+        out->exact = r.exact;
     }
     for (int32_t j = 0; j < f->degree; ++j) u[j] = neg[j] ? 1.0 - buf->lit_u[j] : buf->lit_u[j];
-    return out;
 }
 
 double factor_map_variables(const factor *f, const uint8_t *neg, const double *a,

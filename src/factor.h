@@ -87,15 +87,17 @@ typedef struct qp_outcome {
 /* The weighted QP in variable space: a, d, u are indexed by link, neg[j]
  * says whether link j is negated; v receives the additional outputs.
  * Factors without a closed form go through the active set `state` (which
- * must then be non-NULL), with at most max_inner oracle calls. */
-qp_outcome factor_qp_variables(const factor *f, struct active_set *state,
-                               const uint8_t *neg, const double *a, const double *b,
-                               const double *d, double *u, double *v, int32_t max_inner,
-                               factor_buffers *buf);
+ * must then be non-NULL), with at most max_inner oracle calls. The outcome
+ * goes to *out rather than being returned: a returned 12-byte struct is
+ * assembled on the stack and read back in one load wider than the stores,
+ * which stalls store forwarding on every factor solve. */
+void factor_qp_variables(const factor *f, struct active_set *state, const uint8_t *neg,
+                         const double *a, const double *b, const double *d, double *u,
+                         double *v, int32_t max_inner, factor_buffers *buf, qp_outcome *out);
 
 /* The face derivative (factor_ops.face_jvp) in variable space, for either
  * kind of factor: closed forms take the variable-space solution u and the
- * face code that factor_qp_variables returned with it; generic factors use
+ * face code that factor_qp_variables gave with it; generic factors use
  * their active set, which must still hold that solution. buf->lit_a, lit_u
  * serve as literal buffers and buf->oracle_a as a third one. */
 void factor_face_jvp_variables(const factor *f, struct active_set *state, int32_t face,

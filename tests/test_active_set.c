@@ -125,8 +125,10 @@ static void run_free(qp_run *r) {
 
 static qp_outcome run_solve(qp_run *r, const dense_case *t, double *u, double *v) {
     const factor *f = &r->g->factors[0];
-    return factor_qp_variables(f, r->state, r->g->link_neg + f->link_begin, t->a, t->b, t->d, u,
-                               v, 100, &r->buf);
+    qp_outcome out;
+    factor_qp_variables(f, r->state, r->g->link_neg + f->link_begin, t->a, t->b, t->d, u, v, 100,
+                        &r->buf, &out);
+    return out;
 }
 
 static double scale_of(const dense_case *t) {

@@ -208,9 +208,10 @@ static enum outcome check_one(test_rng *r, ref_kind kind, kind_stats *st) {
 
     double u_cf[REF_MAX_DEGREE], v_cf[1] = {0.0}, u_g[REF_MAX_DEGREE], v_g[1] = {0.0};
     double du_cf[REF_MAX_DEGREE], dv_cf[1] = {0.0}, du_g[REF_MAX_DEGREE], dv_g[1] = {0.0};
-    qp_outcome closed = factor_qp_variables(fa, NULL, neg, a, b, d, u_cf, v_cf, 1, &buf);
+    qp_outcome closed, gen;
+    factor_qp_variables(fa, NULL, neg, a, b, d, u_cf, v_cf, 1, &buf, &closed);
     assert_true(closed.exact);
-    qp_outcome gen = factor_qp_variables(&gf.f, state, neg, a, b, d, u_g, v_g, 1000, &buf);
+    factor_qp_variables(&gf.f, state, neg, a, b, d, u_g, v_g, 1000, &buf, &gen);
 
     enum outcome result = CHECKED;
     double scale = ref_qp_scale(rf, a, b, d), w_min = INFINITY, w_max = 0.0;

@@ -104,9 +104,10 @@ static void check_one(test_rng *r, ref_kind kind, int case_id, qp_stats *stats) 
     memcpy(ain, a, (size_t)p * sizeof(double));
     memcpy(din, d, (size_t)p * sizeof(double));
     if (q) memcpy(bin, b, (size_t)q * sizeof(double));
-    assert_true(factor_qp_variables(fa, NULL, g->link_neg + fa->link_begin, ain, bin, din, u, v, 1,
-                                    &buf)
-                    .exact);
+    qp_outcome out;
+    factor_qp_variables(fa, NULL, g->link_neg + fa->link_begin, ain, bin, din, u, v, 1, &buf,
+                        &out);
+    assert_true(out.exact);
 
     double uref[REF_MAX_DEGREE], vref[1] = {0.0};
     ref_qp_report rep;

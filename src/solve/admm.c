@@ -50,13 +50,15 @@ void concord_default_settings(concord_settings *s) {
     s->verbosity = 0;
 }
 
-/* RMS of the non-zero link-level scores: the unit of the penalty. */
-static double score_scale(const concord_graph *g, const admm_workspace *w) {
+/* Sets the link-level scores theta_i / deg_i and returns the RMS of the
+ * non-zero ones and of phi: the unit of the penalty. */
+static double link_scores(const concord_graph *g, admm_workspace *w) {
     double sum = 0.0;
     int64_t count = 0;
     for (int32_t l = 0; l < g->n_links; ++l) {
         int32_t i = g->link_var[l];
         double x = g->theta[i] * w->inv_deg[i];
+        w->link_score[l] = x;
         if (x != 0.0) sum += x * x, ++count;
     }
     for (int32_t k = 0; k < g->n_add; ++k)
@@ -65,25 +67,27 @@ static double score_scale(const concord_graph *g, const admm_workspace *w) {
     return scale > 0.0 && isfinite(scale) ? scale : 1.0;
 }
 
-/* Solves factor f's QP at the current multipliers and consensus. Only the
+/* Solves factor f's QP at the current multipliers and consensus; returns
+ * whether the solve was exact and counts its oracle calls. Only the
  * variables whose copy changed need revisiting: a variable left alone last
  * iteration has every copy equal to its consensus, so if they stay put its
  * update is a no-op (on mostly integral graphs, most copies stay put). */
-static qp_outcome solve_factor(const concord_graph *g, admm_workspace *w, int32_t f,
-                               double eta, int sparse, int32_t max_inner) {
+static bool solve_factor(const concord_graph *g, admm_workspace *w, int32_t f, double eta,
+                         int sparse, int32_t max_inner, int64_t *oracle_calls) {
     const factor *fa = &g->factors[f];
     const int32_t begin = fa->link_begin, n = fa->degree;
     const int32_t *var = g->link_var + begin;
-    const double *lambda = w->lambda + begin;
+    const double *lambda = w->lambda + begin, *score = w->link_score + begin;
+    double *a = w->a, *d = w->d, *a_solved = w->a_solved + begin;
     for (int32_t j = 0; j < n; ++j) {
         int32_t i = var[j];
-        w->a[j] = g->theta[i] * w->inv_deg[i] + eta * w->ubar[i] + lambda[j];
-        w->d[j] = sparse ? eta + w->inv_deg[i] : eta;
-        w->a_solved[begin + j] = w->a[j];
+        a[j] = score[j] + eta * w->ubar[i] + lambda[j];
+        d[j] = sparse ? eta + w->inv_deg[i] : eta;
+        a_solved[j] = a[j];
     }
-    qp_outcome out = factor_qp_variables(fa, w->state[f], g->link_neg + begin, w->a,
-                                          g->phi + fa->add_begin, w->d, w->u,
-                                          w->v + fa->add_begin, max_inner, &w->buf);
+    qp_outcome out;
+    factor_qp_variables(fa, w->state[f], g->link_neg + begin, a, g->phi + fa->add_begin, d,
+                        w->u, w->v + fa->add_begin, max_inner, &w->buf, &out);
     double *uf = w->uf + begin;
     for (int32_t j = 0; j < n; ++j) {
         if (w->u[j] != uf[j]) {
@@ -92,7 +96,8 @@ static qp_outcome solve_factor(const concord_graph *g, admm_workspace *w, int32_
         }
     }
     w->face[f] = out.face;
-    return out;
+    *oracle_calls += out.oracle_calls;
+    return out.exact;
 }
 
 /* Lagrangian dual bound at the current multipliers. */
@@ -101,8 +106,8 @@ static double dual_bound(const concord_graph *g, admm_workspace *w) {
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
         for (int32_t j = 0; j < fa->degree; ++j) {
-            int32_t l = fa->link_begin + j, i = g->link_var[l];
-            w->a[j] = g->theta[i] * w->inv_deg[i] + w->lambda[l];
+            int32_t l = fa->link_begin + j;
+            w->a[j] = w->link_score[l] + w->lambda[l];
         }
         bound += factor_map_variables(fa, g->link_neg + fa->link_begin, w->a,
                                       g->phi + fa->add_begin, w->u, w->vmap, &w->buf);
@@ -235,12 +240,10 @@ static int solve_separable(const concord_graph *g, admm_workspace *w, int sparse
         const factor *fa = &g->factors[f];
         const int32_t b = fa->link_begin;
         if (sparse) {
-            qp_outcome q = {0, false, 0};
-            for (int32_t round = 0; round < 1000 && !q.exact; ++round) {
-                q = solve_factor(g, w, f, 0.0, 1, 100);
-                *oracle_calls += q.oracle_calls;
-            }
-            if (!q.exact) return 0;
+            bool exact = false;
+            for (int32_t round = 0; round < 1000 && !exact; ++round)
+                exact = solve_factor(g, w, f, 0.0, 1, 100, oracle_calls);
+            if (!exact) return 0;
         } else {
             for (int32_t j = 0; j < fa->degree; ++j) {
                 w->a[j] = g->theta[g->link_var[b + j]];
@@ -288,7 +291,8 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
         }
     }
     admm_workspace *w = g->ws;
-    const double scale = sparse ? fmax(score_scale(g, w), 1.0) : score_scale(g, w);
+    const double score_rms = link_scores(g, w);
+    const double scale = sparse ? fmax(score_rms, 1.0) : score_rms;
     const double alpha = s.relaxation;
     double eta_rel = s.eta;
     double eta = eta_rel * scale;
@@ -340,12 +344,11 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
         int32_t inexact = 0;
         for (int32_t f = 0; f < g->n_factors; ++f) {
             if (!w->dirty[f]) continue;
-            qp_outcome q = solve_factor(g, w, f, eta, sparse, s.max_inner_iter);
+            bool exact = solve_factor(g, w, f, eta, sparse, s.max_inner_iter, &oracle_calls);
             ++solves;
-            oracle_calls += q.oracle_calls;
             /* an inexact inner solve is resumed next iteration */
-            w->dirty[f] = !q.exact;
-            inexact += !q.exact;
+            w->dirty[f] = !exact;
+            inexact += !exact;
         }
         primal = 0.0;
         double change = 0.0, primal_sq = 0.0, change_sq = 0.0;

@@ -26,6 +26,7 @@ void admm_workspace_free(admm_workspace *w) {
     free(w->dirty);
     free(w->active);
     free(w->a_solved);
+    free(w->link_score);
     free(w->a);
     free(w->d);
     free(w->u);
@@ -69,6 +70,7 @@ admm_workspace *workspace_build(const concord_graph *g) {
     w->dirty = alloc_array((size_t)g->n_factors, 1, &failed);
     w->active = alloc_array(nv, 1, &failed);
     w->a_solved = alloc_array(nl, sizeof(double), &failed);
+    w->link_score = alloc_array(nl, sizeof(double), &failed);
     w->face = alloc_array((size_t)g->n_factors, sizeof(int32_t), &failed);
     int32_t max_degree = 1, max_add = 1;
     size_t max_scratch = 1;

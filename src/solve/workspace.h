@@ -29,6 +29,7 @@ struct admm_workspace {
     uint8_t *active;   /* variable must be revisited: a factor's copy of it
                           changed, or it moved last time */
     double *a_solved;  /* per link: the input of the factor's last solve */
+    double *link_score; /* per link: theta_i / deg_i, set when a solve starts */
     int32_t *face;     /* per factor: the face code of its last closed-form QP */
     double *a, *d, *u; /* one factor's inputs and output, variable space */
     double *b;         /* one factor's additional scores (feasibility test) */

@@ -156,7 +156,8 @@ void check_structured_qp(const factor *f, const double *a, const double *a2, con
     for (int round = 0; round < 2; ++round) {
         const double *scores = round == 0 ? a : a2;
         if (!scores) break;
-        qp_outcome out = factor_qp_variables(f, state, neg, scores, b, d, u, v, 10000, &buf);
+        qp_outcome out;
+        factor_qp_variables(f, state, neg, scores, b, d, u, v, 10000, &buf, &out);
         assert_true(out.exact);
         check_solution(f, state, scores, d, u, all, valid, context);
         if (compare_fw) {

@@ -210,7 +210,8 @@ qp_report check_qp(qp_checker *q, const config_list *c, config_valid_fn valid, c
     const int32_t deg = f->degree, add = f->n_add;
     qp_report rep = {0};
     uint8_t *neg = xcalloc((size_t)deg, 1);
-    qp_outcome out = factor_qp_variables(f, q->state, neg, a, b, d, q->u, q->v, 1000, &q->buf);
+    qp_outcome out;
+    factor_qp_variables(f, q->state, neg, a, b, d, q->u, q->v, 1000, &q->buf, &out);
     free(neg);
     assert_true(out.exact);
 
