@@ -94,6 +94,7 @@ void concord_graph_free(concord_graph *g) {
     free(g->theta);
     free(g->link_var);
     free(g->link_neg);
+    free(g->var_seen);
     free(g->phi);
     free(g);
 }
@@ -158,11 +159,6 @@ int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
     return CONCORD_OK;
 }
 
-static int compare_int32(const void *x, const void *y) {
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* Every variable in range and none repeated. */
 static int check_links(concord_graph *g, const char *name, int32_t degree,
                        const int32_t *vars) {
@@ -175,14 +171,24 @@ static int check_links(concord_graph *g, const char *name, int32_t degree,
             return graph_fail(g, CONCORD_EINVAL,
                               "%s factor: variable %d out of range (the graph has %d)", name,
                               vars[j], g->n_vars);
-    int32_t *sorted = malloc((size_t)degree * sizeof *sorted);
-    if (!sorted) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    memcpy(sorted, vars, (size_t)degree * sizeof *sorted);
-    qsort(sorted, (size_t)degree, sizeof *sorted, compare_int32);
-    int32_t repeated = -1;
-    for (int32_t j = 1; j < degree && repeated < 0; ++j)
-        if (sorted[j] == sorted[j - 1]) repeated = sorted[j];
-    free(sorted);
+    if (g->cap_seen < g->n_vars) {
+        /* all zeros, so a fresh array replaces it */
+        int32_t cap = g->cap_seen > g->n_vars / 2 && g->cap_seen < INT32_MAX / 2
+                          ? 2 * g->cap_seen
+                          : g->n_vars;
+        free(g->var_seen);
+        g->cap_seen = 0;
+        if (!(g->var_seen = calloc((size_t)cap, 1)))
+            return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+        g->cap_seen = cap;
+    }
+    int32_t repeated = -1, marked = 0;
+    while (marked < degree && repeated < 0) {
+        int32_t i = vars[marked];
+        if (g->var_seen[i]) repeated = i;
+        else g->var_seen[i] = 1, ++marked;
+    }
+    for (int32_t j = 0; j < marked; ++j) g->var_seen[vars[j]] = 0;
     if (repeated >= 0)
         return graph_fail(g, CONCORD_EINVAL, "%s factor: variable %d appears more than once",
                           name, repeated);

@@ -36,6 +36,8 @@ struct concord_graph {
     int32_t n_links, cap_links;
     int32_t *link_var;
     uint8_t *link_neg;
+    uint8_t *var_seen; /* cap_seen zeros between calls: marks for check_links */
+    int32_t cap_seen;
 
     int32_t n_add, cap_add;
     double *phi; /* additional scores */
