@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "concord.h"
+#include "io/text.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------
@@ -904,8 +905,50 @@ static void ad3_structured_files_load_with_their_declared_sizes(void **state) {
     }
 }
 
+/* Number conversion has a fast path for short decimals; every token must
+ * still convert to exactly the double strtod gives (or be refused alike). */
+static void numbers_convert_exactly_as_strtod_does(void **state) {
+    (void)state;
+    static const char *const fixed[] = {
+        "0", "-0", "+0", "0.0", "-0.0", ".5", "5.", "-.5", "+5.", ".", "-", "+", "e5", "1e",
+        "1e+", "1e-", "1.5e3", "1.5E-3", "-2.25e+22", "9007199254740992", "9007199254740993",
+        "90071992547409921", "0.1", "0.3", "123456789012345678901234567890", "1e22", "1e23",
+        "1e-22", "1e-23", "4.9406564584124654e-324", "1.7976931348623157e308", "1e400",
+        "0.000000000000000000000000001", "00000000000000000000000000012.5", "1..2", "1e5e5",
+        "1-2", "--1", "0x10", "inf", "nan", "1e0000000000000000000005", "2.5e-0000000000001",
+        "-0.432565", "0.32230078999998757", "1.25e+1000000000000"};
+    const int n_fixed = (int)(sizeof fixed / sizeof *fixed);
+    srand(7);
+    char text[64];
+    for (int k = 0; k < n_fixed + 200000; ++k) {
+        if (k < n_fixed) {
+            snprintf(text, sizeof text, "%s", fixed[k]);
+        } else {
+            /* random sign, digits, point position and exponent */
+            int len = 0, n_digits = 1 + rand() % 20, point = rand() % (n_digits + 2);
+            if (rand() % 3 == 0) text[len++] = rand() % 2 ? '-' : '+';
+            for (int d = 0; d < n_digits; ++d) {
+                if (d == point) text[len++] = '.';
+                text[len++] = (char)('0' + rand() % 10);
+            }
+            if (rand() % 3 == 0)
+                len += snprintf(text + len, sizeof text - (size_t)len, "e%d", rand() % 61 - 30);
+            text[len] = '\0';
+        }
+        char *end;
+        double expected = strtod(text, &end);
+        int valid = *text && *end == '\0';
+        double got = -1.0;
+        int rc = token_to_double((text_token){text, (int32_t)strlen(text)}, &got);
+        if (rc != (valid ? 0 : -1) || (valid && memcmp(&got, &expected, sizeof got) != 0))
+            fail_msg("'%s': token_to_double %d %.17g, strtod %s %.17g", text, rc, got,
+                     valid ? "valid" : "invalid", expected);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(numbers_convert_exactly_as_strtod_does),
         cmocka_unit_test(non_finite_scores_are_rejected_naming_the_line),
         cmocka_unit_test(out_of_range_indices_are_rejected_naming_the_line),
         cmocka_unit_test(a_variable_repeated_in_one_factor_is_rejected),
