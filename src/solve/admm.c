@@ -88,12 +88,12 @@ static bool solve_factor(const concord_graph *g, admm_workspace *w, int32_t f, d
     qp_outcome out;
     factor_qp_variables(fa, w->state[f], g->link_neg + begin, a, g->phi + fa->add_begin, d,
                         w->u, w->v + fa->add_begin, max_inner, &w->buf, &out);
+    /* without branches: whether a copy moved is as good as random */
     double *uf = w->uf + begin;
+    const double *u = w->u;
     for (int32_t j = 0; j < n; ++j) {
-        if (w->u[j] != uf[j]) {
-            uf[j] = w->u[j];
-            w->active[var[j]] = 1;
-        }
+        w->active[var[j]] |= u[j] != uf[j];
+        uf[j] = u[j];
     }
     w->face[f] = out.face;
     *oracle_calls += out.oracle_calls;
@@ -371,15 +371,14 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
                 int32_t l = links[k];
                 double uf = w->uf[l];
                 double r = fabs(uf - now);
-                if (r > primal) primal = r;
+                primal = r > primal ? r : primal;
                 primal_sq += r * r;
+                /* branch-free updates: which links move is unpredictable */
                 double step = eta * (old + alpha * (uf - old) - now);
-                if (step != 0.0) {
-                    w->lambda[l] -= step;
-                    still = 1;
-                }
-                if (fabs(base + w->lambda[l] - w->a_solved[l]) > cache_slack)
-                    w->dirty[w->link_factor[l]] = 1;
+                w->lambda[l] -= step;
+                still |= step != 0.0;
+                w->dirty[w->link_factor[l]] |=
+                    fabs(base + w->lambda[l] - w->a_solved[l]) > cache_slack;
             }
             if (still && aa) anderson_moved(aa, i, t);
             w->active[i] = (uint8_t)still;
