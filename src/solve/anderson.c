@@ -26,8 +26,8 @@
 #include "workspace.h"
 
 /* Acceleration stops for the rest of a solve when, after USEFUL_AFTER
- * iterations, fewer than a third of its steps kept an extrapolation, or
- * when more than MAX_LIVE_LINKS links move at once
+ * iterations, fewer than a third of its steps kept an extrapolation, and is
+ * not used at all on graphs of more than MAX_LIVE_LINKS links
  * (measured: on AD3's mln_large, 2e5 links with most factors cached, its
  * O(m) work per live link costs four times the iterations it saves, while on
  * graphs of a few thousand links it divides the iterations by 2 to 8).
@@ -57,7 +57,8 @@ struct anderson {
     int32_t n_live;
     int32_t *undo;     /* links the last extrapolation changed */
     int32_t n_undo;
-    double *x, *f, *res, *f_prev, *res_prev, *undo_state; /* per link */
+    double *x, *f_prev, *res_prev, *undo_state; /* per link */
+    double *next; /* per link: the extrapolated state, until applied */
     double *dres, *df; /* per link, its m differences side by side */
     double gram[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY];
     double rhs[ANDERSON_MAX_MEMORY]; /* column j dotted with the residual */
@@ -81,15 +82,14 @@ anderson *anderson_new(const concord_graph *g, int m) {
     a->live = malloc(nl * sizeof(int32_t));
     a->undo = malloc(nl * sizeof(int32_t));
     a->x = calloc(nl, sizeof(double));
-    a->f = calloc(nl, sizeof(double));
-    a->res = calloc(nl, sizeof(double));
+    a->next = calloc(nl, sizeof(double));
     a->f_prev = calloc(nl, sizeof(double));
     a->res_prev = calloc(nl, sizeof(double));
     a->undo_state = calloc(nl, sizeof(double));
     a->dres = calloc(nl * (size_t)a->m, sizeof(double));
     a->df = calloc(nl * (size_t)a->m, sizeof(double));
-    if (!a->moved_at || !a->is_live || !a->visited || !a->live || !a->undo || !a->x || !a->f ||
-        !a->res || !a->f_prev || !a->res_prev || !a->undo_state || !a->dres || !a->df) {
+    if (!a->moved_at || !a->is_live || !a->visited || !a->live || !a->undo || !a->x ||
+        !a->next || !a->f_prev || !a->res_prev || !a->undo_state || !a->dres || !a->df) {
         anderson_free(a);
         return NULL;
     }
@@ -104,8 +104,7 @@ void anderson_free(anderson *a) {
     free(a->live);
     free(a->undo);
     free(a->x);
-    free(a->f);
-    free(a->res);
+    free(a->next);
     free(a->f_prev);
     free(a->res_prev);
     free(a->undo_state);
@@ -186,30 +185,56 @@ static void apply_state(anderson *a, admm_workspace *w, double eta, const int32_
     }
 }
 
-/* Gathers the links of the variables that moved during the last m + 1
- * steps, clearing the stored rows of those that just became live. */
-static void collect_live(anderson *a, const admm_workspace *w, int32_t t) {
+/* One pass over the live links, those of the variables that moved during
+ * the last m + 1 steps (gathered into a->live): the image f = T(x) and its
+ * residual f - x, and, with k stored columns, the new differences in column
+ * h, their row of the Gram matrix (row) and every column dotted with the
+ * residual (rhs). A link that just became live has its row cleared first.
+ * Leaves x = f and returns the residual norm. When the caller then refuses
+ * the last extrapolation, the history is forgotten, so the columns written
+ * here are never read. */
+static double gather(anderson *a, const admm_workspace *w, double eta, int32_t t, int k, int h,
+                     double *row, double *rhs) {
     const concord_graph *g = a->g;
     const size_t m = (size_t)a->m;
     const int32_t quiet_after = t - (a->m + 1) * STRIDE;
+    double norm = 0.0;
     int32_t n_live = 0;
     for (int32_t i = 0; i < g->n_vars; ++i) {
         if (a->moved_at[i] < quiet_after) {
             a->is_live[i] = 0;
             continue;
         }
+        const int fresh = !a->is_live[i];
+        a->is_live[i] = 1;
+        const double consensus = eta * w->ubar[i];
         const int32_t *vl = w->var_links + w->var_link_begin[i];
         for (int32_t q = 0; q < w->deg[i]; ++q) {
-            int32_t l = vl[q];
+            const int32_t l = vl[q];
             a->live[n_live++] = l;
-            if (!a->is_live[i]) {
-                memset(a->dres + (size_t)l * m, 0, m * sizeof(double));
-                memset(a->df + (size_t)l * m, 0, m * sizeof(double));
+            double *dr = a->dres + (size_t)l * m, *dfl = a->df + (size_t)l * m;
+            if (fresh) {
+                memset(dr, 0, m * sizeof(double));
+                memset(dfl, 0, m * sizeof(double));
             }
+            const double f = w->lambda[l] + consensus, res = f - a->x[l];
+            norm += res * res;
+            if (k > 0) {
+                const double d = res - a->res_prev[l];
+                dr[h] = d;
+                dfl[h] = f - a->f_prev[l];
+                for (int j = 0; j < k; ++j) {
+                    row[j] += d * dr[j];
+                    rhs[j] += res * dr[j];
+                }
+            }
+            a->res_prev[l] = res;
+            a->f_prev[l] = f;
+            a->x[l] = f;
         }
-        a->is_live[i] = 1;
     }
     a->n_live = n_live;
+    return sqrt(norm);
 }
 
 /* Solves min |res - dres gamma| over the k stored columns (Cholesky of the
@@ -257,7 +282,6 @@ static void refuse(anderson *a) {
 }
 
 void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, double slack) {
-    const concord_graph *g = a->g;
     const size_t m = (size_t)a->m;
     if (a->stopped || ++a->waited < STRIDE) return;
     a->waited = 0;
@@ -265,49 +289,18 @@ void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, doubl
         stop(a, t, "extrapolations rarely kept"); /* not worth its cost */
         return;
     }
-    collect_live(a, w, t);
-    if (a->n_live > MAX_LIVE_LINKS) {
-        stop(a, t, "too many links move"); /* its work would outweigh the solves it saves */
-        return;
-    }
-    double norm = 0.0;
-    for (int32_t k = 0; k < a->n_live; ++k) {
-        int32_t l = a->live[k];
-        a->f[l] = state_of(g, w, eta, l);
-        a->res[l] = a->f[l] - a->x[l];
-        norm += a->res[l] * a->res[l];
-    }
-    norm = sqrt(norm);
+    const int k = a->count < a->m ? a->count : a->m;
+    const int h = a->head;
+    double row[ANDERSON_MAX_MEMORY] = {0}, rhs[ANDERSON_MAX_MEMORY] = {0};
+    const double norm = gather(a, w, eta, t, k, h, row, rhs);
     if (a->extrapolated && norm > a->norm_prev) {
         /* the extrapolation did not help: back to the plain image it
          * started from (the other links keep their plain step) */
-        for (int32_t k = 0; k < a->n_live; ++k) a->x[a->live[k]] = a->f[a->live[k]];
         apply_state(a, w, eta, a->undo, a->n_undo, a->undo_state, t, slack);
         refuse(a);
         return;
     }
     a->extrapolated = 0;
-    /* One pass: the new differences in column h, their row of the Gram
-     * matrix and every column dotted with the residual. */
-    const int k = a->count < a->m ? a->count : a->m;
-    const int h = a->head;
-    double row[ANDERSON_MAX_MEMORY] = {0}, rhs[ANDERSON_MAX_MEMORY] = {0};
-    for (int32_t q = 0; q < a->n_live; ++q) {
-        int32_t l = a->live[q];
-        if (k > 0) {
-            double *dr = a->dres + (size_t)l * m;
-            const double d = a->res[l] - a->res_prev[l];
-            dr[h] = d;
-            a->df[(size_t)l * m + (size_t)h] = a->f[l] - a->f_prev[l];
-            for (int j = 0; j < k; ++j) {
-                row[j] += d * dr[j];
-                rhs[j] += a->res[l] * dr[j];
-            }
-        }
-        a->res_prev[l] = a->res[l];
-        a->f_prev[l] = a->f[l];
-        a->x[l] = a->f[l];
-    }
     if (k > 0) {
         for (int j = 0; j < k; ++j) {
             a->gram[h][j] = a->gram[j][h] = row[j];
@@ -327,11 +320,12 @@ void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, doubl
     for (int32_t q = 0; q < a->n_live; ++q) {
         int32_t l = a->live[q];
         const double *dfl = a->df + (size_t)l * m;
-        double x = a->f[l];
+        const double f = a->x[l]; /* the plain image, which gather left in x */
+        double x = f;
         for (int i = 0; i < k; ++i) x -= dfl[i] * gamma[i];
-        a->undo_state[l] = a->f[l];
-        a->res[l] = x; /* the extrapolated state, held here until applied */
-        step += (x - a->f[l]) * (x - a->f[l]);
+        a->undo_state[l] = f;
+        a->next[l] = x;
+        step += (x - f) * (x - f);
     }
     if (!(sqrt(step) <= 10.0 * norm)) {
         refuse(a);
@@ -339,7 +333,7 @@ void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, doubl
     }
     memcpy(a->undo, a->live, (size_t)a->n_live * sizeof(int32_t));
     a->n_undo = a->n_live;
-    apply_state(a, w, eta, a->live, a->n_live, a->res, t, slack);
+    apply_state(a, w, eta, a->live, a->n_live, a->next, t, slack);
     a->extrapolated = 1;
     a->accepted += 1;
 }
