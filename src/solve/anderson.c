@@ -26,8 +26,9 @@
 #include "workspace.h"
 
 /* Acceleration stops for the rest of a solve when, after USEFUL_AFTER
- * iterations, fewer than a third of its steps kept an extrapolation, and is
- * not used at all on graphs of more than MAX_LIVE_LINKS links
+ * iterations, fewer than a third of the extrapolations it tried were kept
+ * (steps spent rebuilding the history after a restart are not failures),
+ * and is not used at all on graphs of more than MAX_LIVE_LINKS links
  * (measured: on AD3's mln_large, 2e5 links with most factors cached, its
  * O(m) work per live link costs four times the iterations it saves, while on
  * graphs of a few thousand links it divides the iterations by 2 to 8).
@@ -285,7 +286,7 @@ void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, doubl
     const size_t m = (size_t)a->m;
     if (a->stopped || ++a->waited < STRIDE) return;
     a->waited = 0;
-    if (t >= USEFUL_AFTER && 3 * STRIDE * a->accepted < t) {
+    if (t >= USEFUL_AFTER && 2 * a->accepted < a->refused) {
         stop(a, t, "extrapolations rarely kept"); /* not worth its cost */
         return;
     }
