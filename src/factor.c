@@ -12,22 +12,27 @@ size_t factor_scratch_bytes(const factor *f) {
     return f->ops->scratch_bytes ? f->ops->scratch_bytes(f) : 0;
 }
 
-void factor_qp_variables(const factor *f, struct active_set *state, const uint8_t *neg,
-                         const double *a, const double *b, const double *d, double *u,
-                         double *v, int32_t max_inner, factor_buffers *buf, qp_outcome *out) {
-    for (int32_t j = 0; j < f->degree; ++j) buf->lit_a[j] = neg[j] ? d[j] - a[j] : a[j];
+void factor_qp_literals(const factor *f, struct active_set *state, const double *lit_a,
+                        const double *b, const double *d, double *lit_u, double *v,
+                        int32_t max_inner, factor_buffers *buf, qp_outcome *out) {
     if (f->ops->qp) {
-        out->face = f->ops->qp(f, buf->lit_a, b, d, buf->lit_u, v, buf->scratch);
+        out->face = f->ops->qp(f, lit_a, b, d, lit_u, v, buf->scratch);
         out->oracle_calls = 0;
         out->exact = true;
     } else {
-        active_set_result r =
-            active_set_solve(state, f, buf->lit_a, b, d, buf->lit_u, v, max_inner, buf);
+        active_set_result r = active_set_solve(state, f, lit_a, b, d, lit_u, v, max_inner, buf);
         out->face = 0;
         out->oracle_calls = r.oracle_calls;
         out->exact = r.exact;
     }
-    for (int32_t j = 0; j < f->degree; ++j) u[j] = neg[j] ? 1.0 - buf->lit_u[j] : buf->lit_u[j];
+}
+
+void factor_qp_variables(const factor *f, struct active_set *state, const uint8_t *neg,
+                         const double *a, const double *b, const double *d, double *u,
+                         double *v, int32_t max_inner, factor_buffers *buf, qp_outcome *out) {
+    for (int32_t j = 0; j < f->degree; ++j) buf->lit_a[j] = literal_qp_input(neg[j], a[j], d[j]);
+    factor_qp_literals(f, state, buf->lit_a, b, d, buf->lit_u, v, max_inner, buf, out);
+    for (int32_t j = 0; j < f->degree; ++j) u[j] = variable_value(neg[j], buf->lit_u[j]);
 }
 
 double factor_map_variables(const factor *f, const uint8_t *neg, const double *a,
@@ -38,7 +43,7 @@ double factor_map_variables(const factor *f, const uint8_t *neg, const double *a
         if (neg[j]) offset += a[j];
     }
     double best = f->ops->map(f, buf->lit_a, b, buf->lit_u, v, buf->scratch);
-    for (int32_t j = 0; j < f->degree; ++j) u[j] = neg[j] ? 1.0 - buf->lit_u[j] : buf->lit_u[j];
+    for (int32_t j = 0; j < f->degree; ++j) u[j] = variable_value(neg[j], buf->lit_u[j]);
     return best + offset;
 }
 

@@ -84,13 +84,29 @@ typedef struct qp_outcome {
     int32_t face; /* closed forms: the code of the solution's face (else 0) */
 } qp_outcome;
 
-/* The weighted QP in variable space: a, d, u are indexed by link, neg[j]
- * says whether link j is negated; v receives the additional outputs.
- * Factors without a closed form go through the active set `state` (which
- * must then be non-NULL), with at most max_inner oracle calls. The outcome
- * goes to *out rather than being returned: a returned 12-byte struct is
- * assembled on the stack and read back in one load wider than the stores,
- * which stalls store forwarding on every factor solve. */
+/* A negated link's QP input and solution in literal space (l = 1 - u): the
+ * input a with weight d becomes d - a, and a literal value l is the
+ * variable value 1 - l. */
+static inline double literal_qp_input(uint8_t negated, double a, double d) {
+    return negated ? d - a : a;
+}
+static inline double variable_value(uint8_t negated, double literal) {
+    return negated ? 1.0 - literal : literal;
+}
+
+/* The weighted QP in literal space (inputs through literal_qp_input, the
+ * solution back through variable_value); v receives the additional
+ * outputs. Factors without a closed form go through the active set
+ * `state` (which must then be non-NULL), with at most max_inner oracle
+ * calls. The outcome goes to *out rather than being returned: a returned
+ * 12-byte struct is assembled on the stack and read back in one load wider
+ * than the stores, which stalls store forwarding on every factor solve. */
+void factor_qp_literals(const factor *f, struct active_set *state, const double *lit_a,
+                        const double *b, const double *d, double *lit_u, double *v,
+                        int32_t max_inner, factor_buffers *buf, qp_outcome *out);
+
+/* factor_qp_literals in variable space: a, d, u are indexed by link, neg[j]
+ * says whether link j is negated; buf->lit_a and lit_u hold the literals. */
 void factor_qp_variables(const factor *f, struct active_set *state, const uint8_t *neg,
                          const double *a, const double *b, const double *d, double *u,
                          double *v, int32_t max_inner, factor_buffers *buf, qp_outcome *out);

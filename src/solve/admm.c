@@ -96,23 +96,26 @@ static bool solve_factor(const concord_graph *g, admm_workspace *w, int32_t f, d
     const factor *fa = &g->factors[f];
     const int32_t begin = fa->link_begin, n = fa->degree;
     const int32_t *var = g->link_var + begin;
+    const uint8_t *neg = g->link_neg + begin;
     const double *lambda = w->lambda + begin, *score = w->link_score + begin;
-    double *a = w->a, *d = w->d, *a_solved = w->a_solved + begin;
+    double *lit_a = w->buf.lit_a, *d = w->d, *a_solved = w->a_solved + begin;
     for (int32_t j = 0; j < n; ++j) {
         int32_t i = var[j];
-        a[j] = score[j] + eta * w->ubar[i] + lambda[j];
+        const double a = score[j] + eta * w->ubar[i] + lambda[j];
         d[j] = sparse ? eta + w->inv_deg[i] : eta;
-        a_solved[j] = a[j];
+        a_solved[j] = a;
+        lit_a[j] = literal_qp_input(neg[j], a, d[j]);
     }
     qp_outcome out;
-    factor_qp_variables(fa, w->state[f], g->link_neg + begin, a, g->phi + fa->add_begin, d,
-                        w->u, w->v + fa->add_begin, max_inner, &w->buf, &out);
+    factor_qp_literals(fa, w->state[f], lit_a, g->phi + fa->add_begin, d, w->buf.lit_u,
+                       w->v + fa->add_begin, max_inner, &w->buf, &out);
     /* without branches: whether a copy moved is as good as random */
     double *uf = w->uf + begin;
-    const double *u = w->u;
+    const double *lit_u = w->buf.lit_u;
     for (int32_t j = 0; j < n; ++j) {
-        w->active[var[j]] |= u[j] != uf[j];
-        uf[j] = u[j];
+        const double u = variable_value(neg[j], lit_u[j]);
+        w->active[var[j]] |= u != uf[j];
+        uf[j] = u;
     }
     w->face[f] = out.face;
     *oracle_calls += out.oracle_calls;

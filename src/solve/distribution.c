@@ -79,7 +79,7 @@ int concord_factor_distribution(concord_graph *g, int32_t f, int32_t *count) {
             double dj = w->eta + (w->sparse ? w->inv_deg[g->link_var[b + j]] : 0.0);
             double aj = w->a_solved[b + j];
             w->d[j] = dj;
-            w->buf.lit_a[j] = g->link_neg[b + j] ? dj - aj : aj;
+            w->buf.lit_a[j] = literal_qp_input(g->link_neg[b + j], aj, dj);
         }
         active_set_result r = active_set_solve(s, fa, w->buf.lit_a, g->phi + fa->add_begin, w->d,
                                                w->buf.lit_u, w->vmap, 1000, &w->buf);
