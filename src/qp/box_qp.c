@@ -74,8 +74,13 @@ static double refine_root(int32_t m, const int32_t *items, const double *ratio,
     return den > 0.0 ? num / den : tau;
 }
 
-double box_qp(int32_t n, const double *a, const double *d, const double *c,
-              double rhs, box_sense sense, double *u, void *scratch) {
+/* box_qp's body, always inlined: called with c == NULL it is compiled for
+ * unit costs, without the test for c and the multiplications by 1 on
+ * every item (the logic factors, most factor solves, have unit costs). */
+static inline __attribute__((always_inline)) double solve(int32_t n, const double *a,
+                                                          const double *d, const double *c,
+                                                          double rhs, box_sense sense, double *u,
+                                                          void *scratch) {
     keyed *breakpoints = (keyed *)scratch;
     double *ratio = (double *)(breakpoints + 2 * (size_t)n);
     double *slope = ratio + n;
@@ -157,6 +162,12 @@ double box_qp(int32_t n, const double *a, const double *d, const double *c,
         u[i] = z <= noise ? 0.0 : (z >= 1.0 - noise ? 1.0 : z);
     }
     return tau;
+}
+
+double box_qp(int32_t n, const double *a, const double *d, const double *c,
+              double rhs, box_sense sense, double *u, void *scratch) {
+    return c ? solve(n, a, d, c, rhs, sense, u, scratch)
+             : solve(n, a, d, NULL, rhs, sense, u, scratch);
 }
 
 void box_qp_face(int32_t n, const double *u, const double *c, int active, const double *w,
