@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -418,6 +419,42 @@ static void a_good_file_exits_0_and_writes_posteriors(void **state) {
     free_result(&r);
 }
 
+/* Posteriors go through a symbolic link or a device in place: replacing
+ * /dev/null with a regular file (as renaming a temporary over it would, run
+ * as root) would break every program on the machine. The link is checked
+ * first, so that a regression fails there before /dev/null is at stake. */
+static void a_link_or_a_device_as_output_is_written_through_in_place(void **state) {
+    (void)state;
+    struct stat before, after;
+    run_result r;
+    char dir[512], target[600], link[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(target, sizeof target, "%s/target.txt", dir);
+    snprintf(link, sizeof link, "%s/link.txt", dir);
+    FILE *fp = fopen(target, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(symlink("target.txt", link), 0);
+    const char *args[] = {"solve", AD3_DATA "/example2.fg", "-o", link, NULL};
+    run_expect(&r, NULL, args, 0);
+    free_result(&r);
+    assert_int_equal(lstat(link, &after), 0);
+    assert_true(S_ISLNK(after.st_mode));
+    char *text = read_whole_file(target, NULL);
+    assert_non_null(text);
+    const int nv[] = {3}, na[] = {1};
+    assert_posteriors_layout(text, 1, nv, na);
+    free(text);
+
+    if (stat("/dev/null", &before) != 0 || !S_ISCHR(before.st_mode)) return;
+    const char *to_null[] = {"solve", AD3_DATA "/example2.fg", "-o", "/dev/null", NULL};
+    run_expect(&r, NULL, to_null, 0);
+    free_result(&r);
+    assert_int_equal(lstat("/dev/null", &after), 0);
+    assert_true(S_ISCHR(after.st_mode));
+    assert_true(after.st_rdev == before.st_rdev);
+}
+
 static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
     (void)state;
     char dir[512], out[600];
@@ -800,6 +837,7 @@ int main(void) {
         cmocka_unit_test(json_prints_one_object_per_graph_and_posteriors_keep_the_layout),
         cmocka_unit_test(stdin_dash_reads_the_input_like_a_file),
         cmocka_unit_test(an_unwritable_output_path_exits_5),
+        cmocka_unit_test(a_link_or_a_device_as_output_is_written_through_in_place),
         cmocka_unit_test(help_exits_0_and_documents_every_accepted_flag),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
