@@ -399,8 +399,7 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
                 double step = eta * (old + alpha * (uf - old) - now);
                 w->lambda[l] -= step;
                 still |= step != 0.0;
-                w->dirty[w->link_factor[l]] |=
-                    fabs(base + w->lambda[l] - w->a_solved[l]) > cache_slack;
+                workspace_mark_if_moved(w, l, base + w->lambda[l], cache_slack);
             }
             if (still && aa) anderson_moved(aa, i, t);
             w->active[i] = (uint8_t)still;

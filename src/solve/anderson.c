@@ -177,7 +177,7 @@ static void apply_state(anderson *a, admm_workspace *w, double eta, const int32_
             moved |= lambda != w->lambda[l];
             w->lambda[l] = lambda;
             a->x[l] = lambda + eta * ub;
-            if (fabs(base + lambda - w->a_solved[l]) > slack) w->dirty[w->link_factor[l]] = 1;
+            workspace_mark_if_moved(w, l, base + lambda, slack);
         }
         if (moved) {
             w->active[i] = 1;

@@ -8,6 +8,7 @@
 #ifndef CONCORD_WORKSPACE_H
 #define CONCORD_WORKSPACE_H
 
+#include <math.h>
 #include <stdbool.h>
 
 #include "../graph.h"
@@ -43,6 +44,14 @@ struct admm_workspace {
     double eta;         /* its final penalty (absolute) */
     void *state_memory;
 };
+
+/* The caching rule: link l's factor must be solved again when the link's
+ * input a (theta_i/deg_i + lambda_l + eta ubar_i) left the one of the
+ * factor's last solve by more than slack. Written as a flag update, not a
+ * branch: which inputs move is as good as random from link to link. */
+static inline void workspace_mark_if_moved(admm_workspace *w, int32_t l, double a, double slack) {
+    w->dirty[w->link_factor[l]] |= fabs(a - w->a_solved[l]) > slack;
+}
 
 /* Builds the workspace for g's current structure; NULL when out of memory. */
 admm_workspace *workspace_build(const concord_graph *g);
