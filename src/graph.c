@@ -171,17 +171,10 @@ static int check_links(concord_graph *g, const char *name, int32_t degree,
             return graph_fail(g, CONCORD_EINVAL,
                               "%s factor: variable %d out of range (the graph has %d)", name,
                               vars[j], g->n_vars);
-    if (g->cap_seen < g->n_vars) {
-        /* all zeros, so a fresh array replaces it */
-        int32_t cap = g->cap_seen > g->n_vars / 2 && g->cap_seen < INT32_MAX / 2
-                          ? 2 * g->cap_seen
-                          : g->n_vars;
-        free(g->var_seen);
-        g->cap_seen = 0;
-        if (!(g->var_seen = calloc((size_t)cap, 1)))
-            return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-        g->cap_seen = cap;
-    }
+    const int32_t old_cap = g->cap_seen;
+    if (reserve((void **)&g->var_seen, &g->cap_seen, g->n_vars, 1))
+        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    memset(g->var_seen + old_cap, 0, (size_t)(g->cap_seen - old_cap));
     int32_t repeated = -1, marked = 0;
     while (marked < degree && repeated < 0) {
         int32_t i = vars[marked];
