@@ -485,8 +485,7 @@ void active_set_jvp(active_set *s, const double *w, const double *x, const doubl
     for (int32_t i = 0; i < s->degree; ++i) du[i] = 0.0;
     for (int32_t k = 0; dv && k < s->n_add; ++k) dv[k] = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
-        double dp = 0.0;
-        for (int32_t j = 0; j < m; ++j) dp += *at(s, s->kinv_w, k + 1, j) * s->rhs[j];
+        const double dp = dot(at(s, s->kinv_w, k + 1, 0), s->rhs, m);
         const int32_t *c = config(s, k);
         for (int32_t j = 0; j < s->count[k]; ++j) {
             if (c[j] < s->degree) du[c[j]] += dp;
