@@ -14,9 +14,10 @@
  * links that moved (exactly, not as an approximation), which keeps the
  * solver's factor caching effective. Safeguards: a step longer than ten
  * plain steps is refused; an extrapolation after which the residual grew
- * is undone (the state returns to the plain image) and the memory restarts
- * after m plain steps; acceleration switches itself off for the rest of the
- * solve where few extrapolations are kept or too many links move.
+ * is undone (the state returns to the plain image) and the memory restarts,
+ * extrapolating again after m + 1 steps; acceleration switches itself off
+ * for the rest of the solve where few of the extrapolations it tries are
+ * kept, and is not used on graphs with too many links (anderson_worthwhile).
  */
 #ifndef CONCORD_ANDERSON_H
 #define CONCORD_ANDERSON_H
