@@ -448,8 +448,12 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
     if (t > s.max_iter) t = s.max_iter;
     if (aa && s.verbosity > 0) anderson_report(aa, stderr);
 
-    double bound = dual_bound(g, w);
-    if (bound < out.upper_bound) out.upper_bound = bound;
+    /* the bound is final unless the state moved since it was computed
+     * (convergence found in the iteration that computed it leaves it so) */
+    if (!(converged && last_bound == t)) {
+        double bound = dual_bound(g, w);
+        if (bound < out.upper_bound) out.upper_bound = bound;
+    }
     memcpy(g->sol_u, w->ubar, (size_t)g->n_vars * sizeof(double));
     memcpy(g->sol_v, w->v, (size_t)g->n_add * sizeof(double));
     out.integral = !numeric && round_if_integral(g, w, s.tol);

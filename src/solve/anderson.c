@@ -52,14 +52,11 @@ struct anderson {
     int m;
     int32_t *moved_at; /* per variable: last iteration it moved */
     uint8_t *is_live;  /* per variable: live at the last collection */
-    int32_t *visited;  /* per variable: the apply_state call that last set it */
-    int32_t serial;
-    int32_t *live;     /* links of the live variables */
+    int32_t *live;     /* links of the live variables, variable by variable */
     int32_t n_live;
-    int32_t *undo;     /* links the last extrapolation changed */
+    int32_t *undo;     /* links the last extrapolation changed (same grouping) */
     int32_t n_undo;
     double *x, *f_prev, *res_prev, *undo_state; /* per link */
-    double *next; /* per link: the extrapolated state, until applied */
     double *dres, *df; /* per link, its m differences side by side */
     double gram[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY];
     double rhs[ANDERSON_MAX_MEMORY]; /* column j dotted with the residual */
@@ -79,18 +76,16 @@ anderson *anderson_new(const concord_graph *g, int m) {
     size_t nl = (size_t)(g->n_links ? g->n_links : 1), nv = (size_t)(g->n_vars ? g->n_vars : 1);
     a->moved_at = malloc(nv * sizeof(int32_t));
     a->is_live = calloc(nv, 1);
-    a->visited = calloc(nv, sizeof(int32_t));
     a->live = malloc(nl * sizeof(int32_t));
     a->undo = malloc(nl * sizeof(int32_t));
     a->x = calloc(nl, sizeof(double));
-    a->next = calloc(nl, sizeof(double));
     a->f_prev = calloc(nl, sizeof(double));
     a->res_prev = calloc(nl, sizeof(double));
     a->undo_state = calloc(nl, sizeof(double));
     a->dres = calloc(nl * (size_t)a->m, sizeof(double));
     a->df = calloc(nl * (size_t)a->m, sizeof(double));
-    if (!a->moved_at || !a->is_live || !a->visited || !a->live || !a->undo || !a->x ||
-        !a->next || !a->f_prev || !a->res_prev || !a->undo_state || !a->dres || !a->df) {
+    if (!a->moved_at || !a->is_live || !a->live || !a->undo || !a->x || !a->f_prev ||
+        !a->res_prev || !a->undo_state || !a->dres || !a->df) {
         anderson_free(a);
         return NULL;
     }
@@ -101,11 +96,9 @@ void anderson_free(anderson *a) {
     if (!a) return;
     free(a->moved_at);
     free(a->is_live);
-    free(a->visited);
     free(a->live);
     free(a->undo);
     free(a->x);
-    free(a->next);
     free(a->f_prev);
     free(a->res_prev);
     free(a->undo_state);
@@ -154,35 +147,42 @@ void anderson_begin(anderson *a, admm_workspace *w, double eta) {
 
 void anderson_moved(anderson *a, int32_t i, int32_t t) { a->moved_at[i] = t; }
 
-/* Sets (ubar, lambda) of the variables of `links` from the per-link state
- * s, marking moved variables active and factors whose input moved dirty. */
+/* Sets variable i's consensus and multipliers from the per-link state s
+ * (read on i's links only; s may be a->x), marking i active when it moved
+ * and the factors whose input moved beyond `slack` dirty. */
+static void set_variable(anderson *a, admm_workspace *w, double eta, int32_t i, const double *s,
+                         int32_t t, double slack) {
+    const concord_graph *g = a->g;
+    const int32_t *vl = w->var_links + w->var_link_begin[i];
+    double sum = 0.0;
+    for (int32_t q = 0; q < w->deg[i]; ++q) sum += s[vl[q]];
+    double ub = sum * w->inv_deg[i] / eta;
+    int moved = ub != w->ubar[i];
+    w->ubar[i] = ub;
+    const double base = g->theta[i] * w->inv_deg[i] + eta * ub;
+    for (int32_t q = 0; q < w->deg[i]; ++q) {
+        int32_t l = vl[q];
+        double lambda = s[l] - eta * ub;
+        moved |= lambda != w->lambda[l];
+        w->lambda[l] = lambda;
+        a->x[l] = lambda + eta * ub;
+        workspace_mark_if_moved(w, l, base + lambda, slack);
+    }
+    if (moved) {
+        w->active[i] = 1;
+        a->moved_at[i] = t;
+    }
+}
+
+/* set_variable for every variable of `links`, which holds all the links of
+ * each of its variables one variable after the other (as gather collects
+ * them). */
 static void apply_state(anderson *a, admm_workspace *w, double eta, const int32_t *links,
                         int32_t n, const double *s, int32_t t, double slack) {
-    const concord_graph *g = a->g;
-    a->serial += 1;
-    for (int32_t k = 0; k < n; ++k) {
-        int32_t i = g->link_var[links[k]];
-        if (a->visited[i] == a->serial) continue; /* variable already set */
-        a->visited[i] = a->serial;
-        const int32_t *vl = w->var_links + w->var_link_begin[i];
-        double sum = 0.0;
-        for (int32_t q = 0; q < w->deg[i]; ++q) sum += s[vl[q]];
-        double ub = sum * w->inv_deg[i] / eta;
-        int moved = ub != w->ubar[i];
-        w->ubar[i] = ub;
-        const double base = g->theta[i] * w->inv_deg[i] + eta * ub;
-        for (int32_t q = 0; q < w->deg[i]; ++q) {
-            int32_t l = vl[q];
-            double lambda = s[l] - eta * ub;
-            moved |= lambda != w->lambda[l];
-            w->lambda[l] = lambda;
-            a->x[l] = lambda + eta * ub;
-            workspace_mark_if_moved(w, l, base + lambda, slack);
-        }
-        if (moved) {
-            w->active[i] = 1;
-            a->moved_at[i] = t;
-        }
+    for (int32_t k = 0; k < n;) {
+        const int32_t i = a->g->link_var[links[k]];
+        set_variable(a, w, eta, i, s, t, slack);
+        k += w->deg[i];
     }
 }
 
@@ -317,24 +317,31 @@ void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, doubl
     }
     double gamma[ANDERSON_MAX_MEMORY];
     if (k == 0 || norm == 0.0 || !least_squares(a, k, gamma)) return;
+    /* Extrapolates variable by variable and applies each at once (the
+     * plain image stays in undo_state); a step found too long afterwards
+     * is undone like a refused extrapolation. */
     double step = 0.0;
-    for (int32_t q = 0; q < a->n_live; ++q) {
-        int32_t l = a->live[q];
-        const double *dfl = a->df + (size_t)l * m;
-        const double f = a->x[l]; /* the plain image, which gather left in x */
-        double x = f;
-        for (int i = 0; i < k; ++i) x -= dfl[i] * gamma[i];
-        a->undo_state[l] = f;
-        a->next[l] = x;
-        step += (x - f) * (x - f);
+    for (int32_t q = 0; q < a->n_live;) {
+        const int32_t i = a->g->link_var[a->live[q]];
+        for (const int32_t end = q + w->deg[i]; q < end; ++q) {
+            const int32_t l = a->live[q];
+            const double *dfl = a->df + (size_t)l * m;
+            const double f = a->x[l]; /* the plain image, which gather left in x */
+            double x = f;
+            for (int j = 0; j < k; ++j) x -= dfl[j] * gamma[j];
+            a->undo_state[l] = f;
+            a->x[l] = x;
+            step += (x - f) * (x - f);
+        }
+        set_variable(a, w, eta, i, a->x, t, slack);
     }
     if (!(sqrt(step) <= 10.0 * norm)) {
+        apply_state(a, w, eta, a->live, a->n_live, a->undo_state, t, slack);
         refuse(a);
         return;
     }
     memcpy(a->undo, a->live, (size_t)a->n_live * sizeof(int32_t));
     a->n_undo = a->n_live;
-    apply_state(a, w, eta, a->live, a->n_live, a->next, t, slack);
     a->extrapolated = 1;
     a->accepted += 1;
 }
