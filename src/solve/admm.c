@@ -46,7 +46,7 @@ void concord_default_settings(concord_settings *s) {
     s->backward_tol = 1e-10;
     s->backward_max_iter = 1000;
     s->backward_power = false;
-    s->acceleration = 5;
+    s->acceleration = 8;
     s->verbosity = 0;
 }
 
