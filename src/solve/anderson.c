@@ -84,15 +84,34 @@ struct anderson {
     int32_t stopped_at;
     int waited; /* plain iterations since the last step */
     double norm_prev;
-    int32_t accepted, refused;
+    int32_t accepted, refused; /* extrapolations in this solve */
+    int32_t accepted_before, refused_before; /* the same when the memory last grew */
 };
+
+/* Allocates zeroed difference arrays for memory m in place of the current
+ * ones; returns 0 (keeping the current ones) when out of memory. */
+static int alloc_history(anderson *a, int m) {
+    size_t n = (size_t)(a->g->n_links ? a->g->n_links : 1) * (size_t)m;
+    double *dres = calloc(n, sizeof(double)), *df = calloc(n, sizeof(double));
+    if (!dres || !df) {
+        free(dres);
+        free(df);
+        return 0;
+    }
+    free(a->dres);
+    free(a->df);
+    a->dres = dres;
+    a->df = df;
+    a->capacity = m;
+    return 1;
+}
 
 anderson *anderson_new(const concord_graph *g, int m) {
     anderson *a = calloc(1, sizeof *a);
     if (!a) return NULL;
     a->g = g;
     a->full_m = m < 1 ? 1 : (m > ANDERSON_MAX_MEMORY ? ANDERSON_MAX_MEMORY : m);
-    a->capacity = a->m = a->full_m < SHORT_MEMORY ? a->full_m : SHORT_MEMORY;
+    a->m = a->full_m < SHORT_MEMORY ? a->full_m : SHORT_MEMORY;
     size_t nl = (size_t)(g->n_links ? g->n_links : 1), nv = (size_t)(g->n_vars ? g->n_vars : 1);
     a->moved_at = malloc(nv * sizeof(int32_t));
     a->is_live = calloc(nv, 1);
@@ -102,10 +121,8 @@ anderson *anderson_new(const concord_graph *g, int m) {
     a->f_prev = calloc(nl, sizeof(double));
     a->res_prev = calloc(nl, sizeof(double));
     a->undo_state = calloc(nl, sizeof(double));
-    a->dres = calloc(nl * (size_t)a->m, sizeof(double));
-    a->df = calloc(nl * (size_t)a->m, sizeof(double));
     if (!a->moved_at || !a->is_live || !a->live || !a->undo || !a->x || !a->f_prev ||
-        !a->res_prev || !a->undo_state || !a->dres || !a->df) {
+        !a->res_prev || !a->undo_state || !alloc_history(a, a->m)) {
         anderson_free(a);
         return NULL;
     }
@@ -162,28 +179,19 @@ void anderson_restart(anderson *a, admm_workspace *w, double eta, int32_t t) {
 /* Takes the full memory; out of memory, keeps the short one for good.
  * Returns whether the memory changed. */
 static int grow(anderson *a) {
-    if (a->capacity < a->full_m) {
-        size_t n = (size_t)(a->g->n_links ? a->g->n_links : 1) * (size_t)a->full_m;
-        double *dres = calloc(n, sizeof(double)), *df = calloc(n, sizeof(double));
-        if (!dres || !df) {
-            free(dres);
-            free(df);
-            a->full_m = a->m;
-            return 0;
-        }
-        free(a->dres);
-        free(a->df);
-        a->dres = dres;
-        a->df = df;
-        a->capacity = a->full_m;
+    if (a->capacity < a->full_m && !alloc_history(a, a->full_m)) {
+        a->full_m = a->m;
+        return 0;
     }
     a->m = a->full_m;
+    a->accepted_before = a->accepted;
+    a->refused_before = a->refused;
     return 1;
 }
 
 void anderson_begin(anderson *a, admm_workspace *w, double eta) {
     a->m = a->full_m < SHORT_MEMORY ? a->full_m : SHORT_MEMORY;
-    a->accepted = a->refused = 0;
+    a->accepted = a->refused = a->accepted_before = a->refused_before = 0;
     a->stopped = NULL;
     anderson_restart(a, w, eta, 0);
 }
@@ -330,7 +338,9 @@ static void step(anderson *a, admm_workspace *w, double eta, int32_t t, double s
     const size_t m = (size_t)a->m;
     if (++a->waited < STRIDE) return;
     a->waited = 0;
-    if (t >= USEFUL_AFTER && 2 * a->accepted < a->refused) {
+    /* judged on the extrapolations of the memory in use */
+    if (t >= USEFUL_AFTER &&
+        2 * (a->accepted - a->accepted_before) < a->refused - a->refused_before) {
         stop(a, t, "extrapolations rarely kept"); /* not worth its cost */
         return;
     }
@@ -393,10 +403,8 @@ static void step(anderson *a, admm_workspace *w, double eta, int32_t t, double s
 void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, double slack) {
     if (a->stopped) return;
     step(a, w, eta, t, slack);
-    if (!a->stopped && t >= LONG_AFTER && a->m < a->full_m && grow(a)) {
+    if (!a->stopped && t >= LONG_AFTER && a->m < a->full_m && grow(a))
         anderson_restart(a, w, eta, t);
-        a->accepted = a->refused = 0; /* the switch-off rule judges the new memory */
-    }
 }
 
 void anderson_report(const anderson *a, FILE *out) {
