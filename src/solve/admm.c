@@ -71,7 +71,9 @@ static double link_scores(const concord_graph *g, admm_workspace *w) {
  * skipped at a time: on large graphs most factors are cached and most
  * variables quiet, and testing flag by flag spent a fifth of the solve on
  * AD3's mln_large in mispredicted branches. */
-static inline int32_t next_set(const uint8_t *flags, int32_t k, int32_t n) {
+_Static_assert(sizeof(bool) == 1, "next_set reads eight flags as one 64-bit word");
+
+static inline int32_t next_set(const bool *flags, int32_t k, int32_t n) {
     for (; k + 8 <= n; k += 8) {
         uint64_t word;
         memcpy(&word, flags + k, sizeof word);
@@ -402,7 +404,7 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
                 workspace_mark_if_moved(w, l, base + w->lambda[l], cache_slack);
             }
             if (still && aa) anderson_moved(aa, i, t);
-            w->active[i] = (uint8_t)still;
+            w->active[i] = still;
         }
         dual = eta_rel * change;
         if (numeric) break;

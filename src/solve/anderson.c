@@ -70,7 +70,7 @@ struct anderson {
     int full_m;   /* the memory asked for */
     int capacity; /* the memory the difference arrays hold */
     int32_t *moved_at; /* per variable: last iteration it moved */
-    uint8_t *is_live;  /* per variable: live at the last collection */
+    bool *is_live;     /* per variable: live at the last collection */
     int32_t *live;     /* links of the live variables, variable by variable */
     int32_t n_live;
     int32_t *undo;     /* links the last extrapolation changed (same grouping) */
@@ -114,7 +114,7 @@ anderson *anderson_new(const concord_graph *g, int m) {
     a->m = a->full_m < SHORT_MEMORY ? a->full_m : SHORT_MEMORY;
     size_t nl = (size_t)(g->n_links ? g->n_links : 1), nv = (size_t)(g->n_vars ? g->n_vars : 1);
     a->moved_at = malloc(nv * sizeof(int32_t));
-    a->is_live = calloc(nv, 1);
+    a->is_live = calloc(nv, sizeof(bool));
     a->live = malloc(nl * sizeof(int32_t));
     a->undo = malloc(nl * sizeof(int32_t));
     a->x = calloc(nl, sizeof(double));
@@ -203,21 +203,21 @@ void anderson_moved(anderson *a, int32_t i, int32_t t) { a->moved_at[i] = t; }
  * and the factors whose input moved beyond `slack` dirty. */
 static void set_variable(anderson *a, admm_workspace *w, double eta, int32_t i, const double *s,
                          int32_t t, double slack) {
-    const concord_graph *g = a->g;
-    const int32_t *vl = w->var_links + w->var_link_begin[i];
+    const int32_t *vl = w->var_links + w->var_link_begin[i], deg = w->deg[i];
+    double *lambda = w->lambda, *x = a->x;
     double sum = 0.0;
-    for (int32_t q = 0; q < w->deg[i]; ++q) sum += s[vl[q]];
+    for (int32_t q = 0; q < deg; ++q) sum += s[vl[q]];
     double ub = sum * w->inv_deg[i] / eta;
     int moved = ub != w->ubar[i];
     w->ubar[i] = ub;
-    const double base = g->theta[i] * w->inv_deg[i] + eta * ub;
-    for (int32_t q = 0; q < w->deg[i]; ++q) {
+    const double base = a->g->theta[i] * w->inv_deg[i] + eta * ub;
+    for (int32_t q = 0; q < deg; ++q) {
         int32_t l = vl[q];
-        double lambda = s[l] - eta * ub;
-        moved |= lambda != w->lambda[l];
-        w->lambda[l] = lambda;
-        a->x[l] = lambda + eta * ub;
-        workspace_mark_if_moved(w, l, base + lambda, slack);
+        double next = s[l] - eta * ub;
+        moved |= next != lambda[l];
+        lambda[l] = next;
+        x[l] = next + eta * ub;
+        workspace_mark_if_moved(w, l, base + next, slack);
     }
     if (moved) {
         w->active[i] = 1;
@@ -245,48 +245,125 @@ static void apply_state(anderson *a, admm_workspace *w, double eta, const int32_
  * Leaves x = f and returns the residual norm. When the caller then refuses
  * the last extrapolation, the history is forgotten, so the columns written
  * here are never read. */
-static double gather(anderson *a, const admm_workspace *w, double eta, int32_t t, int k, int h,
-                     double *row, double *rhs) {
-    const concord_graph *g = a->g;
+static inline __attribute__((always_inline)) double
+gather_columns(anderson *a, const admm_workspace *w, double eta, int32_t t, const int k, int h,
+               double *row_out, double *rhs_out) {
+    double row[ANDERSON_MAX_MEMORY] = {0}, rhs[ANDERSON_MAX_MEMORY] = {0};
+    const int32_t n_vars = a->g->n_vars;
     const size_t m = (size_t)a->m;
     const int32_t quiet_after = t - (a->m + 1) * STRIDE;
+    const int32_t *moved_at = a->moved_at, *deg = w->deg, *var_links = w->var_links,
+                  *var_link_begin = w->var_link_begin;
+    const double *lambda = w->lambda, *ubar = w->ubar;
+    bool *is_live = a->is_live;
+    int32_t *live = a->live;
+    double *x = a->x, *res_prev = a->res_prev, *f_prev = a->f_prev, *dres = a->dres,
+           *df = a->df;
     double norm = 0.0;
     int32_t n_live = 0;
-    for (int32_t i = 0; i < g->n_vars; ++i) {
-        if (a->moved_at[i] < quiet_after) {
-            a->is_live[i] = 0;
+    for (int32_t i = 0; i < n_vars; ++i) {
+        if (moved_at[i] < quiet_after) {
+            is_live[i] = 0;
             continue;
         }
-        const int fresh = !a->is_live[i];
-        a->is_live[i] = 1;
-        const double consensus = eta * w->ubar[i];
-        const int32_t *vl = w->var_links + w->var_link_begin[i];
-        for (int32_t q = 0; q < w->deg[i]; ++q) {
+        const int fresh = !is_live[i];
+        is_live[i] = 1;
+        const double consensus = eta * ubar[i];
+        const int32_t *vl = var_links + var_link_begin[i];
+        for (int32_t q = 0; q < deg[i]; ++q) {
             const int32_t l = vl[q];
-            a->live[n_live++] = l;
-            double *dr = a->dres + (size_t)l * m, *dfl = a->df + (size_t)l * m;
+            live[n_live++] = l;
+            double *dr = dres + (size_t)l * m, *dfl = df + (size_t)l * m;
             if (fresh) {
                 memset(dr, 0, m * sizeof(double));
                 memset(dfl, 0, m * sizeof(double));
             }
-            const double f = w->lambda[l] + consensus, res = f - a->x[l];
+            const double f = lambda[l] + consensus, res = f - x[l];
             norm += res * res;
             if (k > 0) {
-                const double d = res - a->res_prev[l];
+                const double d = res - res_prev[l];
                 dr[h] = d;
-                dfl[h] = f - a->f_prev[l];
+                dfl[h] = f - f_prev[l];
+#pragma GCC unroll 16
                 for (int j = 0; j < k; ++j) {
                     row[j] += d * dr[j];
                     rhs[j] += res * dr[j];
                 }
             }
-            a->res_prev[l] = res;
-            a->f_prev[l] = f;
-            a->x[l] = f;
+            res_prev[l] = res;
+            f_prev[l] = f;
+            x[l] = f;
         }
     }
     a->n_live = n_live;
+    for (int j = 0; j < k; ++j) {
+        row_out[j] = row[j];
+        rhs_out[j] = rhs[j];
+    }
     return sqrt(norm);
+}
+
+/* gather and extrapolate are compiled for each number of columns k: with
+ * k a constant, the loops over the columns are unrolled and their sums and
+ * coefficients stay in registers (a fifth of the acceleration's
+ * instructions went to keeping them in memory). */
+#define FOR_EACH_COLUMN_COUNT(CASE) \
+    CASE(0) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10) \
+    CASE(11) CASE(12) CASE(13) CASE(14) CASE(15) CASE(16)
+
+static double gather(anderson *a, const admm_workspace *w, double eta, int32_t t, int k, int h,
+                     double *row, double *rhs) {
+    switch (k) {
+#define GATHER_CASE(K) \
+    case K: return gather_columns(a, w, eta, t, K, h, row, rhs);
+        FOR_EACH_COLUMN_COUNT(GATHER_CASE)
+#undef GATHER_CASE
+    }
+    return gather_columns(a, w, eta, t, k, h, row, rhs);
+}
+
+/* Extrapolates x (the plain image, which gather left there) to
+ * x - df gamma over the k columns, variable by variable, applying each
+ * variable at once; the plain image stays in undo_state. Returns the
+ * length of the step. */
+static inline __attribute__((always_inline)) double
+extrapolate_columns(anderson *a, admm_workspace *w, double eta, int32_t t, double slack,
+                    const int k, const double *gamma_in) {
+    double gamma[ANDERSON_MAX_MEMORY];
+    for (int j = 0; j < k; ++j) gamma[j] = gamma_in[j];
+    const size_t m = (size_t)a->m;
+    const int32_t n_live = a->n_live, *live = a->live, *link_var = a->g->link_var,
+                  *deg = w->deg;
+    const double *df = a->df;
+    double *x = a->x, *undo_state = a->undo_state;
+    double step = 0.0;
+    for (int32_t q = 0; q < n_live;) {
+        const int32_t i = link_var[live[q]];
+        for (const int32_t end = q + deg[i]; q < end; ++q) {
+            const int32_t l = live[q];
+            const double *dfl = df + (size_t)l * m;
+            const double f = x[l];
+            double next = f;
+#pragma GCC unroll 16
+            for (int j = 0; j < k; ++j) next -= dfl[j] * gamma[j];
+            undo_state[l] = f;
+            x[l] = next;
+            step += (next - f) * (next - f);
+        }
+        set_variable(a, w, eta, i, x, t, slack);
+    }
+    return sqrt(step);
+}
+
+static double extrapolate(anderson *a, admm_workspace *w, double eta, int32_t t, double slack,
+                          int k, const double *gamma) {
+    switch (k) {
+#define EXTRAPOLATE_CASE(K) \
+    case K: return extrapolate_columns(a, w, eta, t, slack, K, gamma);
+        FOR_EACH_COLUMN_COUNT(EXTRAPOLATE_CASE)
+#undef EXTRAPOLATE_CASE
+    }
+    return extrapolate_columns(a, w, eta, t, slack, k, gamma);
 }
 
 /* Solves min |res - dres gamma| over the k stored columns (Cholesky of the
@@ -335,7 +412,6 @@ static void refuse(anderson *a) {
 
 /* Every STRIDE-th call: one step of the acceleration. */
 static void step(anderson *a, admm_workspace *w, double eta, int32_t t, double slack) {
-    const size_t m = (size_t)a->m;
     if (++a->waited < STRIDE) return;
     a->waited = 0;
     /* judged on the extrapolations of the memory in use */
@@ -371,25 +447,8 @@ static void step(anderson *a, admm_workspace *w, double eta, int32_t t, double s
     }
     double gamma[ANDERSON_MAX_MEMORY];
     if (k == 0 || norm == 0.0 || !least_squares(a, k, gamma)) return;
-    /* Extrapolates variable by variable and applies each at once (the
-     * plain image stays in undo_state); a step found too long afterwards
-     * is undone like a refused extrapolation. */
-    double step = 0.0;
-    for (int32_t q = 0; q < a->n_live;) {
-        const int32_t i = a->g->link_var[a->live[q]];
-        for (const int32_t end = q + w->deg[i]; q < end; ++q) {
-            const int32_t l = a->live[q];
-            const double *dfl = a->df + (size_t)l * m;
-            const double f = a->x[l]; /* the plain image, which gather left in x */
-            double x = f;
-            for (int j = 0; j < k; ++j) x -= dfl[j] * gamma[j];
-            a->undo_state[l] = f;
-            a->x[l] = x;
-            step += (x - f) * (x - f);
-        }
-        set_variable(a, w, eta, i, a->x, t, slack);
-    }
-    if (!(sqrt(step) <= 10.0 * norm)) {
+    /* a step found too long afterwards is undone like a refused one */
+    if (!(extrapolate(a, w, eta, t, slack, k, gamma) <= 10.0 * norm)) {
         apply_state(a, w, eta, a->live, a->n_live, a->undo_state, t, slack);
         refuse(a);
         return;

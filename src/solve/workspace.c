@@ -67,8 +67,8 @@ admm_workspace *workspace_build(const concord_graph *g) {
     w->v = alloc_array((size_t)g->n_add, sizeof(double), &failed);
     w->round_u = alloc_array(nv, sizeof(double), &failed);
     w->round_v = alloc_array((size_t)g->n_add, sizeof(double), &failed);
-    w->dirty = alloc_array((size_t)g->n_factors, 1, &failed);
-    w->active = alloc_array(nv, 1, &failed);
+    w->dirty = alloc_array((size_t)g->n_factors, sizeof(bool), &failed);
+    w->active = alloc_array(nv, sizeof(bool), &failed);
     w->a_solved = alloc_array(nl, sizeof(double), &failed);
     w->link_score = alloc_array(nl, sizeof(double), &failed);
     w->face = alloc_array((size_t)g->n_factors, sizeof(int32_t), &failed);

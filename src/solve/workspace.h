@@ -26,8 +26,11 @@ struct admm_workspace {
     double *v;         /* factors' additional outputs */
     double *round_u;   /* candidate integral point (n_vars, n_add) */
     double *round_v;
-    uint8_t *dirty;    /* factor inputs changed since its last solve */
-    uint8_t *active;   /* variable must be revisited: a factor's copy of it
+    /* Flags are bool, not uint8_t: a store through a character type may
+     * alias anything, which made the compiler reload every array pointer
+     * after each flag set in the solver's inner loops. */
+    bool *dirty;       /* factor inputs changed since its last solve */
+    bool *active;      /* variable must be revisited: a factor's copy of it
                           changed, or it moved last time */
     double *a_solved;  /* per link: the input of the factor's last solve */
     double *link_score; /* per link: theta_i / deg_i, set when a solve starts */
