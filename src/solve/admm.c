@@ -100,11 +100,11 @@ static bool solve_factor(const concord_graph *g, admm_workspace *w, int32_t f, d
     const int32_t *var = g->link_var + begin;
     const uint8_t *neg = g->link_neg + begin;
     const double *lambda = w->lambda + begin, *score = w->link_score + begin;
+    const double *ubar = w->ubar;
     double *lit_a = w->buf.lit_a, *d = w->d, *a_solved = w->a_solved + begin;
+    for (int32_t j = 0; j < n; ++j) d[j] = sparse ? eta + w->inv_deg[var[j]] : eta;
     for (int32_t j = 0; j < n; ++j) {
-        int32_t i = var[j];
-        const double a = score[j] + eta * w->ubar[i] + lambda[j];
-        d[j] = sparse ? eta + w->inv_deg[i] : eta;
+        const double a = score[j] + eta * ubar[var[j]] + lambda[j];
         a_solved[j] = a;
         lit_a[j] = literal_qp_input(neg[j], a, d[j]);
     }
