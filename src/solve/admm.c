@@ -88,8 +88,16 @@ static inline int32_t next_set(const bool *flags, int32_t k, int32_t n) {
     return k;
 }
 
+/* LP-MAP weighs every link alike (d_i = eta): w->d is filled once per
+ * penalty rather than once per factor solve. */
+static void fill_uniform_weights(admm_workspace *w, double eta) {
+    for (int32_t j = 0; j < w->max_degree; ++j) w->d[j] = eta;
+}
+
 /* Solves factor f's QP at the current multipliers and consensus; returns
- * whether the solve was exact and counts its oracle calls. Only the
+ * whether the solve was exact and counts its oracle calls. LP-SparseMAP's
+ * weights are set here; LP-MAP's must be in w->d already
+ * (fill_uniform_weights). Only the
  * variables whose copy changed need revisiting: a variable left alone last
  * iteration has every copy equal to its consensus, so if they stay put its
  * update is a no-op (on mostly integral graphs, most copies stay put). */
@@ -102,7 +110,8 @@ static bool solve_factor(const concord_graph *g, admm_workspace *w, int32_t f, d
     const double *lambda = w->lambda + begin, *score = w->link_score + begin;
     const double *ubar = w->ubar;
     double *lit_a = w->buf.lit_a, *d = w->d, *a_solved = w->a_solved + begin;
-    for (int32_t j = 0; j < n; ++j) d[j] = sparse ? eta + w->inv_deg[var[j]] : eta;
+    if (sparse)
+        for (int32_t j = 0; j < n; ++j) d[j] = eta + w->inv_deg[var[j]];
     for (int32_t j = 0; j < n; ++j) {
         const double a = score[j] + eta * ubar[var[j]] + lambda[j];
         a_solved[j] = a;
@@ -320,6 +329,7 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
     const double alpha = s.relaxation;
     double eta_rel = s.eta;
     double eta = eta_rel * scale;
+    if (!sparse) fill_uniform_weights(w, eta);
 
     for (int32_t l = 0; l < g->n_links; ++l) w->lambda[l] = 0.0;
     for (int32_t i = 0; i < g->n_vars; ++i) {
@@ -440,6 +450,7 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
             if (factor_step != 1.0) {
                 eta_rel *= factor_step;
                 eta = eta_rel * scale;
+                if (!sparse) fill_uniform_weights(w, eta);
                 memset(w->dirty, 1, (size_t)g->n_factors);
                 adaptations += 1;
                 if (aa) anderson_restart(aa, w, eta, t);

@@ -81,6 +81,7 @@ admm_workspace *workspace_build(const concord_graph *g) {
         size_t s = factor_scratch_bytes(fa);
         if (s > max_scratch) max_scratch = s;
     }
+    w->max_degree = max_degree;
     w->a = alloc_array((size_t)max_degree, sizeof(double), &failed);
     w->d = alloc_array((size_t)max_degree, sizeof(double), &failed);
     w->u = alloc_array((size_t)max_degree, sizeof(double), &failed);

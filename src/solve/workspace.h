@@ -36,6 +36,7 @@ struct admm_workspace {
     double *link_score; /* per link: theta_i / deg_i, set when a solve starts */
     int32_t *face;     /* per factor: the face code of its last closed-form QP */
     double *a, *d, *u; /* one factor's inputs and output, variable space */
+    int32_t max_degree; /* the length of a, d, u and the factor buffers */
     double *b;         /* one factor's additional scores (feasibility test) */
     double *vmap;      /* additional outputs of a MAP call */
     factor_buffers buf;
