@@ -105,16 +105,36 @@ static void large_random_inputs_match_bisection(void **state) {
     }
 }
 
+/* Unit costs and rhs 1 (XOR, ATMOSTONE, OR) take the simplex path: the
+ * scores are shifted down at random so that OR's lower constraint binds
+ * as often as the upper one. */
+static void large_unit_simplex_inputs_match_bisection(void **state) {
+    (void)state;
+    test_rng rng = {43};
+    static double a[MAX_N], d[MAX_N];
+    for (int trial = 0; trial < 300; ++trial) {
+        int n = 16 + rng_int(&rng, 2000);
+        double shift = rng_int(&rng, 2) ? 0.0 : 3.0 * rng_uniform(&rng);
+        for (int i = 0; i < n; ++i) {
+            d[i] = exp(log(1e-3) + rng_uniform(&rng) * log(1e6));
+            a[i] = (rng_normal(&rng) * pow(10.0, rng_int(&rng, 4) - 2) - shift) * d[i];
+        }
+        check(n, a, d, NULL, 1.0, (box_sense)rng_int(&rng, 3));
+    }
+}
+
 /* z_i = a_i/d_i = (i+1)^p with d_i = (i+1)^q, q very negative: variable
  * fixing then removes few items per pass and exceeds its pass budget, so
- * the sorted sweep finishes the solve (found by search; 64 and 4096 items). */
+ * the sorted sweep finishes the solve (found by search; 64 and 4096 items;
+ * the last two with rhs 1 exhaust the simplex path's budget). */
 static void slow_fixing_inputs_fall_back_to_the_sorted_sweep(void **state) {
     (void)state;
     static double a[MAX_N], d[MAX_N];
     const struct {
         int n;
         double p, q, rhs;
-    } cases[] = {{64, 2.0, -12.0, 0.5}, {64, 2.5, -12.0, 1.0}, {4096, 2.75, -4.0, 0.5}};
+    } cases[] = {{64, 2.0, -12.0, 0.5},  {64, 2.5, -12.0, 1.0}, {4096, 2.75, -4.0, 0.5},
+                 {64, 1.25, -16.0, 1.0}, {4096, 1.0, -8.0, 1.0}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         int n = cases[k].n;
         for (int i = 0; i < n; ++i) {
@@ -129,6 +149,7 @@ static void slow_fixing_inputs_fall_back_to_the_sorted_sweep(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(large_random_inputs_match_bisection),
+        cmocka_unit_test(large_unit_simplex_inputs_match_bisection),
         cmocka_unit_test(slow_fixing_inputs_fall_back_to_the_sorted_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

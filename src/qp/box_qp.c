@@ -11,7 +11,11 @@
  * is larger -- they are at that bound in the optimum too -- and repeat. Each
  * pass is linear and removes at least one item; on the rare inputs that
  * need many passes, the rest is finished by sorting the breakpoints, so the
- * worst case stays O(n log n).
+ * worst case stays O(n log n). With unit costs and rhs 1 (XOR, ATMOSTONE,
+ * OR: most factor solves) an active constraint holds the sum at exactly 1,
+ * so no item can pass 1 while another is above 0: only the lower bounds
+ * matter, and the one-sided fixing (Michelot's simplex projection) needs
+ * neither the upper side's bookkeeping nor a final refinement.
  */
 #include "box_qp.h"
 
@@ -74,6 +78,47 @@ static double refine_root(int32_t m, const int32_t *items, const double *ratio,
     return den > 0.0 ? num / den : tau;
 }
 
+/* Snaps u(tau) to a bound it reaches up to rounding: on a tied breakpoint
+ * tau puts items at their bound up to the rounding of a - tau c, and the
+ * solution's face (which the backward pass reads off u) must be the right
+ * one. */
+static inline double snapped(double ratio, double slope, double tau) {
+    double z = ratio - tau * slope;
+    double noise = 4e-16 * (fabs(ratio) + fabs(tau) * slope + 1.0);
+    return z <= noise ? 0.0 : (z >= 1.0 - noise ? 1.0 : z);
+}
+
+/* Unit costs, sum = 1, the m items in live[] still free (the others at 0
+ * in u already): the multiplier with every live item free is a lower bound
+ * on tau*, so the items it puts at or below 0 are at 0 in the optimum;
+ * drop them and repeat (tau only rises). Each pass drops at least one
+ * item, and the rare long runs are finished by the sorted sweep. */
+static double unit_simplex(int32_t m, const double *ratio, double *slope, int32_t *live,
+                           int32_t max_passes, double *u, keyed *breakpoints) {
+    double tau = 0.0;
+    for (int32_t passes = 0;; ++passes) {
+        if (passes > max_passes) {
+            tau = sweep_root(m, live, ratio, slope, NULL, 1.0, breakpoints);
+            break;
+        }
+        double num = -1.0, den = 0.0;
+        for (int32_t k = 0; k < m; ++k) {
+            num += ratio[live[k]];
+            den += slope[live[k]];
+        }
+        tau = num / den;
+        int32_t kept = 0;
+        for (int32_t k = 0; k < m; ++k) {
+            int32_t i = live[k];
+            if (ratio[i] - tau * slope[i] > 0.0) live[kept++] = i;
+        }
+        if (kept == m) break;
+        m = kept;
+    }
+    for (int32_t k = 0; k < m; ++k) u[live[k]] = snapped(ratio[live[k]], slope[live[k]], tau);
+    return tau;
+}
+
 /* box_qp's body, always inlined: called with c == NULL it is compiled for
  * unit costs, without the test for c and the multiplications by 1 on
  * every item (the logic factors, most factor solves, have unit costs). */
@@ -96,6 +141,18 @@ static inline __attribute__((always_inline)) double solve(int32_t n, const doubl
         (sense == BOX_EQ && s0 == rhs))
         return 0.0;
     const int positive = s0 > rhs; /* the sign of tau* */
+    int32_t max_passes = 8;
+    for (int32_t k = n; k > 1; k >>= 1) max_passes += 2;
+    if (!c && rhs == 1.0) {
+        int32_t m = 0;
+        for (int32_t i = 0; i < n; ++i) {
+            u[i] = 0.0;
+            if (positive && a[i] <= 0.0) continue;
+            slope[i] = 1.0 / d[i];
+            live[m++] = i;
+        }
+        return unit_simplex(m, ratio, slope, live, max_passes, u, breakpoints);
+    }
     int32_t n_pool = 0;
     double pool_rhs = rhs; /* rhs minus the costs of items fixed at 1 */
     for (int32_t i = 0; i < n; ++i) {
@@ -112,8 +169,7 @@ static inline __attribute__((always_inline)) double solve(int32_t n, const doubl
             pool[n_pool++] = i;
         }
     }
-    int32_t m = n_pool, passes = 0, max_passes = 8;
-    for (int32_t k = n; k > 1; k >>= 1) max_passes += 2;
+    int32_t m = n_pool, passes = 0;
     double target = pool_rhs, tau = 0.0;
     for (;;) {
         double num = -target, den = 0.0;
@@ -154,12 +210,7 @@ static inline __attribute__((always_inline)) double solve(int32_t n, const doubl
     tau = refine_root(n_pool, pool, ratio, slope, c, pool_rhs, tau);
     for (int32_t k = 0; k < n_pool; ++k) {
         int32_t i = pool[k];
-        double z = ratio[i] - tau * slope[i];
-        /* On a tied breakpoint, tau puts items at their bound up to the
-         * rounding of a - tau c: snap them, so that the solution's face
-         * (which the backward pass reads off u) is the right one. */
-        double noise = 4e-16 * (fabs(ratio[i]) + fabs(tau) * slope[i] + 1.0);
-        u[i] = z <= noise ? 0.0 : (z >= 1.0 - noise ? 1.0 : z);
+        u[i] = snapped(ratio[i], slope[i], tau);
     }
     return tau;
 }
