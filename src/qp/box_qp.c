@@ -93,7 +93,7 @@ static inline double snapped(double ratio, double slope, double tau) {
  * on tau*, so the items it puts at or below 0 are at 0 in the optimum;
  * drop them and repeat (tau only rises). Each pass drops at least one
  * item, and the rare long runs are finished by the sorted sweep. */
-static double unit_simplex(int32_t m, const double *ratio, double *slope, int32_t *live,
+static double unit_simplex(int32_t m, const double *ratio, const double *slope, int32_t *live,
                            int32_t max_passes, double *u, keyed *breakpoints) {
     double tau = 0.0;
     for (int32_t passes = 0;; ++passes) {

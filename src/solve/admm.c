@@ -110,8 +110,7 @@ static bool solve_factor(const concord_graph *g, admm_workspace *w, int32_t f, d
     const double *lambda = w->lambda + begin, *score = w->link_score + begin;
     const double *ubar = w->ubar;
     double *lit_a = w->buf.lit_a, *d = w->d, *a_solved = w->a_solved + begin;
-    if (sparse)
-        for (int32_t j = 0; j < n; ++j) d[j] = eta + w->inv_deg[var[j]];
+    if (sparse) workspace_link_weights(w, var, n, 1, eta, d);
     for (int32_t j = 0; j < n; ++j) {
         const double a = score[j] + eta * ubar[var[j]] + lambda[j];
         a_solved[j] = a;

@@ -310,6 +310,8 @@ gather_columns(anderson *a, const admm_workspace *w, double eta, int32_t t, cons
 #define FOR_EACH_COLUMN_COUNT(CASE) \
     CASE(0) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10) \
     CASE(11) CASE(12) CASE(13) CASE(14) CASE(15) CASE(16)
+_Static_assert(ANDERSON_MAX_MEMORY == 16,
+               "FOR_EACH_COLUMN_COUNT lists every column count up to the maximum memory");
 
 static double gather(anderson *a, const admm_workspace *w, double eta, int32_t t, int k, int h,
                      double *row, double *rhs) {

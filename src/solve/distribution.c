@@ -75,12 +75,9 @@ int concord_factor_distribution(concord_graph *g, int32_t f, int32_t *count) {
         if (!memory) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
         active_set *s = active_set_init(fa, memory);
         const int32_t b = fa->link_begin;
-        for (int32_t j = 0; j < fa->degree; ++j) {
-            double dj = w->eta + (w->sparse ? w->inv_deg[g->link_var[b + j]] : 0.0);
-            double aj = w->a_solved[b + j];
-            w->d[j] = dj;
-            w->buf.lit_a[j] = literal_qp_input(g->link_neg[b + j], aj, dj);
-        }
+        workspace_link_weights(w, g->link_var + b, fa->degree, w->sparse, w->eta, w->d);
+        for (int32_t j = 0; j < fa->degree; ++j)
+            w->buf.lit_a[j] = literal_qp_input(g->link_neg[b + j], w->a_solved[b + j], w->d[j]);
         active_set_result r = active_set_solve(s, fa, w->buf.lit_a, g->phi + fa->add_begin, w->d,
                                                w->buf.lit_u, w->vmap, 1000, &w->buf);
         rc = r.exact ? copy_distribution(g, f, s)

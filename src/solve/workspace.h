@@ -57,6 +57,14 @@ static inline void workspace_mark_if_moved(admm_workspace *w, int32_t l, double 
     w->dirty[w->link_factor[l]] |= fabs(a - w->a_solved[l]) > slack;
 }
 
+/* The QP weights of one factor's links (var: their variables): the
+ * penalty eta for LP-MAP, eta + 1/deg of the variable for LP-SparseMAP,
+ * whose -1/2 |u|^2 is split evenly among a variable's copies. */
+static inline void workspace_link_weights(const admm_workspace *w, const int32_t *var,
+                                          int32_t n, int sparse, double eta, double *d) {
+    for (int32_t j = 0; j < n; ++j) d[j] = sparse ? eta + w->inv_deg[var[j]] : eta;
+}
+
 /* Builds the workspace for g's current structure; NULL when out of memory. */
 admm_workspace *workspace_build(const concord_graph *g);
 
