@@ -905,8 +905,9 @@ static void ad3_structured_files_load_with_their_declared_sizes(void **state) {
     }
 }
 
-/* Number conversion has a fast path for short decimals; every token must
- * still convert to exactly the double strtod gives (or be refused alike). */
+/* Number conversion has fast paths for decimals of up to 19 digits; every
+ * token must still convert to exactly the double strtod gives (or be
+ * refused alike). */
 static void numbers_convert_exactly_as_strtod_does(void **state) {
     (void)state;
     static const char *const fixed[] = {
@@ -916,7 +917,12 @@ static void numbers_convert_exactly_as_strtod_does(void **state) {
         "1e-22", "1e-23", "4.9406564584124654e-324", "1.7976931348623157e308", "1e400",
         "0.000000000000000000000000001", "00000000000000000000000000012.5", "1..2", "1e5e5",
         "1-2", "--1", "0x10", "inf", "nan", "1e0000000000000000000005", "2.5e-0000000000001",
-        "-0.432565", "0.32230078999998757", "1.25e+1000000000000"};
+        "-0.432565", "0.32230078999998757", "1.25e+1000000000000",
+        /* halfway between two doubles, so the long-double path must defer */
+        "18014398509481986", "1.8014398509481986e16", "18014398509481990", "9007199254740993e5",
+        "-9007199254740995", "0.9007199254740993e-10", "1234567890123456789",
+        "12345678901234567890", "18446744073709551615", "9999999999999999999e-27",
+        "9999999999999999999e27", "1e-27", "1e27", "1e28"};
     const int n_fixed = (int)(sizeof fixed / sizeof *fixed);
     srand(7);
     char text[64];
