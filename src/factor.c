@@ -12,19 +12,13 @@ size_t factor_scratch_bytes(const factor *f) {
     return f->ops->scratch_bytes ? f->ops->scratch_bytes(f) : 0;
 }
 
-void factor_qp_literals(const factor *f, struct active_set *state, const double *lit_a,
-                        const double *b, const double *d, double *lit_u, double *v,
-                        int32_t max_inner, factor_buffers *buf, qp_outcome *out) {
-    if (f->ops->qp) {
-        out->face = f->ops->qp(f, lit_a, b, d, lit_u, v, buf->scratch);
-        out->oracle_calls = 0;
-        out->exact = true;
-    } else {
-        active_set_result r = active_set_solve(state, f, lit_a, b, d, lit_u, v, max_inner, buf);
-        out->face = 0;
-        out->oracle_calls = r.oracle_calls;
-        out->exact = r.exact;
-    }
+void factor_qp_generic(const factor *f, struct active_set *state, const double *lit_a,
+                       const double *b, const double *d, double *lit_u, double *v,
+                       int32_t max_inner, factor_buffers *buf, qp_outcome *out) {
+    active_set_result r = active_set_solve(state, f, lit_a, b, d, lit_u, v, max_inner, buf);
+    out->face = 0;
+    out->oracle_calls = r.oracle_calls;
+    out->exact = r.exact;
 }
 
 void factor_qp_variables(const factor *f, struct active_set *state, const uint8_t *neg,

@@ -94,16 +94,31 @@ static inline double variable_value(uint8_t negated, double literal) {
     return negated ? 1.0 - literal : literal;
 }
 
+/* factor_qp_literals for a factor without a closed form (out of line). */
+void factor_qp_generic(const factor *f, struct active_set *state, const double *lit_a,
+                       const double *b, const double *d, double *lit_u, double *v,
+                       int32_t max_inner, factor_buffers *buf, qp_outcome *out);
+
 /* The weighted QP in literal space (inputs through literal_qp_input, the
  * solution back through variable_value); v receives the additional
  * outputs. Factors without a closed form go through the active set
  * `state` (which must then be non-NULL), with at most max_inner oracle
  * calls. The outcome goes to *out rather than being returned: a returned
  * 12-byte struct is assembled on the stack and read back in one load wider
- * than the stores, which stalls store forwarding on every factor solve. */
-void factor_qp_literals(const factor *f, struct active_set *state, const double *lit_a,
-                        const double *b, const double *d, double *lit_u, double *v,
-                        int32_t max_inner, factor_buffers *buf, qp_outcome *out);
+ * than the stores, which stalls store forwarding on every factor solve.
+ * Inline, so that the ADMM loop calls a closed form directly. */
+static inline void factor_qp_literals(const factor *f, struct active_set *state,
+                                      const double *lit_a, const double *b, const double *d,
+                                      double *lit_u, double *v, int32_t max_inner,
+                                      factor_buffers *buf, qp_outcome *out) {
+    if (f->ops->qp) {
+        out->face = f->ops->qp(f, lit_a, b, d, lit_u, v, buf->scratch);
+        out->oracle_calls = 0;
+        out->exact = true;
+    } else {
+        factor_qp_generic(f, state, lit_a, b, d, lit_u, v, max_inner, buf, out);
+    }
+}
 
 /* factor_qp_literals in variable space: a, d, u are indexed by link, neg[j]
  * says whether link j is negated; buf->lit_a and lit_u hold the literals. */
