@@ -119,27 +119,19 @@ static double unit_simplex(int32_t m, const double *ratio, const double *slope, 
     return tau;
 }
 
-/* box_qp's body, always inlined: called with c == NULL it is compiled for
- * unit costs, without the test for c and the multiplications by 1 on
- * every item (the logic factors, most factor solves, have unit costs). */
-static inline __attribute__((always_inline)) double solve(int32_t n, const double *a,
-                                                          const double *d, const double *c,
-                                                          double rhs, box_sense sense, double *u,
-                                                          void *scratch) {
+/* box_qp_binding's body, always inlined: called with c == NULL it is
+ * compiled for unit costs, without the test for c and the multiplications
+ * by 1 on every item (the logic factors, most factor solves, have unit
+ * costs). */
+static inline __attribute__((always_inline)) double binding(int32_t n, const double *a,
+                                                            const double *d, const double *c,
+                                                            double rhs, double *u,
+                                                            void *scratch, double s0) {
     keyed *breakpoints = (keyed *)scratch;
-    double *ratio = (double *)(breakpoints + 2 * (size_t)n);
+    double *ratio = box_qp_ratios(scratch, n);
     double *slope = ratio + n;
     int32_t *pool = (int32_t *)(slope + n); /* undecided items */
     int32_t *live = pool + n;               /* still free */
-    double s0 = 0.0;
-    for (int32_t i = 0; i < n; ++i) {
-        ratio[i] = a[i] / d[i];
-        u[i] = clip01(ratio[i]);
-        s0 += cost_of(c, i) * u[i];
-    }
-    if ((sense == BOX_LE && s0 <= rhs) || (sense == BOX_GE && s0 >= rhs) ||
-        (sense == BOX_EQ && s0 == rhs))
-        return 0.0;
     const int positive = s0 > rhs; /* the sign of tau* */
     int32_t max_passes = 8;
     for (int32_t k = n; k > 1; k >>= 1) max_passes += 2;
@@ -215,10 +207,10 @@ static inline __attribute__((always_inline)) double solve(int32_t n, const doubl
     return tau;
 }
 
-double box_qp(int32_t n, const double *a, const double *d, const double *c,
-              double rhs, box_sense sense, double *u, void *scratch) {
-    return c ? solve(n, a, d, c, rhs, sense, u, scratch)
-             : solve(n, a, d, NULL, rhs, sense, u, scratch);
+double box_qp_binding(int32_t n, const double *a, const double *d, const double *c, double rhs,
+                      double *u, void *scratch, double s0) {
+    return c ? binding(n, a, d, c, rhs, u, scratch, s0)
+             : binding(n, a, d, NULL, rhs, u, scratch, s0);
 }
 
 void box_qp_face(int32_t n, const double *u, const double *c, int active, const double *w,

@@ -16,16 +16,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util.h"
+
 typedef enum box_sense { BOX_LE, BOX_EQ, BOX_GE } box_sense;
 
 /* Bytes of scratch box_qp needs for n variables. */
 size_t box_qp_scratch_bytes(int32_t n);
 
+/* Where box_qp keeps a_i / d_i in its scratch. */
+static inline double *box_qp_ratios(void *scratch, int32_t n) {
+    return (double *)((keyed *)scratch + 2 * (size_t)n);
+}
+
+/* box_qp past its first step, when the clipped point u(0) = clip(a/d)
+ * violates the constraint, which then binds (out of line): s0 = sum_i c_i
+ * u_i(0) tells on which side, and the ratios a_i / d_i are in the scratch
+ * already. */
+double box_qp_binding(int32_t n, const double *a, const double *d, const double *c, double rhs,
+                      double *u, void *scratch, double s0);
+
 /* Solves the problem above; c == NULL means all costs are 1. The caller
  * guarantees feasibility (rhs >= 0; rhs <= sum c for EQ and GE). Writes u
- * and returns the multiplier tau (0 when the sum constraint is inactive). */
-double box_qp(int32_t n, const double *a, const double *d, const double *c,
-              double rhs, box_sense sense, double *u, void *scratch);
+ * and returns the multiplier tau (0 when the sum constraint is inactive).
+ * Inline up to the test of u(0): most solves end there (73% of the OR
+ * solves on AD3's coref graph), and then cost no call. */
+static inline double box_qp(int32_t n, const double *a, const double *d, const double *c,
+                            double rhs, box_sense sense, double *u, void *scratch) {
+    double *ratio = box_qp_ratios(scratch, n);
+    double s0 = 0.0;
+    for (int32_t i = 0; i < n; ++i) {
+        ratio[i] = a[i] / d[i];
+        u[i] = clip01(ratio[i]);
+        s0 += (c ? c[i] : 1.0) * u[i];
+    }
+    if ((sense == BOX_LE && s0 <= rhs) || (sense == BOX_GE && s0 >= rhs) ||
+        (sense == BOX_EQ && s0 == rhs))
+        return 0.0;
+    return box_qp_binding(n, a, d, c, rhs, u, scratch, s0);
+}
 
 /* The derivative on the face holding the solution u: with F the items
  * strictly inside (0, 1), du = x on F and 0 elsewhere, minus, when the sum
