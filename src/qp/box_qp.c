@@ -119,6 +119,37 @@ static double unit_simplex(int32_t m, const double *ratio, const double *slope, 
     return tau;
 }
 
+/* Unit costs, sum = 1, at most SMALL_SIMPLEX items (OR, XOR and
+ * ATMOSTONE factors of a few variables: most of coref's and mln_large's
+ * solves). Item i is max(ratio_i - tau slope_i, 0), zero from tau = a_i
+ * on. For any set S of items, tau_S = (sum_S ratio - 1) / (sum_S slope)
+ * is at most tau*, since the sum over S alone already reaches 1 there;
+ * and the items tau* leaves positive are those of largest a, a prefix in
+ * that order, whose tau_S is tau*. So tau* is the largest tau_S over the
+ * prefixes: no passes and no index lists. */
+enum { SMALL_SIMPLEX = 4 };
+
+static double small_unit_simplex(int32_t n, const double *a, const double *d,
+                                 const double *ratio, double *u) {
+    int32_t order[SMALL_SIMPLEX];
+    double slope[SMALL_SIMPLEX];
+    for (int32_t i = 0; i < n; ++i) {
+        slope[i] = 1.0 / d[i];
+        int32_t k = i;
+        for (; k > 0 && a[order[k - 1]] < a[i]; --k) order[k] = order[k - 1];
+        order[k] = i;
+    }
+    double num = -1.0, den = 0.0, tau = -INFINITY;
+    for (int32_t k = 0; k < n; ++k) {
+        num += ratio[order[k]];
+        den += slope[order[k]];
+        const double candidate = num / den;
+        tau = candidate > tau ? candidate : tau;
+    }
+    for (int32_t i = 0; i < n; ++i) u[i] = snapped(ratio[i], slope[i], tau);
+    return tau;
+}
+
 /* box_qp_binding's body, always inlined: called with c == NULL it is
  * compiled for unit costs, without the test for c and the multiplications
  * by 1 on every item (the logic factors, most factor solves, have unit
@@ -132,6 +163,7 @@ static inline __attribute__((always_inline)) double binding(int32_t n, const dou
     double *slope = ratio + n;
     int32_t *pool = (int32_t *)(slope + n); /* undecided items */
     int32_t *live = pool + n;               /* still free */
+    if (!c && rhs == 1.0 && n <= SMALL_SIMPLEX) return small_unit_simplex(n, a, d, ratio, u);
     const int positive = s0 > rhs; /* the sign of tau* */
     int32_t max_passes = 8;
     for (int32_t k = n; k > 1; k >>= 1) max_passes += 2;
