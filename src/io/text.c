@@ -5,6 +5,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,12 @@ void lexer_free(text_lexer *lx) {
     lx->n_tokens = lx->cap_tokens = 0;
 }
 
-static int is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+/* Blanks between tokens (a newline ends the line instead), by table: the
+ * lexer tests every byte of the input. */
+static const bool blank[256] = {[' '] = true, ['\t'] = true, ['\r'] = true, ['\v'] = true,
+                                ['\f'] = true};
+
+static inline bool is_space(char c) { return blank[(unsigned char)c]; }
 
 static int push_token(text_lexer *lx, const char *s, const char *e) {
     if (lx->n_tokens == lx->cap_tokens) {
@@ -96,8 +100,10 @@ int token_to_int(text_token t, int64_t *out) {
     for (; k < t.len; ++k) {
         char c = t.s[k];
         if (c < '0' || c > '9') return -1;
-        if (value > (INT64_MAX - (c - '0')) / 10) return -1;
-        value = value * 10 + (c - '0');
+        const int digit = c - '0';
+        if (value > INT64_MAX / 10 || (value == INT64_MAX / 10 && digit > INT64_MAX % 10))
+            return -1;
+        value = value * 10 + digit;
     }
     *out = negative ? -value : value;
     return 0;
@@ -160,11 +166,15 @@ static int decimal_fast_path(text_token t, double *out) {
         x = exponent < 0 ? x / power_of_ten[-exponent] : x * power_of_ten[exponent];
     } else {
 #if LDBL_MANT_DIG == 64
+        /* exact: 5^27 < 2^64 */
+        static const long double wide_power_of_ten[] = {
+            1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+            1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+            1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
         if (exponent < -27 || exponent > 27) return 0;
-        long double scale = 1.0L;
-        for (int32_t k = exponent < 0 ? -exponent : exponent; k > 0; --k) scale *= 10.0L;
         long double wide = (long double)mantissa;
-        wide = exponent < 0 ? wide / scale : wide * scale;
+        wide = exponent < 0 ? wide / wide_power_of_ten[-exponent]
+                            : wide * wide_power_of_ten[exponent];
         int binary_exponent;
         uint64_t significand = (uint64_t)ldexpl(frexpl(wide, &binary_exponent), 64);
         if ((significand & 0x7ff) == 0x400) return 0; /* halfway between two doubles */
