@@ -12,9 +12,17 @@
  * result; its stored row is cleared when it becomes live again (a history
  * restart may have left older values there).
  *
- * The history is stored by link (the m differences of a link side by side),
- * so one pass over the live links forms the new differences, their row of
- * the Gram matrix and the right-hand side of the least-squares problem.
+ * Every per-link array here is indexed by slot: the position of the link
+ * in the workspace's variable-major list (var_links), so that a variable's
+ * links are contiguous and a pass over the live variables walks these
+ * arrays in order, where indexed by link the same passes jumped from
+ * factor to factor through some 0.4 MB of state on srl_fract_003 (in slot
+ * order its solve takes 8% less time, with the same results bit for bit).
+ * Only the solver's own arrays (multipliers, consensus) are reached through
+ * the link. The history is stored by slot (the m differences of a slot
+ * side by side), so one pass over the live variables forms the new
+ * differences, their row of the Gram matrix and the right-hand side of the
+ * least-squares problem.
  */
 #include "anderson.h"
 
@@ -71,12 +79,12 @@ struct anderson {
     int capacity; /* the memory the difference arrays hold */
     int32_t *moved_at; /* per variable: last iteration it moved */
     bool *is_live;     /* per variable: live at the last collection */
-    int32_t *live;     /* links of the live variables, variable by variable */
+    int32_t *live;     /* the live variables */
     int32_t n_live;
-    int32_t *undo;     /* links the last extrapolation changed (same grouping) */
+    int32_t *undo;     /* the variables the last extrapolation changed */
     int32_t n_undo;
-    double *x, *f_prev, *res_prev, *undo_state; /* per link */
-    double *dres, *df; /* per link, its m differences side by side */
+    double *x, *f_prev, *res_prev, *undo_state; /* per slot */
+    double *dres, *df; /* per slot, its m differences side by side */
     double gram[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY];
     double rhs[ANDERSON_MAX_MEMORY]; /* column j dotted with the residual */
     int count, head, extrapolated, cooldown;
@@ -115,8 +123,8 @@ anderson *anderson_new(const concord_graph *g, int m) {
     size_t nl = (size_t)(g->n_links ? g->n_links : 1), nv = (size_t)(g->n_vars ? g->n_vars : 1);
     a->moved_at = malloc(nv * sizeof(int32_t));
     a->is_live = calloc(nv, sizeof(bool));
-    a->live = malloc(nl * sizeof(int32_t));
-    a->undo = malloc(nl * sizeof(int32_t));
+    a->live = malloc(nv * sizeof(int32_t));
+    a->undo = malloc(nv * sizeof(int32_t));
     a->x = calloc(nl, sizeof(double));
     a->f_prev = calloc(nl, sizeof(double));
     a->res_prev = calloc(nl, sizeof(double));
@@ -144,10 +152,6 @@ void anderson_free(anderson *a) {
     free(a);
 }
 
-static double state_of(const concord_graph *g, const admm_workspace *w, double eta, int32_t l) {
-    return w->lambda[l] + eta * w->ubar[g->link_var[l]];
-}
-
 /* Forgets the history: the next m + 1 steps rebuild it. */
 static void forget(anderson *a) {
     a->count = 0;
@@ -166,10 +170,13 @@ void anderson_restart(anderson *a, admm_workspace *w, double eta, int32_t t) {
         a->moved_at[i] = t;
         a->is_live[i] = 1;
     }
-    for (int32_t l = 0; l < g->n_links; ++l) {
-        a->x[l] = state_of(g, w, eta, l);
-        a->f_prev[l] = a->x[l];
-        a->res_prev[l] = 0.0;
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        const double consensus = eta * w->ubar[i];
+        for (int32_t q = w->var_link_begin[i]; q < w->var_link_begin[i + 1]; ++q) {
+            a->x[q] = w->lambda[w->var_links[q]] + consensus;
+            a->f_prev[q] = a->x[q];
+            a->res_prev[q] = 0.0;
+        }
     }
     /* The stored differences need no clearing: a step reads only the
      * columns written since the history was last forgotten, and a link that
@@ -198,25 +205,25 @@ void anderson_begin(anderson *a, admm_workspace *w, double eta) {
 
 void anderson_moved(anderson *a, int32_t i, int32_t t) { a->moved_at[i] = t; }
 
-/* Sets variable i's consensus and multipliers from the per-link state s
- * (read on i's links only; s may be a->x), marking i active when it moved
+/* Sets variable i's consensus and multipliers from the per-slot state s
+ * (read on i's slots only; s may be a->x), marking i active when it moved
  * and the factors whose input moved beyond `slack` dirty. */
 static void set_variable(anderson *a, admm_workspace *w, double eta, int32_t i, const double *s,
                          int32_t t, double slack) {
-    const int32_t *vl = w->var_links + w->var_link_begin[i], deg = w->deg[i];
+    const int32_t begin = w->var_link_begin[i], end = w->var_link_begin[i + 1];
     double *lambda = w->lambda, *x = a->x;
     double sum = 0.0;
-    for (int32_t q = 0; q < deg; ++q) sum += s[vl[q]];
+    for (int32_t q = begin; q < end; ++q) sum += s[q];
     double ub = sum * w->inv_deg[i] / eta;
     int moved = ub != w->ubar[i];
     w->ubar[i] = ub;
     const double base = a->g->theta[i] * w->inv_deg[i] + eta * ub;
-    for (int32_t q = 0; q < deg; ++q) {
-        int32_t l = vl[q];
-        double next = s[l] - eta * ub;
+    for (int32_t q = begin; q < end; ++q) {
+        int32_t l = w->var_links[q];
+        double next = s[q] - eta * ub;
         moved |= next != lambda[l];
         lambda[l] = next;
-        x[l] = next + eta * ub;
+        x[q] = next + eta * ub;
         workspace_mark_if_moved(w, l, base + next, slack);
     }
     if (moved) {
@@ -225,23 +232,18 @@ static void set_variable(anderson *a, admm_workspace *w, double eta, int32_t i, 
     }
 }
 
-/* set_variable for every variable of `links`, which holds all the links of
- * each of its variables one variable after the other (as gather collects
- * them). */
-static void apply_state(anderson *a, admm_workspace *w, double eta, const int32_t *links,
+/* set_variable for the n variables in vars. */
+static void apply_state(anderson *a, admm_workspace *w, double eta, const int32_t *vars,
                         int32_t n, const double *s, int32_t t, double slack) {
-    for (int32_t k = 0; k < n;) {
-        const int32_t i = a->g->link_var[links[k]];
-        set_variable(a, w, eta, i, s, t, slack);
-        k += w->deg[i];
-    }
+    for (int32_t k = 0; k < n; ++k) set_variable(a, w, eta, vars[k], s, t, slack);
 }
 
-/* One pass over the live links, those of the variables that moved during
- * the last m + 1 steps (gathered into a->live): the image f = T(x) and its
- * residual f - x, and, with k stored columns, the new differences in column
- * h, their row of the Gram matrix (row) and every column dotted with the
- * residual (rhs). A link that just became live has its row cleared first.
+/* One pass over the live variables, those that moved during the last
+ * m + 1 steps (gathered into a->live), and their slots: the image f = T(x)
+ * and its residual f - x, and, with k stored columns, the new differences
+ * in column h, their row of the Gram matrix (row) and every column dotted
+ * with the residual (rhs). A variable that just became live has its slots'
+ * rows cleared first.
  * Leaves x = f and returns the residual norm. When the caller then refuses
  * the last extrapolation, the history is forgotten, so the columns written
  * here are never read. */
@@ -252,7 +254,7 @@ gather_columns(anderson *a, const admm_workspace *w, double eta, int32_t t, cons
     const int32_t n_vars = a->g->n_vars;
     const size_t m = (size_t)a->m;
     const int32_t quiet_after = t - (a->m + 1) * STRIDE;
-    const int32_t *moved_at = a->moved_at, *deg = w->deg, *var_links = w->var_links,
+    const int32_t *moved_at = a->moved_at, *var_links = w->var_links,
                   *var_link_begin = w->var_link_begin;
     const double *lambda = w->lambda, *ubar = w->ubar;
     bool *is_live = a->is_live;
@@ -266,33 +268,32 @@ gather_columns(anderson *a, const admm_workspace *w, double eta, int32_t t, cons
             is_live[i] = 0;
             continue;
         }
-        const int fresh = !is_live[i];
-        is_live[i] = 1;
+        const int32_t begin = var_link_begin[i], end = var_link_begin[i + 1];
+        if (begin == end) continue; /* in no factor: its value never changes */
+        if (!is_live[i]) {
+            memset(dres + (size_t)begin * m, 0, (size_t)(end - begin) * m * sizeof(double));
+            memset(df + (size_t)begin * m, 0, (size_t)(end - begin) * m * sizeof(double));
+            is_live[i] = 1;
+        }
+        live[n_live++] = i;
         const double consensus = eta * ubar[i];
-        const int32_t *vl = var_links + var_link_begin[i];
-        for (int32_t q = 0; q < deg[i]; ++q) {
-            const int32_t l = vl[q];
-            live[n_live++] = l;
-            double *dr = dres + (size_t)l * m, *dfl = df + (size_t)l * m;
-            if (fresh) {
-                memset(dr, 0, m * sizeof(double));
-                memset(dfl, 0, m * sizeof(double));
-            }
-            const double f = lambda[l] + consensus, res = f - x[l];
+        for (int32_t q = begin; q < end; ++q) {
+            double *dr = dres + (size_t)q * m, *dfl = df + (size_t)q * m;
+            const double f = lambda[var_links[q]] + consensus, res = f - x[q];
             norm += res * res;
             if (k > 0) {
-                const double d = res - res_prev[l];
+                const double d = res - res_prev[q];
                 dr[h] = d;
-                dfl[h] = f - f_prev[l];
+                dfl[h] = f - f_prev[q];
 #pragma GCC unroll 16
                 for (int j = 0; j < k; ++j) {
                     row[j] += d * dr[j];
                     rhs[j] += res * dr[j];
                 }
             }
-            res_prev[l] = res;
-            f_prev[l] = f;
-            x[l] = f;
+            res_prev[q] = res;
+            f_prev[q] = f;
+            x[q] = f;
         }
     }
     a->n_live = n_live;
@@ -334,22 +335,20 @@ extrapolate_columns(anderson *a, admm_workspace *w, double eta, int32_t t, doubl
     double gamma[ANDERSON_MAX_MEMORY];
     for (int j = 0; j < k; ++j) gamma[j] = gamma_in[j];
     const size_t m = (size_t)a->m;
-    const int32_t n_live = a->n_live, *live = a->live, *link_var = a->g->link_var,
-                  *deg = w->deg;
+    const int32_t n_live = a->n_live, *live = a->live, *var_link_begin = w->var_link_begin;
     const double *df = a->df;
     double *x = a->x, *undo_state = a->undo_state;
     double step = 0.0;
-    for (int32_t q = 0; q < n_live;) {
-        const int32_t i = link_var[live[q]];
-        for (const int32_t end = q + deg[i]; q < end; ++q) {
-            const int32_t l = live[q];
-            const double *dfl = df + (size_t)l * m;
-            const double f = x[l];
+    for (int32_t v = 0; v < n_live; ++v) {
+        const int32_t i = live[v];
+        for (int32_t q = var_link_begin[i]; q < var_link_begin[i + 1]; ++q) {
+            const double *dfl = df + (size_t)q * m;
+            const double f = x[q];
             double next = f;
 #pragma GCC unroll 16
             for (int j = 0; j < k; ++j) next -= dfl[j] * gamma[j];
-            undo_state[l] = f;
-            x[l] = next;
+            undo_state[q] = f;
+            x[q] = next;
             step += (next - f) * (next - f);
         }
         set_variable(a, w, eta, i, x, t, slack);
