@@ -3,16 +3,20 @@
  * this program in place of the C library's malloc: blocks keep their
  * contents and alignment through random traffic across the small classes
  * and large mappings, reused blocks come back zeroed from calloc, realloc
- * keeps contents from small to large to larger (mremap), and sizes that
- * overflow fail cleanly.
+ * keeps contents from small to large to larger (mremap), aligned blocks
+ * are aligned and go back where they came from, and sizes that overflow
+ * fail cleanly.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -127,6 +131,41 @@ static void realloc_keeps_contents_from_small_to_large(void **state) {
     free(shrunk);
 }
 
+static void aligned_blocks_are_aligned_and_freed_here(void **state) {
+    (void)state;
+    const size_t alignments[] = {8, 16, 32, 64, 256, 4096};
+    for (size_t k = 0; k < sizeof alignments / sizeof alignments[0]; ++k) {
+        const size_t alignment = alignments[k];
+        unsigned char *p = aligned_alloc(alignment, 3000);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % alignment, 0);
+        assert_true(malloc_usable_size(p) >= 3000);
+        fill(p, 3000, k);
+        unsigned char *q = realloc(p, 500000); /* a move: the contents follow */
+        assert_non_null(q);
+        assert_true(holds_pattern(q, 3000, k));
+        free(q);
+        void *r = NULL;
+        assert_int_equal(posix_memalign(&r, alignment, 100), alignment < sizeof(void *) ? EINVAL : 0);
+        if (r) assert_int_equal((uintptr_t)r % alignment, 0);
+        free(r);
+        unsigned char *m = memalign(alignment, 200000);
+        assert_non_null(m);
+        assert_int_equal((uintptr_t)m % alignment, 0);
+        fill(m, 200000, k);
+        assert_true(holds_pattern(m, 200000, k));
+        const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        void *first_page = (void *)((uintptr_t)m / page * page);
+        free(m);
+        /* the whole mapping went back: its first page is no longer mapped */
+        assert_int_equal(msync(first_page, (size_t)page, MS_ASYNC), -1);
+        assert_int_equal(errno, ENOMEM);
+    }
+    errno = 0;
+    assert_null(aligned_alloc(48, 10)); /* not a power of two */
+    assert_int_equal(errno, EINVAL);
+}
+
 static void overflowing_sizes_fail_with_enomem(void **state) {
     (void)state;
     /* volatile: the compiler would refuse the call it can see overflow */
@@ -145,6 +184,7 @@ int main(void) {
         cmocka_unit_test(random_traffic_keeps_contents_and_alignment),
         cmocka_unit_test(calloc_clears_a_reused_block),
         cmocka_unit_test(realloc_keeps_contents_from_small_to_large),
+        cmocka_unit_test(aligned_blocks_are_aligned_and_freed_here),
         cmocka_unit_test(overflowing_sizes_fail_with_enomem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,18 +13,24 @@
  *     small block goes on the free list of its capacity and is reused
  *     before anything new is carved;
  *   - a large block is a mapping of its own, grown by mremap and unmapped
- *     when freed.
+ *     when freed;
+ *   - a block aligned beyond 16 bytes (aligned_alloc and its kin: the
+ *     library never asks for one, but musl's own versions would hand out
+ *     memory of musl's heap, which free here cannot take back) is a mapping
+ *     of its own too, the block `alignment` bytes into it.
  * Memory fresh from mmap is zero, so calloc clears only reused blocks.
- * Every block starts with a 16-byte header (its capacity, and the size of
- * its own mapping for a large block), which keeps blocks 16-byte aligned.
+ * Every block follows a 16-byte header (its capacity, and the size of its
+ * own mapping for a mapped block), which keeps blocks 16-byte aligned.
  * One spin lock guards the free lists and the current chunk.
  */
 #define _GNU_SOURCE /* mremap */
 #include <errno.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -67,26 +73,38 @@ static void *map_pages(size_t bytes) {
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* Bytes of a large block's mapping for n usable bytes, or 0 on overflow. */
-static size_t large_mapping(size_t n) {
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    if (n > SIZE_MAX - sizeof(header) - page) return 0;
-    return (n + sizeof(header) + page - 1) / page * page;
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* Bytes of a mapping that holds n usable bytes from `offset` bytes in, or
+ * 0 on overflow. */
+static size_t mapping_bytes(size_t offset, size_t n) {
+    const size_t page = page_size();
+    if (n > SIZE_MAX - offset - page) return 0;
+    return (n + offset + page - 1) / page * page;
+}
+
+/* The start of a mapped block's mapping: the header lies in its first
+ * page (16 bytes in, or `alignment` - 16 for an aligned block). */
+static void *mapping_of(header *h) { return (void *)((uintptr_t)h & ~(page_size() - 1)); }
+
+/* A mapping holding n usable bytes from `offset` bytes in (a multiple of
+ * 16, at most a page), its header just before them. */
+static void *map_block(size_t offset, size_t n) {
+    size_t bytes = mapping_bytes(offset, n);
+    char *mapping = bytes ? map_pages(bytes) : NULL;
+    if (!mapping) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    header *h = (header *)(mapping + offset) - 1;
+    *h = (header){bytes - offset, bytes};
+    return h + 1;
 }
 
 /* A block of at least n bytes; *fresh tells whether it is still zero. */
 static void *allocate(size_t n, bool *fresh) {
     *fresh = true;
-    if (n > SMALL_MAX) {
-        size_t bytes = large_mapping(n);
-        header *h = bytes ? map_pages(bytes) : NULL;
-        if (!h) {
-            errno = ENOMEM;
-            return NULL;
-        }
-        *h = (header){bytes - sizeof(header), bytes};
-        return h + 1;
-    }
+    if (n > SMALL_MAX) return map_block(sizeof(header), n);
     const int k = class_of(n);
     const size_t capacity = (size_t)1 << (MIN_SHIFT + k);
     lock();
@@ -136,9 +154,10 @@ void free(void *p) {
     if (!p) return;
     header *h = header_of(p);
     if (h->mapping) {
-        munmap(h, h->mapping);
+        munmap(mapping_of(h), h->mapping);
         return;
     }
+    if (h->capacity > SMALL_MAX) abort(); /* not a block of this heap */
     free_block *block = p;
     const int k = class_of(h->capacity);
     lock();
@@ -151,8 +170,8 @@ void *realloc(void *p, size_t n) {
     if (!p) return malloc(n);
     header *h = header_of(p);
     if (n <= h->capacity) return p;
-    if (h->mapping && n > SMALL_MAX) {
-        size_t bytes = large_mapping(n);
+    if (h->mapping && n > SMALL_MAX && mapping_of(h) == (void *)h) {
+        size_t bytes = mapping_bytes(sizeof(header), n);
         header *moved = bytes ? mremap(h, h->mapping, bytes, MREMAP_MAYMOVE) : MAP_FAILED;
         if (moved == MAP_FAILED) {
             errno = ENOMEM;
@@ -167,3 +186,27 @@ void *realloc(void *p, size_t n) {
     free(p);
     return q;
 }
+
+/* Alignments up to 16 are every block's; larger ones, up to a page, get a
+ * mapping of their own. */
+static void *allocate_aligned(size_t alignment, size_t n) {
+    if (alignment & (alignment - 1) || alignment > page_size()) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return alignment <= sizeof(header) ? malloc(n) : map_block(alignment, n);
+}
+
+void *aligned_alloc(size_t alignment, size_t n) { return allocate_aligned(alignment, n); }
+
+void *memalign(size_t alignment, size_t n) { return allocate_aligned(alignment, n); }
+
+int posix_memalign(void **out, size_t alignment, size_t n) {
+    if (alignment < sizeof(void *)) return EINVAL;
+    void *p = allocate_aligned(alignment, n);
+    if (!p) return errno;
+    *out = p;
+    return 0;
+}
+
+size_t malloc_usable_size(void *p) { return p ? header_of(p)->capacity : 0; }
