@@ -25,6 +25,10 @@
 
 #include <cmocka.h>
 
+#if defined(__x86_64__) && defined(__GLIBC__)
+#include <fpu_control.h>
+#endif
+
 #include "concord.h"
 #include "io/text.h"
 #include "testutil.h"
@@ -952,9 +956,40 @@ static void numbers_convert_exactly_as_strtod_does(void **state) {
     }
 }
 
+/* With the x87 unit set to round to 53 bits (as a host program may set
+ * it), the long-double path would round twice; it must step aside and
+ * leave every 17- to 19-digit decimal to strtod's exact answer. */
+static void numbers_convert_exactly_with_the_x87_set_to_double_precision(void **state) {
+    (void)state;
+#if defined(__x86_64__) && defined(__GLIBC__)
+    fpu_control_t saved, lowered;
+    _FPU_GETCW(saved);
+    lowered = (fpu_control_t)((saved & ~_FPU_EXTENDED) | _FPU_DOUBLE);
+    _FPU_SETCW(lowered);
+    test_rng rng = {17};
+    char text[64];
+    int mismatches = 0;
+    for (int k = 0; k < 100000; ++k) {
+        int len = 0, n_digits = 17 + rng_int(&rng, 3);
+        text[len++] = (char)('1' + rng_int(&rng, 9));
+        for (int d = 1; d < n_digits; ++d) text[len++] = (char)('0' + rng_int(&rng, 10));
+        snprintf(text + len, sizeof text - (size_t)len, "e%d", rng_int(&rng, 41) - 30);
+        double got = -1.0, expected = strtod(text, NULL);
+        if (token_to_double((text_token){text, (int32_t)strlen(text)}, &got) != 0 ||
+            memcmp(&got, &expected, sizeof got) != 0)
+            ++mismatches;
+    }
+    _FPU_SETCW(saved);
+    assert_int_equal(mismatches, 0);
+#else
+    skip();
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(numbers_convert_exactly_as_strtod_does),
+        cmocka_unit_test(numbers_convert_exactly_with_the_x87_set_to_double_precision),
         cmocka_unit_test(non_finite_scores_are_rejected_naming_the_line),
         cmocka_unit_test(out_of_range_indices_are_rejected_naming_the_line),
         cmocka_unit_test(a_variable_repeated_in_one_factor_is_rejected),

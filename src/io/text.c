@@ -123,7 +123,8 @@ int token_to_int(text_token t, int64_t *out) {
  * one long-double operation rounds the true value t once, to L; rounding L
  * to double then gives what rounding t would, unless L lies exactly halfway
  * between two doubles (a halfway point strictly between t and L would be
- * a long double nearer to t than L). That case is left to strtod.
+ * a long double nearer to t than L). That case is left to strtod, and so is
+ * everything when the x87 unit has been set to round to fewer bits.
  * Returns 0 for anything else (strtod then decides). */
 static int decimal_fast_path(text_token t, double *out) {
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
@@ -172,6 +173,10 @@ static int decimal_fast_path(text_token t, double *out) {
             1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
             1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
         if (exponent < -27 || exponent > 27) return 0;
+        /* x87 arithmetic rounds to the precision its control word sets,
+         * which a host program may have lowered (to 53 bits, say) */
+        volatile long double one = 1.0L;
+        if (one + LDBL_EPSILON == one) return 0;
         long double wide = (long double)mantissa;
         wide = exponent < 0 ? wide / wide_power_of_ten[-exponent]
                             : wide * wide_power_of_ten[exponent];
