@@ -35,6 +35,8 @@
 enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
 /* the first iterations adapt the penalty more often and by larger steps */
 enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
+/* the range the relative penalty adapts within */
+static const double ETA_REL_MIN = 1e-4, ETA_REL_MAX = 1e4;
 #define CACHE_FRACTION 0.01
 
 void concord_default_settings(concord_settings *s) {
@@ -201,9 +203,9 @@ static double objective(const concord_graph *g, const double *u, const double *v
  * right penalty in fewer changes matters (coref at the default penalty:
  * 237 -> 156 iterations; docs/performance.md). */
 static double adapt_penalty(double primal_rms, double dual_rms, double eta_rel, int early) {
-    if (primal_rms > 20.0 * dual_rms && eta_rel < 1e4)
+    if (primal_rms > 20.0 * dual_rms && eta_rel < ETA_REL_MAX)
         return early ? fmin(fmax(sqrt(primal_rms / dual_rms), 2.0), 4.0) : 2.0;
-    if (dual_rms > 10.0 * primal_rms && eta_rel > 1e-4)
+    if (dual_rms > 10.0 * primal_rms && eta_rel > ETA_REL_MIN)
         return early ? 1.0 / fmin(fmax(sqrt(dual_rms / primal_rms), 2.0), 4.0) : 0.5;
     return 1.0;
 }
@@ -464,7 +466,7 @@ static int admm_solve(concord_graph *g, const concord_settings *settings, int sp
                                                eta_rel * sqrt(change_sq / (double)g->n_links),
                                                eta_rel, early);
             if (factor_step != 1.0) {
-                eta_rel *= factor_step;
+                eta_rel = fmin(fmax(eta_rel * factor_step, ETA_REL_MIN), ETA_REL_MAX);
                 eta = eta_rel * scale;
                 if (!sparse) fill_uniform_weights(w, eta);
                 memset(w->dirty, 1, (size_t)g->n_factors);
