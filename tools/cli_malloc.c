@@ -41,7 +41,7 @@ enum { MIN_SHIFT = 4, MAX_SHIFT = 17, N_CLASSES = MAX_SHIFT - MIN_SHIFT + 1 };
 
 typedef struct header {
     size_t capacity; /* usable bytes after the header */
-    size_t mapping;  /* large blocks: bytes of the block's own mapping; 0 for small ones */
+    size_t mapping;  /* mapped blocks: bytes of their own mapping; 0 for small ones */
 } header;
 _Static_assert(sizeof(header) == 16, "the header keeps blocks 16-byte aligned");
 
@@ -117,7 +117,7 @@ static void *allocate(size_t n, bool *fresh) {
     }
     const size_t bytes = sizeof(header) + capacity;
     if ((size_t)(chunk_end - chunk_next) < bytes) {
-        /* what is left of the old chunk (less than a block) is abandoned */
+        /* what is left of the old chunk, too small for this block, is abandoned */
         char *chunk = map_pages(CHUNK_BYTES);
         if (!chunk) {
             unlock();

@@ -27,8 +27,6 @@ size_t box_qp_scratch_bytes(int32_t n) {
     return 2 * (size_t)n * (sizeof(keyed) + sizeof(double) + sizeof(int32_t));
 }
 
-static inline double cost_of(const double *c, int32_t i) { return c ? c[i] : 1.0; }
-
 enum { LEAVES_UPPER = 1, REACHES_ZERO = 0 };
 
 /* Item i at multiplier tau is clip(ratio_i - tau slope_i, 0, 1), with
@@ -45,13 +43,13 @@ static double sweep_root(int32_t m, const int32_t *free_items, const double *rat
         int32_t i = free_items[k];
         bp[nb++] = (keyed){(ratio[i] - 1.0) / slope[i], i, LEAVES_UPPER};
         bp[nb++] = (keyed){ratio[i] / slope[i], i, REACHES_ZERO};
-        p += cost_of(c, i);
+        p += box_qp_cost(c, i);
     }
     sort_keyed(bp, nb);
     for (int32_t k = 0; k < nb; ++k) {
         if (p - bp[k].key * q <= rhs) return q > 0.0 ? (p - rhs) / q : bp[k].key;
         int32_t i = bp[k].index;
-        double ci = cost_of(c, i);
+        double ci = box_qp_cost(c, i);
         double sign = bp[k].tag == LEAVES_UPPER ? 1.0 : -1.0;
         if (bp[k].tag == LEAVES_UPPER) p -= ci;
         p += sign * ci * ratio[i];
@@ -66,7 +64,7 @@ static double refine_root(int32_t m, const int32_t *items, const double *ratio,
     double num = -rhs, den = 0.0;
     for (int32_t k = 0; k < m; ++k) {
         int32_t i = items[k];
-        double ci = cost_of(c, i);
+        double ci = box_qp_cost(c, i);
         double z = ratio[i] - tau * slope[i];
         if (z >= 1.0) {
             num += ci;
@@ -180,7 +178,7 @@ static inline __attribute__((always_inline)) double binding(int32_t n, const dou
     int32_t n_pool = 0;
     double pool_rhs = rhs; /* rhs minus the costs of items fixed at 1 */
     for (int32_t i = 0; i < n; ++i) {
-        double ci = cost_of(c, i);
+        double ci = box_qp_cost(c, i);
         if (ci <= 0.0) continue; /* u_i = clip(a_i/d_i) whatever tau is */
         if (positive && a[i] <= 0.0) {
             u[i] = 0.0;
@@ -199,7 +197,7 @@ static inline __attribute__((always_inline)) double binding(int32_t n, const dou
         double num = -target, den = 0.0;
         for (int32_t k = 0; k < m; ++k) {
             int32_t i = live[k];
-            double ci = cost_of(c, i);
+            double ci = box_qp_cost(c, i);
             num += ci * ratio[i];
             den += ci * slope[i];
         }
@@ -208,7 +206,7 @@ static inline __attribute__((always_inline)) double binding(int32_t n, const dou
         double below = 0.0, above = 0.0;
         for (int32_t k = 0; k < m; ++k) {
             int32_t i = live[k];
-            double ci = cost_of(c, i);
+            double ci = box_qp_cost(c, i);
             double z = ratio[i] - tau * slope[i];
             if (z < 0.0) below -= ci * z;
             else if (z > 1.0) above += ci * (z - 1.0);
@@ -224,7 +222,7 @@ static inline __attribute__((always_inline)) double binding(int32_t n, const dou
             double z = ratio[i] - tau * slope[i];
             if (below > above && z <= 0.0) continue;
             if (below < above && z >= 1.0) {
-                target -= cost_of(c, i);
+                target -= box_qp_cost(c, i);
                 continue;
             }
             live[kept++] = i;
@@ -251,7 +249,7 @@ void box_qp_face(int32_t n, const double *u, const double *c, int active, const 
     for (int32_t i = 0; i < n; ++i) {
         int free_item = u[i] > 0.0 && u[i] < 1.0;
         if (free_item && active) {
-            double ci = cost_of(c, i);
+            double ci = box_qp_cost(c, i);
             num += ci * x[i];
             den += ci * ci / w[i];
         }
@@ -260,5 +258,5 @@ void box_qp_face(int32_t n, const double *u, const double *c, int active, const 
     if (!active || den <= 0.0) return;
     double shift = num / den;
     for (int32_t i = 0; i < n; ++i)
-        if (u[i] > 0.0 && u[i] < 1.0) du[i] -= cost_of(c, i) / w[i] * shift;
+        if (u[i] > 0.0 && u[i] < 1.0) du[i] -= box_qp_cost(c, i) / w[i] * shift;
 }

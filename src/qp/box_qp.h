@@ -23,6 +23,9 @@ typedef enum box_sense { BOX_LE, BOX_EQ, BOX_GE } box_sense;
 /* Bytes of scratch box_qp needs for n variables. */
 size_t box_qp_scratch_bytes(int32_t n);
 
+/* Item i's cost: c_i, or 1 when c == NULL (unit costs). */
+static inline double box_qp_cost(const double *c, int32_t i) { return c ? c[i] : 1.0; }
+
 /* Where box_qp keeps a_i / d_i in its scratch. */
 static inline double *box_qp_ratios(void *scratch, int32_t n) {
     return (double *)((keyed *)scratch + 2 * (size_t)n);
@@ -47,7 +50,7 @@ static inline double box_qp(int32_t n, const double *a, const double *d, const d
     for (int32_t i = 0; i < n; ++i) {
         ratio[i] = a[i] / d[i];
         u[i] = clip01(ratio[i]);
-        s0 += (c ? c[i] : 1.0) * u[i];
+        s0 += box_qp_cost(c, i) * u[i];
     }
     if ((sense == BOX_LE && s0 <= rhs) || (sense == BOX_GE && s0 >= rhs) ||
         (sense == BOX_EQ && s0 == rhs))
