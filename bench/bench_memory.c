@@ -40,6 +40,8 @@ int main(int argc, char **argv) {
     double *dphi = malloc((size_t)n_add * sizeof *dphi);
     if (!theta || !base || !du || !dtheta || !dphi) return 1;
     for (int32_t i = 0; i < n; ++i) base[i] = concord_variable_scores(g)[i], du[i] = 1.0;
+    concord_solver *solver;
+    if (concord_solver_new(g, &solver) != CONCORD_OK) return 1;
     unsigned seed = 1;
     long next_report = 1;
     double t0 = bench_now();
@@ -47,12 +49,12 @@ int main(int argc, char **argv) {
     for (long r = 1; r <= count; ++r) {
         for (int32_t i = 0; i < n; ++i)
             theta[i] = base[i] + 0.1 * ((rand_r(&seed) % 200) - 100) / 100.0;
-        concord_set_variable_scores(g, 0, n, theta);
+        concord_solver_set_scores(solver, theta, NULL);
         if (r % 2) {
-            concord_solve_map(g, NULL, NULL);
+            concord_solver_map(solver, NULL, NULL);
         } else {
-            concord_solve_sparse(g, NULL, NULL);
-            concord_backward(g, NULL, du, NULL, dtheta, dphi, NULL);
+            concord_solver_sparse(solver, NULL, NULL);
+            concord_solver_backward(solver, NULL, du, NULL, dtheta, dphi, NULL);
         }
         if (r == next_report || r == count) {
             printf("%8ld %14ld %12.3f\n", r, peak_rss_kb(), 1e3 * (bench_now() - t0) / (double)r);
@@ -60,6 +62,7 @@ int main(int argc, char **argv) {
         }
     }
     free(theta), free(base), free(du), free(dtheta), free(dphi);
+    concord_solver_free(solver);
     concord_graph_free(g);
     return 0;
 }

@@ -111,7 +111,9 @@ int main(int argc, char **argv) {
     if (repeats < 1 || repeats > 1000) repeats = 15;
     const problem problems[] = {
         {"grid", grid}, {"matching", matching}, {"tree", tree}, {"sequence", sequence}};
-    concord_settings power;
+    concord_settings cold, power;
+    concord_default_settings(&cold);
+    cold.warm_start = false;
     concord_default_settings(&power);
     power.backward_power = true;
     power.backward_max_iter = 1000000;
@@ -119,6 +121,8 @@ int main(int argc, char **argv) {
            "status", "active mean", "max", "backward ms", "CG iters", "power ms", "power iters");
     for (size_t k = 0; k < sizeof problems / sizeof problems[0]; ++k) {
         concord_graph *g = problems[k].build();
+        concord_solver *solver;
+        if (concord_solver_new(g, &solver) != CONCORD_OK) return 1;
         int32_t n = concord_num_variables(g), n_add = concord_num_additionals(g);
         double *du = malloc((size_t)n * sizeof *du), *dtheta = malloc((size_t)n * sizeof *dtheta);
         double *dv = malloc((size_t)(n_add ? n_add : 1) * sizeof *dv);
@@ -130,11 +134,13 @@ int main(int argc, char **argv) {
         concord_backward_info binfo = {0}, pinfo = {0};
         for (int r = 0; r < repeats; ++r) {
             double t0 = bench_now();
-            concord_solve_sparse(g, NULL, &info);
+            concord_solver_sparse(solver, &cold, &info);
             double t1 = bench_now();
-            concord_backward(g, NULL, du, n_add ? dv : NULL, dtheta, n_add ? dphi : NULL, &binfo);
+            concord_solver_backward(solver, NULL, du, n_add ? dv : NULL, dtheta,
+                                    n_add ? dphi : NULL, &binfo);
             double t2 = bench_now();
-            concord_backward(g, &power, du, n_add ? dv : NULL, dtheta, n_add ? dphi : NULL, &pinfo);
+            concord_solver_backward(solver, &power, du, n_add ? dv : NULL, dtheta,
+                                    n_add ? dphi : NULL, &pinfo);
             double t3 = bench_now();
             forward[r] = t1 - t0;
             backward[r] = t2 - t1;
@@ -144,7 +150,7 @@ int main(int argc, char **argv) {
         int32_t largest = 0, factors = concord_num_factors(g), counted = 0;
         for (int32_t f = 0; f < factors; ++f) {
             int32_t count;
-            if (concord_factor_distribution(g, f, &count) != CONCORD_OK) continue;
+            if (concord_solver_factor_distribution(solver, f, &count) != CONCORD_OK) continue;
             total += count;
             counted += 1;
             if (count > largest) largest = count;
@@ -158,6 +164,7 @@ int main(int argc, char **argv) {
         free(dtheta);
         free(dv);
         free(dphi);
+        concord_solver_free(solver);
         concord_graph_free(g);
     }
     return 0;

@@ -36,11 +36,15 @@ int main(int argc, char **argv) {
             double t0 = bench_now();
             ok = concord_read_uai(model, evidence, &g, error, sizeof error) == CONCORD_OK;
             double t1 = bench_now();
-            if (ok) concord_solve_map(g, NULL, &info);
+            concord_solver *solver = NULL;
+            ok = ok && concord_solver_new(g, &solver) == CONCORD_OK;
+            double t1s = bench_now();
+            if (ok) concord_solver_map(solver, NULL, &info);
             double t2 = bench_now();
-            if (ok) concord_decode(g, &dec);
+            if (ok) concord_solver_decode(solver, &dec);
             double t3 = bench_now();
-            reads[r] = t1 - t0, solves[r] = t2 - t1, decodes[r] = t3 - t2;
+            reads[r] = t1 - t0, solves[r] = t2 - t1s, decodes[r] = t3 - t2;
+            concord_solver_free(solver);
             concord_graph_free(g);
         }
         if (!ok) {

@@ -63,17 +63,24 @@ static concord_graph *with_xor_atmostone(int rows, int cols, const double *score
     return g;
 }
 
-/* Solves and reports; returns the solution (owned by g). */
-static const double *solve(concord_graph *g, const char *label) {
-    concord_settings s;
-    concord_default_settings(&s);
-    s.max_iter = 100000;
+/* Solves and reports; returns the solver, which holds the solution (free
+ * it with concord_solver_free). */
+static concord_solver *solve(const concord_graph *g, const char *label) {
+    concord_solver *solver;
+    if (concord_solver_new(g, &solver) != CONCORD_OK) {
+        fprintf(stderr, "%s: out of memory\n", label);
+        exit(1);
+    }
     concord_info info;
-    check(g, concord_solve_map(g, &s, &info), label);
+    int rc = concord_solver_map(solver, NULL, &info);
+    if (rc != CONCORD_OK) {
+        fprintf(stderr, "%s: %s\n", label, concord_solver_last_error(solver));
+        exit(1);
+    }
     printf("  %-28s %-10s %6d iterations %7.2f ms  score %.4f  bound %.4f\n", label,
            concord_status_name(info.status), info.iterations, 1e3 * info.seconds, info.value,
            info.upper_bound);
-    return concord_solution_variables(g);
+    return solver;
 }
 
 static int same_alignment(const double *x, const double *y, int n) {
@@ -96,13 +103,15 @@ static int sentence_pair(void) {
     printf("the black cat sleeps / le chat noir dort\n");
     concord_graph *a = with_matching(4, 4, scores);
     concord_graph *b = with_xor_atmostone(4, 4, scores);
-    const double *x = solve(a, "MATCHING");
-    const double *y = solve(b, "XOR rows + ATMOSTONE cols");
+    concord_solver *sa = solve(a, "MATCHING"), *sb = solve(b, "XOR rows + ATMOSTONE cols");
+    const double *x = concord_solver_variables(sa), *y = concord_solver_variables(sb);
     for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 4; ++j)
             if (x[i * 4 + j] > 0.5) printf("    %-7s -> %s\n", source[i], target[j]);
     int same = same_alignment(x, y, 16);
     printf("  same alignment: %s\n\n", same ? "yes" : "NO");
+    concord_solver_free(sa);
+    concord_solver_free(sb);
     concord_graph_free(a);
     concord_graph_free(b);
     return same;
@@ -131,13 +140,15 @@ static int synthetic(int n) {
     printf("synthetic %d x %d alignment\n", n, n);
     concord_graph *a = with_matching(n, n, scores);
     concord_graph *b = with_xor_atmostone(n, n, scores);
-    const double *x = solve(a, "MATCHING");
-    const double *y = solve(b, "XOR rows + ATMOSTONE cols");
+    concord_solver *sa = solve(a, "MATCHING"), *sb = solve(b, "XOR rows + ATMOSTONE cols");
+    const double *x = concord_solver_variables(sa), *y = concord_solver_variables(sb);
     int recovered = 0;
     for (int i = 0; i < n; ++i) recovered += x[i * n + perm[i]] > 0.5;
     printf("  hidden alignment links recovered: %d of %d\n", recovered, n);
     int same = same_alignment(x, y, n * n);
     printf("  same alignment: %s\n", same ? "yes" : "NO");
+    concord_solver_free(sa);
+    concord_solver_free(sb);
     concord_graph_free(a);
     concord_graph_free(b);
     free(scores);

@@ -7,7 +7,8 @@
  * side as a chain of consecutive siblings and each of them together with
  * the head's own head, its grandparent (the root, which has no head, gets a
  * HEAD_AUTOMATON). AD3 solves the LP relaxation; when it is integral (the
- * usual case) it is the exact best tree, otherwise concord_decode rounds it.
+ * usual case) it is the exact best tree, otherwise concord_solver_decode
+ * rounds it.
  *
  * The scores are made up by hand from parts of speech, to show a classic
  * prepositional-phrase attachment: the first-order model attaches "with a
@@ -69,6 +70,11 @@ static int check(concord_graph *g, int rc, const char *what) {
         exit(1);
     }
     return rc;
+}
+
+static void solver_failed(const concord_solver *s, const char *what) {
+    fprintf(stderr, "%s: %s\n", what, concord_solver_last_error(s));
+    exit(1);
 }
 
 /* The modifiers h may take on one side, nearest first (dir +1: right). */
@@ -190,15 +196,17 @@ static double best_by_enumeration(int second_order) {
 
 /* Solves, rounds if needed, prints each token with its head, and returns
  * whether the parse scores as well as the best tree by enumeration. */
-static int parse(concord_graph *g, const char *title, int second_order) {
+static int parse(const concord_graph *g, const char *title, int second_order) {
+    concord_solver *solver;
+    if (concord_solver_new(g, &solver) != CONCORD_OK) return 0;
     concord_info info;
-    int rc = concord_solve_map(g, NULL, &info);
-    if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) check(g, rc, "solve");
-    const double *x = concord_solution_variables(g);
+    int rc = concord_solver_map(solver, NULL, &info);
+    if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) solver_failed(solver, "solve");
+    const double *x = concord_solver_variables(solver);
     if (!info.integral) { /* a fractional LP solution: round it */
         concord_decoding d;
-        check(g, concord_decode(g, &d), "decode");
-        x = concord_decoded_variables(g);
+        if (concord_solver_decode(solver, &d) != CONCORD_OK) solver_failed(solver, "decode");
+        x = concord_solver_decoded(solver);
         printf("fractional LP solution, rounded: score %.3f, %d violated factors\n", d.value,
                d.violated);
     }
@@ -213,6 +221,7 @@ static int parse(concord_graph *g, const char *title, int second_order) {
             }
     const double got = tree_score(head, second_order), best = best_by_enumeration(second_order);
     printf("tree score %.3f, best over all trees %.3f\n", got, best);
+    concord_solver_free(solver);
     return is_tree(head) && got > best - 1e-9;
 }
 

@@ -17,7 +17,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     concord_settings settings;
     concord_default_settings(&settings);
     settings.max_iter = 50;
-    for (size_t k = 0; k < count; ++k) concord_solve_map(graphs[k], &settings, NULL);
+    for (size_t k = 0; k < count; ++k) {
+        concord_solver *solver;
+        if (concord_solver_new(graphs[k], &solver) != CONCORD_OK) continue;
+        concord_solver_map(solver, &settings, NULL);
+        concord_solver_free(solver);
+    }
     concord_free_graphs(graphs, count);
     return 0;
 }

@@ -15,19 +15,20 @@
 #include "concord.h"
 
 /* Checks the decoder's outputs against each other; traps on a mismatch. */
-static void check_decoding(concord_graph *g, const concord_decoding *dec) {
+static void check_decoding(const concord_graph *g, concord_solver *s,
+                           const concord_decoding *dec) {
     int32_t n_multi = concord_num_multi_variables(g), n_vars = concord_num_variables(g);
     int32_t *labels = malloc((size_t)(n_multi ? n_multi : 1) * sizeof *labels);
     double *x = malloc((size_t)(n_vars ? n_vars : 1) * sizeof *x);
     if (!labels || !x) goto done;
-    if (concord_decoded_labels(g, labels) != CONCORD_OK) __builtin_trap();
+    if (concord_solver_decoded_labels(s, labels) != CONCORD_OK) __builtin_trap();
     if (concord_assignment_from_labels(g, labels, x) != CONCORD_OK) __builtin_trap();
-    const double *decoded = concord_decoded_variables(g);
+    const double *decoded = concord_solver_decoded(s);
     /* Every variable of a UAI graph is a state of some multi-variable. */
     for (int32_t i = 0; i < n_vars; ++i)
         if (x[i] != decoded[i]) __builtin_trap();
     concord_decoding again;
-    if (concord_evaluate(g, x, &again) != CONCORD_OK) __builtin_trap();
+    if (concord_solver_evaluate(s, x, &again) != CONCORD_OK) __builtin_trap();
     if (again.violated != dec->violated) __builtin_trap();
     if (dec->violated == 0 && !(again.value == dec->value ||
                                 fabs(again.value - dec->value) <= 1e-9 * (1 + fabs(dec->value))))
@@ -60,10 +61,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     concord_settings settings;
     concord_default_settings(&settings);
     settings.max_iter = 50;
-    rc = concord_solve_map(g, &settings, NULL);
-    if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED) {
-        concord_decoding dec;
-        if (concord_decode(g, &dec) == CONCORD_OK) check_decoding(g, &dec);
+    concord_solver *solver;
+    if (concord_solver_new(g, &solver) == CONCORD_OK) {
+        rc = concord_solver_map(solver, &settings, NULL);
+        if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED) {
+            concord_decoding dec;
+            if (concord_solver_decode(solver, &dec) == CONCORD_OK) check_decoding(g, solver, &dec);
+        }
+        concord_solver_free(solver);
     }
     concord_graph_free(g);
     return 0;

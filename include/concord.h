@@ -1,13 +1,29 @@
 /*
  * concord: inference in constrained factor graphs.
  *
- * This is the one public header of the library. A graph is built once from
- * binary variables and factors, then solved any number of times with new
- * scores (structure and scores are separate). Every function returns an
- * int status (CONCORD_OK or a CONCORD_E* code); when a graph is involved,
- * concord_last_error() gives a human-readable message naming what was wrong.
- * All memory is owned by the library; there is no global state and every
- * function is reentrant on distinct graphs.
+ * This is the one public header of the library. Two objects:
+ *
+ *   concord_graph   the problem: binary variables, factors and their scores.
+ *                   Built once, then only read: solving never changes it,
+ *                   so any number of solvers (on any number of threads) can
+ *                   share one graph.
+ *   concord_solver  everything a solve produces or keeps for the next one:
+ *                   its own scores (optional), the solution, multipliers,
+ *                   penalty, acceleration history, active sets, decoding and
+ *                   backward state. One per thread, or one per example of a
+ *                   training batch.
+ *
+ * The lifecycle is that of OSQP or SCS: build the graph, create solvers
+ * over it (concord_solver_new, the only call that allocates what a solve
+ * needs), set each solver's scores, solve (alone, or many at once on
+ * threads with concord_solve_batch), read the results, free.
+ *
+ * Every function returns an int code (CONCORD_OK or a CONCORD_E* code).
+ * Builders and readers leave a message naming what was wrong in
+ * concord_last_error(graph); solver functions in
+ * concord_solver_last_error(solver). All memory is owned by the library;
+ * there is no global state, nothing is printed and nothing exits: progress
+ * is reported through a callback in the settings.
  */
 #ifndef CONCORD_H
 #define CONCORD_H
@@ -26,8 +42,9 @@ extern "C" {
 #define CONCORD_API
 #endif
 
+/* The version, defined here only (the build reads it from this header). */
 #define CONCORD_VERSION_MAJOR 0
-#define CONCORD_VERSION_MINOR 1
+#define CONCORD_VERSION_MINOR 2
 #define CONCORD_VERSION_PATCH 0
 
 /* The library version as "MAJOR.MINOR.PATCH". */
@@ -43,9 +60,14 @@ enum concord_code {
     CONCORD_ENOMEM = 2,        /* out of memory */
     CONCORD_EPARSE = 3,        /* malformed input file */
     CONCORD_EIO = 4,           /* a file could not be read or written */
-    CONCORD_ENOTCONVERGED = 5, /* the solver stopped at its iteration cap */
+    CONCORD_ENOTCONVERGED = 5, /* the solver stopped before converging (its
+                                  iteration cap, time limit or an interrupt:
+                                  see concord_info.status); the solution is
+                                  still filled in */
     CONCORD_ENUMERIC = 6,      /* numerical failure (non-finite values) */
-    CONCORD_EINFEASIBLE = 7    /* the constraints admit no solution */
+    CONCORD_EINFEASIBLE = 7,   /* the constraints admit no solution */
+    CONCORD_ECALLBACK = 8      /* a user callback (a user factor's oracle)
+                                  returned an error */
 };
 
 /* A short English description of a return code. Never NULL. */
@@ -54,11 +76,14 @@ CONCORD_API const char *concord_strerror(int code);
 /* How a solve ended (concord_info.status). */
 enum concord_status {
     CONCORD_STATUS_UNSOLVED = 0,
-    CONCORD_STATUS_INTEGRAL = 1,   /* converged; the solution is integral */
-    CONCORD_STATUS_FRACTIONAL = 2, /* converged; the solution is fractional */
-    CONCORD_STATUS_MAX_ITER = 3,   /* stopped at max_iter before converging */
-    CONCORD_STATUS_NUMERIC = 4,    /* numerical failure */
-    CONCORD_STATUS_INFEASIBLE = 5  /* the problem has no feasible point */
+    CONCORD_STATUS_INTEGRAL = 1,    /* converged; the solution is integral */
+    CONCORD_STATUS_FRACTIONAL = 2,  /* converged; the solution is fractional */
+    CONCORD_STATUS_MAX_ITER = 3,    /* stopped at max_iter before converging */
+    CONCORD_STATUS_NUMERIC = 4,     /* numerical failure */
+    CONCORD_STATUS_INFEASIBLE = 5,  /* the problem has no feasible point */
+    CONCORD_STATUS_TIME_LIMIT = 6,  /* stopped at the time limit */
+    CONCORD_STATUS_INTERRUPTED = 7, /* stopped by the progress callback */
+    CONCORD_STATUS_CALLBACK_FAILED = 8 /* a user factor's oracle failed */
 };
 
 /* The name of a status ("integral", "fractional", "max_iter", ...). */
@@ -307,7 +332,63 @@ CONCORD_API int concord_add_sequence_compressor(concord_graph *g, int32_t n_word
  * (end of structured factors: sequences, head automata, summarization)
  * ------------------------------------------------------------------------ */
 
-/* Sizes. */
+/* ------------------------------------------------------------------------
+ * User factors: any factor with a MAP oracle of your own
+ * ------------------------------------------------------------------------ */
+
+/* A user factor's MAP oracle. Given the scores of the factor's links
+ * (variable_scores, one per link in the order given to concord_add_factor,
+ * already flipped for negated links: the oracle sees literals) and of its
+ * additional outputs (additional_scores, num_additionals entries), it
+ * writes a best allowed configuration: variable_values, 0 or 1 per link,
+ * and additional_values, any real per additional output; and its score
+ * variable_scores . variable_values + additional_scores . additional_values
+ * in *value. It returns 0, or any nonzero value to report an error, which
+ * ends the solve with CONCORD_ECALLBACK (status "callback_failed").
+ *
+ * The factor's polytope is the convex hull of the configurations the
+ * oracle can return; every solver reaches it only through the oracle (the
+ * generic active set solves its QPs), so AD3, LP-SparseMAP, decoding, the
+ * losses and the backward pass all work on it. An oracle must be
+ * deterministic (the same scores give the same configuration), and must be
+ * reentrant when solvers over its graph run on several threads
+ * (concord_solve_batch): calls for different solvers may run at once, with
+ * the same `user` pointer. */
+typedef int (*concord_map_fn)(void *user, const double *variable_scores,
+                              const double *additional_scores, double *variable_values,
+                              double *additional_values, double *value);
+
+/* An optional closed form of the same factor's quadratic problem:
+ *   argmax over the polytope of  a.u + b.v - 1/2 sum_i d_i u_i^2,
+ * with a = variable_scores, b = additional_scores, d = weights (> 0), all
+ * in link order (literals, as for the oracle); it writes u to
+ * variable_values and v to additional_values, and returns 0 or an error
+ * as concord_map_fn does. When given it replaces the active set in the
+ * forward passes; the backward pass and concord_solver_factor_distribution
+ * still use the active set at the final inputs. */
+typedef int (*concord_qp_fn)(void *user, const double *variable_scores,
+                             const double *additional_scores, const double *weights,
+                             double *variable_values, double *additional_values);
+
+/* Adds a factor over `degree` >= 1 distinct variables (negated may be NULL)
+ * with num_additionals >= 0 additional outputs scored by
+ * additional_scores (NULL: zeros, all finite), whose configurations are
+ * given by the oracle `map` (required). `user` is passed to the oracle and
+ * must outlive the graph. The factor's id goes to *factor (may be NULL). */
+CONCORD_API int concord_add_factor(concord_graph *g, int32_t degree, const int32_t *vars,
+                                   const bool *negated, int32_t num_additionals,
+                                   const double *additional_scores, concord_map_fn map,
+                                   void *user, int32_t *factor);
+
+/* Gives user factor `factor` a closed-form QP (NULL removes it); it is
+ * called with the factor's `user` pointer. CONCORD_EINVAL when `factor`
+ * is not a user factor. */
+CONCORD_API int concord_set_factor_qp(concord_graph *g, int32_t factor, concord_qp_fn qp);
+
+/* ------------------------------------------------------------------------
+ * Sizes and scores
+ * ------------------------------------------------------------------------ */
+
 CONCORD_API int32_t concord_num_variables(const concord_graph *g);
 CONCORD_API int32_t concord_num_factors(const concord_graph *g);
 /* Total number of factor additional outputs (PAIR: 1 each). */
@@ -318,7 +399,8 @@ CONCORD_API int32_t concord_num_additionals(const concord_graph *g);
 CONCORD_API int concord_factor_additionals(const concord_graph *g, int32_t f,
                                            int32_t *first, int32_t *count);
 
-/* Scores can be changed between solves without rebuilding the graph.
+/* The graph's scores can be changed between solves without rebuilding it
+ * (solvers that have no scores of their own read them at each solve).
  * Variable scores [first, first+count) and additional scores [first,
  * first+count) in the global additional index. Scores must be finite. */
 CONCORD_API int concord_set_variable_scores(concord_graph *g, int32_t first,
@@ -333,15 +415,33 @@ CONCORD_API const double *concord_variable_scores(const concord_graph *g);
 CONCORD_API const double *concord_additional_scores(const concord_graph *g);
 
 /* ------------------------------------------------------------------------
- * Solving
+ * Solvers
  * ------------------------------------------------------------------------ */
+
+typedef struct concord_solver concord_solver;
+
+/* Progress of a running solve, as passed to a concord_progress_fn. */
+typedef struct concord_progress {
+    int32_t iteration;      /* ADMM iterations run so far */
+    double value;           /* objective at the current consensus */
+    double upper_bound;     /* best LP-MAP dual bound so far */
+    double primal_residual; /* as in concord_info */
+    double dual_residual;
+    double eta;             /* current penalty (relative) */
+    double seconds;         /* wall time since the solve started */
+} concord_progress;
+
+/* Called during a solve (see concord_settings.progress); returning nonzero
+ * stops the solve, which then ends with status "interrupted" and its
+ * current point as the solution. */
+typedef int (*concord_progress_fn)(void *context, const concord_progress *progress);
 
 typedef struct concord_settings {
     int32_t max_iter;   /* ADMM iteration cap */
     double tol;         /* stop when the largest disagreement between a
                            factor and the consensus, and the largest change
                            of the consensus (scaled by the penalty), are
-                           both below tol */
+                           both below tol; in (0, 1) */
     double eta;         /* initial ADMM penalty, relative to the score scale
                            of the graph (scale-invariant) */
     bool adapt_eta;     /* rebalance the penalty from the residuals */
@@ -350,12 +450,22 @@ typedef struct concord_settings {
     int32_t max_inner_iter; /* oracle calls per active-set solve (factors
                                without a closed form); an unfinished solve
                                resumes at the next iteration */
-    int verbosity;      /* > 0: print progress to stderr at each bound */
     int32_t acceleration; /* Anderson acceleration memory (0: off, default
                              8): the ADMM iterates are extrapolated from the
                              last `acceleration` residuals, with safeguards;
                              a solve uses at most 5 during its first 80
                              iterations (enough for most graphs, cheaper) */
+    bool warm_start;    /* start from the solver's previous solution
+                           (multipliers, consensus, penalty, active sets)
+                           when its last solve was of the same kind; false:
+                           every solve starts cold and repeats bit for bit */
+    double time_limit;  /* wall-clock seconds per solve (0: none); a solve
+                           that reaches it ends with status "time_limit" */
+    concord_progress_fn progress; /* NULL: none. Called every bound_every
+                                     iterations, when the dual bound is
+                                     fresh, from the thread running the
+                                     solve */
+    void *progress_context;       /* passed to progress */
     double backward_tol;  /* backward pass: relative residual to stop at */
     int32_t backward_max_iter; /* backward pass: iteration cap */
     bool backward_power;  /* backward pass by the power iteration of the
@@ -375,7 +485,8 @@ typedef struct concord_info {
     int status;             /* enum concord_status */
     int32_t iterations;     /* ADMM iterations run */
     double value;           /* objective at the returned solution:
-                               theta . u + phi . v */
+                               theta . u + phi . v (LP-SparseMAP: minus
+                               |u|^2 / 2) */
     double upper_bound;     /* best dual bound on the LP-MAP value */
     double primal_residual; /* max_link |u_factor - u_consensus| */
     double dual_residual;   /* eta * max_var |change of u_consensus|,
@@ -387,31 +498,90 @@ typedef struct concord_info {
     int64_t oracle_calls;   /* MAP oracle calls made by active-set solves */
 } concord_info;
 
+/* Creates a solver over graph g, sized for its current structure: this is
+ * where the memory a solve needs is allocated (a solve allocates only when
+ * its settings ask for more acceleration memory than the default, or when
+ * a factor's active set outgrows what it has). The solver reads g's scores
+ * until given its own (concord_solver_set_scores). g must outlive the
+ * solver and must not change while the solver is used from another
+ * thread; after a change of g's structure (new variables or factors) the
+ * solver refuses to work (CONCORD_EINVAL): create a new one. */
+CONCORD_API int concord_solver_new(const concord_graph *g, concord_solver **out);
+
+/* Frees a solver. NULL is allowed. */
+CONCORD_API void concord_solver_free(concord_solver *s);
+
+/* The graph a solver works on. */
+CONCORD_API const concord_graph *concord_solver_graph(const concord_solver *s);
+
+/* The message of the last error on this solver ("" if none). */
+CONCORD_API const char *concord_solver_last_error(const concord_solver *s);
+
+/* Gives the solver its own scores: variable_scores (num_variables) and
+ * additional_scores (num_additionals), copied; NULL for either means the
+ * graph's (read at each solve). So N solvers over one graph hold N score
+ * sets. Scores must be finite. */
+CONCORD_API int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
+                                          const double *additional_scores);
+
+/* The scores the solver uses (its own, or the graph's): num_variables and
+ * num_additionals values. */
+CONCORD_API const double *concord_solver_variable_scores(const concord_solver *s);
+CONCORD_API const double *concord_solver_additional_scores(const concord_solver *s);
+
 /* LP-MAP by AD3 (ADMM on the local polytope relaxation). Returns CONCORD_OK
- * when converged, CONCORD_ENOTCONVERGED when stopped at max_iter (the
- * solution and info are filled in either case), or an error. `settings`
- * may be NULL (defaults); `info` may be NULL. */
-CONCORD_API int concord_solve_map(concord_graph *g,
-                                  const concord_settings *settings,
-                                  concord_info *info);
+ * when converged, CONCORD_ENOTCONVERGED when stopped before (max_iter, time
+ * limit, interrupt; the solution and info are filled in), or an error.
+ * `settings` may be NULL (defaults); `info` may be NULL. */
+CONCORD_API int concord_solver_map(concord_solver *s, const concord_settings *settings,
+                                   concord_info *info);
 
 /* LP-SparseMAP (Niculae and Martins 2020): the same ADMM loop for
  *   max over the local polytope of  theta.u + phi.v - |u|^2 / 2,
  * a sparse, differentiable relaxation; on a graph with a single factor it
- * is that factor's SparseMAP. Returns and fills as concord_solve_map;
+ * is that factor's SparseMAP. Returns and fills as concord_solver_map;
  * info->value is this objective and info->upper_bound the LP-MAP bound
- * (which also bounds it). concord_backward differentiates the result. */
-CONCORD_API int concord_solve_sparse(concord_graph *g, const concord_settings *settings,
-                                     concord_info *info);
+ * (which also bounds it). concord_solver_backward differentiates it. */
+CONCORD_API int concord_solver_sparse(concord_solver *s, const concord_settings *settings,
+                                      concord_info *info);
+
+/* The last solution: variable values u (length num_variables) and factor
+ * additional values v (length num_additionals). NULL before any solve.
+ * Valid until the next solve on this solver, or its free. */
+CONCORD_API const double *concord_solver_variables(const concord_solver *s);
+CONCORD_API const double *concord_solver_additionals(const concord_solver *s);
+
+/* Which solve concord_solve_batch runs. */
+typedef enum concord_algorithm {
+    CONCORD_ALGORITHM_AD3 = 0, /* concord_solver_map */
+    CONCORD_ALGORITHM_SPARSE   /* concord_solver_sparse */
+} concord_algorithm;
+
+/* Solves `count` solvers (distinct; they may share graphs) with the same
+ * algorithm and settings, on `threads` threads (<= 0: one per processor
+ * online; never more than count). infos (count entries) may be NULL. Each
+ * result is bit for bit the one the sequential solve would give, whatever
+ * the thread count. Returns CONCORD_OK when every solve converged, else
+ * the code of the first solver (in array order) that did not; each
+ * solver's own message is in concord_solver_last_error. A solver listed
+ * twice is CONCORD_EINVAL, before anything is solved. */
+CONCORD_API int concord_solve_batch(concord_solver *const *solvers, size_t count,
+                                    concord_algorithm algorithm,
+                                    const concord_settings *settings, concord_info *infos,
+                                    int threads);
 
 typedef struct concord_backward_info {
     int32_t iterations; /* conjugate-gradient or power iterations */
     double residual;    /* relative residual reached */
+    bool converged;     /* the residual reached backward_tol (false: stopped
+                           at backward_max_iter; the call then returns
+                           CONCORD_ENOTCONVERGED with the products filled in) */
     double seconds;
 } concord_backward_info;
 
-/* The backward pass of the last concord_solve_sparse: given du (length
- * num_variables) and dv (num_additionals, may be NULL for zero), writes
+/* The backward pass of the solver's last concord_solver_sparse: given du
+ * (length num_variables) and dv (num_additionals, may be NULL for zero),
+ * writes
  *   dtheta = J_u^T du + J_v^T dv  (num_variables)  and
  *   dphi   = the same w.r.t. the additional scores (num_additionals; may
  *            be NULL when not wanted),
@@ -419,56 +589,55 @@ typedef struct concord_backward_info {
  * They are computed from the forward pass's final state, without unrolling.
  * The Jacobian is symmetric (it is the Hessian of the convex value
  * function), so the same call also gives Jacobian-vector products: pass
- * (dtheta, dphi) as (du, dv) to get (du, dv). The graph must not change
- * between the forward and the backward pass. `settings` (may be NULL)
- * supplies backward_tol, backward_max_iter and backward_power; `info` may
- * be NULL. */
-CONCORD_API int concord_backward(concord_graph *g, const concord_settings *settings,
-                                 const double *du, const double *dv, double *dtheta,
-                                 double *dphi, concord_backward_info *info);
+ * (dtheta, dphi) as (du, dv) to get (du, dv). CONCORD_EINVAL when the
+ * solver's last solve was not concord_solver_sparse, or when the scores it
+ * uses changed since. `settings` (may be NULL) supplies backward_tol,
+ * backward_max_iter and backward_power; `info` may be NULL. */
+CONCORD_API int concord_solver_backward(concord_solver *s, const concord_settings *settings,
+                                        const double *du, const double *dv, double *dtheta,
+                                        double *dphi, concord_backward_info *info);
 
 /* The sparse distribution behind factor f's part of the last solution
  * (SparseMAP's output for a single factor): *count configurations, read
- * with concord_distribution_entry. Factors without a closed form keep it
- * from the solve; for closed-form ones (XOR, BUDGET, ...) it is computed
- * now by the generic active set at the factor's final inputs. KNAPSACK has
- * none (its polytope has fractional vertices): CONCORD_EINVAL. */
-CONCORD_API int concord_factor_distribution(concord_graph *g, int32_t f, int32_t *count);
+ * with concord_solver_distribution_entry. Factors without a closed form
+ * keep it from the solve; for closed-form ones (XOR, BUDGET, ...) it is
+ * computed now by the generic active set at the factor's final inputs.
+ * KNAPSACK has none (its polytope has fractional vertices): CONCORD_EINVAL. */
+CONCORD_API int concord_solver_factor_distribution(concord_solver *s, int32_t f,
+                                                   int32_t *count);
 
 /* Entry k of the last distribution: its weight, and its configuration's
  * variable values u (the factor's degree, in link order) and additional
  * values v (its n_additionals). Any output may be NULL. */
-CONCORD_API int concord_distribution_entry(const concord_graph *g, int32_t k, double *weight,
-                                           double *u, double *v);
+CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32_t k,
+                                                  double *weight, double *u, double *v);
 
 /* Losses for a gold structure u_gold (num_variables values in [0, 1]) with
  * additional outputs v_gold (NULL: each factor's best at u_gold, which must
- * then be allowed). Both solve the graph (so the solution and info are
- * those of the solve) and write the loss and its (sub)gradient w.r.t. the
- * variable and additional scores (dtheta, dphi may be NULL). Both are
- * written as sums of prediction-minus-gold differences, hence exactly 0
- * when the prediction equals the gold structure, and never negative.
- *   concord_loss_sparsemap: the LP-SparseMAP (Fenchel-Young) loss
+ * then be allowed), under the solver's scores. Both solve (so the solver's
+ * solution and info are those of the solve) and write the loss and its
+ * (sub)gradient w.r.t. the variable and additional scores (dtheta, dphi
+ * may be NULL). Both are written as sums of prediction-minus-gold
+ * differences, hence exactly 0 when the prediction equals the gold
+ * structure, and never negative.
+ *   concord_solver_loss_sparsemap: the LP-SparseMAP (Fenchel-Young) loss
  *     F(theta, phi) - [theta.u* + phi.v* - |u*|^2/2], F the LP-SparseMAP
- *     objective's maximum; gradient (u - u*, v - v*).
- *   concord_loss_hinge: the structured hinge with the Hamming cost,
+ *     objective's maximum; gradient (u - u*, v - v*); the backward pass
+ *     then differentiates its solution.
+ *   concord_solver_loss_hinge: the structured hinge with the Hamming cost,
  *     max over the local polytope of [theta.u + phi.v + H(u)] minus the
  *     same at the gold structure, H(u) = sum_i u_i (1 - 2 u*_i) (Hamming
  *     up to a constant), solved by cost-augmented LP-MAP; subgradient
  *     (u - u*, v - v*). */
-CONCORD_API int concord_loss_sparsemap(concord_graph *g, const concord_settings *settings,
-                                       const double *u_gold, const double *v_gold,
-                                       double *loss, double *dtheta, double *dphi,
-                                       concord_info *info);
-CONCORD_API int concord_loss_hinge(concord_graph *g, const concord_settings *settings,
-                                   const double *u_gold, const double *v_gold, double *loss,
-                                   double *dtheta, double *dphi, concord_info *info);
-
-/* The last solution: variable values u (length num_variables) and factor
- * additional values v (length num_additionals). NULL before any solve.
- * Valid until the next solve, change of structure, or free. */
-CONCORD_API const double *concord_solution_variables(const concord_graph *g);
-CONCORD_API const double *concord_solution_additionals(const concord_graph *g);
+CONCORD_API int concord_solver_loss_sparsemap(concord_solver *s,
+                                              const concord_settings *settings,
+                                              const double *u_gold, const double *v_gold,
+                                              double *loss, double *dtheta, double *dphi,
+                                              concord_info *info);
+CONCORD_API int concord_solver_loss_hinge(concord_solver *s, const concord_settings *settings,
+                                          const double *u_gold, const double *v_gold,
+                                          double *loss, double *dtheta, double *dphi,
+                                          concord_info *info);
 
 /* ------------------------------------------------------------------------
  * Decoding: integral assignments
@@ -483,23 +652,26 @@ typedef struct concord_decoding {
     int32_t passes;   /* local search passes made */
 } concord_decoding;
 
-/* Turns the last solution into a 0/1 assignment: each multi-variable takes
- * its state of largest posterior and every other variable rounds at 1/2;
- * when the solution was fractional, a local search (iterated conditional
- * modes) then moves variables and multi-variables one at a time to the
- * state that violates fewer factors and, among those, scores higher. An
- * integral LP solution is returned as is (it is a MAP assignment). */
-CONCORD_API int concord_decode(concord_graph *g, concord_decoding *result);
+/* Turns the solver's last solution into a 0/1 assignment: each
+ * multi-variable takes its state of largest posterior and every other
+ * variable rounds at 1/2; when the solution was fractional, a local search
+ * (iterated conditional modes) then moves variables and multi-variables
+ * one at a time to the state that violates fewer factors and, among
+ * those, scores higher. An integral LP solution is returned as is (it is a
+ * MAP assignment). */
+CONCORD_API int concord_solver_decode(concord_solver *s, concord_decoding *result);
 
 /* The last decoded assignment (length num_variables), NULL before any. */
-CONCORD_API const double *concord_decoded_variables(const concord_graph *g);
+CONCORD_API const double *concord_solver_decoded(const concord_solver *s);
 
 /* The decoded state of every multi-variable, as its label (its state number
  * in the model the graph was read from; the state index otherwise). */
-CONCORD_API int concord_decoded_labels(const concord_graph *g, int32_t *labels);
+CONCORD_API int concord_solver_decoded_labels(const concord_solver *s, int32_t *labels);
 
-/* Value and violations of any 0/1 assignment x (length num_variables). */
-CONCORD_API int concord_evaluate(concord_graph *g, const double *x, concord_decoding *result);
+/* Value and violations of any 0/1 assignment x (length num_variables)
+ * under the solver's scores. */
+CONCORD_API int concord_solver_evaluate(concord_solver *s, const double *x,
+                                        concord_decoding *result);
 
 /* The 0/1 assignment that puts every multi-variable in the state with the
  * given label (one per multi-variable; other variables 0). Returns

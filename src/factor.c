@@ -19,6 +19,7 @@ void factor_qp_generic(const factor *f, struct active_set *state, const double *
     out->face = 0;
     out->oracle_calls = r.oracle_calls;
     out->exact = r.exact;
+    out->error = r.error;
 }
 
 void factor_qp_variables(const factor *f, struct active_set *state, const uint8_t *neg,
@@ -48,7 +49,7 @@ void factor_face_jvp_variables(const factor *f, struct active_set *state, int32_
     /* In literal space u is 1 - u and x flips sign on negated links, and du
      * flips back; w, y and dv are unchanged. */
     for (int32_t j = 0; j < f->degree; ++j) buf->oracle_a[j] = neg[j] ? -x[j] : x[j];
-    if (f->ops->qp) {
+    if (!factor_needs_active_set(f)) {
         for (int32_t j = 0; j < f->degree; ++j) buf->lit_a[j] = neg[j] ? 1.0 - u[j] : u[j];
         f->ops->face_jvp(f, face, b, buf->lit_a, w, buf->oracle_a, y, buf->lit_u, dv,
                          buf->scratch);

@@ -41,19 +41,29 @@ typedef struct factor_ops {
     /* The polytope has fractional vertices (KNAPSACK): its points are not
      * mixtures of 0/1 configurations, so it has no sparse distribution. */
     bool fractional_vertices;
-    /* With qp: the derivative of the QP solution on the face of the
-     * polytope that holds it: `face` is the code qp returned with the
+    /* With qp, optional: the derivative of the QP solution on the face of
+     * the polytope that holds it: `face` is the code qp returned with the
      * literal solution u (at additional scores b), so no QP is solved
-     * again. On that face u moves in a tangent space T and v = G u + const.
+     * again. Without it (a user factor's qp), the backward pass solves the
+     * factor's QP once more by the active set at its final inputs and
+     * takes the derivative from there. On that face u moves in a tangent space T and v = G u + const.
      * Given the metric weights w (> 0), x (degree) and y (n_add), writes
      *   du = Pi (x + W^-1 G^T y),  dv = G du,
      * Pi the W-orthogonal projection onto T; y == NULL means zero and
-     * dv == NULL that dv is not wanted. Required of every factor with a
-     * closed-form qp. */
+     * dv == NULL that dv is not wanted. */
     void (*face_jvp)(const factor *f, int32_t face, const double *b, const double *u,
                      const double *w, const double *x, const double *y, double *du, double *dv,
                      void *scratch);
+    /* User factors only (src/factors/user.c), whose callbacks may fail:
+     * the nonzero code the last map or qp call made with this scratch
+     * reported, or 0. NULL for the built-in families, which never fail. */
+    int (*failure)(const factor *f, const void *scratch);
 } factor_ops;
+
+/* The failure code of a user callback that returned 0 but wrote an
+ * invalid configuration (a variable value outside [0, 1], a non-finite
+ * value). */
+enum { FACTOR_INVALID_OUTPUT = -2147483647 - 1 };
 
 struct factor {
     const factor_ops *ops;
@@ -66,6 +76,19 @@ struct factor {
 
 /* Scratch bytes a factor needs for its MAP and QP (0 when none). */
 size_t factor_scratch_bytes(const factor *f);
+
+/* Whether the generic active set holds the factor's state in a solve: it
+ * has no closed-form QP, or one without a face derivative (the backward
+ * pass then re-solves it by the active set). */
+static inline bool factor_needs_active_set(const factor *f) {
+    return !f->ops->qp || !f->ops->face_jvp;
+}
+
+/* The error the factor's last map or qp call with this scratch reported
+ * (user factors), or 0. */
+static inline int factor_failure(const factor *f, const void *scratch) {
+    return f->ops->failure ? f->ops->failure(f, scratch) : 0;
+}
 
 /* Work buffers for the variable-space calls: the *_a and *_u arrays hold
  * at least `degree` doubles, oracle_v at least n_add, scratch at least
@@ -82,6 +105,7 @@ typedef struct qp_outcome {
     int32_t oracle_calls;
     bool exact;   /* solved to optimality (closed forms always are) */
     int32_t face; /* closed forms: the code of the solution's face (else 0) */
+    int error;    /* a user callback's error code (0: none) */
 } qp_outcome;
 
 /* A negated link's QP input and solution in literal space (l = 1 - u): the
@@ -115,6 +139,7 @@ static inline void factor_qp_literals(const factor *f, struct active_set *state,
         out->face = f->ops->qp(f, lit_a, b, d, lit_u, v, buf->scratch);
         out->oracle_calls = 0;
         out->exact = true;
+        out->error = factor_failure(f, buf->scratch);
     } else {
         factor_qp_generic(f, state, lit_a, b, d, lit_u, v, max_inner, buf, out);
     }
@@ -136,42 +161,16 @@ void factor_face_jvp_variables(const factor *f, struct active_set *state, int32_
                                const double *w, const double *x, const double *y, double *du,
                                double *dv, factor_buffers *buf);
 
-/* The MAP oracle in variable space; returns the best score a.u + b.v. */
+/* The MAP oracle in variable space; returns the best score a.u + b.v. A
+ * user oracle's failure is then read with factor_failure(f, buf->scratch)
+ * (callers check only when the graph has user factors: the check on every
+ * call of the dual bound cost 2% of a solve of AD3's mln_large). */
 double factor_map_variables(const factor *f, const uint8_t *neg, const double *a,
                             const double *b, double *u, double *v, factor_buffers *buf);
 
-/* Factor families (src/factors/). Each constructor validates its
- * parameters and fills *f; it returns CONCORD_OK or CONCORD_EINVAL with a
- * message in `error`. */
-extern const factor_ops factor_xor_ops;
-extern const factor_ops factor_atmostone_ops;
-extern const factor_ops factor_or_ops;
-extern const factor_ops factor_orout_ops;
-extern const factor_ops factor_budget_ops;
-extern const factor_ops factor_knapsack_ops;
-extern const factor_ops factor_pair_ops;
-extern const factor_ops factor_dense_ops;
-
-/* Structured factors: trees and matchings (src/factors/tree.c, matching.c;
- * their public builders live there too). */
+/* The structured families' tables, which tests compare factors against
+ * (every family's builder lives beside its table in src/factors/). */
 extern const factor_ops factor_tree_ops;
 extern const factor_ops factor_matching_ops;
-/* Structured factors with dynamic-programming MAP oracles (issue 4:
- * sequences, head automata, summarization). Their parameters are private
- * to their files, which also hold their public builders. */
-extern const factor_ops factor_sequence_ops;                   /* sequence.c */
-extern const factor_ops factor_sequence_budget_ops;            /* sequence.c */
-extern const factor_ops factor_head_automaton_ops;             /* head_automaton.c */
-extern const factor_ops factor_grandparent_head_automaton_ops; /* head_automaton.c */
-extern const factor_ops factor_general_tree_ops;               /* summarization.c */
-extern const factor_ops factor_general_tree_counts_ops;        /* summarization.c */
-extern const factor_ops factor_sequence_compressor_ops;        /* summarization.c */
-
-/* Parameters of the budget family (BUDGET, exact BUDGET, KNAPSACK). */
-typedef struct budget_params {
-    double budget;
-    int exact;      /* the sum must equal the budget */
-    double costs[]; /* KNAPSACK only: one cost per link */
-} budget_params;
 
 #endif /* CONCORD_FACTOR_H */

@@ -1,68 +1,20 @@
 /*
- * Building factor graphs: variables, the factor builders of the public API
- * (validation of every index, negation, budget and score happens here, so
- * the solvers can trust the graph), sizes, scores and error messages.
+ * Factor graph storage: variables and multi-variables, the generic part of
+ * adding a factor (validation of every link and score, so that solvers can
+ * trust the graph; each family validates its own parameters in
+ * src/factors/), sizes, scores and error messages.
  */
 #include "graph.h"
-
-#include "factors/dense.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *concord_version(void) {
-#define CONCORD_STR2(x) #x
-#define CONCORD_STR(x) CONCORD_STR2(x)
-    return CONCORD_STR(CONCORD_VERSION_MAJOR) "." CONCORD_STR(
-        CONCORD_VERSION_MINOR) "." CONCORD_STR(CONCORD_VERSION_PATCH);
-}
-
-const char *concord_strerror(int code) {
-    switch (code) {
-    case CONCORD_OK: return "success";
-    case CONCORD_EINVAL: return "invalid argument";
-    case CONCORD_ENOMEM: return "out of memory";
-    case CONCORD_EPARSE: return "malformed input";
-    case CONCORD_EIO: return "input/output error";
-    case CONCORD_ENOTCONVERGED: return "solver did not converge";
-    case CONCORD_ENUMERIC: return "numerical failure";
-    case CONCORD_EINFEASIBLE: return "infeasible problem";
-    default: return "unknown error";
-    }
-}
-
-const char *concord_status_name(int status) {
-    switch (status) {
-    case CONCORD_STATUS_UNSOLVED: return "unsolved";
-    case CONCORD_STATUS_INTEGRAL: return "integral";
-    case CONCORD_STATUS_FRACTIONAL: return "fractional";
-    case CONCORD_STATUS_MAX_ITER: return "max_iter";
-    case CONCORD_STATUS_NUMERIC: return "numeric";
-    case CONCORD_STATUS_INFEASIBLE: return "infeasible";
-    default: return "unknown";
-    }
-}
-
-const char *concord_logic_name(concord_logic kind) {
-    switch (kind) {
-    case CONCORD_XOR: return "XOR";
-    case CONCORD_XOROUT: return "XOROUT";
-    case CONCORD_ATMOSTONE: return "ATMOSTONE";
-    case CONCORD_OR: return "OR";
-    case CONCORD_OROUT: return "OROUT";
-    case CONCORD_ANDOUT: return "ANDOUT";
-    case CONCORD_IMPLY: return "IMPLY";
-    default: return "?";
-    }
-}
-
 static int reserve(void **p, int32_t *cap, int64_t need, size_t size);
 
 concord_graph *concord_graph_new(void) {
     concord_graph *g = calloc(1, sizeof(concord_graph));
-    if (g) g->dist_factor = -1;
     /* The arrays always exist, so that offsets into them are defined even
      * for a graph without variables or additional outputs. */
     if (g && (reserve((void **)&g->theta, &g->cap_vars, 1, sizeof(double)) ||
@@ -73,20 +25,8 @@ concord_graph *concord_graph_new(void) {
     return g;
 }
 
-void graph_invalidate(concord_graph *g) {
-    admm_workspace_free(g->ws);
-    g->ws = NULL;
-    free(g->sol_u);
-    free(g->sol_v);
-    free(g->decoded);
-    g->sol_u = g->sol_v = g->decoded = NULL;
-    g->sol_integral = false;
-    graph_distribution_free(g);
-}
-
 void concord_graph_free(concord_graph *g) {
     if (!g) return;
-    graph_invalidate(g);
     for (int32_t f = 0; f < g->n_factors; ++f) free(g->factors[f].params);
     free(g->factors);
     for (int32_t m = 0; m < g->n_multi; ++m) free(g->multi[m].labels);
@@ -133,8 +73,8 @@ static int reserve2(void **p, void **q, int32_t *cap, int64_t need, size_t psize
     return CONCORD_OK;
 }
 
-static int check_scores(concord_graph *g, int32_t count, const double *scores,
-                        const char *what, int32_t first) {
+int graph_check_scores(concord_graph *g, int32_t count, const double *scores, const char *what,
+                       int32_t first) {
     if (!scores) return CONCORD_OK;
     for (int32_t i = 0; i < count; ++i)
         if (!isfinite(scores[i]))
@@ -147,7 +87,7 @@ int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
                           int32_t *first) {
     if (!g) return CONCORD_EINVAL;
     if (count < 0) return graph_fail(g, CONCORD_EINVAL, "negative variable count %d", count);
-    int rc = check_scores(g, count, scores, "variable", g->n_vars);
+    int rc = graph_check_scores(g, count, scores, "variable", g->n_vars);
     if (rc) return rc;
     if (reserve((void **)&g->theta, &g->cap_vars, (int64_t)g->n_vars + count,
                 sizeof(double)))
@@ -155,13 +95,11 @@ int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
     for (int32_t i = 0; i < count; ++i) g->theta[g->n_vars + i] = scores ? scores[i] : 0.0;
     if (first) *first = g->n_vars;
     g->n_vars += count;
-    graph_invalidate(g);
+    g->structure_revision += 1;
     return CONCORD_OK;
 }
 
-/* Every variable in range and none repeated. */
-static int check_links(concord_graph *g, const char *name, int32_t degree,
-                       const int32_t *vars) {
+int graph_check_links(concord_graph *g, const char *name, int32_t degree, const int32_t *vars) {
     if (degree < 1)
         return graph_fail(g, CONCORD_EINVAL, "%s factor with no variables (degree %d)", name,
                           degree);
@@ -195,13 +133,13 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
     /* A factor without links but with additional outputs has a single
      * configuration (a constant score), e.g. AD3's HEAD_AUTOMATON of a head
      * that has no candidate modifier on one side. */
-    int rc = degree == 0 && n_add > 0 ? CONCORD_OK : check_links(g, ops->name, degree, vars);
+    int rc = degree == 0 && n_add > 0 ? CONCORD_OK : graph_check_links(g, ops->name, degree, vars);
     if (!rc && negated && !allow_negation)
         for (int32_t j = 0; j < degree && !rc; ++j)
             if (negated[j])
                 rc = graph_fail(g, CONCORD_EINVAL, "%s factor: links cannot be negated",
                                 ops->name);
-    if (!rc) rc = check_scores(g, n_add, add_scores, "additional", g->n_add);
+    if (!rc) rc = graph_check_scores(g, n_add, add_scores, "additional", g->n_add);
     if (!rc && (reserve((void **)&g->factors, &g->cap_factors, (int64_t)g->n_factors + 1,
                         sizeof(factor)) ||
                 reserve2((void **)&g->link_var, (void **)&g->link_neg, &g->cap_links,
@@ -224,94 +162,8 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
     g->n_add += n_add;
     if (factor_id) *factor_id = g->n_factors;
     g->n_factors += 1;
-    graph_invalidate(g);
+    g->structure_revision += 1;
     return CONCORD_OK;
-}
-
-int concord_add_logic(concord_graph *g, concord_logic kind, int32_t degree,
-                      const int32_t *vars, const bool *negated, int32_t *factor_id) {
-    if (!g) return CONCORD_EINVAL;
-    const factor_ops *ops;
-    switch (kind) {
-    case CONCORD_XOR:
-    case CONCORD_XOROUT: ops = &factor_xor_ops; break;
-    case CONCORD_ATMOSTONE: ops = &factor_atmostone_ops; break;
-    case CONCORD_OR:
-    case CONCORD_IMPLY: ops = &factor_or_ops; break;
-    case CONCORD_OROUT:
-    case CONCORD_ANDOUT: ops = &factor_orout_ops; break;
-    default: return graph_fail(g, CONCORD_EINVAL, "unknown logic factor kind %d", (int)kind);
-    }
-    if (degree < 1 || degree > INT32_MAX / 2 || !vars)
-        return check_links(g, concord_logic_name(kind), degree, vars);
-    bool *flip = malloc((size_t)degree * sizeof *flip);
-    if (!flip) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    for (int32_t j = 0; j < degree; ++j) {
-        bool given = negated && negated[j];
-        bool last = j == degree - 1;
-        bool flipped = (kind == CONCORD_XOROUT && last) || kind == CONCORD_ANDOUT ||
-                       (kind == CONCORD_IMPLY && !last);
-        flip[j] = given != flipped;
-    }
-    int rc = graph_add_factor(g, ops, degree, vars, flip, true, 0, NULL, NULL, factor_id);
-    free(flip);
-    return rc;
-}
-
-static int check_budget(concord_graph *g, const char *name, double budget) {
-    if (!isfinite(budget) || budget < 0.0)
-        return graph_fail(g, CONCORD_EINVAL, "%s factor: budget %g must be finite and >= 0",
-                          name, budget);
-    return CONCORD_OK;
-}
-
-int concord_add_budget(concord_graph *g, int32_t degree, const int32_t *vars,
-                       const bool *negated, double budget, bool exact, int32_t *factor_id) {
-    if (!g) return CONCORD_EINVAL;
-    int rc = check_budget(g, "BUDGET", budget);
-    if (rc) return rc;
-    if (budget != floor(budget))
-        return graph_fail(g, CONCORD_EINVAL, "BUDGET factor: budget %g is not an integer",
-                          budget);
-    if (exact && budget > degree)
-        return graph_fail(g, CONCORD_EINVAL,
-                          "exact BUDGET factor: budget %g exceeds the degree %d", budget,
-                          degree);
-    budget_params *p = malloc(sizeof *p);
-    if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    p->budget = budget;
-    p->exact = exact;
-    return graph_add_factor(g, &factor_budget_ops, degree, vars, negated, true, 0, NULL, p,
-                            factor_id);
-}
-
-int concord_add_knapsack(concord_graph *g, int32_t degree, const int32_t *vars,
-                         const bool *negated, const double *costs, double budget,
-                         int32_t *factor_id) {
-    if (!g) return CONCORD_EINVAL;
-    int rc = check_budget(g, "KNAPSACK", budget);
-    if (rc) return rc;
-    if (degree < 1 || !costs) return check_links(g, "KNAPSACK", costs ? degree : 0, vars);
-    for (int32_t j = 0; j < degree; ++j)
-        if (!isfinite(costs[j]) || costs[j] < 0.0)
-            return graph_fail(g, CONCORD_EINVAL,
-                              "KNAPSACK factor: cost %d is %g (must be finite and >= 0)", j,
-                              costs[j]);
-    budget_params *p = malloc(sizeof *p + (size_t)degree * sizeof(double));
-    if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    p->budget = budget;
-    p->exact = 0;
-    memcpy(p->costs, costs, (size_t)degree * sizeof(double));
-    return graph_add_factor(g, &factor_knapsack_ops, degree, vars, negated, true, 0, NULL, p,
-                            factor_id);
-}
-
-int concord_add_pair(concord_graph *g, int32_t var1, int32_t var2, double score,
-                     int32_t *factor_id) {
-    if (!g) return CONCORD_EINVAL;
-    int32_t vars[2] = {var1, var2};
-    return graph_add_factor(g, &factor_pair_ops, 2, vars, NULL, false, 1, &score, NULL,
-                            factor_id);
 }
 
 int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double *scores,
@@ -319,7 +171,7 @@ int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double 
     if (num_states < 1)
         return graph_fail(g, CONCORD_EINVAL, "a multi-variable needs at least one state (got %d)",
                           num_states);
-    int rc = check_scores(g, num_states, scores, "state", 0);
+    int rc = graph_check_scores(g, num_states, scores, "state", 0);
     if (rc) return rc;
     if (reserve((void **)&g->multi, &g->cap_multi, (int64_t)g->n_multi + 1,
                 sizeof(multi_variable)))
@@ -369,63 +221,6 @@ int concord_multi_variable(const concord_graph *g, int32_t m, int32_t *first,
     return CONCORD_OK;
 }
 
-/* Largest DENSE table accepted (entries). */
-enum { DENSE_MAX_CONFIGS = 1 << 24 };
-
-int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
-                      const int32_t *vars, const double *scores, int32_t *factor_id) {
-    if (!g) return CONCORD_EINVAL;
-    if (n_vars < 1 || !num_states)
-        return graph_fail(g, CONCORD_EINVAL, "DENSE factor over no variables");
-    int64_t degree = 0, n_configs = 1;
-    for (int32_t j = 0; j < n_vars; ++j) {
-        if (num_states[j] < 1)
-            return graph_fail(g, CONCORD_EINVAL, "DENSE factor: variable %d has %d states", j,
-                              num_states[j]);
-        degree += num_states[j];
-        n_configs *= num_states[j];
-        if (n_configs > DENSE_MAX_CONFIGS || degree > INT32_MAX)
-            return graph_fail(g, CONCORD_EINVAL,
-                              "DENSE factor: table too large (more than %d entries)",
-                              DENSE_MAX_CONFIGS);
-    }
-    int rc = check_links(g, "DENSE", (int32_t)degree, vars);
-    if (rc) return rc;
-    dense_params *p = dense_params_new(n_vars, num_states, (int32_t)n_configs);
-    double *table = malloc((size_t)n_configs * sizeof *table);
-    if (!p || !table) {
-        free(p);
-        free(table);
-        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    }
-    int32_t allowed = 0;
-    for (int64_t c = 0; c < n_configs; ++c) {
-        double x = scores ? scores[c] : 0.0;
-        if (x == -INFINITY) {
-            p->forbidden[c] = 1;
-            x = 0.0;
-        } else if (!isfinite(x)) {
-            free(p);
-            free(table);
-            return graph_fail(g, CONCORD_EINVAL, "DENSE factor: score %lld is %g",
-                              (long long)c, x);
-        } else {
-            ++allowed;
-        }
-        table[c] = x;
-    }
-    if (allowed == 0) {
-        free(p);
-        free(table);
-        return graph_fail(g, CONCORD_EINFEASIBLE,
-                          "DENSE factor: every joint state is forbidden");
-    }
-    rc = graph_add_factor(g, &factor_dense_ops, (int32_t)degree, vars, NULL, false,
-                          (int32_t)n_configs, table, p, factor_id);
-    free(table);
-    return rc;
-}
-
 int32_t concord_num_variables(const concord_graph *g) { return g ? g->n_vars : 0; }
 int32_t concord_num_factors(const concord_graph *g) { return g ? g->n_factors : 0; }
 int32_t concord_num_additionals(const concord_graph *g) { return g ? g->n_add : 0; }
@@ -443,7 +238,7 @@ static int check_range(concord_graph *g, const char *what, int32_t first, int32_
     if (first < 0 || count < 0 || (int64_t)first + count > size || (count > 0 && !scores))
         return graph_fail(g, CONCORD_EINVAL, "%s scores [%d, %lld) out of range (size %d)",
                           what, first, (long long)first + count, size);
-    return check_scores(g, count, scores, what, first);
+    return graph_check_scores(g, count, scores, what, first);
 }
 
 int concord_set_variable_scores(concord_graph *g, int32_t first, int32_t count,
@@ -451,7 +246,8 @@ int concord_set_variable_scores(concord_graph *g, int32_t first, int32_t count,
     if (!g) return CONCORD_EINVAL;
     int rc = check_range(g, "variable", first, count, g->n_vars, scores);
     if (rc) return rc;
-    memcpy(g->theta + first, scores, (size_t)count * sizeof(double));
+    if (count > 0) memcpy(g->theta + first, scores, (size_t)count * sizeof(double));
+    g->scores_revision += 1;
     return CONCORD_OK;
 }
 
@@ -460,16 +256,10 @@ int concord_set_additional_scores(concord_graph *g, int32_t first, int32_t count
     if (!g) return CONCORD_EINVAL;
     int rc = check_range(g, "additional", first, count, g->n_add, scores);
     if (rc) return rc;
-    memcpy(g->phi + first, scores, (size_t)count * sizeof(double));
+    if (count > 0) memcpy(g->phi + first, scores, (size_t)count * sizeof(double));
+    g->scores_revision += 1;
     return CONCORD_OK;
 }
 
 const double *concord_variable_scores(const concord_graph *g) { return g ? g->theta : NULL; }
 const double *concord_additional_scores(const concord_graph *g) { return g ? g->phi : NULL; }
-
-const double *concord_solution_variables(const concord_graph *g) {
-    return g ? g->sol_u : NULL;
-}
-const double *concord_solution_additionals(const concord_graph *g) {
-    return g ? g->sol_v : NULL;
-}

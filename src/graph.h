@@ -1,9 +1,10 @@
 /*
- * The factor graph as the library holds it: variables with scores, factors
- * with their links (variable, negated) stored contiguously per factor, and
- * the factors' additional outputs with their scores. The solver workspace
- * hangs off the graph, built on the first solve and dropped whenever the
- * structure changes, so that re-solving with new scores allocates nothing.
+ * The factor graph as the library holds it: the problem and nothing else.
+ * Variables with scores, factors with their links (variable, negated)
+ * stored contiguously per factor, the factors' additional outputs with
+ * their scores, and the registered multi-valued variables. Solvers only
+ * read it (src/solve/); the factor families add to it through
+ * graph_add_factor (src/factors/).
  */
 #ifndef CONCORD_GRAPH_H
 #define CONCORD_GRAPH_H
@@ -14,8 +15,6 @@
 
 #include "concord.h"
 #include "factor.h"
-
-typedef struct admm_workspace admm_workspace;
 
 /* A registered multi-valued variable: states first .. first+num_states-1.
  * labels (NULL: identity) give each state's number in the model the graph
@@ -36,7 +35,7 @@ struct concord_graph {
     int32_t n_links, cap_links;
     int32_t *link_var;
     uint8_t *link_neg;
-    uint8_t *var_seen; /* cap_seen zeros between calls: marks for check_links */
+    uint8_t *var_seen; /* cap_seen zeros between calls: marks for graph_check_links */
     int32_t cap_seen;
 
     int32_t n_add, cap_add;
@@ -45,16 +44,11 @@ struct concord_graph {
     int32_t n_multi, cap_multi;
     multi_variable *multi;
 
-    double *sol_u; /* last solution (n_vars), NULL before a solve */
-    double *sol_v; /* (n_add) */
-    bool sol_integral; /* the last solution is integral (hence MAP-optimal) */
-    double *decoded;   /* last decoded assignment (n_vars), NULL before */
+    /* Counters that solvers compare with the values they saw: the
+     * structure (variables, factors) and the scores. */
+    uint64_t structure_revision;
+    uint64_t scores_revision;
 
-    int32_t dist_factor; /* factor of the last distribution query (-1: none) */
-    int32_t dist_count;
-    double *dist_weight, *dist_u, *dist_v;
-
-    admm_workspace *ws;
     char error[512];
 };
 
@@ -62,12 +56,19 @@ struct concord_graph {
 int graph_fail(concord_graph *g, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Drops the solver workspace and the last solution (structure changed). */
-void graph_invalidate(concord_graph *g);
+/* Every variable of a factor in range and none repeated (degree >= 1);
+ * otherwise a message naming the factor kind. */
+int graph_check_links(concord_graph *g, const char *name, int32_t degree, const int32_t *vars);
+
+/* Every score finite (scores may be NULL); `what` and `first` name them in
+ * the message. */
+int graph_check_scores(concord_graph *g, int32_t count, const double *scores, const char *what,
+                       int32_t first);
 
 /* Adds a factor with the given ops over validated links; takes ownership of
- * params (freed on failure too). add_scores may be NULL (zeros). degree may
- * be 0 (vars NULL) only for a factor with additional outputs. */
+ * params (freed with free(), on failure too).
+ * add_scores may be NULL (zeros). degree may be 0 (vars NULL) only for a
+ * factor with additional outputs. */
 int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
                      const int32_t *vars, const bool *negated, bool allow_negation,
                      int32_t n_add, const double *add_scores, void *params,
@@ -76,11 +77,5 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
 /* Adds a multi-variable; labels (num_states entries, copied) may be NULL. */
 int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double *scores,
                              bool one_hot, const int32_t *labels, int32_t *first);
-
-/* Drops the last factor distribution (solve/distribution.c). */
-void graph_distribution_free(concord_graph *g);
-
-/* Frees the ADMM workspace (solve/admm.c). */
-void admm_workspace_free(admm_workspace *ws);
 
 #endif /* CONCORD_GRAPH_H */

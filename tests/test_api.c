@@ -33,21 +33,23 @@ static void xor_alone_selects_the_best_variable(void **state) {
         }
         assert_int_equal(concord_add_variables(g, n, scores, NULL), CONCORD_OK);
         assert_int_equal(concord_add_logic(g, CONCORD_XOR, n, vars, NULL, NULL), CONCORD_OK);
+        concord_solver *solver = new_solver_or_fail(g);
         concord_info info;
-        assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
         assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
-        const double *u = concord_solution_variables(g);
+        const double *u = concord_solver_variables(solver);
         for (int i = 0; i < n; ++i) assert_true(u[i] == (i == best ? 1.0 : 0.0));
         assert_true(fabs(info.value - scores[best]) <= 1e-12);
         assert_true(fabs(info.upper_bound - scores[best]) <= 1e-6 * (1 + fabs(scores[best])));
+        concord_solver_free(solver);
         concord_graph_free(g);
     }
 }
 
-/* A solve depends on the graph and the settings only: solving again, even
- * after solves in other modes and with other settings, repeats the first
- * solve bit for bit (the active sets of the sequence factor forget their
- * weights and numerical history on each solve). */
+/* A cold solve depends on the graph and the settings only: solving again,
+ * even after solves in other modes and with other settings, repeats the
+ * first solve bit for bit (the active sets of the sequence factor forget
+ * their weights and numerical history on each cold solve). */
 static void repeated_solves_are_identical(void **state) {
     (void)state;
     enum { L = 30, K = 10 };
@@ -65,22 +67,26 @@ static void repeated_solves_are_identical(void **state) {
         for (int p = 0; p < L; ++p) column[p] = p * K + k;
         assert_int_equal(concord_add_budget(g, L, column, NULL, 4, false, NULL), CONCORD_OK);
     }
+    concord_solver *solver = new_solver_or_fail(g);
+    concord_settings cold;
+    concord_default_settings(&cold);
+    cold.warm_start = false;
     concord_info first, again;
     double u[L * K];
-    assert_int_equal(concord_solve_sparse(g, NULL, &first), CONCORD_OK);
+    assert_int_equal(concord_solver_sparse(solver, &cold, &first), CONCORD_OK);
     assert_true(first.iterations > 1);
-    memcpy(u, concord_solution_variables(g), sizeof u);
-    concord_settings other;
-    concord_default_settings(&other);
+    memcpy(u, concord_solver_variables(solver), sizeof u);
+    concord_settings other = cold;
     other.eta = 1.0;
     other.acceleration = 0;
-    assert_int_equal(concord_solve_sparse(g, &other, NULL), CONCORD_OK);
-    assert_int_equal(concord_solve_map(g, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_sparse(solver, &other, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_map(solver, NULL, NULL), CONCORD_OK);
     for (int round = 0; round < 2; ++round) {
-        assert_int_equal(concord_solve_sparse(g, NULL, &again), CONCORD_OK);
+        assert_int_equal(concord_solver_sparse(solver, &cold, &again), CONCORD_OK);
         assert_int_equal(again.iterations, first.iterations);
-        assert_memory_equal(concord_solution_variables(g), u, sizeof u);
+        assert_memory_equal(concord_solver_variables(solver), u, sizeof u);
     }
+    concord_solver_free(solver);
     concord_graph_free(g);
 }
 
@@ -93,14 +99,16 @@ static void resolving_with_new_scores_uses_them(void **state) {
     int32_t vars[3] = {0, 1, 2};
     concord_add_variables(g, 3, s, NULL);
     concord_add_logic(g, CONCORD_XOR, 3, vars, NULL, NULL);
+    concord_solver *solver = new_solver_or_fail(g);
     for (int k = 0; k < 3; ++k) {
         double t[3] = {0.0, 0.0, 0.0};
         t[k] = 2.0;
         assert_int_equal(concord_set_variable_scores(g, 0, 3, t), CONCORD_OK);
-        assert_int_equal(concord_solve_map(g, NULL, NULL), CONCORD_OK);
-        const double *u = concord_solution_variables(g);
+        assert_int_equal(concord_solver_map(solver, NULL, NULL), CONCORD_OK);
+        const double *u = concord_solver_variables(solver);
         for (int i = 0; i < 3; ++i) assert_true(u[i] == (i == k ? 1.0 : 0.0));
     }
+    concord_solver_free(solver);
     concord_graph_free(g);
 }
 
@@ -130,8 +138,13 @@ static void bad_arguments_are_rejected_with_a_message(void **state) {
     assert_int_equal(concord_num_factors(g), 0);
     concord_settings settings;
     concord_default_settings(&settings);
-    settings.tol = -1.0;
-    assert_int_equal(concord_solve_map(g, &settings, NULL), CONCORD_EINVAL);
+    concord_solver *solver = new_solver_or_fail(g);
+    for (int k = 0; k < 3; ++k) {
+        settings.tol = (double[]){-1.0, 0.0, 1.0}[k];
+        assert_int_equal(concord_solver_map(solver, &settings, NULL), CONCORD_EINVAL);
+        assert_non_null(strstr(concord_solver_last_error(solver), "tol"));
+    }
+    concord_solver_free(solver);
     concord_graph_free(g);
 }
 

@@ -773,7 +773,7 @@ static void help_exits_0_and_documents_every_accepted_flag(void **state) {
         "--format", "--algorithm", "--max-iter", "--tol",  "--eta",    "--no-adapt",
         "--relaxation", "-o",      "--output",   "--json", "-q",       "--quiet",
         "-v",       "--verbose",   "-h",         "--help", "--version", "--evid",
-        "--uai-map", "--decode", "--accelerate",
+        "--uai-map", "--decode", "--accelerate", "--time-limit",
     };
     for (size_t k = 0; k < sizeof parser_flags / sizeof parser_flags[0]; ++k)
         if (!help_mentions(help, parser_flags[k]))
@@ -789,7 +789,9 @@ static void help_exits_0_and_documents_every_accepted_flag(void **state) {
         if (!strcmp(mv, "FILE")) snprintf(value, sizeof value, "%s/help-out.txt", work_dir);
         else if (!strcmp(mv, "N"))
             snprintf(value, sizeof value, "%s", strcmp(flags[k].name, "--accelerate") ? "50" : "5");
-        else if (!strcmp(mv, "X")) snprintf(value, sizeof value, "1.5");
+        else if (!strcmp(mv, "X"))
+            snprintf(value, sizeof value, "%s", strcmp(flags[k].name, "--tol") ? "1.5" : "1e-3");
+        else if (!strcmp(mv, "S")) snprintf(value, sizeof value, "60");
         else if (strchr(mv, '|')) snprintf(value, sizeof value, "%.*s", (int)strcspn(mv, "|"), mv);
         else snprintf(value, sizeof value, "%s", mv);
         if (flags[k].top_level) {

@@ -671,14 +671,16 @@ static void negated_indices_in_logic_factors_are_honoured(void **state) {
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         warnings w = {0};
         concord_graph **graphs = read_ok(cases[k].text, strlen(cases[k].text), 1, &w);
+        concord_solver *solver = new_solver_or_fail(graphs[0]);
         concord_info info;
-        assert_int_equal(concord_solve_map(graphs[0], NULL, &info), CONCORD_OK);
+        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
         assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
-        const double *u = concord_solution_variables(graphs[0]);
+        const double *u = concord_solver_variables(solver);
         if (u[0] != cases[k].u[0] || u[1] != cases[k].u[1])
             print_message("case %zu: got (%g, %g), expected (%g, %g)\n", k, u[0], u[1],
                           cases[k].u[0], cases[k].u[1]);
         assert_true(u[0] == cases[k].u[0] && u[1] == cases[k].u[1]);
+        concord_solver_free(solver);
         concord_free_graphs(graphs, 1);
     }
 }
@@ -718,8 +720,10 @@ static void every_factor_type_of_the_reader_loads(void **state) {
     concord_settings settings;
     concord_default_settings(&settings);
     settings.max_iter = 200;
-    int rc = concord_solve_map(g, &settings, NULL);
+    concord_solver *solver = new_solver_or_fail(g);
+    int rc = concord_solver_map(solver, &settings, NULL);
     assert_true(rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED || rc == CONCORD_EINFEASIBLE);
+    concord_solver_free(solver);
     concord_free_graphs(graphs, 1);
 
     /* Each type alone, at its smallest degree. */

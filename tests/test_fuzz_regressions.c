@@ -1,7 +1,7 @@
 /*
  * Replays every input kept in tests/data/fuzz/ (fuzzing seeds and inputs
  * that once crashed; see scripts/fuzz.sh) through concord_read_buffer and,
- * when it parses, concord_solve_map with max_iter 50, as the libFuzzer
+ * when it parses, concord_solver_map with max_iter 50, as the libFuzzer
  * target does. Nothing may crash (the ASan+UBSan twin of this program
  * catches memory and undefined-behaviour errors), every call must return a
  * defined code, a failed read must return no graph and a "name:line:"
@@ -106,14 +106,15 @@ static int replay(const char *name, const char *data, size_t size) {
     for (size_t k = 0; k < count; ++k) {
         concord_info info;
         memset(&info, 0, sizeof info);
-        rc = concord_solve_map(graphs[k], &settings, &info);
+        concord_solver *solver = new_solver_or_fail(graphs[k]);
+        rc = concord_solver_map(solver, &settings, &info);
         if (!is_defined_code(rc))
             fail_msg("%s graph %zu: solve returned undefined code %d", name, k + 1, rc);
         if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED) {
             if (info.iterations < 1 || info.iterations > settings.max_iter)
                 fail_msg("%s graph %zu: %d iterations", name, k + 1, (int)info.iterations);
-            const double *u = concord_solution_variables(graphs[k]);
-            const double *v = concord_solution_additionals(graphs[k]);
+            const double *u = concord_solver_variables(solver);
+            const double *v = concord_solver_additionals(solver);
             int32_t n = concord_num_variables(graphs[k]), m = concord_num_additionals(graphs[k]);
             if ((n > 0 && !u) || (m > 0 && !v)) fail_msg("%s graph %zu: no solution", name, k + 1);
             for (int32_t i = 0; i < n; ++i)
@@ -123,6 +124,7 @@ static int replay(const char *name, const char *data, size_t size) {
                 if (!(v[i] >= -1e-9 && v[i] <= 1 + 1e-9))
                     fail_msg("%s graph %zu: v[%d] = %g", name, k + 1, (int)i, v[i]);
         }
+        concord_solver_free(solver);
     }
     concord_free_graphs(graphs, count);
     return 1;

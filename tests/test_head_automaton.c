@@ -313,7 +313,9 @@ static void parsing_file(const char *name, int expect_automata) {
     concord_default_settings(&s);
     s.adapt_eta = false;
     concord_info inf;
-    rc = concord_solve_map(g, &s, &inf);
+    concord_solver *solver = new_solver_or_fail(g);
+    rc = concord_solver_map(solver, &s, &inf);
+    concord_solver_free(solver);
     assert_int_equal(rc, CONCORD_OK);
     assert_true(inf.value <= inf.upper_bound + 1e-5 * (1.0 + fabs(inf.upper_bound)));
     printf("%s without ARBORESCENCE: %d head automata (%d of degree 0), %d additionals; %d "

@@ -1,5 +1,5 @@
 /*
- * AD3 (concord_solve_map, default settings) against independent references
+ * AD3 (concord_solver_map, default settings) against independent references
  * on a few hundred random factor graphs of at most 20 variables: every
  * factor kind, negated links, degree-1 factors, variables in no factor,
  * ties, score magnitudes from 1e-9 to 1e6 and graphs mixing them. The
@@ -126,12 +126,14 @@ static void solve_at_scale(graph_case *c, int k) {
     concord_graph *cg = ref_build(&g);
     r->build_ok = cg != NULL;
     if (!cg) return;
-    r->rc = concord_solve_map(cg, NULL, &r->info);
-    const double *u = concord_solution_variables(cg), *v = concord_solution_additionals(cg);
+    concord_solver *solver = new_solver_or_fail(cg);
+    r->rc = concord_solver_map(solver, NULL, &r->info);
+    const double *u = concord_solver_variables(solver), *v = concord_solver_additionals(solver);
     int a = ref_graph_num_additionals(&g);
     if (u) memcpy(r->u, u, (size_t)g.n_vars * sizeof *u);
     if (v && a > 0) memcpy(r->v, v, (size_t)a * sizeof *v);
     r->distance = u ? ref_graph_max_distance(&g, r->u, r->v, &r->worst_factor) : INFINITY;
+    concord_solver_free(solver);
     concord_graph_free(cg);
 }
 
@@ -158,7 +160,11 @@ static int setup(void **state) {
             ic->graph = g;
             concord_graph *cg = ref_build(&g);
             ic->build_ok = cg != NULL;
-            if (cg) ic->rc = concord_solve_map(cg, NULL, &ic->info);
+            if (cg) {
+                concord_solver *solver = new_solver_or_fail(cg);
+                ic->rc = concord_solver_map(solver, NULL, &ic->info);
+                concord_solver_free(solver);
+            }
             concord_graph_free(cg);
             continue;
         }
@@ -341,16 +347,18 @@ static void references_and_solver_agree_on_hand_solved_graphs(void **state) {
         concord_graph *g = ref_build(graphs[k]);
         assert_non_null(g);
         concord_info info;
-        assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+        concord_solver *solver = new_solver_or_fail(g);
+        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
         assert_int_equal(info.status, CONCORD_STATUS_FRACTIONAL);
         assert_true(fabs(info.value - 1.5) <= VALUE_TOL * 1.5);
+        concord_solver_free(solver);
         concord_graph_free(g);
     }
 }
 
 /* ---- concord against the references -------------------------------------- */
 
-/* With default settings, concord_solve_map returns CONCORD_OK and a
+/* With default settings, concord_solver_map returns CONCORD_OK and a
  * converged status (integral or fractional) on every feasible graph, at
  * every score scale. */
 static void solve_map_converges_on_every_feasible_random_graph(void **state) {
@@ -566,7 +574,7 @@ static void posteriors_are_invariant_to_rescaling_the_scores_when_the_lp_optimum
 }
 
 /* Graphs whose local polytope is empty (GLPK) are never reported as
- * solved: concord_solve_map does not return CONCORD_OK. */
+ * solved: concord_solver_map does not return CONCORD_OK. */
 /* An empty local polytope is proved so by the dual bound: the solver
  * reports it as infeasible, never as converged or merely unfinished. */
 static void infeasible_local_polytopes_are_reported_infeasible(void **state) {

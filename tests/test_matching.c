@@ -215,9 +215,11 @@ static void matching_and_its_lp_formulation_agree(void **state) {
         concord_add_variables(g, n, theta, NULL);
         assert_int_equal(concord_add_matching(g, s.rows, s.cols, vars, s.flags, NULL), 0);
         concord_info info;
-        assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+        concord_solver *solver = new_solver_or_fail(g);
+        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
         assert_true(info.integral);
         assert_true(fabs(info.value - best) <= 1e-9 * (1.0 + fabs(best)));
+        concord_solver_free(solver);
         concord_graph_free(g);
 
         g = concord_graph_new();
@@ -234,8 +236,10 @@ static void matching_and_its_lp_formulation_agree(void **state) {
         concord_settings set;
         concord_default_settings(&set);
         set.max_iter = 50000;
-        assert_int_equal(concord_solve_map(g, &set, &info), CONCORD_OK);
+        solver = new_solver_or_fail(g);
+        assert_int_equal(concord_solver_map(solver, &set, &info), CONCORD_OK);
         assert_true(fabs(info.value - best) <= 1e-4 * (1.0 + fabs(best)));
+        concord_solver_free(solver);
         concord_graph_free(g);
     }
     structure_list_free(&all);
@@ -262,9 +266,11 @@ static void fg_matching_reads_with_options(void **state) {
         assert_int_equal(read_fg(text, &graphs, &count, error, sizeof error), CONCORD_OK);
         assert_ptr_equal(graphs[0]->factors[0].ops, &factor_matching_ops);
         concord_info info;
-        assert_int_equal(concord_solve_map(graphs[0], NULL, &info), CONCORD_OK);
-        const double *u = concord_solution_variables(graphs[0]);
+        concord_solver *solver = new_solver_or_fail(graphs[0]);
+        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+        const double *u = concord_solver_variables(solver);
         for (int k = 0; k < 6; ++k) assert_true(u[k] == cases[c].expect[k]);
+        concord_solver_free(solver);
         concord_free_graphs(graphs, count);
     }
     /* 3 x 2 written as the transpose, every column matched */
@@ -274,10 +280,12 @@ static void fg_matching_reads_with_options(void **state) {
     snprintf(text, sizeof text, "6\n1\n0.5\n-1\n-1\n0.2\n2\n3\nMATCHING 6 1 2 3 4 5 6 3 2 EVERY_COL\n");
     assert_int_equal(read_fg(text, &graphs, &count, error, sizeof error), CONCORD_OK);
     concord_info info;
-    assert_int_equal(concord_solve_map(graphs[0], NULL, &info), CONCORD_OK);
-    const double *u = concord_solution_variables(graphs[0]);
+    concord_solver *solver = new_solver_or_fail(graphs[0]);
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+    const double *u = concord_solver_variables(solver);
     double expect[6] = {1, 0, 0, 0, 0, 1};
     for (int k = 0; k < 6; ++k) assert_true(u[k] == expect[k]);
+    concord_solver_free(solver);
     concord_free_graphs(graphs, count);
 }
 

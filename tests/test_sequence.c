@@ -302,14 +302,16 @@ static void solve_shared_file(const char *name, bool budgeted) {
     concord_graph *g = graphs[0];
     assert_int_equal(concord_num_factors(g), 1);
     assert_int_equal(concord_num_additionals(g), sf->m.n_add);
-    concord_info info = solve_to_brute_force_optimum(g, name, expected, unique);
+    double *u = malloc((size_t)concord_num_variables(g) * sizeof *u);
+    assert_non_null(u);
+    concord_info info = solve_to_brute_force_optimum(g, name, expected, unique, u);
     if (unique) {
         assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
-        const double *u = concord_solution_variables(g);
         for (int i = 0; i < sf->m.length; ++i)
             for (int k = 0; k < sf->m.states[i]; ++k)
                 assert_true(u[sf->vars[sf->m.link[i] + k]] == (k == best_s[i] ? 1.0 : 0.0));
     }
+    free(u);
     concord_free_graphs(graphs, 1);
     free(sf);
 }

@@ -402,14 +402,16 @@ static void solve_tree_file(const char *name, bool counts) {
     concord_graph **graphs = read_single_graph_file(path);
     concord_graph *g = graphs[0];
     assert_int_equal(concord_num_additionals(g), tf->t.n_add);
-    concord_info info = solve_to_brute_force_optimum(g, name, expected, unique);
+    double *u = malloc((size_t)concord_num_variables(g) * sizeof *u);
+    assert_non_null(u);
+    concord_info info = solve_to_brute_force_optimum(g, name, expected, unique, u);
     if (unique) {
         assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
-        const double *u = concord_solution_variables(g);
         for (int i = 0; i < tf->t.n; ++i)
             for (int k = 0; k < tf->t.states[i]; ++k)
                 assert_true(u[tf->vars[tf->t.link[i] + k]] == (k == best_s[i] ? 1.0 : 0.0));
     }
+    free(u);
     concord_free_graphs(graphs, 1);
     free(tf);
 }
@@ -447,7 +449,9 @@ static void count_scores_change_the_optimum(void **state) {
         double expected = tree_brute_force(tf, best_s, &unique);
         assert_int_equal(concord_set_variable_scores(graphs[0], var, 1, &reward), CONCORD_OK);
         concord_info info;
-        assert_int_equal(concord_solve_map(graphs[0], NULL, &info), CONCORD_OK);
+        concord_solver *solver = new_solver_or_fail(graphs[0]);
+        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+        concord_solver_free(solver);
         assert_true(fabs(info.upper_bound - expected) <= 1e-6);
         if (info.integral) assert_true(fabs(info.value - expected) <= 1e-8);
         printf("general_tree_counts.fg with reward %.1f on count %d: value %.10f, upper bound "

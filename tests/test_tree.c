@@ -351,7 +351,8 @@ static void tree_with_budget_and_xor_solves_to_brute_force(void **state) {
         concord_default_settings(&set);
         set.max_iter = 20000;
         concord_info info;
-        int rc = concord_solve_map(g, &set, &info);
+        concord_solver *solver = new_solver_or_fail(g);
+        int rc = concord_solver_map(solver, &set, &info);
         assert_int_equal(rc, CONCORD_OK);
         double scale = 1.0;
         for (int k = 0; k < s.n_arcs; ++k) scale += fabs(theta[k]);
@@ -360,13 +361,14 @@ static void tree_with_budget_and_xor_solves_to_brute_force(void **state) {
         ++total;
         if (info.integral) {
             ++integral;
-            const double *u = concord_solution_variables(g);
+            const double *u = concord_solver_variables(solver);
             uint8_t x[MAX_ARCS];
             for (int k = 0; k < s.n_arcs; ++k) x[k] = u[k] > 0.5;
             assert_true(is_tree(x, &s));
             assert_true(fabs(info.value - best) <= 1e-6 * scale);
             assert_true(fabs(info.upper_bound - best) <= 1e-4 * scale);
         }
+        concord_solver_free(solver);
         concord_graph_free(g);
     }
     print_message("tree + budget + xor: %d graphs, %d integral\n", total, integral);
@@ -396,7 +398,9 @@ static void tree_alone_solves_to_its_map(void **state) {
                                           NULL),
                          0);
         concord_info info;
-        assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+        concord_solver *solver = new_solver_or_fail(g);
+        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+        concord_solver_free(solver);
         assert_true(info.integral);
         assert_true(fabs(info.value - best) <= 1e-9 * (1.0 + fabs(best)));
         concord_graph_free(g);
@@ -423,17 +427,21 @@ static void fg_arborescence_reads_as_ad3(void **state) {
     assert_int_equal(concord_num_factors(g), 1);
     assert_ptr_equal(g->factors[0].ops, &factor_tree_ops);
     concord_info info;
-    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
     /* best: 0->1 and 1->2 (3.0) versus 0->2, 2->1 (3.5): the latter */
-    const double *u = concord_solution_variables(g);
+    const double *u = concord_solver_variables(solver);
     assert_true(u[0] == 0.0 && u[1] == 1.0 && u[2] == 0.0 && u[3] == 1.0);
+    concord_solver_free(solver);
     concord_free_graphs(graphs, count);
     /* AD3's tree allows several root children */
     snprintf(text, sizeof text, "4\n1\n1.0\n0.5\n-2.0\n-3.0\nARBORESCENCE 4 1 2 3 4 3 0 1 0 2 1 2 2 1\n");
     assert_int_equal(read_fg(text, &graphs, &count, error, sizeof error), CONCORD_OK);
-    assert_int_equal(concord_solve_map(graphs[0], NULL, &info), CONCORD_OK);
-    u = concord_solution_variables(graphs[0]);
+    solver = new_solver_or_fail(graphs[0]);
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+    u = concord_solver_variables(solver);
     assert_true(u[0] == 1.0 && u[1] == 1.0 && u[2] == 0.0 && u[3] == 0.0);
+    concord_solver_free(solver);
     concord_free_graphs(graphs, count);
 }
 
@@ -446,9 +454,11 @@ static void fg_tree_flags_select_the_variant(void **state) {
              "4\n1\n1.0\n0.5\n-2.0\n-3.0\nTREE 4 1 2 3 4 3 0 1 0 2 1 2 2 1 SINGLE_ROOT\n");
     assert_int_equal(read_fg(text, &graphs, &count, error, sizeof error), CONCORD_OK);
     concord_info info;
-    assert_int_equal(concord_solve_map(graphs[0], NULL, &info), CONCORD_OK);
-    const double *u = concord_solution_variables(graphs[0]);
+    concord_solver *solver = new_solver_or_fail(graphs[0]);
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+    const double *u = concord_solver_variables(solver);
     assert_true(u[0] == 1.0 && u[1] == 0.0 && u[2] == 1.0 && u[3] == 0.0);
+    concord_solver_free(solver);
     concord_free_graphs(graphs, count);
     /* projective: 0->2 2->1 1->3 crosses */
     snprintf(text, sizeof text,
@@ -539,7 +549,9 @@ static void ad3_parsing_tree_reads_and_solves(void **state) {
     for (int32_t j = 0; j < f->degree; ++j) on += u[j] == 1.0;
     assert_int_equal(on, 62); /* the sentence length counting the root is 63 */
     concord_info info;
-    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+    concord_solver_free(solver);
     assert_true(info.integral);
     assert_true(fabs(info.value - best) <= 1e-9 * (1.0 + fabs(best)));
     free(a), free(u), free(scratch), free(text), free(data);
@@ -549,7 +561,7 @@ static void ad3_parsing_tree_reads_and_solves(void **state) {
 /* AD3's three parsing graphs whole (tree, head automata, OROUT of degree
  * 2, PAIR...): LP-MAP must converge. The certificate needs no reference
  * solver: a dual bound is an upper bound on every feasible value, so when
- * the solution is integral, feasible for every factor (concord_evaluate,
+ * the solution is integral, feasible for every factor (concord_solver_evaluate,
  * which asks each factor's own MAP oracle whether the point is allowed) and
  * scores within the tolerance of the bound, it is a MAP assignment; when it
  * is fractional the bound must still hold above the relaxed value. */
@@ -569,7 +581,8 @@ static void ad3_parsing_graphs_solve_with_a_certified_gap(void **state) {
         assert_int_equal(count, 1);
         concord_graph *g = graphs[0];
         concord_info info;
-        assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+        concord_solver *solver = new_solver_or_fail(g);
+        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
         double l1 = 0.0;
         for (int32_t i = 0; i < concord_num_variables(g); ++i)
             l1 += fabs(concord_variable_scores(g)[i]);
@@ -578,7 +591,9 @@ static void ad3_parsing_graphs_solve_with_a_certified_gap(void **state) {
         assert_true(info.upper_bound >= info.value - 1e-6 * l1);
         if (info.integral) {
             concord_decoding at;
-            assert_int_equal(concord_evaluate(g, concord_solution_variables(g), &at), CONCORD_OK);
+            assert_int_equal(
+                concord_solver_evaluate(solver, concord_solver_variables(solver), &at),
+                CONCORD_OK);
             assert_int_equal(at.violated, 0);
             assert_true(fabs(at.value - info.value) <= 1e-9 * l1);
             assert_true(info.upper_bound - at.value <= 1e-6 * l1);
@@ -586,6 +601,7 @@ static void ad3_parsing_graphs_solve_with_a_certified_gap(void **state) {
         print_message("%s: %s, value %.10g, bound %.10g, %d iterations\n", names[k],
                       concord_status_name(info.status), info.value, info.upper_bound,
                       info.iterations);
+        concord_solver_free(solver);
         concord_free_graphs(graphs, count);
     }
 }

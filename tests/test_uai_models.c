@@ -387,6 +387,7 @@ typedef struct loaded {
     uai_model model;
     int *observed;
     concord_graph *graph;
+    concord_solver *solver;
 } loaded;
 
 /* The graph has the shape the UAI semantics call for: per variable, the
@@ -459,17 +460,20 @@ static void load(const instance *in, loaded *out) {
     assert_int_equal(rc, CONCORD_OK);
     assert_int_equal(concord_num_multi_variables(out->graph), out->model.n);
     check_structure(&out->model, out->observed, out->graph);
+    out->solver = new_solver_or_fail(out->graph);
 }
 
 static void unload(loaded *l) {
+    concord_solver_free(l->solver);
     concord_graph_free(l->graph);
     free(l->observed);
     model_free(&l->model);
 }
 
-static int solve(concord_graph *g, concord_info *info) {
-    int rc = concord_solve_map(g, NULL, info);
-    if (rc != CONCORD_OK) print_error("solve: %s (%s)\n", concord_strerror(rc), concord_last_error(g));
+static int solve(concord_solver *s, concord_info *info) {
+    int rc = concord_solver_map(s, NULL, info);
+    if (rc != CONCORD_OK)
+        print_error("solve: %s (%s)\n", concord_strerror(rc), concord_solver_last_error(s));
     return rc;
 }
 
@@ -495,7 +499,7 @@ static void lp_map_value_equals_the_glpk_local_polytope_optimum(void **state) {
         double optimum = glpk_local_polytope(&l.model, l.observed);
         double t1 = monotonic_seconds();
         concord_info info;
-        int rc = solve(l.graph, &info);
+        int rc = solve(l.solver, &info);
         double t2 = monotonic_seconds();
         double diff = (info.value - optimum) / (fabs(optimum) > 1.0 ? fabs(optimum) : 1.0);
         bool ok = rc == CONCORD_OK && fabs(info.value - optimum) <= rel_tol(LP_TOL, optimum) &&
@@ -546,7 +550,7 @@ static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(vo
         concord_decoding d = {0};
         if (consistent && isfinite(best_value)) {
             assert_int_equal(rc, CONCORD_OK);
-            assert_int_equal(concord_evaluate(g, x, &d), CONCORD_OK);
+            assert_int_equal(concord_solver_evaluate(l.solver, x, &d), CONCORD_OK);
             assert_int_equal(d.violated, 0);
             if (!(fabs(d.value - best_value) <= rel_tol(EVAL_TOL, best_value))) {
                 print_error("%s: concord evaluates the best known assignment to %.17g, "
@@ -559,7 +563,7 @@ static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(vo
             printf("%-24s best known assignment is %s\n", base_name(in->path),
                    consistent ? "impossible (a zero entry)" : "against the evidence");
             if (rc == CONCORD_OK) {
-                assert_int_equal(concord_evaluate(g, x, &d), CONCORD_OK);
+                assert_int_equal(concord_solver_evaluate(l.solver, x, &d), CONCORD_OK);
                 assert_true(d.violated > 0);
             } else {
                 assert_int_equal(rc, CONCORD_EINFEASIBLE);
@@ -569,11 +573,11 @@ static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(vo
 
         /* The LP bound and the decoded assignment. */
         concord_info info;
-        rc = solve(g, &info);
+        rc = solve(l.solver, &info);
         assert_int_equal(rc, CONCORD_OK);
         concord_decoding dec;
-        assert_int_equal(concord_decode(g, &dec), CONCORD_OK);
-        assert_int_equal(concord_decoded_labels(g, decoded), CONCORD_OK);
+        assert_int_equal(concord_solver_decode(l.solver, &dec), CONCORD_OK);
+        assert_int_equal(concord_solver_decoded_labels(l.solver, decoded), CONCORD_OK);
         double own = -INFINITY;
         bool in_range = true;
         for (int i = 0; i < m->n; ++i) {

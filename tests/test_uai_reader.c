@@ -437,21 +437,31 @@ static void assert_close(double got, double expected, double tol) {
     assert_true(fabs(got - expected) <= tol * (1.0 + fabs(expected)));
 }
 
+/* concord_solver_evaluate with a solver of its own. */
+static int evaluate(const concord_graph *g, const double *x, concord_decoding *d) {
+    concord_solver *solver = new_solver_or_fail(g);
+    int rc = concord_solver_evaluate(solver, x, d);
+    concord_solver_free(solver);
+    return rc;
+}
+
 /* Solves, decodes, and checks the decoded labels and value. */
 static void assert_map(concord_graph *g, const int32_t *labels, double value) {
+    concord_solver *solver = new_solver_or_fail(g);
     concord_info info;
-    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
     assert_close(info.value, value, 1e-6);
     assert_true(info.upper_bound >= value - 1e-6 * (1 + fabs(value)));
     concord_decoding dec;
-    assert_int_equal(concord_decode(g, &dec), CONCORD_OK);
+    assert_int_equal(concord_solver_decode(solver, &dec), CONCORD_OK);
     assert_int_equal(dec.violated, 0);
     assert_close(dec.value, value, 1e-9);
     int32_t n = concord_num_multi_variables(g);
     int32_t got[16];
     assert_true(n <= 16);
-    assert_int_equal(concord_decoded_labels(g, got), CONCORD_OK);
+    assert_int_equal(concord_solver_decoded_labels(solver, got), CONCORD_OK);
     for (int32_t m = 0; m < n; ++m) assert_int_equal(got[m], labels[m]);
+    concord_solver_free(solver);
 }
 
 /* Two unary tables on one variable multiply (their logs add): with
@@ -571,11 +581,11 @@ static void zero_in_a_table_forbids_that_joint_state(void **state) {
     int32_t both[2] = {1, 1};
     assert_int_equal(concord_assignment_from_labels(g, both, x), CONCORD_OK);
     concord_decoding d;
-    assert_int_equal(concord_evaluate(g, x, &d), CONCORD_OK);
+    assert_int_equal(evaluate(g, x, &d), CONCORD_OK);
     assert_int_equal(d.violated, 1);
     int32_t other[2] = {0, 1};
     assert_int_equal(concord_assignment_from_labels(g, other, x), CONCORD_OK);
-    assert_int_equal(concord_evaluate(g, x, &d), CONCORD_OK);
+    assert_int_equal(evaluate(g, x, &d), CONCORD_OK);
     assert_int_equal(d.violated, 0);
     assert_close(d.value, log(4.0), 1e-15);
     concord_graph_free(g);
@@ -647,7 +657,7 @@ static void layout_is_free_and_numbers_are_read_exactly(void **state) {
 /* A Bayes net by hand: A (2 states) -> B (3) -> C (2), B -> D (2), with
  * CPTs p(A), p(B|A), p(C|B), p(D|B) (the child is the last of the scope).
  * It is a tree, so the LP is tight: the LP value and the decoded value are
- * the brute-force MAP, with and without evidence, and concord_evaluate
+ * the brute-force MAP, with and without evidence, and concord_solver_evaluate
  * agrees with the product of the CPT entries on every assignment. */
 static const char bayes[] = "BAYES\n"
                             "4\n"
@@ -699,7 +709,7 @@ static void bayes_file_matches_brute_force(void **state) {
             }
             assert_int_equal(rc, CONCORD_OK);
             concord_decoding d;
-            assert_int_equal(concord_evaluate(g, x, &d), CONCORD_OK);
+            assert_int_equal(evaluate(g, x, &d), CONCORD_OK);
             double p = bayes_prob(a);
             if (p == 0.0) {
                 assert_int_equal(d.violated, 1);

@@ -45,6 +45,7 @@ static const char usage_text[] =
     "  --accelerate N     Anderson acceleration memory, 0 turns it off (default 8;\n"
     "                     at most 5 during the first 80 iterations); it switches\n"
     "                     itself off where it does not pay\n"
+    "  --time-limit S     stop each solve after S seconds (status time_limit; exit 4)\n"
     "  --evid FILE        UAI evidence file (observed variables are fixed)\n"
     "  --decode           also decode an integral assignment (always done for UAI):\n"
     "                     max-posterior rounding, then local search when the LP\n"
@@ -57,7 +58,8 @@ static const char usage_text[] =
     "  --json             print one JSON object per graph on stdout (with\n"
     "                     map_value, violated and gap when decoding)\n"
     "  -q, --quiet        no summary (posteriors and JSON are still written)\n"
-    "  -v, --verbose      print solver progress to stderr\n"
+    "  -v, --verbose      print solver progress to stderr (every 25 iterations:\n"
+    "                     residuals, penalty, dual bound, time)\n"
     "  -h, --help         this help\n"
     "  --version          the library version\n"
     "\n"
@@ -65,7 +67,8 @@ static const char usage_text[] =
     "\n"
     "exit status: 0 solved; 2 usage error; 3 bad input (unreadable or malformed\n"
     "file, with file:line in the message, or a graph whose constraints admit no\n"
-    "solution); 4 some graph did not converge (its posteriors are still written);\n"
+    "solution); 4 some graph did not converge, or stopped at the time limit (its\n"
+    "posteriors are still written);\n"
     "5 numerical or output failure.\n";
 
 typedef struct options {
@@ -79,6 +82,7 @@ typedef struct options {
     concord_settings settings;
     int json;
     int quiet;
+    int verbose;
 } options;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -112,6 +116,16 @@ static int parse_int(const char *flag, const char *text, int32_t *out) {
     return 0;
 }
 
+/* -v: one line per progress report of the solver. */
+static int print_progress(void *context, const concord_progress *p) {
+    (void)context;
+    fprintf(stderr,
+            "iter %6d  primal %.3e  dual %.3e  eta %.3g  bound %.12g  value %.12g  %.3f s\n",
+            p->iteration, p->primal_residual, p->dual_residual, p->eta, p->upper_bound,
+            p->value, p->seconds);
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
     concord_default_settings(&o->settings);
@@ -121,7 +135,7 @@ static int parse_options(int argc, char **argv, options *o) {
         int takes_value = !strcmp(arg, "--format") || !strcmp(arg, "--algorithm") ||
                           !strcmp(arg, "--max-iter") || !strcmp(arg, "--tol") ||
                           !strcmp(arg, "--eta") || !strcmp(arg, "--relaxation") ||
-                          !strcmp(arg, "--accelerate") ||
+                          !strcmp(arg, "--accelerate") || !strcmp(arg, "--time-limit") ||
                           !strcmp(arg, "-o") || !strcmp(arg, "--output") ||
                           !strcmp(arg, "--evid") || !strcmp(arg, "--uai-map");
         if (takes_value && !value) return usage_error("%s needs a value", arg);
@@ -139,6 +153,11 @@ static int parse_options(int argc, char **argv, options *o) {
             if (parse_double(arg, value, &o->settings.tol)) return EXIT_USAGE;
         } else if (!strcmp(arg, "--eta")) {
             if (parse_double(arg, value, &o->settings.eta)) return EXIT_USAGE;
+        } else if (!strcmp(arg, "--time-limit")) {
+            if (parse_double(arg, value, &o->settings.time_limit)) return EXIT_USAGE;
+            if (o->settings.time_limit <= 0.0)
+                return usage_error("--time-limit expects a positive number of seconds, not '%s'",
+                                   value);
         } else if (!strcmp(arg, "--relaxation")) {
             if (parse_double(arg, value, &o->settings.relaxation)) return EXIT_USAGE;
         } else if (!strcmp(arg, "--accelerate")) {
@@ -158,7 +177,7 @@ static int parse_options(int argc, char **argv, options *o) {
         } else if (!strcmp(arg, "--no-adapt")) {
             o->settings.adapt_eta = false;
         } else if (!strcmp(arg, "-v") || !strcmp(arg, "--verbose")) {
-            o->settings.verbosity += 1;
+            o->verbose = 1;
         } else if (!strcmp(arg, "--json")) {
             o->json = 1;
         } else if (!strcmp(arg, "-q") || !strcmp(arg, "--quiet")) {
@@ -188,6 +207,7 @@ static int parse_options(int argc, char **argv, options *o) {
     if (o->evidence && !strcmp(o->input, "-"))
         return usage_error("%s", "--evid needs the model in a file, not on stdin");
     if (o->format == CONCORD_FORMAT_UAI) o->decode = 1;
+    if (o->verbose) o->settings.progress = print_progress;
     return EXIT_OK;
 }
 
@@ -312,8 +332,8 @@ static void write_value(FILE *fp, double x) {
     else fprintf(fp, "%.17g\n", x);
 }
 
-static void write_posteriors(FILE *fp, const concord_graph *g) {
-    const double *u = concord_solution_variables(g), *v = concord_solution_additionals(g);
+static void write_posteriors(FILE *fp, const concord_graph *g, const concord_solver *s) {
+    const double *u = concord_solver_variables(s), *v = concord_solver_additionals(s);
     for (int32_t i = 0; i < concord_num_variables(g); ++i) write_value(fp, u[i]);
     fputc('\n', fp);
     for (int32_t k = 0; k < concord_num_additionals(g); ++k) write_value(fp, v[k]);
@@ -321,10 +341,10 @@ static void write_posteriors(FILE *fp, const concord_graph *g) {
 }
 
 /* The UAI result format: "MAP", then N and the decoded state of each. */
-static int write_uai_map(FILE *fp, const concord_graph *g) {
+static int write_uai_map(FILE *fp, const concord_graph *g, const concord_solver *s) {
     int32_t n = concord_num_multi_variables(g);
     int32_t *labels = malloc((size_t)(n ? n : 1) * sizeof *labels);
-    if (!labels || concord_decoded_labels(g, labels) != CONCORD_OK) {
+    if (!labels || concord_solver_decoded_labels(s, labels) != CONCORD_OK) {
         free(labels);
         return -1;
     }
@@ -381,6 +401,54 @@ static int output_close(output_file *out, int keep) {
     return keep ? -1 : 0;
 }
 
+/* The order in which graphs' statuses decide the exit status: an output
+ * failure, then bad input, then a graph that did not converge. */
+static int severity(int status) {
+    switch (status) {
+    case EXIT_FAILURE_OTHER: return 3;
+    case EXIT_BAD_INPUT: return 2;
+    case EXIT_NOT_CONVERGED: return 1;
+    default: return 0;
+    }
+}
+
+/* Solves graph k, prints its summary and writes its outputs; returns its
+ * exit status. */
+static int solve_one(const options *o, size_t k, const concord_graph *g, concord_solver *solver,
+                     FILE *summary, FILE *posteriors, FILE *map) {
+    concord_info info;
+    int rc = o->sparse ? concord_solver_sparse(solver, &o->settings, &info)
+                       : concord_solver_map(solver, &o->settings, &info);
+    if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED && rc != CONCORD_EINFEASIBLE) {
+        fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_solver_last_error(solver));
+        return EXIT_FAILURE_OTHER;
+    }
+    if (rc == CONCORD_EINFEASIBLE) {
+        /* an infeasible graph is bad input; the others are still solved */
+        fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_solver_last_error(solver));
+        if (o->json) print_json(stdout, k, g, &info, NULL);
+        else if (!o->quiet) print_summary(summary, k, &info, NULL);
+        return EXIT_BAD_INPUT;
+    }
+    concord_decoding decoding;
+    const concord_decoding *dec = NULL;
+    if (o->decode) {
+        if (concord_solver_decode(solver, &decoding) != CONCORD_OK) {
+            fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_solver_last_error(solver));
+            return EXIT_FAILURE_OTHER;
+        }
+        dec = &decoding;
+    }
+    if (o->json) print_json(stdout, k, g, &info, dec);
+    else if (!o->quiet) print_summary(summary, k, &info, dec);
+    if (posteriors) write_posteriors(posteriors, g, solver);
+    if (map && write_uai_map(map, g, solver)) {
+        fprintf(stderr, "concord: out of memory writing %s\n", o->uai_map);
+        return EXIT_FAILURE_OTHER;
+    }
+    return rc == CONCORD_ENOTCONVERGED ? EXIT_NOT_CONVERGED : EXIT_OK;
+}
+
 static int run_solve(const options *o) {
     concord_graph **graphs;
     size_t count;
@@ -400,40 +468,15 @@ static int run_solve(const options *o) {
     FILE *summary = posteriors == stdout ? stderr : stdout;
 
     for (size_t k = 0; k < count && status != EXIT_FAILURE_OTHER; ++k) {
-        concord_info info;
-        int rc = o->sparse ? concord_solve_sparse(graphs[k], &o->settings, &info)
-                           : concord_solve_map(graphs[k], &o->settings, &info);
-        if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED && rc != CONCORD_EINFEASIBLE) {
-            fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_last_error(graphs[k]));
+        concord_solver *solver;
+        if (concord_solver_new(graphs[k], &solver) != CONCORD_OK) {
+            fprintf(stderr, "concord: graph %zu: out of memory\n", k + 1);
             status = EXIT_FAILURE_OTHER;
             break;
         }
-        if (rc == CONCORD_EINFEASIBLE) {
-            /* an infeasible graph is bad input; the others are still solved */
-            fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_last_error(graphs[k]));
-            status = EXIT_BAD_INPUT;
-            if (o->json) print_json(stdout, k, graphs[k], &info, NULL);
-            else if (!o->quiet) print_summary(summary, k, &info, NULL);
-            continue;
-        }
-        if (rc == CONCORD_ENOTCONVERGED && status == EXIT_OK) status = EXIT_NOT_CONVERGED;
-        concord_decoding decoding;
-        const concord_decoding *dec = NULL;
-        if (o->decode) {
-            if (concord_decode(graphs[k], &decoding) != CONCORD_OK) {
-                fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_last_error(graphs[k]));
-                status = EXIT_FAILURE_OTHER;
-                break;
-            }
-            dec = &decoding;
-        }
-        if (o->json) print_json(stdout, k, graphs[k], &info, dec);
-        else if (!o->quiet) print_summary(summary, k, &info, dec);
-        if (posteriors) write_posteriors(posteriors, graphs[k]);
-        if (map.fp && write_uai_map(map.fp, graphs[k])) {
-            fprintf(stderr, "concord: out of memory writing %s\n", o->uai_map);
-            status = EXIT_FAILURE_OTHER;
-        }
+        int graph_status = solve_one(o, k, graphs[k], solver, summary, posteriors, map.fp);
+        if (severity(graph_status) > severity(status)) status = graph_status;
+        concord_solver_free(solver);
     }
     int keep = status != EXIT_FAILURE_OTHER;
     int failed = output_close(&post, keep) | output_close(&map, keep);

@@ -6,10 +6,19 @@
  * knapsack polytope here is the continuous one, as in AD3).
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "../factor.h"
+#include "../graph.h"
 #include "../qp/box_qp.h"
 #include "../util.h"
+
+/* Parameters of the family (BUDGET, exact BUDGET, KNAPSACK). */
+typedef struct budget_params {
+    double budget;
+    int exact;      /* the sum must equal the budget */
+    double costs[]; /* KNAPSACK only: one cost per link */
+} budget_params;
 
 static size_t budget_scratch(const factor *f) { return box_qp_scratch_bytes(f->degree); }
 
@@ -67,7 +76,7 @@ static void budget_face(const factor *f, int32_t face, const double *b, const do
     box_qp_face(f->degree, u, NULL, face, w, x, du);
 }
 
-const factor_ops factor_budget_ops = {.name = "BUDGET",
+static const factor_ops budget_ops = {.name = "BUDGET",
                                       .map = budget_map,
                                       .qp = budget_qp,
                                       .scratch_bytes = budget_scratch,
@@ -108,9 +117,57 @@ static void knapsack_face(const factor *f, int32_t face, const double *b, const 
     box_qp_face(f->degree, u, params_of(f)->costs, face, w, x, du);
 }
 
-const factor_ops factor_knapsack_ops = {.name = "KNAPSACK",
+static const factor_ops knapsack_ops = {.name = "KNAPSACK",
                                         .map = knapsack_map,
                                         .qp = knapsack_qp,
                                         .scratch_bytes = budget_scratch,
                                         .face_jvp = knapsack_face,
                                         .fractional_vertices = true};
+
+static int check_budget(concord_graph *g, const char *name, double budget) {
+    if (!isfinite(budget) || budget < 0.0)
+        return graph_fail(g, CONCORD_EINVAL, "%s factor: budget %g must be finite and >= 0",
+                          name, budget);
+    return CONCORD_OK;
+}
+
+int concord_add_budget(concord_graph *g, int32_t degree, const int32_t *vars,
+                       const bool *negated, double budget, bool exact, int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    int rc = check_budget(g, "BUDGET", budget);
+    if (rc) return rc;
+    if (budget != floor(budget))
+        return graph_fail(g, CONCORD_EINVAL, "BUDGET factor: budget %g is not an integer",
+                          budget);
+    if (exact && budget > degree)
+        return graph_fail(g, CONCORD_EINVAL,
+                          "exact BUDGET factor: budget %g exceeds the degree %d", budget,
+                          degree);
+    budget_params *p = malloc(sizeof *p);
+    if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    p->budget = budget;
+    p->exact = exact;
+    return graph_add_factor(g, &budget_ops, degree, vars, negated, true, 0, NULL, p,
+                            factor_id);
+}
+
+int concord_add_knapsack(concord_graph *g, int32_t degree, const int32_t *vars,
+                         const bool *negated, const double *costs, double budget,
+                         int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    int rc = check_budget(g, "KNAPSACK", budget);
+    if (rc) return rc;
+    if (degree < 1 || !costs) return graph_check_links(g, "KNAPSACK", costs ? degree : 0, vars);
+    for (int32_t j = 0; j < degree; ++j)
+        if (!isfinite(costs[j]) || costs[j] < 0.0)
+            return graph_fail(g, CONCORD_EINVAL,
+                              "KNAPSACK factor: cost %d is %g (must be finite and >= 0)", j,
+                              costs[j]);
+    budget_params *p = malloc(sizeof *p + (size_t)degree * sizeof(double));
+    if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    p->budget = budget;
+    p->exact = 0;
+    memcpy(p->costs, costs, (size_t)degree * sizeof(double));
+    return graph_add_factor(g, &knapsack_ops, degree, vars, negated, true, 0, NULL, p,
+                            factor_id);
+}

@@ -8,10 +8,19 @@
  * its variables. Joint states may be forbidden (zero probability). It has
  * a MAP oracle only: its QP goes through the generic active set.
  */
+#include <math.h>
 #include <stdlib.h>
 
-#include "../factor.h"
-#include "dense.h"
+#include "../graph.h"
+
+typedef struct dense_params {
+    int32_t n_vars;     /* multi-valued variables */
+    int32_t n_configs;  /* product of their state counts */
+    int32_t *states;    /* state count of each variable */
+    int32_t *offset;    /* link of each variable's first state */
+    uint8_t *forbidden; /* per joint state: 1 when it has probability zero */
+} dense_params;
+
 
 static const dense_params *params_of(const factor *f) {
     return (const dense_params *)f->params;
@@ -65,12 +74,14 @@ static size_t dense_scratch(const factor *f) {
 
 static int32_t dense_config_size(const factor *f) { return params_of(f)->n_vars + 1; }
 
-const factor_ops factor_dense_ops = {.name = "DENSE",
+static const factor_ops dense_ops = {.name = "DENSE",
                                      .map = dense_map,
                                      .scratch_bytes = dense_scratch,
                                      .config_size = dense_config_size};
 
-dense_params *dense_params_new(int32_t n_vars, const int32_t *states, int32_t n_configs) {
+/* One allocation holding the parameters (freed with free()); the forbidden
+ * table starts all zero. NULL when out of memory. */
+static dense_params *dense_params_new(int32_t n_vars, const int32_t *states, int32_t n_configs) {
     size_t bytes = sizeof(dense_params) + 2 * (size_t)n_vars * sizeof(int32_t) +
                    (size_t)n_configs;
     dense_params *p = calloc(1, bytes);
@@ -86,4 +97,61 @@ dense_params *dense_params_new(int32_t n_vars, const int32_t *states, int32_t n_
         at += states[j];
     }
     return p;
+}
+
+/* Largest DENSE table accepted (entries). */
+enum { DENSE_MAX_CONFIGS = 1 << 24 };
+
+int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
+                      const int32_t *vars, const double *scores, int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    if (n_vars < 1 || !num_states)
+        return graph_fail(g, CONCORD_EINVAL, "DENSE factor over no variables");
+    int64_t degree = 0, n_configs = 1;
+    for (int32_t j = 0; j < n_vars; ++j) {
+        if (num_states[j] < 1)
+            return graph_fail(g, CONCORD_EINVAL, "DENSE factor: variable %d has %d states", j,
+                              num_states[j]);
+        degree += num_states[j];
+        n_configs *= num_states[j];
+        if (n_configs > DENSE_MAX_CONFIGS || degree > INT32_MAX)
+            return graph_fail(g, CONCORD_EINVAL,
+                              "DENSE factor: table too large (more than %d entries)",
+                              DENSE_MAX_CONFIGS);
+    }
+    int rc = graph_check_links(g, "DENSE", (int32_t)degree, vars);
+    if (rc) return rc;
+    dense_params *p = dense_params_new(n_vars, num_states, (int32_t)n_configs);
+    double *table = malloc((size_t)n_configs * sizeof *table);
+    if (!p || !table) {
+        free(p);
+        free(table);
+        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    }
+    int32_t allowed = 0;
+    for (int64_t c = 0; c < n_configs; ++c) {
+        double x = scores ? scores[c] : 0.0;
+        if (x == -INFINITY) {
+            p->forbidden[c] = 1;
+            x = 0.0;
+        } else if (!isfinite(x)) {
+            free(p);
+            free(table);
+            return graph_fail(g, CONCORD_EINVAL, "DENSE factor: score %lld is %g",
+                              (long long)c, x);
+        } else {
+            ++allowed;
+        }
+        table[c] = x;
+    }
+    if (allowed == 0) {
+        free(p);
+        free(table);
+        return graph_fail(g, CONCORD_EINFEASIBLE,
+                          "DENSE factor: every joint state is forbidden");
+    }
+    rc = graph_add_factor(g, &dense_ops, (int32_t)degree, vars, NULL, false,
+                          (int32_t)n_configs, table, p, factor_id);
+    free(table);
+    return rc;
 }

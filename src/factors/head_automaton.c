@@ -95,7 +95,7 @@ static int32_t head_automaton_config_size(const factor *f) {
     return 2 * params_of(f)->n_modifiers + 1;
 }
 
-const factor_ops factor_head_automaton_ops = {.name = "HEAD_AUTOMATON",
+static const factor_ops head_automaton_ops = {.name = "HEAD_AUTOMATON",
                                               .map = head_automaton_map,
                                               .scratch_bytes = head_automaton_scratch,
                                               .config_size = head_automaton_config_size};
@@ -140,7 +140,7 @@ static int32_t grandparent_config_size(const factor *f) {
     return 3 * params_of(f)->n_modifiers + 2;
 }
 
-const factor_ops factor_grandparent_head_automaton_ops = {
+static const factor_ops grandparent_head_automaton_ops = {
     .name = "GRANDPARENT_HEAD_AUTOMATON",
     .map = grandparent_map,
     .scratch_bytes = grandparent_scratch,
@@ -151,7 +151,7 @@ static int add_automaton(concord_graph *g, const factor_ops *ops, int32_t n_gran
                          int32_t *factor_id) {
     if (n_modifiers < 0)
         return graph_fail(g, CONCORD_EINVAL, "%s factor: %d modifiers", ops->name, n_modifiers);
-    if (ops == &factor_grandparent_head_automaton_ops && n_grandparents < 1)
+    if (ops == &grandparent_head_automaton_ops && n_grandparents < 1)
         return graph_fail(g, CONCORD_EINVAL, "%s factor: %d grandparents (must be >= 1)",
                           ops->name, n_grandparents);
     int64_t n = n_modifiers;
@@ -171,7 +171,7 @@ static int add_automaton(concord_graph *g, const factor_ops *ops, int32_t n_gran
 int concord_add_head_automaton(concord_graph *g, int32_t n_modifiers, const int32_t *vars,
                                const double *scores, int32_t *factor_id) {
     if (!g) return CONCORD_EINVAL;
-    return add_automaton(g, &factor_head_automaton_ops, 0, n_modifiers, vars, scores,
+    return add_automaton(g, &head_automaton_ops, 0, n_modifiers, vars, scores,
                          factor_id);
 }
 
@@ -179,6 +179,6 @@ int concord_add_grandparent_head_automaton(concord_graph *g, int32_t n_grandpare
                                            int32_t n_modifiers, const int32_t *vars,
                                            const double *scores, int32_t *factor_id) {
     if (!g) return CONCORD_EINVAL;
-    return add_automaton(g, &factor_grandparent_head_automaton_ops, n_grandparents,
+    return add_automaton(g, &grandparent_head_automaton_ops, n_grandparents,
                          n_modifiers, vars, scores, factor_id);
 }

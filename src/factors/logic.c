@@ -11,7 +11,9 @@
  * dropped constraint is active at the optimum, where t = sum_i u_i <= 1:
  * that is the XOR of (u_1, ..., u_n, not t), a box QP again.
  */
-#include "../factor.h"
+#include <stdlib.h>
+
+#include "../graph.h"
 #include "../qp/box_qp.h"
 #include "../util.h"
 
@@ -54,7 +56,7 @@ static void unit_box_face(const factor *f, int32_t face, const double *b, const 
     box_qp_face(f->degree, u, NULL, face, w, x, du);
 }
 
-const factor_ops factor_xor_ops = {.name = "XOR",
+static const factor_ops xor_ops = {.name = "XOR",
                                    .map = xor_map,
                                    .qp = xor_qp,
                                    .scratch_bytes = box_scratch,
@@ -78,7 +80,7 @@ static int32_t atmostone_qp(const factor *f, const double *a, const double *b,
     return box_qp_active(BOX_LE, box_qp(f->degree, a, d, NULL, 1.0, BOX_LE, u, scratch));
 }
 
-const factor_ops factor_atmostone_ops = {.name = "ATMOSTONE",
+static const factor_ops atmostone_ops = {.name = "ATMOSTONE",
                                          .map = atmostone_map,
                                          .qp = atmostone_qp,
                                          .scratch_bytes = box_scratch,
@@ -110,7 +112,7 @@ static int32_t or_qp(const factor *f, const double *a, const double *b,
     return box_qp_active(BOX_GE, box_qp(f->degree, a, d, NULL, 1.0, BOX_GE, u, scratch));
 }
 
-const factor_ops factor_or_ops = {.name = "OR",
+static const factor_ops or_ops = {.name = "OR",
                                   .map = or_map,
                                   .qp = or_qp,
                                   .scratch_bytes = box_scratch,
@@ -252,8 +254,53 @@ static void orout_face(const factor *f, int32_t face, const double *b, const dou
         if (t > 0.0 && u[i] >= t - 1e-12) du[i] = group;
 }
 
-const factor_ops factor_orout_ops = {.name = "OROUT",
+static const factor_ops orout_ops = {.name = "OROUT",
                                      .map = orout_map,
                                      .qp = orout_qp,
                                      .scratch_bytes = orout_scratch_bytes,
                                      .face_jvp = orout_face};
+
+/* ---- The builder: every logic kind is one of the four tables above ---- */
+
+const char *concord_logic_name(concord_logic kind) {
+    switch (kind) {
+    case CONCORD_XOR: return "XOR";
+    case CONCORD_XOROUT: return "XOROUT";
+    case CONCORD_ATMOSTONE: return "ATMOSTONE";
+    case CONCORD_OR: return "OR";
+    case CONCORD_OROUT: return "OROUT";
+    case CONCORD_ANDOUT: return "ANDOUT";
+    case CONCORD_IMPLY: return "IMPLY";
+    default: return "?";
+    }
+}
+
+int concord_add_logic(concord_graph *g, concord_logic kind, int32_t degree,
+                      const int32_t *vars, const bool *negated, int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    const factor_ops *ops;
+    switch (kind) {
+    case CONCORD_XOR:
+    case CONCORD_XOROUT: ops = &xor_ops; break;
+    case CONCORD_ATMOSTONE: ops = &atmostone_ops; break;
+    case CONCORD_OR:
+    case CONCORD_IMPLY: ops = &or_ops; break;
+    case CONCORD_OROUT:
+    case CONCORD_ANDOUT: ops = &orout_ops; break;
+    default: return graph_fail(g, CONCORD_EINVAL, "unknown logic factor kind %d", (int)kind);
+    }
+    if (degree < 1 || degree > INT32_MAX / 2 || !vars)
+        return graph_check_links(g, concord_logic_name(kind), degree, vars);
+    bool *flip = malloc((size_t)degree * sizeof *flip);
+    if (!flip) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    for (int32_t j = 0; j < degree; ++j) {
+        bool given = negated && negated[j];
+        bool last = j == degree - 1;
+        bool flipped = (kind == CONCORD_XOROUT && last) || kind == CONCORD_ANDOUT ||
+                       (kind == CONCORD_IMPLY && !last);
+        flip[j] = given != flipped;
+    }
+    int rc = graph_add_factor(g, ops, degree, vars, flip, true, 0, NULL, NULL, factor_id);
+    free(flip);
+    return rc;
+}

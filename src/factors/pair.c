@@ -9,7 +9,7 @@
  * its region it is the global optimum, otherwise the optimum is on the line
  * between the regions (u1 = u2, or u1 + u2 = 1), a one-dimensional QP.
  */
-#include "../factor.h"
+#include "../graph.h"
 #include "../util.h"
 
 static double pair_map(const factor *f, const double *a, const double *b,
@@ -105,5 +105,13 @@ static void pair_face_jvp(const factor *f, int32_t face, const double *b, const 
     if (dv) dv[0] = g[0] * du[0] + g[1] * du[1];
 }
 
-const factor_ops factor_pair_ops = {
+static const factor_ops pair_ops = {
     .name = "PAIR", .map = pair_map, .qp = pair_qp, .face_jvp = pair_face_jvp};
+
+int concord_add_pair(concord_graph *g, int32_t var1, int32_t var2, double score,
+                     int32_t *factor_id) {
+    if (!g) return CONCORD_EINVAL;
+    int32_t vars[2] = {var1, var2};
+    return graph_add_factor(g, &pair_ops, 2, vars, NULL, false, 1, &score, NULL,
+                            factor_id);
+}

@@ -187,12 +187,12 @@ static size_t sequence_scratch(const factor *f) {
 /* One state per position and L + 1 transitions. */
 static int32_t sequence_config_size(const factor *f) { return 2 * params_of(f)->length + 1; }
 
-const factor_ops factor_sequence_ops = {.name = "SEQUENCE",
+static const factor_ops sequence_ops = {.name = "SEQUENCE",
                                         .map = sequence_map,
                                         .scratch_bytes = sequence_scratch,
                                         .config_size = sequence_config_size};
 
-const factor_ops factor_sequence_budget_ops = {.name = "SEQUENCE_BUDGET",
+static const factor_ops sequence_budget_ops = {.name = "SEQUENCE_BUDGET",
                                                .map = sequence_map,
                                                .scratch_bytes = sequence_scratch,
                                                .config_size = sequence_config_size};
@@ -221,7 +221,7 @@ static int add_sequence(concord_graph *g, const factor_ops *ops, int32_t length,
     n_add += num_states[length - 1];
     if (n_add > INT32_MAX)
         return graph_fail(g, CONCORD_EINVAL, "%s factor: too many transitions", name);
-    if (budget < -1 || (ops == &factor_sequence_budget_ops && budget < 0))
+    if (budget < -1 || (ops == &sequence_budget_ops && budget < 0))
         return graph_fail(g, CONCORD_EINVAL, "%s factor: budget %d must be >= 0", name, budget);
     if (budget >= 0 && forced > budget)
         return graph_fail(g, CONCORD_EINFEASIBLE,
@@ -255,7 +255,7 @@ static int add_sequence(concord_graph *g, const factor_ops *ops, int32_t length,
 int concord_add_sequence(concord_graph *g, int32_t length, const int32_t *num_states,
                          const int32_t *vars, const double *scores, int32_t *factor_id) {
     if (!g) return CONCORD_EINVAL;
-    return add_sequence(g, &factor_sequence_ops, length, num_states, vars, -1, scores,
+    return add_sequence(g, &sequence_ops, length, num_states, vars, -1, scores,
                         factor_id);
 }
 
@@ -263,6 +263,6 @@ int concord_add_sequence_budget(concord_graph *g, int32_t length, const int32_t 
                                 const int32_t *vars, int32_t budget, const double *scores,
                                 int32_t *factor_id) {
     if (!g) return CONCORD_EINVAL;
-    return add_sequence(g, &factor_sequence_budget_ops, length, num_states, vars, budget,
+    return add_sequence(g, &sequence_budget_ops, length, num_states, vars, budget,
                         scores, factor_id);
 }

@@ -233,12 +233,12 @@ static int32_t tree_config_size(const factor *f) {
     return 2 * p->n - 1 + p->counts;
 }
 
-const factor_ops factor_general_tree_ops = {.name = "GENERAL_TREE",
+static const factor_ops general_tree_ops = {.name = "GENERAL_TREE",
                                             .map = tree_map,
                                             .scratch_bytes = tree_scratch,
                                             .config_size = tree_config_size};
 
-const factor_ops factor_general_tree_counts_ops = {.name = "GENERAL_TREE_COUNTS",
+static const factor_ops general_tree_counts_ops = {.name = "GENERAL_TREE_COUNTS",
                                                    .map = tree_counts_map,
                                                    .scratch_bytes = tree_scratch,
                                                    .config_size = tree_config_size};
@@ -328,7 +328,7 @@ static int add_tree(concord_graph *g, const factor_ops *ops, int32_t n, const in
                     const int32_t *parents, const int32_t *vars, const double *scores,
                     int32_t *factor_id) {
     const char *name = ops->name;
-    const bool counts = ops == &factor_general_tree_counts_ops;
+    const bool counts = ops == &general_tree_counts_ops;
     if (n < 1 || !num_states || !parents)
         return graph_fail(g, CONCORD_EINVAL, "%s factor over %d nodes (must be >= 1)", name, n);
     if (n > INT32_MAX / 16)
@@ -376,7 +376,7 @@ int concord_add_general_tree(concord_graph *g, int32_t n_nodes, const int32_t *n
                              const int32_t *parents, const int32_t *vars, const double *scores,
                              int32_t *factor_id) {
     if (!g) return CONCORD_EINVAL;
-    return add_tree(g, &factor_general_tree_ops, n_nodes, num_states, parents, vars, scores,
+    return add_tree(g, &general_tree_ops, n_nodes, num_states, parents, vars, scores,
                     factor_id);
 }
 
@@ -384,7 +384,7 @@ int concord_add_general_tree_counts(concord_graph *g, int32_t n_nodes, const int
                                     const int32_t *parents, const int32_t *vars,
                                     const double *scores, int32_t *factor_id) {
     if (!g) return CONCORD_EINVAL;
-    return add_tree(g, &factor_general_tree_counts_ops, n_nodes, num_states, parents, vars,
+    return add_tree(g, &general_tree_counts_ops, n_nodes, num_states, parents, vars,
                     scores, factor_id);
 }
 
@@ -421,7 +421,7 @@ static int32_t compressor_config_size(const factor *f) {
     return 2 * ((const compressor_params *)f->params)->n_words + 2;
 }
 
-const factor_ops factor_sequence_compressor_ops = {.name = "SEQUENCE_COMPRESSOR",
+static const factor_ops sequence_compressor_ops = {.name = "SEQUENCE_COMPRESSOR",
                                                    .map = compressor_map,
                                                    .scratch_bytes = compressor_scratch,
                                                    .config_size = compressor_config_size};
@@ -435,6 +435,6 @@ int concord_add_sequence_compressor(concord_graph *g, int32_t n_words, const int
     compressor_params *p = malloc(sizeof *p);
     if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
     p->n_words = n_words;
-    return graph_add_factor(g, &factor_sequence_compressor_ops, n_words + 1, vars, NULL, false,
+    return graph_add_factor(g, &sequence_compressor_ops, n_words + 1, vars, NULL, false,
                             (int32_t)((n + 1) * (n + 2) / 2), scores, p, factor_id);
 }

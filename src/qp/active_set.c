@@ -367,7 +367,7 @@ static int degenerate_step(active_set *s, const int32_t *x, int32_t n) {
 active_set_result active_set_solve(active_set *s, const factor *f, const double *a,
                                    const double *b, const double *d, double *u, double *v,
                                    int32_t max_iter, factor_buffers *buf) {
-    active_set_result res = {0, false};
+    active_set_result res = {0, false, 0};
     if (!s->have_d || memcmp(s->d, d, (size_t)s->degree * sizeof(double)) != 0) {
         int uniform = 1;
         for (int32_t i = 1; i < s->degree && uniform; ++i) uniform = d[i] == d[0];
@@ -386,6 +386,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
     if (s->size == 0) {
         f->ops->map(f, a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
         res.oracle_calls++;
+        if ((res.error = factor_failure(f, buf->scratch))) return res;
         int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
         border(s, s->cand, n);
         s->p[0] = 1.0;
@@ -435,6 +436,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         for (int32_t i = 0; i < s->degree; ++i) buf->oracle_a[i] = a[i] - d[i] * u[i];
         double best = f->ops->map(f, buf->oracle_a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
         res.oracle_calls++;
+        if ((res.error = factor_failure(f, buf->scratch))) break;
         if (best <= tau + 1e-12 * scale) {
             res.exact = true;
             break;

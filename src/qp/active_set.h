@@ -43,6 +43,7 @@ void active_set_reset(active_set *s);
 typedef struct active_set_result {
     int32_t oracle_calls;
     bool exact; /* optimality verified (else stopped at max_iter/capacity) */
+    int error;  /* a user oracle's error code, which ended the solve (0: none) */
 } active_set_result;
 
 /* Solves the QP in literal space, warm-started from the previous call.

@@ -3,34 +3,38 @@
  * same loop for LP-SparseMAP, which only changes the factors' weights.
  *
  * Each factor keeps a copy u_f of its variables; consensus ubar and
- * multipliers lambda tie the copies together. One iteration:
+ * multipliers lambda tie the copies together. One iteration is a list of
+ * named steps, each a function below:
  *   factor step     u_f = argmax over M_f of a.u + phi.v - 1/2 sum d_i u_i^2,
  *                   a_i = theta_i/deg_i + lambda_{f,i} + eta ubar_i,
  *                   d_i = eta (LP-MAP) or 1/deg_i + eta (LP-SparseMAP, whose
  *                   objective -1/2 |u|^2 is split evenly among the copies);
- *   consensus step  ubar_i <- ubar_i + alpha (mean_f u_{f,i} - ubar_i);
- *   multiplier step lambda_{f,i} -= eta (uhat_{f,i} - ubar_i), with the
- *                   over-relaxed uhat = ubar_old + alpha (u_{f,i} - ubar_old).
+ *   consensus and   ubar_i <- ubar_i + alpha (mean_f u_{f,i} - ubar_i);
+ *   dual update     lambda_{f,i} -= eta (uhat_{f,i} - ubar_i), with the
+ *                   over-relaxed uhat = ubar_old + alpha (u_{f,i} - ubar_old),
+ *                   and the residuals, in one pass over the variables;
+ *   termination     small residuals, exact inner solves, and for LP-MAP a
+ *                   small gap to the dual bound;
+ *   dual bound      sum_f max_{M_f} (theta/deg + lambda_f).u + phi.v (plus
+ *                   max(0, -sum_f lambda_{f,i}) per variable, valid for any
+ *                   lambda), every bound_every iterations, with the progress
+ *                   callback;
+ *   penalty update  residual balancing;
+ *   acceleration    Anderson extrapolation of the per-link state
+ *                   lambda + eta ubar (anderson.c), every third iteration.
  * The LP-MAP penalty is eta_abs = eta * scale, where scale is the RMS of
  * the link-level scores, which makes the iterates invariant to rescaling
  * the scores (LP-SparseMAP is not scale-invariant: its unit is
- * max(scale, 1)). A factor whose inputs did not change since its last solve is not
- * solved again (its multipliers and variables did not move). Stopping is
- * per link: max |u_{f,i} - ubar_i| <= tol and eta * max |change of ubar|
- * <= tol, and for LP-MAP also |bound - value| <= tol * sum |scores|. The
- * LP-MAP dual bound sum_f max_{M_f} (theta/deg + lambda_f).u + phi.v
- * (plus max(0, -sum_f lambda_{f,i}) per variable, valid for any lambda) is
- * computed every bound_every iterations and at the end.
+ * max(scale, 1)). A factor whose inputs did not change since its last
+ * solve is not solved again (its multipliers and variables did not move).
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "../util.h"
-#include "anderson.h"
-#include "workspace.h"
+#include "solver.h"
 
 enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
 /* the first iterations adapt the penalty more often and by larger steps */
@@ -39,36 +43,140 @@ enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
 static const double ETA_REL_MIN = 1e-4, ETA_REL_MAX = 1e4;
 #define CACHE_FRACTION 0.01
 
-void concord_default_settings(concord_settings *s) {
-    s->max_iter = 100000;
-    s->tol = 1e-6;
-    s->eta = 0.1;
-    s->adapt_eta = true;
-    s->relaxation = 1.0;
-    s->bound_every = 25;
-    s->max_inner_iter = 10;
-    s->backward_tol = 1e-10;
-    s->backward_max_iter = 1000;
-    s->backward_power = false;
-    s->acceleration = 8;
-    s->verbosity = 0;
+/* How a solve ended. */
+typedef enum outcome {
+    CONVERGED,
+    STOPPED_MAX_ITER,
+    STOPPED_TIME_LIMIT,
+    STOPPED_INTERRUPTED,
+    FAILED_NUMERIC,
+    FAILED_INFEASIBLE,
+    FAILED_CALLBACK
+} outcome;
+
+/* One solve: the settings, scales and counters its steps share. */
+typedef struct admm_run {
+    concord_solver *s;
+    const concord_graph *g;
+    const double *theta, *phi; /* the scores solved for */
+    concord_settings st;
+    bool sparse;
+    double scale;          /* the unit of the penalty */
+    double eta_rel, eta;   /* the penalty, relative and absolute */
+    double cache_slack;    /* see factor_step */
+    double l1;             /* sum of |scores| */
+    double gap_tol;        /* the LP-MAP gap that counts as closed */
+    double upper_bound;    /* best dual bound so far */
+    int32_t last_bound;    /* iteration of the last bound */
+    int32_t adaptations;   /* penalty changes so far */
+    int64_t solves, oracle_calls;
+    double primal, dual;   /* the last iteration's residuals (max) */
+    double primal_sq, change_sq; /* and their squares summed, for the RMS */
+    int callback_error;    /* a user callback's code, in callback_factor */
+    int32_t callback_factor;
+    int32_t iteration;     /* the current one, for the acceleration's calls */
+    struct timespec start;
+} admm_run;
+
+static double seconds_since(const struct timespec *start) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
 }
 
 /* Sets the link-level scores theta_i / deg_i and returns the RMS of the
  * non-zero ones and of phi: the unit of the penalty. */
-static double link_scores(const concord_graph *g, admm_workspace *w) {
+static double link_scores(const admm_run *r) {
+    const concord_graph *g = r->g;
+    concord_solver *s = r->s;
     double sum = 0.0;
     int64_t count = 0;
     for (int32_t l = 0; l < g->n_links; ++l) {
         int32_t i = g->link_var[l];
-        double x = g->theta[i] * w->inv_deg[i];
-        w->link_score[l] = x;
+        double x = r->theta[i] * s->inv_deg[i];
+        s->link_score[l] = x;
         if (x != 0.0) sum += x * x, ++count;
     }
     for (int32_t k = 0; k < g->n_add; ++k)
-        if (g->phi[k] != 0.0) sum += g->phi[k] * g->phi[k], ++count;
+        if (r->phi[k] != 0.0) sum += r->phi[k] * r->phi[k], ++count;
     double scale = count ? sqrt(sum / (double)count) : 1.0;
     return scale > 0.0 && isfinite(scale) ? scale : 1.0;
+}
+
+/* Sum of |scores|: bounds |objective| over the whole box. */
+static double score_l1(const admm_run *r) {
+    double sum = 0.0;
+    for (int32_t i = 0; i < r->g->n_vars; ++i) sum += fabs(r->theta[i]);
+    for (int32_t k = 0; k < r->g->n_add; ++k) sum += fabs(r->phi[k]);
+    return sum;
+}
+
+/* theta.u + phi.v, minus |u|^2 / 2 for LP-SparseMAP. */
+static double objective(const admm_run *r, const double *u, const double *v) {
+    double value = 0.0;
+    for (int32_t i = 0; i < r->g->n_vars; ++i) value += r->theta[i] * u[i];
+    for (int32_t k = 0; k < r->g->n_add; ++k) value += r->phi[k] * v[k];
+    if (r->sparse)
+        for (int32_t i = 0; i < r->g->n_vars; ++i) value -= 0.5 * u[i] * u[i];
+    return value;
+}
+
+/* The LP-MAP value at the current consensus and factor outputs, which the
+ * gap test compares with the dual bound. */
+static double current_value(const admm_run *r) {
+    double value = 0.0;
+    for (int32_t i = 0; i < r->g->n_vars; ++i) value += r->theta[i] * r->s->ubar[i];
+    for (int32_t k = 0; k < r->g->n_add; ++k) value += r->phi[k] * r->s->v[k];
+    return value;
+}
+
+/* LP-MAP weighs every link alike (d_i = eta): s->d is filled once per
+ * penalty rather than once per factor solve. */
+static void set_penalty(admm_run *r, double eta_rel) {
+    r->eta_rel = eta_rel;
+    r->eta = eta_rel * r->scale;
+    /* A factor is solved again only when an input moved by more than this:
+     * its output would move by at most CACHE_FRACTION * tol. */
+    r->cache_slack = CACHE_FRACTION * r->st.tol * r->eta;
+    if (!r->sparse)
+        for (int32_t j = 0; j < r->s->max_degree; ++j) r->s->d[j] = r->eta;
+}
+
+/* The acceleration's vector: lambda_l + eta ubar_i, link by link in
+ * variable-major order (a variable's links are one block). */
+static void fill_slot_state(admm_run *r) {
+    concord_solver *s = r->s;
+    for (int32_t i = 0; i < r->g->n_vars; ++i) {
+        const double consensus = r->eta * s->ubar[i];
+        for (int32_t q = s->var_link_begin[i]; q < s->var_link_begin[i + 1]; ++q)
+            s->slot_state[q] = s->lambda[s->var_links[q]] + consensus;
+    }
+}
+
+/* The state a solve starts from: the last solve's (warm) or a cold one
+ * (zero multipliers, consensus 1/2, empty active sets, the settings'
+ * penalty). A variable in no factor takes its best value once and for
+ * all; every factor is solved in the first iteration. */
+static void start(admm_run *r, bool warm) {
+    concord_solver *s = r->s;
+    const concord_graph *g = r->g;
+    const double score_rms = link_scores(r);
+    r->scale = r->sparse ? fmax(score_rms, 1.0) : score_rms;
+    set_penalty(r, warm && s->eta_rel > 0.0 ? s->eta_rel : r->st.eta);
+    if (!warm) {
+        for (int32_t l = 0; l < g->n_links; ++l) s->lambda[l] = 0.0;
+        for (int32_t i = 0; i < g->n_vars; ++i) s->ubar[i] = 0.5;
+        for (int32_t f = 0; f < g->n_factors; ++f)
+            if (s->state[f]) active_set_reset(s->state[f]);
+    }
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        if (s->deg[i] == 0) s->ubar[i] = r->sparse ? clip01(r->theta[i]) : (r->theta[i] > 0.0);
+        s->active[i] = s->deg[i] > 0;
+    }
+    memset(s->dirty, 1, (size_t)g->n_factors);
+    r->l1 = score_l1(r);
+    r->gap_tol = r->st.tol * (r->l1 > 0.0 ? r->l1 : 1.0);
+    r->upper_bound = INFINITY;
 }
 
 /* The first k' >= k with flags[k'] set, or n. Eight clear flags are
@@ -92,101 +200,199 @@ static inline int32_t next_set(const bool *flags, int32_t k, int32_t n) {
     return k;
 }
 
-/* LP-MAP weighs every link alike (d_i = eta): w->d is filled once per
- * penalty rather than once per factor solve. */
-static void fill_uniform_weights(admm_workspace *w, double eta) {
-    for (int32_t j = 0; j < w->max_degree; ++j) w->d[j] = eta;
-}
-
-/* Solves factor f's QP at the current multipliers and consensus; returns
- * whether the solve was exact and counts its oracle calls. LP-SparseMAP's
- * weights are set here; LP-MAP's must be in w->d already
- * (fill_uniform_weights). Only the
- * variables whose copy changed need revisiting: a variable left alone last
- * iteration has every copy equal to its consensus, so if they stay put its
- * update is a no-op (on mostly integral graphs, most copies stay put).
- * Inlined into the loop, which then loads the workspace's arrays once per
- * iteration instead of once per factor (coref: -3% instructions). */
-static inline __attribute__((always_inline)) bool solve_factor(const concord_graph *g,
-                                                                admm_workspace *w, int32_t f,
-                                                                double eta, int sparse,
-                                                                int32_t max_inner,
-                                                                int64_t *oracle_calls) {
+/* Solves factor f's QP at the current multipliers and consensus, with
+ * the weights in s->d (LP-SparseMAP's are set here, LP-MAP's by
+ * set_penalty). Only the variables whose copy changed need revisiting: a
+ * variable left alone last iteration has every copy equal to its
+ * consensus, so if they stay put its update is a no-op (on mostly integral
+ * graphs, most copies stay put). Inlined into the factor step, which then
+ * loads the solver's arrays once per iteration instead of once per factor
+ * (coref: -3% instructions). */
+static inline __attribute__((always_inline)) void
+solve_factor(concord_solver *s, const double *phi, int32_t f, double eta, bool sparse,
+             int32_t max_inner, qp_outcome *out) {
+    const concord_graph *g = s->g;
     const factor *fa = &g->factors[f];
     const int32_t begin = fa->link_begin, n = fa->degree;
     const int32_t *var = g->link_var + begin;
     const uint8_t *neg = g->link_neg + begin;
-    const double *lambda = w->lambda + begin, *score = w->link_score + begin;
-    const double *ubar = w->ubar;
-    double *lit_a = w->buf.lit_a, *d = w->d, *a_solved = w->a_solved + begin;
-    if (sparse) workspace_link_weights(w, var, n, 1, eta, d);
+    const double *lambda = s->lambda + begin, *score = s->link_score + begin;
+    const double *ubar = s->ubar;
+    double *lit_a = s->buf.lit_a, *d = s->d, *a_solved = s->a_solved + begin;
+    if (sparse) solver_link_weights(s, var, n, true, eta, d);
     for (int32_t j = 0; j < n; ++j) {
         const double a = score[j] + eta * ubar[var[j]] + lambda[j];
         a_solved[j] = a;
         lit_a[j] = literal_qp_input(neg[j], a, d[j]);
     }
-    qp_outcome out;
-    factor_qp_literals(fa, w->state[f], lit_a, g->phi + fa->add_begin, d, w->buf.lit_u,
-                       w->v + fa->add_begin, max_inner, &w->buf, &out);
+    factor_qp_literals(fa, s->state[f], lit_a, phi + fa->add_begin, d, s->buf.lit_u,
+                       s->v + fa->add_begin, max_inner, &s->buf, out);
     /* without branches: whether a copy moved is as good as random */
-    double *uf = w->uf + begin;
-    const double *lit_u = w->buf.lit_u;
+    double *uf = s->uf + begin;
+    const double *lit_u = s->buf.lit_u;
     for (int32_t j = 0; j < n; ++j) {
         const double u = variable_value(neg[j], lit_u[j]);
-        w->active[var[j]] |= u != uf[j];
+        s->active[var[j]] |= u != uf[j];
         uf[j] = u;
     }
-    w->face[f] = out.face;
-    *oracle_calls += out.oracle_calls;
-    return out.exact;
+    s->face[f] = out->face;
 }
 
-/* Lagrangian dual bound at the current multipliers. */
-static double dual_bound(const concord_graph *g, admm_workspace *w) {
-    double bound = 0.0;
+/* The factor step: every factor whose inputs moved is solved again.
+ * Returns how many inner solves were inexact (each is resumed at the next
+ * iteration); a callback's failure is left in r. Not inlined: inside the
+ * loop's function its inner loops ran short of registers (srl_fract_004:
+ * +6% instructions). */
+static __attribute__((noinline)) int32_t factor_step(admm_run *r) {
+    concord_solver *s = r->s;
+    const double *phi = r->phi, eta = r->eta;
+    const bool sparse = r->sparse;
+    const int32_t n = r->g->n_factors, max_inner = r->st.max_inner_iter;
+    int32_t inexact = 0, solves = 0;
+    int64_t oracle_calls = 0;
+    for (int32_t f = next_set(s->dirty, 0, n); f < n; f = next_set(s->dirty, f + 1, n)) {
+        qp_outcome out;
+        solve_factor(s, phi, f, eta, sparse, max_inner, &out);
+        ++solves;
+        oracle_calls += out.oracle_calls;
+        if (out.error) {
+            r->callback_error = out.error;
+            r->callback_factor = f;
+            break;
+        }
+        s->dirty[f] = !out.exact;
+        inexact += !out.exact;
+    }
+    r->solves += solves;
+    r->oracle_calls += oracle_calls;
+    return inexact;
+}
+
+/* The residuals of one iteration, summed over the variables revisited. */
+typedef struct residuals {
+    double primal, change;       /* largest |u_f - ubar|, |change of ubar| */
+    double primal_sq, change_sq; /* their squares summed over the links */
+    bool finite;
+} residuals;
+
+/* The consensus and dual update of variable i; with `accelerate`, it
+ * tells the acceleration when the variable changed (compiled twice, with
+ * it a constant). */
+static inline __attribute__((always_inline)) void
+update_variable(admm_run *r, int32_t i, int32_t t, const bool accelerate, residuals *res) {
+    concord_solver *s = r->s;
+    const double eta = r->eta, alpha = r->st.relaxation, slack = r->cache_slack;
+    const int32_t *links = s->var_links + s->var_link_begin[i];
+    const int32_t deg = s->deg[i];
+    double *lambda = s->lambda;
+    const double *uf = s->uf;
+    double old = s->ubar[i], sum = 0.0;
+    for (int32_t k = 0; k < deg; ++k) sum += uf[links[k]];
+    double mean = sum * s->inv_deg[i];
+    double now = old + alpha * (mean - old);
+    if (!isfinite(now)) res->finite = false;
+    double moved = fabs(now - old);
+    if (moved > res->change) res->change = moved;
+    res->change_sq += deg * moved * moved;
+    s->ubar[i] = now;
+    bool still = now != old;
+    const double base = r->theta[i] * s->inv_deg[i] + eta * now;
+    for (int32_t k = 0; k < deg; ++k) {
+        int32_t l = links[k];
+        double copy = uf[l];
+        double gap = fabs(copy - now);
+        res->primal = gap > res->primal ? gap : res->primal;
+        res->primal_sq += gap * gap;
+        /* branch-free updates: which links move is unpredictable */
+        double step = eta * (old + alpha * (copy - old) - now);
+        lambda[l] -= step;
+        still |= step != 0.0;
+        solver_mark_if_moved(s, l, base + lambda[l], slack);
+    }
+    if (accelerate && still) anderson_changed(s->aa, i, t);
+    s->active[i] = still;
+}
+
+/* The consensus and dual update of one iteration, with its residuals, in
+ * one pass over the variables that must be revisited. Returns false when a
+ * value became non-finite. */
+static bool consensus_and_dual_step(admm_run *r, int32_t t) {
+    concord_solver *s = r->s;
+    const int32_t n = r->g->n_vars;
+    residuals res = {0.0, 0.0, 0.0, 0.0, true};
+    if (r->st.acceleration > 0 && s->aa) {
+        for (int32_t i = next_set(s->active, 0, n); i < n; i = next_set(s->active, i + 1, n))
+            update_variable(r, i, t, true, &res);
+    } else {
+        for (int32_t i = next_set(s->active, 0, n); i < n; i = next_set(s->active, i + 1, n))
+            update_variable(r, i, t, false, &res);
+    }
+    r->primal = res.primal;
+    r->dual = r->eta_rel * res.change;
+    r->primal_sq = res.primal_sq;
+    r->change_sq = res.change_sq;
+    return res.finite;
+}
+
+/* Lagrangian dual bound at the current multipliers (0, or a callback's
+ * error, which is left in r). */
+static int dual_bound(admm_run *r, double *bound) {
+    concord_solver *s = r->s;
+    const concord_graph *g = r->g;
+    double sum = 0.0;
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
         for (int32_t j = 0; j < fa->degree; ++j) {
             int32_t l = fa->link_begin + j;
-            w->a[j] = w->link_score[l] + w->lambda[l];
+            s->a[j] = s->link_score[l] + s->lambda[l];
         }
-        bound += factor_map_variables(fa, g->link_neg + fa->link_begin, w->a,
-                                      g->phi + fa->add_begin, w->u, w->vmap, &w->buf);
+        double best;
+        int rc = solver_factor_map(s, f, s->a, r->phi + fa->add_begin, s->u, s->vmap, &best);
+        if (rc) {
+            r->callback_error = rc;
+            r->callback_factor = f;
+            return rc;
+        }
+        sum += best;
     }
     for (int32_t i = 0; i < g->n_vars; ++i) {
-        if (w->deg[i] == 0) {
-            bound += g->theta[i] > 0.0 ? g->theta[i] : 0.0;
+        if (s->deg[i] == 0) {
+            sum += r->theta[i] > 0.0 ? r->theta[i] : 0.0;
             continue;
         }
-        double sum = 0.0;
-        for (int32_t k = w->var_link_begin[i]; k < w->var_link_begin[i + 1]; ++k)
-            sum += w->lambda[w->var_links[k]];
-        bound += sum < 0.0 ? -sum : 0.0;
+        double multipliers = 0.0;
+        for (int32_t k = s->var_link_begin[i]; k < s->var_link_begin[i + 1]; ++k)
+            multipliers += s->lambda[s->var_links[k]];
+        sum += multipliers < 0.0 ? -multipliers : 0.0;
     }
-    return bound;
+    *bound = sum;
+    return 0;
 }
 
-/* Sum of |scores|: bounds |objective| over the whole box. */
-static double score_l1(const concord_graph *g) {
-    double sum = 0.0;
-    for (int32_t i = 0; i < g->n_vars; ++i) sum += fabs(g->theta[i]);
-    for (int32_t k = 0; k < g->n_add; ++k) sum += fabs(g->phi[k]);
-    return sum;
+/* Every point of the polytope scores at least -l1: a dual bound below
+ * that proves the constraints infeasible. */
+static bool proves_infeasible(const admm_run *r, double bound) {
+    return bound < -r->l1 - 1e-9 * (r->l1 > 0.0 ? r->l1 : 1.0);
 }
 
-/* The objective at the current consensus and factor outputs. */
-static double current_value(const concord_graph *g, const admm_workspace *w) {
-    double value = 0.0;
-    for (int32_t i = 0; i < g->n_vars; ++i) value += g->theta[i] * w->ubar[i];
-    for (int32_t k = 0; k < g->n_add; ++k) value += g->phi[k] * w->v[k];
-    return value;
-}
-
-static double objective(const concord_graph *g, const double *u, const double *v) {
-    double value = 0.0;
-    for (int32_t i = 0; i < g->n_vars; ++i) value += g->theta[i] * u[i];
-    for (int32_t k = 0; k < g->n_add; ++k) value += g->phi[k] * v[k];
-    return value;
+/* The dual-bound step: a new bound, then the progress callback. Returns
+ * CONVERGED when the bound closes the gap of a solve whose residuals are
+ * small, the outcome that ends the solve otherwise, or -1 to go on. */
+static int bound_step(admm_run *r, int32_t t, bool small) {
+    double bound;
+    if (dual_bound(r, &bound)) return FAILED_CALLBACK;
+    r->last_bound = t;
+    if (bound < r->upper_bound) r->upper_bound = bound;
+    if (proves_infeasible(r, bound)) return FAILED_INFEASIBLE;
+    const double value = current_value(r);
+    if (small && fabs(r->upper_bound - value) <= r->gap_tol) return CONVERGED;
+    if (r->st.progress) {
+        concord_progress p = {t,      r->sparse ? objective(r, r->s->ubar, r->s->v) : value,
+                              r->upper_bound,      r->primal,
+                              r->dual, r->eta_rel, seconds_since(&r->start)};
+        if (r->st.progress(r->st.progress_context, &p)) return STOPPED_INTERRUPTED;
+    }
+    return -1;
 }
 
 /* Residual balancing (Boyd et al. 2011, 3.4.1) on the RMS residuals, which
@@ -204,7 +410,7 @@ static double objective(const concord_graph *g, const double *u, const double *v
  * 237 -> 156 iterations; docs/performance.md). */
 static double balancing_step(double ratio) { return fmin(fmax(sqrt(ratio), 2.0), 4.0); }
 
-static double adapt_penalty(double primal_rms, double dual_rms, double eta_rel, int early) {
+static double penalty_factor(double primal_rms, double dual_rms, double eta_rel, bool early) {
     if (primal_rms > 20.0 * dual_rms && eta_rel < ETA_REL_MAX)
         return early ? balancing_step(primal_rms / dual_rms) : 2.0;
     if (dual_rms > 10.0 * primal_rms && eta_rel > ETA_REL_MIN)
@@ -212,325 +418,330 @@ static double adapt_penalty(double primal_rms, double dual_rms, double eta_rel, 
     return 1.0;
 }
 
-static double seconds_since(const struct timespec *start) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
-}
-
-int concord_check_settings(const concord_settings *s, char *error, size_t error_size) {
-    char message[128] = "";
-    if (!s) snprintf(message, sizeof message, "no settings");
-    else if (s->max_iter < 1)
-        snprintf(message, sizeof message, "max_iter must be >= 1 (got %d)", s->max_iter);
-    else if (!(s->tol > 0.0) || !isfinite(s->tol))
-        snprintf(message, sizeof message, "tol must be positive and finite (got %g)", s->tol);
-    else if (!(s->eta > 0.0) || !isfinite(s->eta))
-        snprintf(message, sizeof message, "eta must be positive and finite (got %g)", s->eta);
-    else if (!(s->relaxation >= 1.0 && s->relaxation < 2.0))
-        snprintf(message, sizeof message, "relaxation must be in [1, 2) (got %g)", s->relaxation);
-    else if (s->max_inner_iter < 1)
-        snprintf(message, sizeof message, "max_inner_iter must be >= 1 (got %d)",
-                 s->max_inner_iter);
-    else if (s->bound_every < 1)
-        snprintf(message, sizeof message, "bound_every must be >= 1 (got %d)", s->bound_every);
-    else if (!(s->backward_tol > 0.0) || !isfinite(s->backward_tol))
-        snprintf(message, sizeof message, "backward_tol must be positive and finite (got %g)",
-                 s->backward_tol);
-    else if (s->acceleration < 0 || s->acceleration > ANDERSON_MAX_MEMORY)
-        snprintf(message, sizeof message, "acceleration must be in [0, %d] (got %d)",
-                 ANDERSON_MAX_MEMORY, s->acceleration);
-    else if (s->backward_max_iter < 1)
-        snprintf(message, sizeof message, "backward_max_iter must be >= 1 (got %d)",
-                 s->backward_max_iter);
-    if (!message[0]) return CONCORD_OK;
-    if (error && error_size) snprintf(error, error_size, "%s", message);
-    return CONCORD_EINVAL;
-}
-
-static int check_settings(concord_graph *g, const concord_settings *s) {
-    char message[128];
-    if (concord_check_settings(s, message, sizeof message))
-        return graph_fail(g, CONCORD_EINVAL, "%s", message);
-    return CONCORD_OK;
-}
-
-/* Rounds a near-integral consensus when every factor allows the rounded
- * point; the additional outputs are then the factors' own at that point.
- * Returns whether it did. */
-static int round_if_integral(const concord_graph *g, admm_workspace *w, double tol) {
-    double slack = 10.0 * tol < 1e-3 ? 10.0 * tol : 1e-3;
-    for (int32_t i = 0; i < g->n_vars; ++i)
-        if (fabs(g->sol_u[i] - round(g->sol_u[i])) > slack) return 0;
-    for (int32_t i = 0; i < g->n_vars; ++i) w->round_u[i] = round(g->sol_u[i]);
-    for (int32_t f = 0; f < g->n_factors; ++f) {
-        double score;
-        const factor *fa = &g->factors[f];
-        if (!workspace_factor_at(g, w, f, w->round_u, &score, w->round_v + fa->add_begin))
-            return 0;
+/* The penalty update. It adapts a bounded number of times: ADMM converges
+ * for any fixed penalty, while unbounded rebalancing can cycle. A change
+ * makes every factor's input move, and restarts the acceleration. */
+static void penalty_step(admm_run *r, int32_t t) {
+    const bool early = t <= EARLY_ITERATIONS;
+    if (!r->st.adapt_eta || t % (early ? EARLY_ADAPT_EVERY : ADAPT_EVERY) != 0 ||
+        r->adaptations >= MAX_ADAPTATIONS)
+        return;
+    const double n_links = (double)r->g->n_links;
+    const double step = penalty_factor(sqrt(r->primal_sq / n_links),
+                                       r->eta_rel * sqrt(r->change_sq / n_links), r->eta_rel,
+                                       early);
+    if (step == 1.0) return;
+    set_penalty(r, fmin(fmax(r->eta_rel * step, ETA_REL_MIN), ETA_REL_MAX));
+    memset(r->s->dirty, 1, (size_t)r->g->n_factors);
+    r->adaptations += 1;
+    if (r->st.acceleration > 0 && r->s->aa) {
+        fill_slot_state(r);
+        anderson_restart(r->s->aa, r->s->slot_state, t);
     }
-    memcpy(g->sol_u, w->round_u, (size_t)g->n_vars * sizeof(double));
-    memcpy(g->sol_v, w->round_v, (size_t)g->n_add * sizeof(double));
-    return 1;
+}
+
+/* The acceleration rewrote variable i's per-link state: its consensus and
+ * multipliers follow, it becomes active when it moved, and the factors
+ * whose input moved become dirty. The state is written back as consensus
+ * and multipliers give it (which rounds it). */
+static void apply_slot_state(void *context, int32_t i) {
+    admm_run *r = context;
+    concord_solver *s = r->s;
+    const int32_t begin = s->var_link_begin[i], end = s->var_link_begin[i + 1];
+    double *z = s->slot_state;
+    const double eta = r->eta;
+    double sum = 0.0;
+    for (int32_t q = begin; q < end; ++q) sum += z[q];
+    const double ub = sum * s->inv_deg[i] / eta;
+    bool moved = ub != s->ubar[i];
+    s->ubar[i] = ub;
+    const double base = r->theta[i] * s->inv_deg[i] + eta * ub;
+    for (int32_t q = begin; q < end; ++q) {
+        const int32_t l = s->var_links[q];
+        const double next = z[q] - eta * ub;
+        moved |= next != s->lambda[l];
+        s->lambda[l] = next;
+        z[q] = next + eta * ub;
+        solver_mark_if_moved(s, l, base + next, r->cache_slack);
+    }
+    if (moved) {
+        s->active[i] = true;
+        anderson_changed(s->aa, i, r->iteration);
+    }
+}
+
+/* The acceleration step, when one is due: the per-link state of the
+ * variables it reads is brought up to date, and the ones it extrapolates
+ * (or restores) go back into consensus and multipliers. When its memory
+ * grows, it restarts from the whole state. */
+static void acceleration_step(admm_run *r, int32_t t) {
+    concord_solver *s = r->s;
+    if (r->st.acceleration == 0 || !s->aa) return;
+    const int32_t *vars;
+    int32_t n;
+    if (anderson_due(s->aa, t, &vars, &n)) {
+        for (int32_t k = 0; k < n; ++k) {
+            const int32_t i = vars[k];
+            const double consensus = r->eta * s->ubar[i];
+            for (int32_t q = s->var_link_begin[i]; q < s->var_link_begin[i + 1]; ++q)
+                s->slot_state[q] = s->lambda[s->var_links[q]] + consensus;
+        }
+        r->iteration = t;
+        anderson_step(s->aa, s->slot_state, apply_slot_state, r);
+    }
+    if (anderson_grows(s->aa, t)) {
+        fill_slot_state(r);
+        anderson_restart(s->aa, s->slot_state, t);
+    }
+}
+
+/* The loop: returns how it ended, with the iterations run in *iterations. */
+static outcome iterate(admm_run *r, int32_t *iterations) {
+    const concord_settings *st = &r->st;
+    int32_t t;
+    outcome end = STOPPED_MAX_ITER;
+    for (t = 1; t <= st->max_iter; ++t) {
+        const int32_t inexact = factor_step(r);
+        if (r->callback_error) {
+            end = FAILED_CALLBACK;
+            break;
+        }
+        if (!consensus_and_dual_step(r, t)) {
+            end = FAILED_NUMERIC;
+            break;
+        }
+        /* Converged: small residuals, every inner solve exact, and for
+         * LP-MAP the value within gap_tol of the best dual bound,
+         * recomputed when stale. */
+        const bool small = r->primal <= st->tol && r->dual <= st->tol && inexact == 0;
+        if (small && (r->sparse || fabs(r->upper_bound - current_value(r)) <= r->gap_tol)) {
+            end = CONVERGED;
+            break;
+        }
+        if (t % st->bound_every == 0 || (small && t - r->last_bound >= BOUND_RECHECK)) {
+            const int ended = bound_step(r, t, small);
+            if (ended >= 0) {
+                end = (outcome)ended;
+                break;
+            }
+        }
+        if (st->time_limit > 0.0 && seconds_since(&r->start) >= st->time_limit) {
+            end = STOPPED_TIME_LIMIT;
+            break;
+        }
+        penalty_step(r, t);
+        acceleration_step(r, t);
+    }
+    *iterations = t > st->max_iter ? st->max_iter : t;
+    return end;
 }
 
 /* Whether no variable has two factors: the problem then separates. */
-static int separable(const concord_graph *g, const admm_workspace *w) {
-    for (int32_t i = 0; i < g->n_vars; ++i)
-        if (w->deg[i] > 1) return 0;
-    return 1;
+static bool separable(const concord_solver *s) {
+    for (int32_t i = 0; i < s->g->n_vars; ++i)
+        if (s->deg[i] > 1) return false;
+    return true;
 }
 
 /* Solves a separable graph exactly: LP-MAP by each factor's MAP oracle
  * (the LP over one polytope has a vertex optimum), LP-SparseMAP by each
- * factor's QP with d = 1 (the penalty is 0: SparseMAP itself). */
-static int solve_separable(const concord_graph *g, admm_workspace *w, int sparse, double *eta,
-                           int64_t *solves, int64_t *oracle_calls) {
-    *eta = 0.0;
+ * factor's QP with d = 1 (the penalty is 0: SparseMAP itself), resumed
+ * until exact within max_iter rounds of max_inner_iter oracle calls. */
+static outcome solve_separable(admm_run *r, int32_t *iterations) {
+    concord_solver *s = r->s;
+    const concord_graph *g = r->g;
+    set_penalty(r, 0.0);
+    *iterations = 1;
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
         const int32_t b = fa->link_begin;
-        if (sparse) {
-            bool exact = false;
-            for (int32_t round = 0; round < 1000 && !exact; ++round)
-                exact = solve_factor(g, w, f, 0.0, 1, 100, oracle_calls);
-            if (!exact) return 0;
+        if (r->sparse) {
+            qp_outcome out = {0};
+            for (int32_t round = 0; round < r->st.max_iter && !out.exact; ++round) {
+                solve_factor(s, r->phi, f, r->eta, true, r->st.max_inner_iter, &out);
+                r->oracle_calls += out.oracle_calls;
+                if (round + 1 > *iterations) *iterations = round + 1;
+                if (out.error) break;
+            }
+            r->solves += 1;
+            if (out.error) {
+                r->callback_error = out.error;
+                r->callback_factor = f;
+                return FAILED_CALLBACK;
+            }
+            if (!out.exact) return STOPPED_MAX_ITER;
         } else {
             for (int32_t j = 0; j < fa->degree; ++j) {
-                w->a[j] = g->theta[g->link_var[b + j]];
-                w->a_solved[b + j] = w->a[j];
+                s->a[j] = r->theta[g->link_var[b + j]];
+                s->a_solved[b + j] = s->a[j];
             }
-            factor_map_variables(fa, g->link_neg + b, w->a, g->phi + fa->add_begin, w->uf + b,
-                                 w->v + fa->add_begin, &w->buf);
+            double best;
+            int rc = solver_factor_map(s, f, s->a, r->phi + fa->add_begin, s->uf + b,
+                                       s->v + fa->add_begin, &best);
+            r->solves += 1;
+            if (rc) {
+                r->callback_error = rc;
+                r->callback_factor = f;
+                return FAILED_CALLBACK;
+            }
         }
-        *solves += 1;
-        for (int32_t j = 0; j < fa->degree; ++j) w->ubar[g->link_var[b + j]] = w->uf[b + j];
+        for (int32_t j = 0; j < fa->degree; ++j) s->ubar[g->link_var[b + j]] = s->uf[b + j];
     }
-    return 1;
+    r->primal = r->dual = 0.0;
+    return CONVERGED;
 }
 
-/* The objective: theta.u + phi.v, minus |u|^2 / 2 for LP-SparseMAP. */
-static double mode_objective(const concord_graph *g, const double *u, const double *v,
-                             int sparse) {
-    double value = objective(g, u, v);
-    if (sparse)
-        for (int32_t i = 0; i < g->n_vars; ++i) value -= 0.5 * u[i] * u[i];
-    return value;
+/* Rounds a near-integral solution when every factor allows the rounded
+ * point; the additional outputs are then the factors' own at that point.
+ * Returns 0 (with *rounded saying whether it did) or a callback's error. */
+static int round_if_integral(admm_run *r, bool *rounded) {
+    concord_solver *s = r->s;
+    const concord_graph *g = r->g;
+    const double slack = 10.0 * r->st.tol < 1e-3 ? 10.0 * r->st.tol : 1e-3;
+    *rounded = false;
+    for (int32_t i = 0; i < g->n_vars; ++i)
+        if (fabs(s->sol_u[i] - round(s->sol_u[i])) > slack) return 0;
+    for (int32_t i = 0; i < g->n_vars; ++i) s->round_u[i] = round(s->sol_u[i]);
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        bool allowed;
+        double score;
+        int rc = solver_factor_at(s, r->phi, f, s->round_u, &allowed, &score,
+                                  s->round_v + g->factors[f].add_begin);
+        if (rc) {
+            r->callback_error = rc;
+            r->callback_factor = f;
+            return rc;
+        }
+        if (!allowed) return 0;
+    }
+    memcpy(s->sol_u, s->round_u, (size_t)g->n_vars * sizeof(double));
+    memcpy(s->sol_v, s->round_v, (size_t)g->n_add * sizeof(double));
+    *rounded = true;
+    return 0;
 }
 
-static int admm_solve(concord_graph *g, const concord_settings *settings, int sparse,
-                      concord_info *info) {
-    if (!g) return CONCORD_EINVAL;
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    concord_settings s;
-    if (settings) {
-        s = *settings;
-    } else {
-        concord_default_settings(&s);
+/* The end of a solve: the final bound (unless the state did not move
+ * since the last one), the solution, its integrality and value, the info
+ * and the return code. */
+static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
+    concord_solver *s = r->s;
+    const concord_graph *g = r->g;
+    if (end != FAILED_CALLBACK && end != FAILED_NUMERIC &&
+        !(end == CONVERGED && r->last_bound == t)) {
+        double bound;
+        if (dual_bound(r, &bound)) end = FAILED_CALLBACK;
+        else if (bound < r->upper_bound) r->upper_bound = bound;
     }
-    int rc = check_settings(g, &s);
-    if (rc) return rc;
-    if (!g->ws && !(g->ws = workspace_build(g)))
-        return graph_fail(g, CONCORD_ENOMEM, "out of memory building the solver workspace");
-    if (!g->sol_u) {
-        g->sol_u = malloc((size_t)(g->n_vars ? g->n_vars : 1) * sizeof(double));
-        g->sol_v = malloc((size_t)(g->n_add ? g->n_add : 1) * sizeof(double));
-        if (!g->sol_u || !g->sol_v) {
-            graph_invalidate(g);
-            return graph_fail(g, CONCORD_ENOMEM, "out of memory for the solution");
-        }
-    }
-    admm_workspace *w = g->ws;
-    const double score_rms = link_scores(g, w);
-    const double scale = sparse ? fmax(score_rms, 1.0) : score_rms;
-    const double alpha = s.relaxation;
-    double eta_rel = s.eta;
-    double eta = eta_rel * scale;
-    if (!sparse) fill_uniform_weights(w, eta);
-
-    for (int32_t l = 0; l < g->n_links; ++l) w->lambda[l] = 0.0;
-    for (int32_t i = 0; i < g->n_vars; ++i) {
-        /* a variable in no factor takes its best value once and for all */
-        w->ubar[i] = w->deg[i] ? 0.5 : (sparse ? clip01(g->theta[i]) : (g->theta[i] > 0.0));
-        w->active[i] = w->deg[i] > 0;
-    }
-    memset(w->dirty, 1, (size_t)g->n_factors);
-    for (int32_t f = 0; f < g->n_factors; ++f)
-        if (w->state[f]) active_set_reset(w->state[f]);
+    memcpy(s->sol_u, s->ubar, (size_t)g->n_vars * sizeof(double));
+    memcpy(s->sol_v, s->v, (size_t)g->n_add * sizeof(double));
+    bool integral = false;
+    if (end != FAILED_CALLBACK && end != FAILED_NUMERIC && round_if_integral(r, &integral))
+        end = FAILED_CALLBACK;
+    s->sol_integral = integral;
+    s->solved = end != FAILED_CALLBACK;
+    s->mode = end == FAILED_CALLBACK || end == FAILED_NUMERIC
+                  ? MODE_NONE
+                  : (r->sparse ? MODE_SPARSE : MODE_MAP);
+    s->eta_rel = r->eta_rel;
+    s->eta = r->eta;
+    s->have_decoded = false;
+    solver_distribution_clear(s);
 
     concord_info out = {0};
-    out.upper_bound = INFINITY;
-    int converged = 0, numeric = 0, infeasible = 0;
-    int32_t t, adaptations = 0, last_bound = 0;
-    /* Every point of the polytope scores at least -l1: a dual bound below
-     * that proves the constraints infeasible. It also sets the scale of
-     * the gap test. */
-    const double l1 = score_l1(g);
-    const double gap_tol = s.tol * (l1 > 0.0 ? l1 : 1.0);
-    int64_t solves = 0, oracle_calls = 0;
-    double primal = INFINITY, dual = INFINITY;
-    if (separable(g, w)) {
-        /* No variable is shared: each factor alone is exact in one step. */
-        t = 1;
-        converged = solve_separable(g, w, sparse, &eta, &solves, &oracle_calls);
-        primal = dual = 0.0;
-        numeric = !converged;
-    }
-    anderson *aa = NULL;
-    if (!converged && s.acceleration > 0 && anderson_worthwhile(g)) {
-        if (w->anderson && w->anderson_memory != s.acceleration) {
-            anderson_free(w->anderson);
-            w->anderson = NULL;
-        }
-        if (!w->anderson && !(w->anderson = anderson_new(g, s.acceleration)))
-            return graph_fail(g, CONCORD_ENOMEM, "out of memory for the acceleration");
-        w->anderson_memory = s.acceleration;
-        aa = w->anderson;
-        anderson_begin(aa, w, eta);
-    }
-    for (t = 1; !converged && !numeric && t <= s.max_iter; ++t) {
-        /* A factor is solved again only when an input moved by more than
-         * this: its output would move by at most CACHE_FRACTION * tol. */
-        const double cache_slack = CACHE_FRACTION * s.tol * eta;
-        int32_t inexact = 0;
-        for (int32_t f = next_set(w->dirty, 0, g->n_factors); f < g->n_factors;
-             f = next_set(w->dirty, f + 1, g->n_factors)) {
-            bool exact = solve_factor(g, w, f, eta, sparse, s.max_inner_iter, &oracle_calls);
-            ++solves;
-            /* an inexact inner solve is resumed next iteration */
-            w->dirty[f] = !exact;
-            inexact += !exact;
-        }
-        primal = 0.0;
-        double change = 0.0, primal_sq = 0.0, change_sq = 0.0;
-        for (int32_t i = next_set(w->active, 0, g->n_vars); i < g->n_vars;
-             i = next_set(w->active, i + 1, g->n_vars)) {
-            const int32_t *links = w->var_links + w->var_link_begin[i];
-            const int32_t deg = w->deg[i];
-            double old = w->ubar[i], sum = 0.0;
-            for (int32_t k = 0; k < deg; ++k) sum += w->uf[links[k]];
-            double mean = sum * w->inv_deg[i];
-            double now = old + alpha * (mean - old);
-            if (!isfinite(now)) numeric = 1;
-            double moved = fabs(now - old);
-            if (moved > change) change = moved;
-            change_sq += deg * moved * moved;
-            w->ubar[i] = now;
-            int still = now != old;
-            const double base = g->theta[i] * w->inv_deg[i] + eta * now;
-            for (int32_t k = 0; k < deg; ++k) {
-                int32_t l = links[k];
-                double uf = w->uf[l];
-                double r = fabs(uf - now);
-                primal = r > primal ? r : primal;
-                primal_sq += r * r;
-                /* branch-free updates: which links move is unpredictable */
-                double step = eta * (old + alpha * (uf - old) - now);
-                w->lambda[l] -= step;
-                still |= step != 0.0;
-                workspace_mark_if_moved(w, l, base + w->lambda[l], cache_slack);
-            }
-            if (still && aa) anderson_moved(aa, i, t);
-            w->active[i] = still;
-        }
-        dual = eta_rel * change;
-        if (numeric) break;
-        /* Converged: small residuals, every inner solve exact, and the value
-         * within gap_tol of the best dual bound, recomputed when stale. */
-        const int small = primal <= s.tol && dual <= s.tol && inexact == 0;
-        if (small && (sparse || fabs(out.upper_bound - current_value(g, w)) <= gap_tol)) {
-            converged = 1;
-            break;
-        }
-        if (t % s.bound_every == 0 || (small && t - last_bound >= BOUND_RECHECK)) {
-            double bound = dual_bound(g, w);
-            last_bound = t;
-            if (bound < out.upper_bound) out.upper_bound = bound;
-            if (s.verbosity > 0)
-                fprintf(stderr, "iter %6d  primal %.3e  dual %.3e  eta %.3g  bound %.12g  solves %lld\n",
-                        t, primal, dual, eta_rel, bound, (long long)solves);
-            if (bound < -l1 - 1e-9 * (l1 > 0.0 ? l1 : 1.0)) {
-                infeasible = 1;
-                break;
-            }
-            if (small && fabs(out.upper_bound - current_value(g, w)) <= gap_tol) {
-                converged = 1;
-                break;
-            }
-        }
-        /* The penalty adapts a bounded number of times: ADMM converges for
-         * any fixed penalty, while unbounded rebalancing can cycle. */
-        const int early = t <= EARLY_ITERATIONS;
-        if (s.adapt_eta && t % (early ? EARLY_ADAPT_EVERY : ADAPT_EVERY) == 0 &&
-            adaptations < MAX_ADAPTATIONS) {
-            double factor_step = adapt_penalty(sqrt(primal_sq / (double)g->n_links),
-                                               eta_rel * sqrt(change_sq / (double)g->n_links),
-                                               eta_rel, early);
-            if (factor_step != 1.0) {
-                eta_rel = fmin(fmax(eta_rel * factor_step, ETA_REL_MIN), ETA_REL_MAX);
-                eta = eta_rel * scale;
-                if (!sparse) fill_uniform_weights(w, eta);
-                memset(w->dirty, 1, (size_t)g->n_factors);
-                adaptations += 1;
-                if (aa) anderson_restart(aa, w, eta, t);
-            }
-        }
-        if (aa) anderson_after(aa, w, eta, t, cache_slack);
-    }
-    if (t > s.max_iter) t = s.max_iter;
-    if (aa && s.verbosity > 0) anderson_report(aa, stderr);
-
-    /* the bound is final unless the state moved since it was computed
-     * (convergence found in the iteration that computed it leaves it so) */
-    if (!(converged && last_bound == t)) {
-        double bound = dual_bound(g, w);
-        if (bound < out.upper_bound) out.upper_bound = bound;
-    }
-    memcpy(g->sol_u, w->ubar, (size_t)g->n_vars * sizeof(double));
-    memcpy(g->sol_v, w->v, (size_t)g->n_add * sizeof(double));
-    out.integral = !numeric && round_if_integral(g, w, s.tol);
-    g->sol_integral = out.integral;
-    out.value = mode_objective(g, g->sol_u, g->sol_v, sparse);
-    w->sparse = sparse;
-    w->eta = eta;
-    graph_distribution_free(g);
     out.iterations = t;
-    out.primal_residual = primal;
-    out.dual_residual = dual;
-    out.eta = eta_rel;
-    out.factor_solves = solves;
-    out.oracle_calls = oracle_calls;
-    if (numeric) {
+    out.value = objective(r, s->sol_u, s->sol_v);
+    out.upper_bound = r->upper_bound;
+    out.primal_residual = r->primal;
+    out.dual_residual = r->dual;
+    out.integral = integral;
+    out.eta = r->eta_rel;
+    out.factor_solves = r->solves;
+    out.oracle_calls = r->oracle_calls;
+    int rc = CONCORD_OK;
+    switch (end) {
+    case CONVERGED:
+        out.status = integral ? CONCORD_STATUS_INTEGRAL : CONCORD_STATUS_FRACTIONAL;
+        break;
+    case STOPPED_MAX_ITER:
+        out.status = CONCORD_STATUS_MAX_ITER;
+        rc = solver_fail(s, CONCORD_ENOTCONVERGED,
+                         "not converged after %d iterations (primal residual %.3g, dual %.3g)",
+                         t, r->primal, r->dual);
+        break;
+    case STOPPED_TIME_LIMIT:
+        out.status = CONCORD_STATUS_TIME_LIMIT;
+        rc = solver_fail(s, CONCORD_ENOTCONVERGED,
+                         "stopped at the time limit (%g s) after %d iterations",
+                         r->st.time_limit, t);
+        break;
+    case STOPPED_INTERRUPTED:
+        out.status = CONCORD_STATUS_INTERRUPTED;
+        rc = solver_fail(s, CONCORD_ENOTCONVERGED,
+                         "stopped by the progress callback after %d iterations", t);
+        break;
+    case FAILED_NUMERIC:
         out.status = CONCORD_STATUS_NUMERIC;
-        rc = graph_fail(g, CONCORD_ENUMERIC, "non-finite values after %d iterations", t);
-    } else if (infeasible) {
+        rc = solver_fail(s, CONCORD_ENUMERIC, "non-finite values after %d iterations", t);
+        break;
+    case FAILED_INFEASIBLE:
         out.status = CONCORD_STATUS_INFEASIBLE;
         out.integral = false;
-        rc = graph_fail(g, CONCORD_EINFEASIBLE,
-                        "the constraints admit no solution: after %d iterations the dual bound "
-                        "%.6g is below every feasible value (>= %.6g)",
-                        t, out.upper_bound, -l1);
-    } else if (converged) {
-        out.status = out.integral ? CONCORD_STATUS_INTEGRAL : CONCORD_STATUS_FRACTIONAL;
-        rc = CONCORD_OK;
-    } else {
-        out.status = CONCORD_STATUS_MAX_ITER;
-        rc = graph_fail(g, CONCORD_ENOTCONVERGED,
-                        "not converged after %d iterations (primal residual %.3g, dual %.3g)",
-                        t, primal, dual);
+        rc = solver_fail(s, CONCORD_EINFEASIBLE,
+                         "the constraints admit no solution: after %d iterations the dual "
+                         "bound %.6g is below every feasible value (>= %.6g)",
+                         t, r->upper_bound, -r->l1);
+        break;
+    case FAILED_CALLBACK:
+        out.status = CONCORD_STATUS_CALLBACK_FAILED;
+        out.integral = false;
+        rc = solver_callback_failed(s, r->callback_factor, r->callback_error);
+        break;
     }
-    out.seconds = seconds_since(&start);
+    out.seconds = seconds_since(&r->start);
     if (info) *info = out;
     return rc;
 }
 
-int concord_solve_map(concord_graph *g, const concord_settings *settings,
-                      concord_info *info) {
-    return admm_solve(g, settings, 0, info);
+int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse,
+                const double *theta, concord_info *info) {
+    admm_run r = {.s = s, .g = s->g, .sparse = sparse};
+    clock_gettime(CLOCK_MONOTONIC, &r.start);
+    if (settings) r.st = *settings;
+    else concord_default_settings(&r.st);
+    char message[160];
+    if (concord_check_settings(&r.st, message, sizeof message))
+        return solver_fail(s, CONCORD_EINVAL, "%s", message);
+    if (r.st.acceleration > 0 && s->aa && !anderson_reserve(s->aa, r.st.acceleration))
+        return solver_fail(s, CONCORD_ENOMEM, "out of memory for the acceleration");
+    r.theta = theta ? theta : solver_theta(s);
+    r.phi = solver_phi(s);
+    s->solved_own_revision = s->own_scores_revision;
+    s->solved_graph_revision = s->g->scores_revision;
+    const bool warm = r.st.warm_start && s->mode == (sparse ? MODE_SPARSE : MODE_MAP);
+    start(&r, warm);
+    int32_t t = 0;
+    outcome end;
+    if (separable(s)) {
+        end = solve_separable(&r, &t);
+    } else {
+        if (r.st.acceleration > 0 && s->aa) {
+            fill_slot_state(&r);
+            anderson_begin(s->aa, r.st.acceleration, s->slot_state, 0);
+        }
+        end = iterate(&r, &t);
+    }
+    return finish(&r, end, t, info);
 }
 
-int concord_solve_sparse(concord_graph *g, const concord_settings *settings,
-                         concord_info *info) {
-    return admm_solve(g, settings, 1, info);
+int concord_solver_map(concord_solver *s, const concord_settings *settings, concord_info *info) {
+    if (!s) return CONCORD_EINVAL;
+    int rc = solver_check_graph(s);
+    return rc ? rc : solver_admm(s, settings, false, NULL, info);
+}
+
+int concord_solver_sparse(concord_solver *s, const concord_settings *settings,
+                          concord_info *info) {
+    if (!s) return CONCORD_EINVAL;
+    int rc = solver_check_graph(s);
+    return rc ? rc : solver_admm(s, settings, true, NULL, info);
 }

@@ -1,37 +1,25 @@
 /*
- * Safeguarded type-II Anderson acceleration of the ADMM iteration over the
- * links that move (see anderson.h for the method and its safeguards).
+ * Safeguarded type-II Anderson acceleration over the blocks that move (see
+ * anderson.h for the method and its safeguards).
  *
- * Invariant after each step: x holds the state lambda_l + eta ubar_i of
- * every link. The STRIDE plain iterations up to the next step change the
- * state of the links of the variables that move; at that step f (the image
- * T(x)), g = f - x and the differences with the previous step's f and g
- * are formed on the live links, those of variables that moved during the
- * last (m + 1) STRIDE iterations. A quiet link's true differences are zero
- * in every stored column, so restricting the work to live links changes no
- * result; its stored row is cleared when it becomes live again (a history
- * restart may have left older values there).
- *
- * Every per-link array here is indexed by slot: the position of the link
- * in the workspace's variable-major list (var_links), so that a variable's
- * links are contiguous and a pass over the live variables walks these
- * arrays in order, where indexed by link the same passes jumped from
- * factor to factor through some 0.4 MB of state on srl_fract_003 (in slot
- * order its solve takes 8% less time, with the same results bit for bit).
- * Only the solver's own arrays (multipliers, consensus) are reached through
- * the link. The history is stored by slot (the m differences of a slot
- * side by side), so one pass over the live variables forms the new
- * differences, their row of the Gram matrix and the right-hand side of the
- * least-squares problem.
+ * Invariant after each step: x holds the vector as the step left it. The
+ * STRIDE plain iterations up to the next step change the entries of the
+ * blocks the caller reports; at that step f (the image T(x), the caller's
+ * z) gives g = f - x, and the differences with the previous step's f and g
+ * are formed on the live blocks, those that changed during the last
+ * (m + 1) STRIDE iterations. A quiet block's true differences are zero in
+ * every stored column, so restricting the work to live blocks changes no
+ * result; its stored rows are cleared when it becomes live again (a
+ * history restart may have left older values there). The history is
+ * stored entry by entry (the m differences of an entry side by side), so
+ * one pass over the live blocks forms the new differences, their row of
+ * the Gram matrix and the right-hand side of the least-squares problem.
  */
 #include "anderson.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "workspace.h"
 
 /* Acceleration stops for the rest of a solve when, after USEFUL_AFTER
  * iterations, fewer than a third of the extrapolations it tried were kept
@@ -73,23 +61,25 @@ enum { USEFUL_AFTER = 100, MAX_LIVE_LINKS = 50000, STRIDE = 3 };
 enum { SHORT_MEMORY = 5, LONG_AFTER = 80 };
 
 struct anderson {
-    const concord_graph *g;
+    int32_t n_blocks;
+    const int32_t *block_begin;
     int m;        /* the memory in use */
     int full_m;   /* the memory asked for */
     int capacity; /* the memory the difference arrays hold */
-    int32_t *moved_at; /* per variable: last iteration it moved */
-    bool *is_live;     /* per variable: live at the last collection */
-    int32_t *live;     /* the live variables */
+    int32_t *moved_at; /* per block: last iteration it changed */
+    bool *is_live;     /* per block: live at the last collection */
+    int32_t *live;     /* the live blocks */
     int32_t n_live;
-    int32_t *undo;     /* the variables the last extrapolation changed */
+    int32_t *undo;     /* the blocks the last extrapolation changed */
     int32_t n_undo;
-    double *x, *f_prev, *res_prev, *undo_state; /* per slot */
-    double *dres, *df; /* per slot, its m differences side by side */
+    anderson_apply_fn apply; /* the owner's, during a step */
+    void *context;
+    double *x, *f_prev, *res_prev, *undo_state; /* per entry */
+    double *dres, *df; /* per entry, its m differences side by side */
     double gram[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY];
     double rhs[ANDERSON_MAX_MEMORY]; /* column j dotted with the residual */
     int count, head, extrapolated, cooldown;
-    const char *stopped; /* why acceleration stopped for this solve, or NULL */
-    int32_t stopped_at;
+    bool stopped; /* for the rest of this solve: too few extrapolations kept */
     int waited; /* plain iterations since the last step */
     double norm_prev;
     int32_t accepted, refused; /* extrapolations in this solve */
@@ -99,7 +89,8 @@ struct anderson {
 /* Allocates zeroed difference arrays for memory m in place of the current
  * ones; returns 0 (keeping the current ones) when out of memory. */
 static int alloc_history(anderson *a, int m) {
-    size_t n = (size_t)(a->g->n_links ? a->g->n_links : 1) * (size_t)m;
+    const int32_t entries = a->block_begin[a->n_blocks];
+    size_t n = (size_t)(entries ? entries : 1) * (size_t)m;
     double *dres = calloc(n, sizeof(double)), *df = calloc(n, sizeof(double));
     if (!dres || !df) {
         free(dres);
@@ -114,27 +105,32 @@ static int alloc_history(anderson *a, int m) {
     return 1;
 }
 
-anderson *anderson_new(const concord_graph *g, int m) {
+anderson *anderson_new(int32_t n_blocks, const int32_t *block_begin, int capacity) {
     anderson *a = calloc(1, sizeof *a);
     if (!a) return NULL;
-    a->g = g;
-    a->full_m = m < 1 ? 1 : (m > ANDERSON_MAX_MEMORY ? ANDERSON_MAX_MEMORY : m);
-    a->m = a->full_m < SHORT_MEMORY ? a->full_m : SHORT_MEMORY;
-    size_t nl = (size_t)(g->n_links ? g->n_links : 1), nv = (size_t)(g->n_vars ? g->n_vars : 1);
-    a->moved_at = malloc(nv * sizeof(int32_t));
-    a->is_live = calloc(nv, sizeof(bool));
-    a->live = malloc(nv * sizeof(int32_t));
-    a->undo = malloc(nv * sizeof(int32_t));
-    a->x = calloc(nl, sizeof(double));
-    a->f_prev = calloc(nl, sizeof(double));
-    a->res_prev = calloc(nl, sizeof(double));
-    a->undo_state = calloc(nl, sizeof(double));
+    a->n_blocks = n_blocks;
+    a->block_begin = block_begin;
+    size_t ne = (size_t)(block_begin[n_blocks] ? block_begin[n_blocks] : 1),
+           nb = (size_t)(n_blocks ? n_blocks : 1);
+    a->moved_at = malloc(nb * sizeof(int32_t));
+    a->is_live = calloc(nb, sizeof(bool));
+    a->live = malloc(nb * sizeof(int32_t));
+    a->undo = malloc(nb * sizeof(int32_t));
+    a->x = calloc(ne, sizeof(double));
+    a->f_prev = calloc(ne, sizeof(double));
+    a->res_prev = calloc(ne, sizeof(double));
+    a->undo_state = calloc(ne, sizeof(double));
+    capacity = capacity < 1 ? 1 : (capacity > ANDERSON_MAX_MEMORY ? ANDERSON_MAX_MEMORY : capacity);
     if (!a->moved_at || !a->is_live || !a->live || !a->undo || !a->x || !a->f_prev ||
-        !a->res_prev || !a->undo_state || !alloc_history(a, a->m)) {
+        !a->res_prev || !a->undo_state || !alloc_history(a, capacity)) {
         anderson_free(a);
         return NULL;
     }
     return a;
+}
+
+bool anderson_reserve(anderson *a, int m) {
+    return m <= a->capacity || (m <= ANDERSON_MAX_MEMORY && alloc_history(a, m));
 }
 
 void anderson_free(anderson *a) {
@@ -159,127 +155,106 @@ static void forget(anderson *a) {
     a->extrapolated = 0;
 }
 
-void anderson_restart(anderson *a, admm_workspace *w, double eta, int32_t t) {
-    const concord_graph *g = a->g;
+void anderson_restart(anderson *a, const double *z, int32_t t) {
     forget(a);
     a->cooldown = 0;
     a->waited = 0;
-    /* Every variable counts as moved: all links are live until the
-     * history holds only zeros for the quiet ones. */
-    for (int32_t i = 0; i < g->n_vars; ++i) {
-        a->moved_at[i] = t;
-        a->is_live[i] = 1;
+    /* Every block counts as changed: all are live until the history holds
+     * only zeros for the quiet ones. */
+    for (int32_t b = 0; b < a->n_blocks; ++b) {
+        a->moved_at[b] = t;
+        a->is_live[b] = 1;
     }
-    for (int32_t i = 0; i < g->n_vars; ++i) {
-        const double consensus = eta * w->ubar[i];
-        for (int32_t q = w->var_link_begin[i]; q < w->var_link_begin[i + 1]; ++q) {
-            a->x[q] = w->lambda[w->var_links[q]] + consensus;
-            a->f_prev[q] = a->x[q];
-            a->res_prev[q] = 0.0;
-        }
+    const int32_t entries = a->block_begin[a->n_blocks];
+    for (int32_t q = 0; q < entries; ++q) {
+        a->x[q] = z[q];
+        a->f_prev[q] = z[q];
+        a->res_prev[q] = 0.0;
     }
     /* The stored differences need no clearing: a step reads only the
-     * columns written since the history was last forgotten, and a link that
-     * was quiet in between has its row cleared when it becomes live. */
+     * columns written since the history was last forgotten, and a block
+     * that was quiet in between has its rows cleared when it becomes live. */
 }
 
-/* Takes the full memory; out of memory, keeps the short one for good.
- * Returns whether the memory changed. */
-static int grow(anderson *a) {
-    if (a->capacity < a->full_m && !alloc_history(a, a->full_m)) {
-        a->full_m = a->m;
-        return 0;
-    }
-    a->m = a->full_m;
+bool anderson_grows(anderson *a, int32_t t) {
+    if (a->stopped || t < LONG_AFTER || a->m == a->full_m) return false;
+    a->m = a->full_m; /* the capacity holds it */
     a->accepted_before = a->accepted;
     a->refused_before = a->refused;
-    return 1;
+    return true;
 }
 
-void anderson_begin(anderson *a, admm_workspace *w, double eta) {
+void anderson_begin(anderson *a, int m, const double *z, int32_t t) {
+    a->full_m = m < 1 ? 1 : (m > a->capacity ? a->capacity : m);
     a->m = a->full_m < SHORT_MEMORY ? a->full_m : SHORT_MEMORY;
     a->accepted = a->refused = a->accepted_before = a->refused_before = 0;
-    a->stopped = NULL;
-    anderson_restart(a, w, eta, 0);
+    a->stopped = false;
+    anderson_restart(a, z, t);
 }
 
-void anderson_moved(anderson *a, int32_t i, int32_t t) { a->moved_at[i] = t; }
+void anderson_changed(anderson *a, int32_t b, int32_t t) { a->moved_at[b] = t; }
 
-/* Sets variable i's consensus and multipliers from the per-slot state s
- * (read on i's slots only; s may be a->x), marking i active when it moved
- * and the factors whose input moved beyond `slack` dirty. */
-static void set_variable(anderson *a, admm_workspace *w, double eta, int32_t i, const double *s,
-                         int32_t t, double slack) {
-    const int32_t begin = w->var_link_begin[i], end = w->var_link_begin[i + 1];
-    double *lambda = w->lambda, *x = a->x;
-    double sum = 0.0;
-    for (int32_t q = begin; q < end; ++q) sum += s[q];
-    double ub = sum * w->inv_deg[i] / eta;
-    int moved = ub != w->ubar[i];
-    w->ubar[i] = ub;
-    const double base = a->g->theta[i] * w->inv_deg[i] + eta * ub;
-    for (int32_t q = begin; q < end; ++q) {
-        int32_t l = w->var_links[q];
-        double next = s[q] - eta * ub;
-        moved |= next != lambda[l];
-        lambda[l] = next;
-        x[q] = next + eta * ub;
-        workspace_mark_if_moved(w, l, base + next, slack);
-    }
-    if (moved) {
-        w->active[i] = 1;
-        a->moved_at[i] = t;
+/* Hands block b, rewritten in z, to the owner, and takes what it leaves
+ * there as the iterate. */
+static void apply_block(anderson *a, double *z, int32_t b) {
+    a->apply(a->context, b);
+    for (int32_t q = a->block_begin[b]; q < a->block_begin[b + 1]; ++q) a->x[q] = z[q];
+}
+
+/* Sets the n blocks listed to the values in s. */
+static void set_blocks(anderson *a, double *z, const int32_t *blocks, int32_t n,
+                       const double *s) {
+    for (int32_t k = 0; k < n; ++k) {
+        const int32_t b = blocks[k];
+        for (int32_t q = a->block_begin[b]; q < a->block_begin[b + 1]; ++q) z[q] = s[q];
+        apply_block(a, z, b);
     }
 }
 
-/* set_variable for the n variables in vars. */
-static void apply_state(anderson *a, admm_workspace *w, double eta, const int32_t *vars,
-                        int32_t n, const double *s, int32_t t, double slack) {
-    for (int32_t k = 0; k < n; ++k) set_variable(a, w, eta, vars[k], s, t, slack);
-}
-
-/* One pass over the live variables, those that moved during the last
- * m + 1 steps (gathered into a->live), and their slots: the image f = T(x)
- * and its residual f - x, and, with k stored columns, the new differences
- * in column h, their row of the Gram matrix (row) and every column dotted
- * with the residual (rhs). A variable that just became live has its slots'
- * rows cleared first.
- * Leaves x = f and returns the residual norm. When the caller then refuses
- * the last extrapolation, the history is forgotten, so the columns written
- * here are never read. */
-static inline __attribute__((always_inline)) double
-gather_columns(anderson *a, const admm_workspace *w, double eta, int32_t t, const int k, int h,
-               double *row_out, double *rhs_out) {
-    double row[ANDERSON_MAX_MEMORY] = {0}, rhs[ANDERSON_MAX_MEMORY] = {0};
-    const int32_t n_vars = a->g->n_vars;
+/* Collects the live blocks, those that changed during the last m + 1
+ * steps, into a->live; a block that just became live has its rows of the
+ * history cleared. */
+static void collect_live(anderson *a, int32_t t) {
     const size_t m = (size_t)a->m;
     const int32_t quiet_after = t - (a->m + 1) * STRIDE;
-    const int32_t *moved_at = a->moved_at, *var_links = w->var_links,
-                  *var_link_begin = w->var_link_begin;
-    const double *lambda = w->lambda, *ubar = w->ubar;
-    bool *is_live = a->is_live;
-    int32_t *live = a->live;
+    int32_t n_live = 0;
+    for (int32_t b = 0; b < a->n_blocks; ++b) {
+        if (a->moved_at[b] < quiet_after) {
+            a->is_live[b] = 0;
+            continue;
+        }
+        const int32_t begin = a->block_begin[b], end = a->block_begin[b + 1];
+        if (begin == end) continue;
+        if (!a->is_live[b]) {
+            memset(a->dres + (size_t)begin * m, 0, (size_t)(end - begin) * m * sizeof(double));
+            memset(a->df + (size_t)begin * m, 0, (size_t)(end - begin) * m * sizeof(double));
+            a->is_live[b] = 1;
+        }
+        a->live[n_live++] = b;
+    }
+    a->n_live = n_live;
+}
+
+/* One pass over the live blocks' entries: the image f = z and its residual
+ * f - x, and, with k stored columns, the new differences in column h,
+ * their row of the Gram matrix (row) and every column dotted with the
+ * residual (rhs). Leaves x = f and returns the residual norm. When the
+ * caller then refuses the last extrapolation, the history is forgotten, so
+ * the columns written here are never read. */
+static inline __attribute__((always_inline)) double
+gather_columns(anderson *a, const double *z, const int k, int h, double *row_out,
+               double *rhs_out) {
+    double row[ANDERSON_MAX_MEMORY] = {0}, rhs[ANDERSON_MAX_MEMORY] = {0};
+    const size_t m = (size_t)a->m;
+    const int32_t n_live = a->n_live, *live = a->live, *block_begin = a->block_begin;
     double *x = a->x, *res_prev = a->res_prev, *f_prev = a->f_prev, *dres = a->dres,
            *df = a->df;
     double norm = 0.0;
-    int32_t n_live = 0;
-    for (int32_t i = 0; i < n_vars; ++i) {
-        if (moved_at[i] < quiet_after) {
-            is_live[i] = 0;
-            continue;
-        }
-        const int32_t begin = var_link_begin[i], end = var_link_begin[i + 1];
-        if (begin == end) continue; /* in no factor: its value never changes */
-        if (!is_live[i]) {
-            memset(dres + (size_t)begin * m, 0, (size_t)(end - begin) * m * sizeof(double));
-            memset(df + (size_t)begin * m, 0, (size_t)(end - begin) * m * sizeof(double));
-            is_live[i] = 1;
-        }
-        live[n_live++] = i;
-        const double consensus = eta * ubar[i];
-        for (int32_t q = begin; q < end; ++q) {
+    for (int32_t v = 0; v < n_live; ++v) {
+        const int32_t b = live[v];
+        for (int32_t q = block_begin[b]; q < block_begin[b + 1]; ++q) {
             double *dr = dres + (size_t)q * m, *dfl = df + (size_t)q * m;
-            const double f = lambda[var_links[q]] + consensus, res = f - x[q];
+            const double f = z[q], res = f - x[q];
             norm += res * res;
             if (k > 0) {
                 const double d = res - res_prev[q];
@@ -296,7 +271,6 @@ gather_columns(anderson *a, const admm_workspace *w, double eta, int32_t t, cons
             x[q] = f;
         }
     }
-    a->n_live = n_live;
     for (int j = 0; j < k; ++j) {
         row_out[j] = row[j];
         rhs_out[j] = rhs[j];
@@ -314,57 +288,55 @@ gather_columns(anderson *a, const admm_workspace *w, double eta, int32_t t, cons
 _Static_assert(ANDERSON_MAX_MEMORY == 16,
                "FOR_EACH_COLUMN_COUNT lists every column count up to the maximum memory");
 
-static double gather(anderson *a, const admm_workspace *w, double eta, int32_t t, int k, int h,
-                     double *row, double *rhs) {
+static double gather(anderson *a, const double *z, int k, int h, double *row, double *rhs) {
     switch (k) {
 #define GATHER_CASE(K) \
-    case K: return gather_columns(a, w, eta, t, K, h, row, rhs);
+    case K: return gather_columns(a, z, K, h, row, rhs);
         FOR_EACH_COLUMN_COUNT(GATHER_CASE)
 #undef GATHER_CASE
     }
-    return gather_columns(a, w, eta, t, k, h, row, rhs);
+    return gather_columns(a, z, k, h, row, rhs);
 }
 
 /* Extrapolates x (the plain image, which gather left there) to
- * x - df gamma over the k columns, variable by variable, applying each
- * variable at once; the plain image stays in undo_state. Returns the
+ * x - df gamma over the k columns, block by block, handing each block to
+ * the owner at once; the plain image stays in undo_state. Returns the
  * length of the step. */
 static inline __attribute__((always_inline)) double
-extrapolate_columns(anderson *a, admm_workspace *w, double eta, int32_t t, double slack,
-                    const int k, const double *gamma_in) {
+extrapolate_columns(anderson *a, double *z, const int k, const double *gamma_in) {
     double gamma[ANDERSON_MAX_MEMORY];
     for (int j = 0; j < k; ++j) gamma[j] = gamma_in[j];
     const size_t m = (size_t)a->m;
-    const int32_t n_live = a->n_live, *live = a->live, *var_link_begin = w->var_link_begin;
+    const int32_t n_live = a->n_live, *live = a->live, *block_begin = a->block_begin;
     const double *df = a->df;
-    double *x = a->x, *undo_state = a->undo_state;
+    const double *x = a->x;
+    double *undo_state = a->undo_state;
     double step = 0.0;
     for (int32_t v = 0; v < n_live; ++v) {
-        const int32_t i = live[v];
-        for (int32_t q = var_link_begin[i]; q < var_link_begin[i + 1]; ++q) {
+        const int32_t b = live[v];
+        for (int32_t q = block_begin[b]; q < block_begin[b + 1]; ++q) {
             const double *dfl = df + (size_t)q * m;
             const double f = x[q];
             double next = f;
 #pragma GCC unroll 16
             for (int j = 0; j < k; ++j) next -= dfl[j] * gamma[j];
             undo_state[q] = f;
-            x[q] = next;
+            z[q] = next;
             step += (next - f) * (next - f);
         }
-        set_variable(a, w, eta, i, x, t, slack);
+        apply_block(a, z, b);
     }
     return sqrt(step);
 }
 
-static double extrapolate(anderson *a, admm_workspace *w, double eta, int32_t t, double slack,
-                          int k, const double *gamma) {
+static double extrapolate(anderson *a, double *z, int k, const double *gamma) {
     switch (k) {
 #define EXTRAPOLATE_CASE(K) \
-    case K: return extrapolate_columns(a, w, eta, t, slack, K, gamma);
+    case K: return extrapolate_columns(a, z, K, gamma);
         FOR_EACH_COLUMN_COUNT(EXTRAPOLATE_CASE)
 #undef EXTRAPOLATE_CASE
     }
-    return extrapolate_columns(a, w, eta, t, slack, k, gamma);
+    return extrapolate_columns(a, z, k, gamma);
 }
 
 /* Solves min |res - dres gamma| over the k stored columns (Cholesky of the
@@ -400,35 +372,37 @@ static int least_squares(const anderson *a, int k, double *gamma) {
     return 1;
 }
 
-static void stop(anderson *a, int32_t t, const char *why) {
-    a->stopped = why;
-    a->stopped_at = t;
-}
-
 static void refuse(anderson *a) {
     a->refused += 1;
     forget(a);
     a->cooldown = a->m + 1;
 }
 
-/* Every STRIDE-th call: one step of the acceleration. */
-static void step(anderson *a, admm_workspace *w, double eta, int32_t t, double slack) {
-    if (++a->waited < STRIDE) return;
+bool anderson_due(anderson *a, int32_t t, const int32_t **blocks, int32_t *n) {
+    if (a->stopped || ++a->waited < STRIDE) return false;
     a->waited = 0;
     /* judged on the extrapolations of the memory in use */
     if (t >= USEFUL_AFTER &&
         2 * (a->accepted - a->accepted_before) < a->refused - a->refused_before) {
-        stop(a, t, "extrapolations rarely kept"); /* not worth its cost */
-        return;
+        a->stopped = true; /* not worth its cost */
+        return false;
     }
+    collect_live(a, t);
+    *blocks = a->live;
+    *n = a->n_live;
+    return true;
+}
+
+/* One step of the acceleration, on the live blocks. */
+static void step(anderson *a, double *z) {
     const int k = a->count < a->m ? a->count : a->m;
     const int h = a->head;
     double row[ANDERSON_MAX_MEMORY] = {0}, rhs[ANDERSON_MAX_MEMORY] = {0};
-    const double norm = gather(a, w, eta, t, k, h, row, rhs);
+    const double norm = gather(a, z, k, h, row, rhs);
     if (a->extrapolated && norm > a->norm_prev) {
         /* the extrapolation did not help: back to the plain image it
-         * started from (the other links keep their plain step) */
-        apply_state(a, w, eta, a->undo, a->n_undo, a->undo_state, t, slack);
+         * started from (the other blocks keep their plain step) */
+        set_blocks(a, z, a->undo, a->n_undo, a->undo_state);
         refuse(a);
         return;
     }
@@ -449,8 +423,8 @@ static void step(anderson *a, admm_workspace *w, double eta, int32_t t, double s
     double gamma[ANDERSON_MAX_MEMORY];
     if (k == 0 || norm == 0.0 || !least_squares(a, k, gamma)) return;
     /* a step found too long afterwards is undone like a refused one */
-    if (!(extrapolate(a, w, eta, t, slack, k, gamma) <= 10.0 * norm)) {
-        apply_state(a, w, eta, a->live, a->n_live, a->undo_state, t, slack);
+    if (!(extrapolate(a, z, k, gamma) <= 10.0 * norm)) {
+        set_blocks(a, z, a->live, a->n_live, a->undo_state);
         refuse(a);
         return;
     }
@@ -460,17 +434,10 @@ static void step(anderson *a, admm_workspace *w, double eta, int32_t t, double s
     a->accepted += 1;
 }
 
-void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, double slack) {
-    if (a->stopped) return;
-    step(a, w, eta, t, slack);
-    if (!a->stopped && t >= LONG_AFTER && a->m < a->full_m && grow(a))
-        anderson_restart(a, w, eta, t);
+void anderson_step(anderson *a, double *z, anderson_apply_fn apply, void *context) {
+    a->apply = apply;
+    a->context = context;
+    step(a, z);
 }
 
-void anderson_report(const anderson *a, FILE *out) {
-    fprintf(out, "acceleration: %d extrapolations kept, %d refused", a->accepted, a->refused);
-    if (a->stopped) fprintf(out, "; stopped at iteration %d (%s)", a->stopped_at, a->stopped);
-    fputc('\n', out);
-}
-
-int anderson_worthwhile(const concord_graph *g) { return g->n_links <= MAX_LIVE_LINKS; }
+bool anderson_worthwhile(int64_t n) { return n <= MAX_LIVE_LINKS; }

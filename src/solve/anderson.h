@@ -1,63 +1,83 @@
 /*
- * Anderson acceleration (type II, safeguarded) of the ADMM iteration.
+ * Anderson acceleration (type II, safeguarded) of a fixed-point iteration
+ * z -> P(z) on a plain vector z, knowing nothing of what z means.
  *
- * With the penalty fixed, one ADMM iteration is a map x -> P(x) on the
- * per-link vector x_l = lambda_l + eta ubar_{var(l)} (the consensus is the
- * per-variable mean of x / eta, since the multipliers of a variable sum to
- * zero). Acceleration works on T = P^s, s plain iterations in a row (the
- * stride, see anderson.c), and extrapolates from its last m residuals
- * g = T(x) - x:
- *   x+ = T(x) - dF gamma,  gamma = argmin |g - dG gamma|,
- * with dG, dF the differences of consecutive residuals and images. Links
- * whose variable did not move during the last m + 1 steps have zero
- * entries in every stored difference, so all vector work runs over the
- * links that moved (exactly, not as an approximation), which keeps the
- * solver's factor caching effective. Safeguards: a step longer than ten
- * plain steps is refused; an extrapolation after which the residual grew
- * is undone (the state returns to the plain image) and the memory restarts,
- * extrapolating again after m + 1 steps; acceleration switches itself off
- * for the rest of the solve where few of the extrapolations it tries are
- * kept, and is not used on graphs with too many links (anderson_worthwhile).
+ * The vector is partitioned into blocks (block b holds the entries
+ * block_begin[b] .. block_begin[b+1]-1); the caller says which blocks its
+ * plain iterations changed, and the acceleration works only on the blocks
+ * that changed during the last m + 1 steps: the others hold zeros in every
+ * stored difference, so leaving them out changes no result while the work
+ * stays proportional to what moves. It accelerates T = P^s, s plain
+ * iterations in a row (the stride), and extrapolates from its last m
+ * residuals g = T(z) - z:
+ *   z+ = T(z) - dF gamma,  gamma = argmin |g - dG gamma|,
+ * with dG, dF the differences of consecutive residuals and images.
+ * Safeguards: a step longer than ten plain steps is refused; an
+ * extrapolation after which the residual grew is undone (its blocks return
+ * to the plain image it started from) and the memory restarts; the
+ * acceleration switches itself off for the rest of a solve when few of the
+ * extrapolations it tries are kept.
+ *
+ * The ADMM solver (admm.c) runs it on the per-link state
+ * lambda_l + eta * ubar_i, one block per variable.
  */
 #ifndef CONCORD_ANDERSON_H
 #define CONCORD_ANDERSON_H
 
+#include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-
-#include "../graph.h"
 
 typedef struct anderson anderson;
 
-/* Whether acceleration can pay on g at all: not when more links than it
- * could ever follow (see anderson.c). */
-int anderson_worthwhile(const concord_graph *g);
-
-/* NULL when out of memory. m is the memory (1..ANDERSON_MAX_MEMORY). */
-anderson *anderson_new(const concord_graph *g, int m);
-void anderson_free(anderson *a);
-
 enum { ANDERSON_MAX_MEMORY = 16 };
 
-/* Starts a solve from the current state. */
-void anderson_begin(anderson *a, admm_workspace *w, double eta);
+/* Whether acceleration can pay on a vector of n entries at all: not when
+ * more than it could ever follow (see anderson.c). */
+bool anderson_worthwhile(int64_t n);
 
-/* Restarts the history at iteration t (the penalty changed, which changes
- * the state vector). */
-void anderson_restart(anderson *a, admm_workspace *w, double eta, int32_t t);
+/* An accelerator for vectors partitioned by block_begin (n_blocks + 1
+ * offsets, kept by reference), with room for a memory of `capacity`
+ * (1..ANDERSON_MAX_MEMORY). NULL when out of memory. */
+anderson *anderson_new(int32_t n_blocks, const int32_t *block_begin, int capacity);
+void anderson_free(anderson *a);
 
-/* Records that variable i moved (its consensus or a multiplier changed) at
- * iteration t. */
-void anderson_moved(anderson *a, int32_t i, int32_t t);
+/* Makes room for a memory of m; returns false when out of memory (the
+ * accelerator is unchanged). */
+bool anderson_reserve(anderson *a, int m);
 
-/* After each plain iteration; every stride-th call after a (re)start is a
- * step: it proposes the extrapolated state and applies it to (ubar,
- * lambda), marking changed variables active and factors whose inputs moved
- * beyond `slack` dirty. */
-void anderson_after(anderson *a, admm_workspace *w, double eta, int32_t t, double slack);
+/* Starts a solve from the vector z at iteration t, with memory at most m
+ * (<= the capacity; the first iterations use a shorter one). */
+void anderson_begin(anderson *a, int m, const double *z, int32_t t);
 
-/* One line: extrapolations kept and refused in this solve, and when and why
- * acceleration stopped. */
-void anderson_report(const anderson *a, FILE *out);
+/* Forgets the history: z changed as a whole at iteration t (for ADMM, the
+ * penalty changed). */
+void anderson_restart(anderson *a, const double *z, int32_t t);
+
+/* Block b changed during iteration t. */
+void anderson_changed(anderson *a, int32_t b, int32_t t);
+
+/* Told whenever a step rewrites block b of the vector: the owner takes the
+ * new values into its own representation, and may write them back to the
+ * vector rounded as that representation gives them (the step continues
+ * from what it finds there). */
+typedef void (*anderson_apply_fn)(void *context, int32_t b);
+
+/* Called after each plain iteration t: whether a step is due (every
+ * stride-th iteration, until the acceleration switches itself off), and
+ * then the blocks it reads, *n of them listed in *blocks (valid until the
+ * step). Only their entries of z need be up to date for the step; the
+ * others must not have changed since the acceleration last saw them
+ * (anderson_changed marks what changed). */
+bool anderson_due(anderson *a, int32_t t, const int32_t **blocks, int32_t *n);
+
+/* The step that anderson_due announced, z holding the image of the plain
+ * iteration on the blocks it listed. It may rewrite z on some blocks,
+ * calling apply(context, b) for each block it rewrote. */
+void anderson_step(anderson *a, double *z, anderson_apply_fn apply, void *context);
+
+/* Called at the end of each iteration t: whether the memory grows now (a
+ * solve starts with a short one). The caller must then restart the
+ * history (anderson_restart) from the whole vector. */
+bool anderson_grows(anderson *a, int32_t t);
 
 #endif /* CONCORD_ANDERSON_H */

@@ -25,11 +25,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "workspace.h"
+#include "solver.h"
 
 typedef struct backward {
     const concord_graph *g;
-    admm_workspace *w;
+    concord_solver *w;
     double *w_link; /* per link: the metric */
     double *r, *y, *res, *dir, *mdir, *tmp;
 } backward;
@@ -38,11 +38,11 @@ typedef struct backward {
 static void face(backward *bw, int32_t f, const double *x, const double *y, double *du,
                  double *dv) {
     const concord_graph *g = bw->g;
-    admm_workspace *w = bw->w;
+    concord_solver *w = bw->w;
     const factor *fa = &g->factors[f];
     int32_t b = fa->link_begin;
     factor_face_jvp_variables(fa, w->state[f], w->face[f], g->link_neg + b, w->uf + b,
-                              g->phi + fa->add_begin, bw->w_link + b, x + b,
+                              solver_phi(w) + fa->add_begin, bw->w_link + b, x + b,
                               y ? y + fa->add_begin : NULL, du + b, dv ? dv + fa->add_begin : NULL,
                               &w->buf);
 }
@@ -55,7 +55,7 @@ static void project_faces(backward *bw, const double *x, double *out) {
 /* out = P_A x: each variable's links take the mean of their values (the
  * links of one variable share one weight, so this is W-orthogonal). */
 static void project_consensus(backward *bw, const double *x, double *out) {
-    const admm_workspace *w = bw->w;
+    const concord_solver *w = bw->w;
     for (int32_t i = 0; i < bw->g->n_vars; ++i) {
         const int32_t *links = w->var_links + w->var_link_begin[i];
         double sum = 0.0;
@@ -99,6 +99,7 @@ static void intersect_cg(backward *bw, const concord_settings *s, concord_backwa
     for (int32_t l = 0; l < n; ++l) bw->tmp[l] *= 2.0;
     out->iterations = it;
     out->residual = target > 0.0 ? sqrt(rs * s->backward_tol * s->backward_tol / target) : 0.0;
+    out->converged = rs <= target;
 }
 
 /* dz = lim (P_A P_B)^k r, the paper's power iteration. */
@@ -116,6 +117,7 @@ static void intersect_power(backward *bw, const concord_settings *s,
         memcpy(bw->tmp, bw->res, (size_t)n * sizeof(double));
         if (change <= s->backward_tol * scale) {
             ++it;
+            out->converged = true;
             break;
         }
     }
@@ -129,17 +131,13 @@ static double seconds_since(const struct timespec *start) {
     return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
 }
 
-/* Link-space buffers, sized once per graph structure. */
-static int ensure_buffers(admm_workspace *w, int32_t n_links) {
-    if (w->backward_memory) return CONCORD_OK;
-    w->backward_memory = calloc(7 * (size_t)(n_links ? n_links : 1), sizeof(double));
-    return w->backward_memory ? CONCORD_OK : CONCORD_ENOMEM;
-}
-
-int concord_backward(concord_graph *g, const concord_settings *settings, const double *du,
-                     const double *dv, double *dtheta, double *dphi,
-                     concord_backward_info *info) {
-    if (!g || !du || !dtheta) return CONCORD_EINVAL;
+int concord_solver_backward(concord_solver *w, const concord_settings *settings,
+                            const double *du, const double *dv, double *dtheta, double *dphi,
+                            concord_backward_info *info) {
+    if (!w) return CONCORD_EINVAL;
+    if (!du || !dtheta) return solver_fail(w, CONCORD_EINVAL, "backward: du and dtheta are required");
+    int rc = solver_check_graph(w);
+    if (rc) return rc;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     concord_settings s;
@@ -147,23 +145,29 @@ int concord_backward(concord_graph *g, const concord_settings *settings, const d
     else concord_default_settings(&s);
     char message[128];
     if (concord_check_settings(&s, message, sizeof message))
-        return graph_fail(g, CONCORD_EINVAL, "%s", message);
-    admm_workspace *w = g->ws;
-    if (!w || !g->sol_u || !w->sparse)
-        return graph_fail(g, CONCORD_EINVAL,
-                          "backward needs the state of a forward pass: call "
-                          "concord_solve_sparse first (and do not change the graph between)");
-    if (ensure_buffers(w, g->n_links)) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+        return solver_fail(w, CONCORD_EINVAL, "%s", message);
+    if (!w->solved || w->mode != MODE_SPARSE)
+        return solver_fail(w, CONCORD_EINVAL,
+                           "backward needs the state of a forward pass: solve with "
+                           "concord_solver_sparse first");
+    if (!solver_scores_unchanged(w))
+        return solver_fail(w, CONCORD_EINVAL,
+                           "backward: the scores changed since the forward pass (solve again)");
+    const concord_graph *g = w->g;
     const size_t nl = (size_t)(g->n_links ? g->n_links : 1);
     backward bw = {g, w, w->backward_memory, w->backward_memory + nl, w->backward_memory + 2 * nl,
                    w->backward_memory + 3 * nl, w->backward_memory + 4 * nl,
                    w->backward_memory + 5 * nl, w->backward_memory + 6 * nl};
     for (int32_t l = 0; l < g->n_links; ++l) bw.w_link[l] = w->inv_deg[g->link_var[l]];
-    for (int32_t f = 0; f < g->n_factors; ++f)
-        if (w->state[f] &&
-            !active_set_prepare_jvp(w->state[f], bw.w_link + g->factors[f].link_begin))
-            return graph_fail(g, CONCORD_ENUMERIC,
-                              "factor %d: its active configurations are degenerate", f);
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        if (!w->state[f]) continue;
+        /* a user factor solved by its own QP: its active set first */
+        if (g->factors[f].ops->qp && (rc = solver_active_set_at_final_inputs(w, f, w->state[f])))
+            return rc;
+        if (!active_set_prepare_jvp(w->state[f], bw.w_link + g->factors[f].link_begin))
+            return solver_fail(w, CONCORD_ENUMERIC,
+                               "factor %d: its active configurations are degenerate", f);
+    }
 
     /* r = P du + c, with c the factors' responses to dv */
     if (dv) {
@@ -182,7 +186,7 @@ int concord_backward(concord_graph *g, const concord_settings *settings, const d
         if (w->deg[i] > 0) {
             dtheta[i] = bw.tmp[w->var_links[w->var_link_begin[i]]];
         } else {
-            double u = g->sol_u[i]; /* clip(theta): slope 1 strictly inside */
+            double u = w->sol_u[i]; /* clip(theta): slope 1 strictly inside */
             dtheta[i] = u > 0.0 && u < 1.0 ? du[i] : 0.0;
         }
     }
@@ -192,5 +196,10 @@ int concord_backward(concord_graph *g, const concord_settings *settings, const d
     }
     out.seconds = seconds_since(&start);
     if (info) *info = out;
+    if (!out.converged)
+        return solver_fail(w, CONCORD_ENOTCONVERGED,
+                           "backward: %s stopped at %d iterations with relative residual %.3g",
+                           s.backward_power ? "the power iteration" : "conjugate gradients",
+                           out.iterations, out.residual);
     return CONCORD_OK;
 }

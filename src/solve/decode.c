@@ -16,13 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "workspace.h"
+#include "solver.h"
 
 enum { MAX_PASSES = 100 };
 
 typedef struct decoder {
-    concord_graph *g;
-    admm_workspace *w;
+    const concord_graph *g;
+    concord_solver *w;
+    const double *theta, *phi; /* the solver's scores */
+    int error;                 /* a callback's error, in error_factor (sticky) */
+    int32_t error_factor;
     double *x;          /* the assignment (n_vars) */
     uint8_t *decided;   /* per variable: fixed by sequential fixing */
     double *fscore;     /* per factor: its additional score at x */
@@ -42,10 +45,13 @@ static void decoder_free(decoder *dc) {
     free(dc->decided);
 }
 
-static int decoder_init(decoder *dc, concord_graph *g) {
+static int decoder_init(decoder *dc, concord_solver *w) {
+    const concord_graph *g = w->g;
     memset(dc, 0, sizeof *dc);
     dc->g = g;
-    dc->w = g->ws;
+    dc->w = w;
+    dc->theta = solver_theta(w);
+    dc->phi = solver_phi(w);
     size_t nf = (size_t)(g->n_factors ? g->n_factors : 1), nv = (size_t)(g->n_vars ? g->n_vars : 1);
     dc->fscore = malloc(nf * sizeof(double));
     dc->fok = malloc(nf);
@@ -64,9 +70,21 @@ static int decoder_init(decoder *dc, concord_graph *g) {
     return CONCORD_OK;
 }
 
+/* A callback's failure is kept for the end of the decoding (the factor
+ * then counts as violated, which keeps the search going harmlessly). */
+static void note_failure(decoder *dc, int rc, int32_t f) {
+    if (rc && !dc->error) {
+        dc->error = rc;
+        dc->error_factor = f;
+    }
+}
+
 static void evaluate(decoder *dc, int32_t f) {
     double score = 0.0;
-    dc->fok[f] = workspace_factor_at(dc->g, dc->w, f, dc->x, &score, NULL);
+    bool allowed = false;
+    int rc = solver_factor_at(dc->w, dc->phi, f, dc->x, &allowed, &score, NULL);
+    note_failure(dc, rc, f);
+    dc->fok[f] = !rc && allowed;
     dc->fscore[f] = dc->fok[f] ? score : 0.0;
 }
 
@@ -87,7 +105,7 @@ static void unit_vars(const decoder *dc, int32_t unit, int32_t *first, int32_t *
  * decoder tries satisfies it, and evaluating it for each of k states would
  * cost O(k^2). */
 static int32_t list_factors(decoder *dc, int32_t unit, int32_t first, int32_t count) {
-    const admm_workspace *w = dc->w;
+    const concord_solver *w = dc->w;
     int32_t n = 0;
     if (++dc->listing == INT32_MAX) {
         dc->listing = 0;
@@ -126,7 +144,7 @@ static void local_value(decoder *dc, int32_t n, int32_t first, int32_t count, in
                         double *value) {
     *violated = 0;
     *value = 0.0;
-    for (int32_t i = first; i < first + count; ++i) *value += dc->g->theta[i] * dc->x[i];
+    for (int32_t i = first; i < first + count; ++i) *value += dc->theta[i] * dc->x[i];
     for (int32_t t = 0; t < n; ++t) {
         int32_t f = dc->touching[t];
         evaluate(dc, f);
@@ -176,14 +194,15 @@ static int improve(decoder *dc) {
  * +-M terms in *score. */
 static bool best_completion(decoder *dc, int32_t f, double *score) {
     const concord_graph *g = dc->g;
-    admm_workspace *w = dc->w;
+    concord_solver *w = dc->w;
+    const double *theta = dc->theta;
     const factor *fa = &g->factors[f];
-    const double *phi = g->phi + fa->add_begin;
+    const double *phi = dc->phi + fa->add_begin;
     double big = 1.0, on = 0.0;
     for (int32_t k = 0; k < fa->n_add; ++k) big += 2.0 * fabs(phi[k]);
     for (int32_t j = 0; j < fa->degree; ++j) {
         int32_t l = fa->link_begin + j, i = g->link_var[l];
-        if (!dc->decided[i]) big += 2.0 * fabs(g->theta[i] * w->inv_deg[i] + w->lambda[l]);
+        if (!dc->decided[i]) big += 2.0 * fabs(theta[i] * w->inv_deg[i] + w->lambda[l]);
     }
     for (int32_t j = 0; j < fa->degree; ++j) {
         int32_t l = fa->link_begin + j, i = g->link_var[l];
@@ -191,11 +210,13 @@ static bool best_completion(decoder *dc, int32_t f, double *score) {
             w->a[j] = dc->x[i] > 0.5 ? big : -big;
             on += dc->x[i] > 0.5;
         } else {
-            w->a[j] = g->theta[i] * w->inv_deg[i] + w->lambda[l];
+            w->a[j] = theta[i] * w->inv_deg[i] + w->lambda[l];
         }
     }
-    double best = factor_map_variables(fa, g->link_neg + fa->link_begin, w->a, phi, w->u,
-                                       w->vmap, &w->buf);
+    double best;
+    int rc = solver_factor_map(w, f, w->a, phi, w->u, w->vmap, &best);
+    note_failure(dc, rc, f);
+    if (rc) return false;
     for (int32_t j = 0; j < fa->degree; ++j) {
         int32_t i = g->link_var[fa->link_begin + j];
         if (dc->decided[i] && w->u[j] != (dc->x[i] > 0.5 ? 1.0 : 0.0)) return false;
@@ -207,7 +228,7 @@ static bool best_completion(decoder *dc, int32_t f, double *score) {
 static double confidence(const decoder *dc, int32_t unit) {
     int32_t first, count;
     unit_vars(dc, unit, &first, &count);
-    const double *u = dc->g->sol_u;
+    const double *u = dc->w->sol_u;
     if (unit >= dc->g->n_multi) return fabs(u[first] - 0.5);
     double best = 0.0;
     for (int32_t k = 0; k < count; ++k)
@@ -249,7 +270,7 @@ static int sequential_fixing(decoder *dc) {
             set_state(dc, unit, first, count, st);
             int32_t violated = 0;
             double value = 0.0;
-            for (int32_t i = first; i < first + count; ++i) value += g->theta[i] * dc->x[i];
+            for (int32_t i = first; i < first + count; ++i) value += dc->theta[i] * dc->x[i];
             for (int32_t t = 0; t < n; ++t) {
                 double score;
                 if (best_completion(dc, dc->touching[t], &score)) value += score;
@@ -272,7 +293,7 @@ static void summarize(const decoder *dc, concord_decoding *out) {
     const concord_graph *g = dc->g;
     double value = 0.0;
     int32_t violated = 0;
-    for (int32_t i = 0; i < g->n_vars; ++i) value += g->theta[i] * dc->x[i];
+    for (int32_t i = 0; i < g->n_vars; ++i) value += dc->theta[i] * dc->x[i];
     for (int32_t f = 0; f < g->n_factors; ++f) {
         if (dc->fok[f]) value += dc->fscore[f];
         else violated += 1;
@@ -284,13 +305,14 @@ static void summarize(const decoder *dc, concord_decoding *out) {
 /* Max-posterior state of each multi-variable; other variables at 1/2. */
 static void round_posteriors(decoder *dc) {
     const concord_graph *g = dc->g;
+    const double *sol_u = dc->w->sol_u;
     for (int32_t i = 0; i < g->n_vars; ++i)
-        if (dc->unit_of[i] < 0) dc->x[i] = g->sol_u[i] >= 0.5 ? 1.0 : 0.0;
+        if (dc->unit_of[i] < 0) dc->x[i] = sol_u[i] >= 0.5 ? 1.0 : 0.0;
     for (int32_t m = 0; m < g->n_multi; ++m) {
         const multi_variable *mv = &g->multi[m];
         int32_t best = 0;
         for (int32_t k = 1; k < mv->num_states; ++k)
-            if (g->sol_u[mv->first + k] > g->sol_u[mv->first + best]) best = k;
+            if (sol_u[mv->first + k] > sol_u[mv->first + best]) best = k;
         for (int32_t k = 0; k < mv->num_states; ++k) dc->x[mv->first + k] = k == best;
     }
 }
@@ -303,27 +325,23 @@ static void local_search(decoder *dc, concord_decoding *out) {
     summarize(dc, out);
 }
 
-static int ensure_decoded(concord_graph *g) {
-    if (!g->decoded) g->decoded = malloc((size_t)(g->n_vars ? g->n_vars : 1) * sizeof(double));
-    return g->decoded ? CONCORD_OK : graph_fail(g, CONCORD_ENOMEM, "out of memory");
-}
-
-int concord_decode(concord_graph *g, concord_decoding *result) {
-    if (!g) return CONCORD_EINVAL;
-    if (!g->sol_u || !g->ws)
-        return graph_fail(g, CONCORD_EINVAL, "nothing to decode: solve the graph first");
-    int rc = ensure_decoded(g);
+int concord_solver_decode(concord_solver *s, concord_decoding *result) {
+    if (!s) return CONCORD_EINVAL;
+    int rc = solver_check_graph(s);
     if (rc) return rc;
+    const concord_graph *g = s->g;
+    if (!s->solved || s->mode == MODE_NONE)
+        return solver_fail(s, CONCORD_EINVAL, "nothing to decode: solve first");
     decoder dc;
     double *other = malloc((size_t)(g->n_vars ? g->n_vars : 1) * sizeof *other);
-    if (!other || decoder_init(&dc, g)) {
+    if (!other || decoder_init(&dc, s)) {
         free(other);
-        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+        return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     }
-    dc.x = g->decoded;
+    dc.x = s->decoded;
     round_posteriors(&dc);
     concord_decoding out = {0};
-    if (!g->sol_integral) {
+    if (!s->sol_integral) {
         /* Two starts, each refined by the local search: the rounded
          * posteriors and sequential fixing; the better one is kept. */
         concord_decoding rounded = {0};
@@ -332,7 +350,7 @@ int concord_decode(concord_graph *g, concord_decoding *result) {
         if (sequential_fixing(&dc)) {
             decoder_free(&dc);
             free(other);
-            return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+            return solver_fail(s, CONCORD_ENOMEM, "out of memory");
         }
         local_search(&dc, &out);
         out.passes += rounded.passes;
@@ -346,48 +364,56 @@ int concord_decode(concord_graph *g, concord_decoding *result) {
         for (int32_t f = 0; f < g->n_factors; ++f) evaluate(&dc, f);
         summarize(&dc, &out);
     }
+    const int error = dc.error, error_factor = dc.error_factor;
     decoder_free(&dc);
     free(other);
+    s->have_decoded = !error;
+    if (error) return solver_callback_failed(s, error_factor, error);
     if (result) *result = out;
     return CONCORD_OK;
 }
 
-int concord_evaluate(concord_graph *g, const double *x, concord_decoding *result) {
-    if (!g || !x || !result) return CONCORD_EINVAL;
+int concord_solver_evaluate(concord_solver *s, const double *x, concord_decoding *result) {
+    if (!s) return CONCORD_EINVAL;
+    int rc = solver_check_graph(s);
+    if (rc) return rc;
+    const concord_graph *g = s->g;
+    if (!x || !result) return solver_fail(s, CONCORD_EINVAL, "evaluate: no assignment or result");
     for (int32_t i = 0; i < g->n_vars; ++i)
         if (x[i] != 0.0 && x[i] != 1.0)
-            return graph_fail(g, CONCORD_EINVAL, "assignment: variable %d is %g, not 0 or 1", i,
-                              x[i]);
-    if (!g->ws && !(g->ws = workspace_build(g)))
-        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+            return solver_fail(s, CONCORD_EINVAL, "assignment: variable %d is %g, not 0 or 1", i,
+                               x[i]);
     decoder dc;
     double *copy = malloc((size_t)(g->n_vars ? g->n_vars : 1) * sizeof *copy);
-    if (!copy || decoder_init(&dc, g)) {
+    if (!copy || decoder_init(&dc, s)) {
         free(copy);
-        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+        return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     }
     memcpy(copy, x, (size_t)g->n_vars * sizeof *copy);
     dc.x = copy;
     for (int32_t f = 0; f < g->n_factors; ++f) evaluate(&dc, f);
     concord_decoding out = {0};
     summarize(&dc, &out);
+    const int error = dc.error, error_factor = dc.error_factor;
     decoder_free(&dc);
     free(copy);
+    if (error) return solver_callback_failed(s, error_factor, error);
     *result = out;
     return CONCORD_OK;
 }
 
-const double *concord_decoded_variables(const concord_graph *g) {
-    return g ? g->decoded : NULL;
+const double *concord_solver_decoded(const concord_solver *s) {
+    return s && s->have_decoded ? s->decoded : NULL;
 }
 
-int concord_decoded_labels(const concord_graph *g, int32_t *labels) {
-    if (!g || !labels || !g->decoded) return CONCORD_EINVAL;
+int concord_solver_decoded_labels(const concord_solver *s, int32_t *labels) {
+    if (!s || !labels || !s->have_decoded) return CONCORD_EINVAL;
+    const concord_graph *g = s->g;
     for (int32_t m = 0; m < g->n_multi; ++m) {
         const multi_variable *mv = &g->multi[m];
         int32_t state = 0;
         for (int32_t k = 0; k < mv->num_states; ++k)
-            if (g->decoded[mv->first + k] > 0.5) state = k;
+            if (s->decoded[mv->first + k] > 0.5) state = k;
         labels[m] = mv->labels ? mv->labels[state] : state;
     }
     return CONCORD_OK;

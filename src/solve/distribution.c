@@ -1,100 +1,105 @@
 /*
  * The sparse distribution behind a factor's solution: the configurations
- * the active set combined and their weights. Factors without a closed form
- * keep it from the solve itself; for closed-form factors it is computed on
- * demand by running the generic active set once at the factor's final
+ * the active set combined and their weights. Factors solved by the active
+ * set keep it from the solve itself; for closed-form factors it is computed
+ * on demand by running the generic active set once at the factor's final
  * inputs (the QP's solution u is unique, so it is the same point).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "workspace.h"
+#include "solver.h"
 
-static void distribution_clear(concord_graph *g) {
-    free(g->dist_weight);
-    free(g->dist_u);
-    free(g->dist_v);
-    g->dist_weight = g->dist_u = g->dist_v = NULL;
-    g->dist_count = 0;
-    g->dist_factor = -1;
+int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *state) {
+    const concord_graph *g = s->g;
+    const factor *fa = &g->factors[f];
+    const int32_t b = fa->link_begin;
+    active_set_reset(state);
+    solver_link_weights(s, g->link_var + b, fa->degree, s->mode == MODE_SPARSE, s->eta, s->d);
+    for (int32_t j = 0; j < fa->degree; ++j)
+        s->buf.lit_a[j] = literal_qp_input(g->link_neg[b + j], s->a_solved[b + j], s->d[j]);
+    active_set_result r = active_set_solve(state, fa, s->buf.lit_a, solver_phi(s) + fa->add_begin,
+                                           s->d, s->buf.lit_u, s->vmap, 1000, &s->buf);
+    if (r.error) return solver_callback_failed(s, f, r.error);
+    if (!r.exact)
+        return solver_fail(s, CONCORD_ENUMERIC,
+                           "factor %d: the active set did not reach its solution", f);
+    return CONCORD_OK;
 }
 
-void graph_distribution_free(concord_graph *g) { distribution_clear(g); }
-
-/* Copies the active set's configurations into the graph, in variable
+/* Copies the active set's configurations into the solver, in variable
  * space. */
-static int copy_distribution(concord_graph *g, int32_t f, active_set *s) {
-    const factor *fa = &g->factors[f];
-    int32_t count = active_set_size(s), deg = fa->degree, n_add = fa->n_add;
-    distribution_clear(g);
-    g->dist_weight = malloc((size_t)(count ? count : 1) * sizeof(double));
-    g->dist_u = calloc((size_t)(count ? count : 1) * (size_t)(deg ? deg : 1), sizeof(double));
-    g->dist_v = calloc((size_t)(count ? count : 1) * (size_t)(n_add ? n_add : 1), sizeof(double));
-    if (!g->dist_weight || !g->dist_u || !g->dist_v) {
-        distribution_clear(g);
-        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+static int copy_distribution(concord_solver *s, int32_t f, const active_set *state) {
+    const factor *fa = &s->g->factors[f];
+    int32_t count = active_set_size(state), deg = fa->degree, n_add = fa->n_add;
+    solver_distribution_clear(s);
+    distribution *d = &s->dist;
+    d->weight = malloc((size_t)(count ? count : 1) * sizeof(double));
+    d->u = calloc((size_t)(count ? count : 1) * (size_t)(deg ? deg : 1), sizeof(double));
+    d->v = calloc((size_t)(count ? count : 1) * (size_t)(n_add ? n_add : 1), sizeof(double));
+    if (!d->weight || !d->u || !d->v) {
+        solver_distribution_clear(s);
+        return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     }
-    const uint8_t *neg = g->link_neg + fa->link_begin;
+    const uint8_t *neg = s->g->link_neg + fa->link_begin;
     for (int32_t k = 0; k < count; ++k) {
         const int32_t *ones;
-        int32_t n = active_set_config(s, k, &ones);
-        double *u = g->dist_u + (size_t)k * (size_t)deg, *v = g->dist_v + (size_t)k * (size_t)n_add;
+        int32_t n = active_set_config(state, k, &ones);
+        double *u = d->u + (size_t)k * (size_t)deg, *v = d->v + (size_t)k * (size_t)n_add;
         for (int32_t j = 0; j < n; ++j) {
             if (ones[j] < deg) u[ones[j]] = 1.0;
             else v[ones[j] - deg] = 1.0;
         }
         for (int32_t j = 0; j < deg; ++j)
             if (neg[j]) u[j] = 1.0 - u[j];
-        g->dist_weight[k] = active_set_weight(s, k);
+        d->weight[k] = active_set_weight(state, k);
     }
-    g->dist_count = count;
-    g->dist_factor = f;
+    d->count = count;
+    d->factor = f;
     return CONCORD_OK;
 }
 
-int concord_factor_distribution(concord_graph *g, int32_t f, int32_t *count) {
-    if (!g || !count) return CONCORD_EINVAL;
+int concord_solver_factor_distribution(concord_solver *s, int32_t f, int32_t *count) {
+    if (!s) return CONCORD_EINVAL;
+    int rc = solver_check_graph(s);
+    if (rc) return rc;
+    const concord_graph *g = s->g;
+    if (!count) return solver_fail(s, CONCORD_EINVAL, "no count pointer");
     if (f < 0 || f >= g->n_factors)
-        return graph_fail(g, CONCORD_EINVAL, "factor %d out of range (the graph has %d)", f,
-                          g->n_factors);
-    admm_workspace *w = g->ws;
-    if (!w || !g->sol_u)
-        return graph_fail(g, CONCORD_EINVAL, "no solution: solve the graph first");
+        return solver_fail(s, CONCORD_EINVAL, "factor %d out of range (the graph has %d)", f,
+                           g->n_factors);
+    if (!s->solved || s->mode == MODE_NONE)
+        return solver_fail(s, CONCORD_EINVAL, "no solution: solve first");
     const factor *fa = &g->factors[f];
     if (fa->ops->fractional_vertices)
-        return graph_fail(g, CONCORD_EINVAL,
-                          "factor %d (%s): its polytope has fractional vertices, so only its "
-                          "marginals (the solution itself) are available",
-                          f, fa->ops->name);
-    int rc;
-    if (w->state[f]) {
-        rc = copy_distribution(g, f, w->state[f]);
+        return solver_fail(s, CONCORD_EINVAL,
+                           "factor %d (%s): its polytope has fractional vertices, so only its "
+                           "marginals (the solution itself) are available",
+                           f, fa->ops->name);
+    if (s->state[f] && !fa->ops->qp) {
+        rc = copy_distribution(s, f, s->state[f]);
     } else {
         /* A fresh active set at the final inputs of the factor. */
         void *memory = malloc(active_set_bytes(fa));
-        if (!memory) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-        active_set *s = active_set_init(fa, memory);
-        const int32_t b = fa->link_begin;
-        workspace_link_weights(w, g->link_var + b, fa->degree, w->sparse, w->eta, w->d);
-        for (int32_t j = 0; j < fa->degree; ++j)
-            w->buf.lit_a[j] = literal_qp_input(g->link_neg[b + j], w->a_solved[b + j], w->d[j]);
-        active_set_result r = active_set_solve(s, fa, w->buf.lit_a, g->phi + fa->add_begin, w->d,
-                                               w->buf.lit_u, w->vmap, 1000, &w->buf);
-        rc = r.exact ? copy_distribution(g, f, s)
-                     : graph_fail(g, CONCORD_ENUMERIC,
-                                  "factor %d: the active set did not reach its solution", f);
+        if (!memory) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
+        active_set *state = active_set_init(fa, memory);
+        rc = solver_active_set_at_final_inputs(s, f, state);
+        if (!rc) rc = copy_distribution(s, f, state);
         free(memory);
     }
-    if (rc == CONCORD_OK) *count = g->dist_count;
+    if (rc == CONCORD_OK) *count = s->dist.count;
     return rc;
 }
 
-int concord_distribution_entry(const concord_graph *g, int32_t k, double *weight, double *u,
-                               double *v) {
-    if (!g || g->dist_factor < 0 || k < 0 || k >= g->dist_count) return CONCORD_EINVAL;
-    const factor *fa = &g->factors[g->dist_factor];
-    if (weight) *weight = g->dist_weight[k];
-    if (u) memcpy(u, g->dist_u + (size_t)k * (size_t)fa->degree, (size_t)fa->degree * sizeof(double));
-    if (v) memcpy(v, g->dist_v + (size_t)k * (size_t)fa->n_add, (size_t)fa->n_add * sizeof(double));
+int concord_solver_distribution_entry(const concord_solver *s, int32_t k, double *weight,
+                                      double *u, double *v) {
+    if (!s || s->dist.factor < 0 || k < 0 || k >= s->dist.count) return CONCORD_EINVAL;
+    const factor *fa = &s->g->factors[s->dist.factor];
+    if (weight) *weight = s->dist.weight[k];
+    if (u)
+        memcpy(u, s->dist.u + (size_t)k * (size_t)fa->degree,
+               (size_t)fa->degree * sizeof(double));
+    if (v)
+        memcpy(v, s->dist.v + (size_t)k * (size_t)fa->n_add, (size_t)fa->n_add * sizeof(double));
     return CONCORD_OK;
 }

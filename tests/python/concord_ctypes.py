@@ -41,9 +41,9 @@ lib = ctypes.CDLL(library_path())
 # ---------------------------------------------------------------------------
 # Constants (enum concord_code, concord_status, concord_logic)
 
-OK, EINVAL, ENOMEM, EPARSE, EIO, ENOTCONVERGED, ENUMERIC, EINFEASIBLE = range(8)
+OK, EINVAL, ENOMEM, EPARSE, EIO, ENOTCONVERGED, ENUMERIC, EINFEASIBLE, ECALLBACK = range(9)
 (STATUS_UNSOLVED, STATUS_INTEGRAL, STATUS_FRACTIONAL, STATUS_MAX_ITER, STATUS_NUMERIC,
- STATUS_INFEASIBLE) = range(6)
+ STATUS_INFEASIBLE, STATUS_TIME_LIMIT, STATUS_INTERRUPTED, STATUS_CALLBACK_FAILED) = range(9)
 XOR, XOROUT, ATMOSTONE, OR, OROUT, ANDOUT, IMPLY = range(7)
 LOGIC_KINDS = {"XOR": XOR, "XOROUT": XOROUT, "ATMOSTONE": ATMOSTONE, "OR": OR,
                "OROUT": OROUT, "ANDOUT": ANDOUT, "IMPLY": IMPLY}
@@ -58,8 +58,11 @@ class Settings(Structure):
         ("relaxation", c_double),
         ("bound_every", c_int32),
         ("max_inner_iter", c_int32),
-        ("verbosity", c_int),
         ("acceleration", c_int32),
+        ("warm_start", c_bool),
+        ("time_limit", c_double),
+        ("progress", ctypes.c_void_p),
+        ("progress_context", ctypes.c_void_p),
         ("backward_tol", c_double),
         ("backward_max_iter", c_int32),
         ("backward_power", c_bool),
@@ -86,6 +89,7 @@ class BackwardInfo(Structure):
     _fields_ = [
         ("iterations", c_int32),
         ("residual", c_double),
+        ("converged", c_bool),
         ("seconds", c_double),
     ]
 
@@ -129,21 +133,26 @@ concord_set_additional_scores = _proto("concord_set_additional_scores", c_int, _
 concord_default_settings = _proto("concord_default_settings", None, POINTER(Settings))
 concord_check_settings = _proto("concord_check_settings", c_int, POINTER(Settings),
                                 ctypes.c_char_p, c_size_t)
-concord_solve_map = _proto("concord_solve_map", c_int, _graph_p, POINTER(Settings),
-                           POINTER(Info))
-concord_solve_sparse = _proto("concord_solve_sparse", c_int, _graph_p, POINTER(Settings),
-                              POINTER(Info))
-concord_backward = _proto("concord_backward", c_int, _graph_p, POINTER(Settings), _dp, _dp, _dp,
-                          _dp, POINTER(BackwardInfo))
-concord_factor_distribution = _proto("concord_factor_distribution", c_int, _graph_p, c_int32, _ip)
-concord_distribution_entry = _proto("concord_distribution_entry", c_int, _graph_p, c_int32, _dp,
-                                    _dp, _dp)
-concord_loss_sparsemap = _proto("concord_loss_sparsemap", c_int, _graph_p, POINTER(Settings), _dp,
-                                _dp, _dp, _dp, _dp, POINTER(Info))
-concord_loss_hinge = _proto("concord_loss_hinge", c_int, _graph_p, POINTER(Settings), _dp, _dp,
-                            _dp, _dp, _dp, POINTER(Info))
-concord_solution_variables = _proto("concord_solution_variables", _dp, _graph_p)
-concord_solution_additionals = _proto("concord_solution_additionals", _dp, _graph_p)
+_solver_p = ctypes.c_void_p
+concord_solver_new = _proto("concord_solver_new", c_int, _graph_p, POINTER(_solver_p))
+concord_solver_free = _proto("concord_solver_free", None, _solver_p)
+concord_solver_last_error = _proto("concord_solver_last_error", c_char_p, _solver_p)
+concord_solver_map = _proto("concord_solver_map", c_int, _solver_p, POINTER(Settings),
+                            POINTER(Info))
+concord_solver_sparse = _proto("concord_solver_sparse", c_int, _solver_p, POINTER(Settings),
+                               POINTER(Info))
+concord_solver_backward = _proto("concord_solver_backward", c_int, _solver_p, POINTER(Settings),
+                                 _dp, _dp, _dp, _dp, POINTER(BackwardInfo))
+concord_solver_factor_distribution = _proto("concord_solver_factor_distribution", c_int,
+                                            _solver_p, c_int32, _ip)
+concord_solver_distribution_entry = _proto("concord_solver_distribution_entry", c_int, _solver_p,
+                                           c_int32, _dp, _dp, _dp)
+concord_solver_loss_sparsemap = _proto("concord_solver_loss_sparsemap", c_int, _solver_p,
+                                       POINTER(Settings), _dp, _dp, _dp, _dp, _dp, POINTER(Info))
+concord_solver_loss_hinge = _proto("concord_solver_loss_hinge", c_int, _solver_p,
+                                   POINTER(Settings), _dp, _dp, _dp, _dp, _dp, POINTER(Info))
+concord_solver_variables = _proto("concord_solver_variables", _dp, _solver_p)
+concord_solver_additionals = _proto("concord_solver_additionals", _dp, _solver_p)
 
 
 def _darr(x):
@@ -226,17 +235,22 @@ class GraphSpec:
 
 
 class Graph:
-    """An owned concord_graph built from a GraphSpec."""
+    """An owned concord_graph built from a GraphSpec, with one solver over
+    it (which reads the graph's scores)."""
 
     def __init__(self, spec):
         self.spec = spec
         self.g = concord_graph_new()
+        self.s = None
         if not self.g:
             raise MemoryError
         self._keep = []
         try:
             for step in spec.steps:
                 self._add(step)
+            solver = _solver_p()
+            self._check(concord_solver_new(self.g, byref(solver)))
+            self.s = solver
         except Exception:
             self.close()
             raise
@@ -246,9 +260,14 @@ class Graph:
         assert (self.n_vars, self.n_add) == spec.sizes()
         self.set_scores(spec.theta, spec.phi)
 
+    def last_error(self):
+        """The solver's last message, or the graph's when there is none."""
+        message = concord_solver_last_error(self.s).decode() if self.s else ""
+        return message or concord_last_error(self.g).decode()
+
     def _check(self, rc):
         if rc != OK:
-            raise ConcordError(rc, concord_last_error(self.g).decode())
+            raise ConcordError(rc, self.last_error())
         return rc
 
     def _add(self, step):
@@ -288,6 +307,9 @@ class Graph:
             raise ValueError(kind)
 
     def close(self):
+        if self.s:
+            concord_solver_free(self.s)
+            self.s = None
         if self.g:
             concord_graph_free(self.g)
             self.g = None
@@ -315,10 +337,11 @@ class Graph:
         self._check(concord_factor_additionals(self.g, f, byref(first), byref(count)))
         return first.value, count.value
 
-    def _solution(self):
-        u = np.ctypeslib.as_array(concord_solution_variables(self.g), (self.n_vars,)).copy()
+    def solution(self):
+        """(u, v) of the last solve."""
+        u = np.ctypeslib.as_array(concord_solver_variables(self.s), (self.n_vars,)).copy()
         if self.n_add:
-            v = np.ctypeslib.as_array(concord_solution_additionals(self.g), (self.n_add,)).copy()
+            v = np.ctypeslib.as_array(concord_solver_additionals(self.s), (self.n_add,)).copy()
         else:
             v = np.zeros(0)
         return u, v
@@ -326,18 +349,18 @@ class Graph:
     def solve_sparse(self, settings=None, check=True):
         """LP-SparseMAP; returns (rc, u, v, info)."""
         info = Info()
-        rc = concord_solve_sparse(self.g, byref(settings) if settings else None, byref(info))
+        rc = concord_solver_sparse(self.s, byref(settings) if settings else None, byref(info))
         if check:
             self._check(rc)
-        u, v = self._solution() if rc in (OK, ENOTCONVERGED) else (None, None)
+        u, v = self.solution() if rc in (OK, ENOTCONVERGED) else (None, None)
         return rc, u, v, info
 
     def solve_map(self, settings=None, check=True):
         info = Info()
-        rc = concord_solve_map(self.g, byref(settings) if settings else None, byref(info))
+        rc = concord_solver_map(self.s, byref(settings) if settings else None, byref(info))
         if check:
             self._check(rc)
-        u, v = self._solution() if rc in (OK, ENOTCONVERGED) else (None, None)
+        u, v = self.solution() if rc in (OK, ENOTCONVERGED) else (None, None)
         return rc, u, v, info
 
     def backward(self, du, dv=None, settings=None):
@@ -347,15 +370,15 @@ class Graph:
         dtheta = np.zeros(self.n_vars)
         dphi = np.zeros(max(self.n_add, 1))
         binfo = BackwardInfo()
-        self._check(concord_backward(self.g, byref(settings) if settings else None, dp, ep,
-                                     dtheta.ctypes.data_as(_dp), dphi.ctypes.data_as(_dp),
-                                     byref(binfo)))
+        self._check(concord_solver_backward(self.s, byref(settings) if settings else None, dp,
+                                            ep, dtheta.ctypes.data_as(_dp),
+                                            dphi.ctypes.data_as(_dp), byref(binfo)))
         return dtheta, dphi[:self.n_add], binfo
 
     def distribution(self, f, degree, n_add):
         """Factor f's sparse distribution: (weights, U [k x degree], V [k x n_add])."""
         count = c_int32()
-        self._check(concord_factor_distribution(self.g, f, byref(count)))
+        self._check(concord_solver_factor_distribution(self.s, f, byref(count)))
         k = count.value
         w = np.zeros(k)
         U = np.zeros((k, degree))
@@ -364,22 +387,24 @@ class Graph:
             wj = c_double()
             uj = np.zeros(max(degree, 1))
             vj = np.zeros(max(n_add, 1))
-            self._check(concord_distribution_entry(self.g, j, byref(wj), uj.ctypes.data_as(_dp),
-                                                   vj.ctypes.data_as(_dp)))
+            self._check(concord_solver_distribution_entry(self.s, j, byref(wj),
+                                                          uj.ctypes.data_as(_dp),
+                                                          vj.ctypes.data_as(_dp)))
             w[j] = wj.value
             U[j] = uj[:degree]
             V[j] = vj
         return w, U, V[:, :n_add]
 
     def loss(self, which, u_gold, v_gold=None, settings=None):
-        """(rc, loss, dtheta, dphi, info) of concord_loss_sparsemap/_hinge."""
-        fn = {"sparsemap": concord_loss_sparsemap, "hinge": concord_loss_hinge}[which]
+        """(rc, loss, dtheta, dphi, info) of concord_solver_loss_sparsemap/_hinge."""
+        fn = {"sparsemap": concord_solver_loss_sparsemap,
+              "hinge": concord_solver_loss_hinge}[which]
         ua, up = _darr(u_gold)
         va, vp = _darr(v_gold)
         loss = c_double()
         dtheta = np.zeros(self.n_vars)
         dphi = np.zeros(max(self.n_add, 1))
         info = Info()
-        rc = fn(self.g, byref(settings) if settings else None, up, vp, byref(loss),
+        rc = fn(self.s, byref(settings) if settings else None, up, vp, byref(loss),
                 dtheta.ctypes.data_as(_dp), dphi.ctypes.data_as(_dp), byref(info))
         return rc, loss.value, dtheta, dphi[:self.n_add], info

@@ -1,4 +1,4 @@
-"""concord_loss_sparsemap and concord_loss_hinge against their definitions.
+"""concord_solver_loss_sparsemap and concord_solver_loss_hinge against their definitions.
 
 For random graphs (the generator of test_lp_sparsemap_forward.py) and a gold
 structure drawn among the graph's feasible 0/1 assignments (enumerated here
@@ -97,7 +97,7 @@ def test_losses_are_zero_at_the_gold_structure_with_large_margins():
                                     ("hinge", MAP)):
                 for vg in (v_gold, None):
                     rc, loss, dtheta, dphi, info = graph.loss(which, u_gold, vg, settings)
-                    assert rc == cc.OK, (which, cc.concord_last_error(graph.g))
+                    assert rc == cc.OK, (which, graph.last_error())
                     if loss != 0.0 or np.any(dtheta != 0.0) or np.any(dphi != 0.0):
                         pytest.fail("%s loss %r (gradient %s %s) at the gold structure %s\n%s" % (
                             which, loss, dtheta.tolist(), dphi.tolist(), u_gold.tolist(),
@@ -125,8 +125,7 @@ def test_losses_equal_their_definitions_and_are_positive_off_gold():
         with cc.Graph(spec) as graph:
             rc, ls, gs_t, gs_p, _ = graph.loss("sparsemap", u_gold, v_gold, SPARSE)
             assert rc == cc.OK
-            u_hat = np.ctypeslib.as_array(cc.concord_solution_variables(graph.g),
-                                             (graph.n_vars,)).copy()
+            u_hat, _ = graph.solution()
             rc, lh, gh_t, gh_p, _ = graph.loss("hinge", u_gold, v_gold, MAP)
             assert rc == cc.OK
         err_s = abs(ls - ref_sparse)
@@ -169,7 +168,7 @@ def test_loss_gradients_equal_finite_differences(which, h, settings):
             def loss_at(s):
                 graph.set_scores(s[:n], s[n:])
                 rc, loss, gt, gp, _ = graph.loss(which, u_gold, v_gold, settings)
-                assert rc == cc.OK, cc.concord_last_error(graph.g)
+                assert rc == cc.OK, graph.last_error()
                 return loss, np.concatenate([gt, gp])
             plus, g_plus = loss_at(s0 + h * d)
             minus, g_minus = loss_at(s0 - h * d)

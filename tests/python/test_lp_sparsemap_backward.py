@@ -1,21 +1,21 @@
-"""LP-SparseMAP backward pass (concord_backward) checked two independent ways.
+"""LP-SparseMAP backward pass (concord_solver_backward) checked two independent ways.
 
 1. Finite differences of the forward pass: on 220 random graphs (the
    generator of test_lp_sparsemap_forward.py), for two random directions d
    each in (theta, phi) (a quarter moving theta only, a quarter phi only:
-   PAIR and DENSE scores), concord_backward(d) must equal the central
+   PAIR and DENSE scores), concord_solver_backward(d) must equal the central
    difference ((u, v)(s + h d) - (u, v)(s - h d)) / 2h, h = 1e-4, within
-   1e-5, with the forward pass solved to tol 1e-12. concord_backward documents that the
+   1e-5, with the forward pass solved to tol 1e-12. concord_solver_backward documents that the
    Jacobian is symmetric, so the call with (du, dv) = d is the JVP; the VJP
    is checked too, as g . (J d) from the differences against
-   (concord_backward(g)) . d. The solution map is piecewise affine, so the
+   (concord_solver_backward(g)) . d. The solution map is piecewise affine, so the
    central difference is exact unless a piece boundary lies within h: such
    points (ties) are detected by comparing the two one-sided differences and
    skipped (counted).
 2. The Jacobian from the KKT system: on 100 graphs of <= 8 variables (half
    of them with small continuous scores, so that most solutions are
    fractional), the full Jacobian of (u, v) w.r.t. (theta, phi), built row
-   by row from concord_backward on unit vectors, equals the derivative of
+   by row from concord_solver_backward on unit vectors, equals the derivative of
    the reference QP's KKT system with its active constraints as equalities
    (the polished reference of the forward test; Solution.differentiable_face
    picks the faces) within 1e-6, and both are symmetric. Points without a

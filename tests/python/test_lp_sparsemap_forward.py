@@ -1,6 +1,6 @@
 """LP-SparseMAP forward pass checked against an independent QP reference.
 
-concord_solve_sparse computes
+concord_solver_sparse computes
     max  theta.u + phi.v - |u|^2/2   over the local polytope
 by ADMM. The reference here writes the same problem as one explicit convex
 QP: a weight per allowed configuration of every factor (enumerated here from

@@ -480,7 +480,9 @@ bool check_lp_map_against_glpk(concord_graph *g, lp_ref *lp, int trial, int *sol
     s.tol = 1e-8;
     s.max_iter = 50000;
     concord_info info;
-    assert_int_equal(concord_solve_map(g, &s, &info), CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_map(solver, &s, &info), CONCORD_OK);
+    concord_solver_free(solver);
     double err = fabs(info.value - expected), scale = 1.0 + fabs(expected);
     if (err > *worst) *worst = err;
     if (!(err <= 1e-5 * scale && info.upper_bound >= expected - 1e-7 * scale &&
@@ -544,10 +546,13 @@ concord_graph **read_single_graph_file(const char *path) {
     return graphs;
 }
 
-concord_info solve_to_brute_force_optimum(concord_graph *g, const char *name, double expected,
-                                          bool unique) {
+concord_info solve_to_brute_force_optimum(const concord_graph *g, const char *name,
+                                          double expected, bool unique, double *u) {
     concord_info info;
-    assert_int_equal(concord_solve_map(g, NULL, &info), CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+    memcpy(u, concord_solver_variables(solver), (size_t)concord_num_variables(g) * sizeof *u);
+    concord_solver_free(solver);
     printf("%s: value %.10f, upper bound %.10f, brute force %.10f, %s, %d iterations%s\n", name,
            info.value, info.upper_bound, expected, concord_status_name(info.status),
            info.iterations, unique ? "" : " (optimum not unique)");

@@ -136,9 +136,9 @@ concord_graph **read_single_graph_file(const char *path);
  * structured (its local polytope is its marginal polytope, so LP = MAP):
  * the value within 1e-8 and the upper bound within 1e-6 of it. Prints a
  * line naming `name` (and whether the optimum is unique). Returns the
- * solver's report. */
-concord_info solve_to_brute_force_optimum(concord_graph *g, const char *name, double expected,
-                                          bool unique);
+ * solver's report, and the solution in u (num_variables values). */
+concord_info solve_to_brute_force_optimum(const concord_graph *g, const char *name,
+                                          double expected, bool unique, double *u);
 
 /* Reads text as a .fg file named t.fg, which must be rejected with a
  * message containing needle. */

@@ -109,3 +109,10 @@ bool top_two_offer(top_two *t, double x) {
     if (x > t->second) t->second = x;
     return false;
 }
+
+concord_solver *new_solver_or_fail(const concord_graph *g) {
+    concord_solver *s = NULL;
+    int rc = concord_solver_new(g, &s);
+    if (rc != CONCORD_OK) fail_msg("concord_solver_new: %s", concord_strerror(rc));
+    return s;
+}

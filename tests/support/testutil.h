@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "concord.h"
+
 /* UNDER_ASAN is 1 in the AddressSanitizer build of a test (GCC and Clang
  * say so differently), else 0: for what that build must skip. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -75,6 +77,10 @@ char *read_whole_file_or_fail(const char *path, size_t *size);
 /* Writes text to the file at path, created or truncated; 0, or -1 on any
  * failure. */
 int write_text_file(const char *path, const char *text);
+
+/* A new solver over g, failing the running cmocka test if it cannot be
+ * made. */
+concord_solver *new_solver_or_fail(const concord_graph *g);
 
 /* Removes path: a file, or a directory with everything below it. A path
  * that does not exist is not an error. */

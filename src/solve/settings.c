@@ -1,0 +1,58 @@
+/*
+ * Solver settings: their defaults and their validation.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "anderson.h"
+#include "concord.h"
+
+void concord_default_settings(concord_settings *s) {
+    *s = (concord_settings){.max_iter = 100000,
+                            .tol = 1e-6,
+                            .eta = 0.1,
+                            .adapt_eta = true,
+                            .relaxation = 1.0,
+                            .bound_every = 25,
+                            .max_inner_iter = 10,
+                            .acceleration = 8,
+                            .warm_start = true,
+                            .time_limit = 0.0,
+                            .progress = NULL,
+                            .progress_context = NULL,
+                            .backward_tol = 1e-10,
+                            .backward_max_iter = 1000,
+                            .backward_power = false};
+}
+
+int concord_check_settings(const concord_settings *s, char *error, size_t error_size) {
+    char message[128] = "";
+    if (!s) snprintf(message, sizeof message, "no settings");
+    else if (s->max_iter < 1)
+        snprintf(message, sizeof message, "max_iter must be >= 1 (got %d)", s->max_iter);
+    else if (!(s->tol > 0.0 && s->tol < 1.0))
+        snprintf(message, sizeof message, "tol must be in (0, 1) (got %g)", s->tol);
+    else if (!(s->eta > 0.0) || !isfinite(s->eta))
+        snprintf(message, sizeof message, "eta must be positive and finite (got %g)", s->eta);
+    else if (!(s->relaxation >= 1.0 && s->relaxation < 2.0))
+        snprintf(message, sizeof message, "relaxation must be in [1, 2) (got %g)", s->relaxation);
+    else if (s->max_inner_iter < 1)
+        snprintf(message, sizeof message, "max_inner_iter must be >= 1 (got %d)",
+                 s->max_inner_iter);
+    else if (s->bound_every < 1)
+        snprintf(message, sizeof message, "bound_every must be >= 1 (got %d)", s->bound_every);
+    else if (s->acceleration < 0 || s->acceleration > ANDERSON_MAX_MEMORY)
+        snprintf(message, sizeof message, "acceleration must be in [0, %d] (got %d)",
+                 ANDERSON_MAX_MEMORY, s->acceleration);
+    else if (!(s->time_limit >= 0.0) || isnan(s->time_limit))
+        snprintf(message, sizeof message, "time_limit must be >= 0 (got %g)", s->time_limit);
+    else if (!(s->backward_tol > 0.0) || !isfinite(s->backward_tol))
+        snprintf(message, sizeof message, "backward_tol must be positive and finite (got %g)",
+                 s->backward_tol);
+    else if (s->backward_max_iter < 1)
+        snprintf(message, sizeof message, "backward_max_iter must be >= 1 (got %d)",
+                 s->backward_max_iter);
+    if (!message[0]) return CONCORD_OK;
+    if (error && error_size) snprintf(error, error_size, "%s", message);
+    return CONCORD_EINVAL;
+}

@@ -1,0 +1,268 @@
+/*
+ * Creating and freeing solvers, their scores, results and messages, and
+ * evaluating factors at integral points (see solver.h).
+ */
+#include "solver.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The acceleration memory a solver is created with: the default setting,
+ * so that a solve with default settings allocates nothing. */
+enum { DEFAULT_ACCELERATION = 8 };
+
+int solver_fail(concord_solver *s, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->error, sizeof s->error, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int solver_callback_failed(concord_solver *s, int32_t f, int code) {
+    const factor *fa = &s->g->factors[f];
+    if (code == FACTOR_INVALID_OUTPUT)
+        return solver_fail(s, CONCORD_ECALLBACK,
+                           "factor %d (%s): its callback wrote an invalid configuration (a "
+                           "variable value not in [0, 1], or a non-finite value)",
+                           f, fa->ops->name);
+    return solver_fail(s, CONCORD_ECALLBACK, "factor %d (%s): its callback returned error %d",
+                       f, fa->ops->name, code);
+}
+
+const char *concord_solver_last_error(const concord_solver *s) { return s ? s->error : ""; }
+
+const concord_graph *concord_solver_graph(const concord_solver *s) { return s ? s->g : NULL; }
+
+int solver_check_graph(concord_solver *s) {
+    if (s->structure_revision != s->g->structure_revision)
+        return solver_fail(s, CONCORD_EINVAL,
+                           "the graph's structure changed since this solver was created "
+                           "(create a new solver)");
+    return CONCORD_OK;
+}
+
+bool solver_scores_unchanged(const concord_solver *s) {
+    return s->solved_own_revision == s->own_scores_revision &&
+           ((s->has_theta && s->has_phi) || s->solved_graph_revision == s->g->scores_revision);
+}
+
+void solver_distribution_clear(concord_solver *s) {
+    free(s->dist.weight);
+    free(s->dist.u);
+    free(s->dist.v);
+    s->dist = (distribution){.factor = -1};
+}
+
+void concord_solver_free(concord_solver *s) {
+    if (!s) return;
+    free(s->deg);
+    free(s->inv_deg);
+    free(s->var_link_begin);
+    free(s->var_links);
+    free(s->link_factor);
+    free(s->own_theta);
+    free(s->own_phi);
+    free(s->lambda);
+    free(s->uf);
+    free(s->ubar);
+    free(s->v);
+    free(s->dirty);
+    free(s->active);
+    free(s->a_solved);
+    free(s->link_score);
+    free(s->slot_state);
+    free(s->face);
+    free(s->state);
+    free(s->state_memory);
+    anderson_free(s->aa);
+    free(s->a);
+    free(s->d);
+    free(s->u);
+    free(s->vmap);
+    free(s->buf.lit_a);
+    free(s->buf.lit_u);
+    free(s->buf.oracle_a);
+    free(s->buf.oracle_u);
+    free(s->buf.oracle_v);
+    free(s->buf.scratch);
+    free(s->round_u);
+    free(s->round_v);
+    free(s->theta_work);
+    free(s->sol_u);
+    free(s->sol_v);
+    free(s->decoded);
+    solver_distribution_clear(s);
+    free(s->backward_memory);
+    free(s);
+}
+
+static void *alloc_array(size_t n, size_t size, bool *failed) {
+    void *p = calloc(n ? n : 1, size);
+    if (!p) *failed = true;
+    return p;
+}
+
+/* Degrees, and the links grouped by variable (a counting sort). */
+static void build_layout(concord_solver *s) {
+    const concord_graph *g = s->g;
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        const factor *fa = &g->factors[f];
+        for (int32_t l = fa->link_begin; l < fa->link_begin + fa->degree; ++l) {
+            s->link_factor[l] = f;
+            s->deg[g->link_var[l]] += 1;
+        }
+    }
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        s->var_link_begin[i + 1] = s->var_link_begin[i] + s->deg[i];
+        s->inv_deg[i] = s->deg[i] ? 1.0 / s->deg[i] : 0.0;
+    }
+    for (int32_t i = 0; i < g->n_vars; ++i) s->deg[i] = 0; /* a running cursor */
+    for (int32_t l = 0; l < g->n_links; ++l) {
+        int32_t i = g->link_var[l];
+        s->var_links[s->var_link_begin[i] + s->deg[i]++] = l;
+    }
+}
+
+int concord_solver_new(const concord_graph *g, concord_solver **out) {
+    if (!out) return CONCORD_EINVAL;
+    *out = NULL;
+    if (!g) return CONCORD_EINVAL;
+    concord_solver *s = calloc(1, sizeof *s);
+    if (!s) return CONCORD_ENOMEM;
+    s->g = g;
+    s->structure_revision = g->structure_revision;
+    s->dist.factor = -1;
+    atomic_init(&s->in_batch, false);
+    bool failed = false;
+    const size_t nv = (size_t)g->n_vars, nl = (size_t)g->n_links, nf = (size_t)g->n_factors,
+                 na = (size_t)g->n_add;
+    s->deg = alloc_array(nv, sizeof(int32_t), &failed);
+    s->inv_deg = alloc_array(nv, sizeof(double), &failed);
+    s->var_link_begin = alloc_array(nv + 1, sizeof(int32_t), &failed);
+    s->var_links = alloc_array(nl, sizeof(int32_t), &failed);
+    s->link_factor = alloc_array(nl, sizeof(int32_t), &failed);
+    s->own_theta = alloc_array(nv, sizeof(double), &failed);
+    s->own_phi = alloc_array(na, sizeof(double), &failed);
+    s->lambda = alloc_array(nl, sizeof(double), &failed);
+    s->uf = alloc_array(nl, sizeof(double), &failed);
+    s->ubar = alloc_array(nv, sizeof(double), &failed);
+    s->v = alloc_array(na, sizeof(double), &failed);
+    s->dirty = alloc_array(nf, sizeof(bool), &failed);
+    s->active = alloc_array(nv, sizeof(bool), &failed);
+    s->a_solved = alloc_array(nl, sizeof(double), &failed);
+    s->link_score = alloc_array(nl, sizeof(double), &failed);
+    s->slot_state = alloc_array(nl, sizeof(double), &failed);
+    s->face = alloc_array(nf, sizeof(int32_t), &failed);
+    s->round_u = alloc_array(nv, sizeof(double), &failed);
+    s->round_v = alloc_array(na, sizeof(double), &failed);
+    s->theta_work = alloc_array(nv, sizeof(double), &failed);
+    s->sol_u = alloc_array(nv, sizeof(double), &failed);
+    s->sol_v = alloc_array(na, sizeof(double), &failed);
+    s->decoded = alloc_array(nv, sizeof(double), &failed);
+    s->backward_memory = alloc_array(7 * (nl ? nl : 1), sizeof(double), &failed);
+    int32_t max_degree = 1, max_add = 1;
+    size_t max_scratch = 1, state_bytes = 0;
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        const factor *fa = &g->factors[f];
+        if (fa->degree > max_degree) max_degree = fa->degree;
+        if (fa->n_add > max_add) max_add = fa->n_add;
+        size_t bytes = factor_scratch_bytes(fa);
+        if (bytes > max_scratch) max_scratch = bytes;
+        if (factor_needs_active_set(fa)) state_bytes += active_set_bytes(fa);
+        s->has_callbacks |= fa->ops->failure != NULL;
+    }
+    s->max_degree = max_degree;
+    s->a = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    s->d = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    s->u = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    s->vmap = alloc_array((size_t)max_add, sizeof(double), &failed);
+    s->buf.lit_a = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    s->buf.lit_u = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    s->buf.oracle_a = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    s->buf.oracle_u = alloc_array((size_t)max_degree, sizeof(double), &failed);
+    s->buf.oracle_v = alloc_array((size_t)max_add, sizeof(double), &failed);
+    s->buf.scratch = alloc_array(max_scratch, 1, &failed);
+    s->state = alloc_array(nf, sizeof(active_set *), &failed);
+    s->state_memory = alloc_array(state_bytes, 1, &failed);
+    if (!failed) {
+        build_layout(s);
+        if (anderson_worthwhile(g->n_links) &&
+            !(s->aa = anderson_new(g->n_vars, s->var_link_begin, DEFAULT_ACCELERATION)))
+            failed = true;
+    }
+    if (failed) {
+        concord_solver_free(s);
+        return CONCORD_ENOMEM;
+    }
+    char *memory = s->state_memory;
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        if (!factor_needs_active_set(&g->factors[f])) continue;
+        s->state[f] = active_set_init(&g->factors[f], memory);
+        memory += active_set_bytes(&g->factors[f]);
+    }
+    *out = s;
+    return CONCORD_OK;
+}
+
+int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
+                              const double *additional_scores) {
+    if (!s) return CONCORD_EINVAL;
+    int rc = solver_check_graph(s);
+    if (rc) return rc;
+    const concord_graph *g = s->g;
+    /* Both are checked before either is taken: on error nothing changes. */
+    for (int32_t i = 0; variable_scores && i < g->n_vars; ++i)
+        if (!isfinite(variable_scores[i]))
+            return solver_fail(s, CONCORD_EINVAL, "variable score %d is not finite (%g)", i,
+                               variable_scores[i]);
+    for (int32_t k = 0; additional_scores && k < g->n_add; ++k)
+        if (!isfinite(additional_scores[k]))
+            return solver_fail(s, CONCORD_EINVAL, "additional score %d is not finite (%g)", k,
+                               additional_scores[k]);
+    if (variable_scores && g->n_vars > 0)
+        memcpy(s->own_theta, variable_scores, (size_t)g->n_vars * sizeof(double));
+    if (additional_scores && g->n_add > 0)
+        memcpy(s->own_phi, additional_scores, (size_t)g->n_add * sizeof(double));
+    s->has_theta = variable_scores != NULL;
+    s->has_phi = additional_scores != NULL;
+    s->own_scores_revision += 1;
+    return CONCORD_OK;
+}
+
+const double *concord_solver_variable_scores(const concord_solver *s) {
+    return s ? solver_theta(s) : NULL;
+}
+const double *concord_solver_additional_scores(const concord_solver *s) {
+    return s ? solver_phi(s) : NULL;
+}
+
+const double *concord_solver_variables(const concord_solver *s) {
+    return s && s->solved ? s->sol_u : NULL;
+}
+const double *concord_solver_additionals(const concord_solver *s) {
+    return s && s->solved ? s->sol_v : NULL;
+}
+
+int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const double *x,
+                     bool *allowed, double *score, double *v) {
+    const concord_graph *g = s->g;
+    const factor *fa = &g->factors[f];
+    const double *phi = phi_all + fa->add_begin;
+    double big = 1.0;
+    for (int32_t k = 0; k < fa->n_add; ++k) big += 2.0 * fabs(phi[k]);
+    for (int32_t j = 0; j < fa->degree; ++j)
+        s->a[j] = x[g->link_var[fa->link_begin + j]] > 0.5 ? big : -big;
+    double *out_v = v ? v : s->vmap, best;
+    int rc = solver_factor_map(s, f, s->a, phi, s->u, out_v, &best);
+    if (rc) return rc;
+    *allowed = true;
+    for (int32_t j = 0; j < fa->degree; ++j)
+        if (s->u[j] != (x[g->link_var[fa->link_begin + j]] > 0.5 ? 1.0 : 0.0)) *allowed = false;
+    double sum = 0.0;
+    for (int32_t k = 0; k < fa->n_add; ++k) sum += phi[k] * out_v[k];
+    *score = sum;
+    return 0;
+}

@@ -1,0 +1,163 @@
+/*
+ * The solver: everything a solve produces or keeps besides the graph,
+ * which it only reads. Sized once when it is created (the graph's
+ * structure seen from its variables, multipliers, factor copies,
+ * consensus, per-factor active sets, buffers, solution, backward vectors),
+ * so that iterations and repeated solves allocate nothing; kept between
+ * solves, so that a solve can start from the last one.
+ */
+#ifndef CONCORD_SOLVER_H
+#define CONCORD_SOLVER_H
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "../graph.h"
+#include "../qp/active_set.h"
+#include "anderson.h"
+
+/* What the solver's state holds (the kind of its last solve). */
+typedef enum solve_mode { MODE_NONE = 0, MODE_MAP, MODE_SPARSE } solve_mode;
+
+/* The sparse distribution of one factor (concord_solver_factor_distribution). */
+typedef struct distribution {
+    int32_t factor; /* -1: none */
+    int32_t count;
+    double *weight, *u, *v;
+} distribution;
+
+struct concord_solver {
+    const concord_graph *g;
+    uint64_t structure_revision; /* the graph's when this solver was made */
+
+    /* The graph's structure seen from its variables. */
+    int32_t *deg;            /* factors per variable */
+    double *inv_deg;         /* 1/deg (0 for isolated variables) */
+    int32_t *var_link_begin; /* CSR: the links of variable i are */
+    int32_t *var_links;      /* var_links[var_link_begin[i] .. [i+1]) */
+    int32_t *link_factor;
+    int32_t max_degree;      /* the length of a, d, u and the factor buffers */
+    bool has_callbacks;      /* some factor's calls may fail (user factors) */
+
+    /* Scores: the solver's own where it has them, else the graph's. */
+    double *own_theta, *own_phi;
+    bool has_theta, has_phi;
+    uint64_t own_scores_revision;
+
+    /* The ADMM state, kept for warm starts. */
+    double *lambda;     /* multipliers, one per link */
+    double *uf;         /* factor solutions, variable space, one per link */
+    double *ubar;       /* consensus */
+    double *v;          /* factors' additional outputs */
+    /* Flags are bool, not uint8_t: a store through a character type may
+     * alias anything, which made the compiler reload every array pointer
+     * after each flag set in the solver's inner loops. */
+    bool *dirty;        /* factor inputs changed since its last solve */
+    bool *active;       /* variable must be revisited: a factor's copy of it
+                           changed, or it moved last time */
+    double *a_solved;   /* per link: the input of the factor's last solve */
+    double *link_score; /* per link: theta_i / deg_i, set when a solve starts */
+    double *slot_state; /* per link in variable-major order: lambda + eta ubar,
+                           the vector the acceleration works on */
+    int32_t *face;      /* per factor: the face code of its last closed-form QP */
+    active_set **state; /* per factor: its active set (NULL: closed form) */
+    void *state_memory;
+    anderson *aa;       /* NULL when acceleration cannot pay on this graph */
+    solve_mode mode;    /* what lambda, ubar, the active sets hold */
+    double eta_rel;     /* the last solve's final penalty (relative) */
+    double eta;         /* and absolute */
+
+    /* Work buffers for one factor at a time. */
+    double *a, *d, *u;  /* inputs and output, variable space (max_degree) */
+    double *vmap;       /* additional outputs of a MAP call */
+    factor_buffers buf;
+    double *round_u, *round_v; /* candidate integral point */
+    double *theta_work; /* the scores of a cost-augmented solve (hinge) */
+
+    /* Results. */
+    double *sol_u, *sol_v;
+    bool solved;        /* sol_u, sol_v hold a solution */
+    bool sol_integral;  /* it is integral (hence MAP-optimal for LP-MAP) */
+    uint64_t solved_own_revision, solved_graph_revision; /* scores it had */
+    double *decoded;
+    bool have_decoded;
+    distribution dist;
+    double *backward_memory; /* the backward pass's link vectors */
+
+    atomic_bool in_batch; /* claimed by a running concord_solve_batch */
+    char error[512];
+};
+
+/* Records a formatted message as the solver's last error; returns code. */
+int solver_fail(concord_solver *s, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The scores the solver uses. */
+static inline const double *solver_theta(const concord_solver *s) {
+    return s->has_theta ? s->own_theta : s->g->theta;
+}
+static inline const double *solver_phi(const concord_solver *s) {
+    return s->has_phi ? s->own_phi : s->g->phi;
+}
+
+/* CONCORD_OK when the solver's graph kept the structure it was made for;
+ * otherwise a message. Every public solver entry point checks it. */
+int solver_check_graph(concord_solver *s);
+
+/* Whether the scores in use are those of the last solve. */
+bool solver_scores_unchanged(const concord_solver *s);
+
+/* The caching rule: link l's factor must be solved again when the link's
+ * input a (theta_i/deg_i + lambda_l + eta ubar_i) left the one of the
+ * factor's last solve by more than slack. Written as a flag update, not a
+ * branch: which inputs move is as good as random from link to link. */
+static inline void solver_mark_if_moved(concord_solver *s, int32_t l, double a, double slack) {
+    s->dirty[s->link_factor[l]] |= fabs(a - s->a_solved[l]) > slack;
+}
+
+/* The QP weights of one factor's links (var: their variables): the
+ * penalty eta for LP-MAP, eta + 1/deg of the variable for LP-SparseMAP,
+ * whose -1/2 |u|^2 is split evenly among a variable's copies. */
+static inline void solver_link_weights(const concord_solver *s, const int32_t *var, int32_t n,
+                                       bool sparse, double eta, double *d) {
+    for (int32_t j = 0; j < n; ++j) d[j] = sparse ? eta + s->inv_deg[var[j]] : eta;
+}
+
+/* Evaluates factor f at the 0/1 point x (indexed by variable) under
+ * additional scores phi: whether x restricted to f is allowed goes to
+ * *allowed, and then the best additional score phi_f . v over the v allowed
+ * with it to *score and that v to v (if not NULL; n_add entries). Asks the
+ * oracle to score each link +M when on in x and -M when off, with M above
+ * twice the factor's total |phi|, so the best configuration equals x on
+ * the links exactly when x is allowed. Returns 0 or a user oracle's error. */
+int solver_factor_at(concord_solver *s, const double *phi, int32_t f, const double *x,
+                     bool *allowed, double *score, double *v);
+
+/* The MAP oracle of factor f in variable space (factor_map_variables),
+ * its score to *score; returns 0 or a user oracle's error. */
+static inline int solver_factor_map(concord_solver *s, int32_t f, const double *a,
+                                    const double *b, double *u, double *v, double *score) {
+    const factor *fa = &s->g->factors[f];
+    *score = factor_map_variables(fa, s->g->link_neg + fa->link_begin, a, b, u, v, &s->buf);
+    return s->has_callbacks ? factor_failure(fa, s->buf.scratch) : 0;
+}
+
+/* The message for a user callback's error code `code` in factor f;
+ * returns CONCORD_ECALLBACK. */
+int solver_callback_failed(concord_solver *s, int32_t f, int code);
+
+/* Solves factor f's QP once more, from scratch, by the active set `state`
+ * at its final inputs: those of its last solve, with that solve's weights.
+ * Returns CONCORD_OK, or an error (with the message) when the active set
+ * did not reach the solution or a callback failed. */
+int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *state);
+
+/* Drops the last distribution (a new solve makes it stale). */
+void solver_distribution_clear(concord_solver *s);
+
+/* The two ADMM solves (admm.c). */
+int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse,
+                const double *theta, concord_info *info);
+
+#endif /* CONCORD_SOLVER_H */

@@ -1,0 +1,854 @@
+/*
+ * The solver API: solvers apart from the graph, batches on threads, warm
+ * starts, user factors, progress, limits and interrupts, and the errors of
+ * the backward pass.
+ *
+ * References: sequential solves (a batch must equal them bit for bit, on
+ * any number of threads), a checksum of the graph's storage (solving never
+ * changes it), the built-in factors (user factors that re-implement XOR,
+ * BUDGET and TREE with oracles written here must give their solutions),
+ * brute-force enumeration of dependency trees (the TREE oracle), and
+ * central finite differences of the forward pass (the backward pass through
+ * user factors).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "concord.h"
+#include "graph.h"
+#include "testutil.h"
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------ */
+
+static uint64_t fnv(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = data;
+    for (size_t k = 0; k < n; ++k) {
+        h ^= p[k];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* A checksum of everything the graph stores: sizes, scores, factors,
+ * links, multi-variables, revisions and the error message. */
+static uint64_t graph_checksum(const concord_graph *g) {
+    uint64_t h = 1469598103934665603ull;
+    h = fnv(h, &g->n_vars, sizeof g->n_vars);
+    h = fnv(h, g->theta, (size_t)g->n_vars * sizeof *g->theta);
+    h = fnv(h, &g->n_add, sizeof g->n_add);
+    h = fnv(h, g->phi, (size_t)g->n_add * sizeof *g->phi);
+    h = fnv(h, &g->n_factors, sizeof g->n_factors);
+    h = fnv(h, g->factors, (size_t)g->n_factors * sizeof *g->factors);
+    h = fnv(h, &g->n_links, sizeof g->n_links);
+    h = fnv(h, g->link_var, (size_t)g->n_links * sizeof *g->link_var);
+    h = fnv(h, g->link_neg, (size_t)g->n_links * sizeof *g->link_neg);
+    h = fnv(h, &g->n_multi, sizeof g->n_multi);
+    h = fnv(h, g->multi, (size_t)g->n_multi * sizeof *g->multi);
+    h = fnv(h, &g->structure_revision, sizeof g->structure_revision);
+    h = fnv(h, &g->scores_revision, sizeof g->scores_revision);
+    h = fnv(h, g->error, sizeof g->error);
+    return h;
+}
+
+static void random_normals(test_rng *rng, double *x, int n, double scale) {
+    for (int i = 0; i < n; ++i) x[i] = scale * rng_normal(rng);
+}
+
+/* An LP-matching of rows x cols (XOR per row, ATMOSTONE per column) with
+ * a PAIR between horizontal neighbours: fractional solutions, a few hundred
+ * iterations, additional outputs. */
+static concord_graph *matching_graph(int rows, int cols, test_rng *rng) {
+    concord_graph *g = concord_graph_new();
+    double *theta = malloc((size_t)(rows * cols) * sizeof *theta);
+    random_normals(rng, theta, rows * cols, 1.0);
+    assert_int_equal(concord_add_variables(g, rows * cols, theta, NULL), CONCORD_OK);
+    int32_t vars[64];
+    for (int i = 0; i < rows; ++i) {
+        for (int j = 0; j < cols; ++j) vars[j] = i * cols + j;
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, cols, vars, NULL, NULL), CONCORD_OK);
+    }
+    for (int j = 0; j < cols; ++j) {
+        for (int i = 0; i < rows; ++i) vars[i] = i * cols + j;
+        assert_int_equal(concord_add_logic(g, CONCORD_ATMOSTONE, rows, vars, NULL, NULL),
+                         CONCORD_OK);
+    }
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j + 1 < cols; j += 2)
+            assert_int_equal(
+                concord_add_pair(g, i * cols + j, i * cols + j + 1, 0.5 * rng_normal(rng), NULL),
+                CONCORD_OK);
+    free(theta);
+    return g;
+}
+
+/* ------------------------------------------------------------------------
+ * The graph is the problem; solvers hold everything else
+ * ------------------------------------------------------------------------ */
+
+/* Four solvers over one graph, each with its own scores, solved as a batch
+ * on 1, 2, 4 and 8 threads, give bit for bit what four solvers solved one
+ * after the other give; the graph's storage is byte-identical before and
+ * after (checksum), for LP-MAP and LP-SparseMAP. */
+static void a_batch_equals_sequential_solves_and_leaves_the_graph_untouched(void **state) {
+    (void)state;
+    enum { SOLVERS = 4, ROWS = 8, COLS = 8 };
+    test_rng rng = {11};
+    concord_graph *g = matching_graph(ROWS, COLS, &rng);
+    const int32_t n = concord_num_variables(g), n_add = concord_num_additionals(g);
+    double *scores = malloc((size_t)SOLVERS * (size_t)(n + n_add) * sizeof *scores);
+    random_normals(&rng, scores, SOLVERS * (n + n_add), 1.0);
+    const uint64_t before = graph_checksum(g);
+    for (int algorithm = CONCORD_ALGORITHM_AD3; algorithm <= CONCORD_ALGORITHM_SPARSE;
+         ++algorithm) {
+        /* the sequential reference */
+        concord_solver *seq[SOLVERS];
+        concord_info seq_info[SOLVERS];
+        for (int k = 0; k < SOLVERS; ++k) {
+            seq[k] = new_solver_or_fail(g);
+            const double *s = scores + (size_t)k * (size_t)(n + n_add);
+            assert_int_equal(concord_solver_set_scores(seq[k], s, s + n), CONCORD_OK);
+            int rc = algorithm == CONCORD_ALGORITHM_AD3
+                         ? concord_solver_map(seq[k], NULL, &seq_info[k])
+                         : concord_solver_sparse(seq[k], NULL, &seq_info[k]);
+            assert_int_equal(rc, CONCORD_OK);
+        }
+        for (int threads = 1; threads <= 8; threads *= 2) {
+            concord_solver *batch[SOLVERS];
+            concord_info info[SOLVERS];
+            for (int k = 0; k < SOLVERS; ++k) {
+                batch[k] = new_solver_or_fail(g);
+                const double *s = scores + (size_t)k * (size_t)(n + n_add);
+                assert_int_equal(concord_solver_set_scores(batch[k], s, s + n), CONCORD_OK);
+            }
+            assert_int_equal(concord_solve_batch(batch, SOLVERS, (concord_algorithm)algorithm,
+                                                 NULL, info, threads),
+                             CONCORD_OK);
+            for (int k = 0; k < SOLVERS; ++k) {
+                assert_int_equal(info[k].iterations, seq_info[k].iterations);
+                assert_true(info[k].value == seq_info[k].value);
+                assert_true(info[k].upper_bound == seq_info[k].upper_bound);
+                assert_memory_equal(concord_solver_variables(batch[k]),
+                                    concord_solver_variables(seq[k]), (size_t)n * sizeof(double));
+                assert_memory_equal(concord_solver_additionals(batch[k]),
+                                    concord_solver_additionals(seq[k]),
+                                    (size_t)n_add * sizeof(double));
+                concord_solver_free(batch[k]);
+            }
+        }
+        /* the four score sets gave four different solutions */
+        assert_true(seq_info[0].value != seq_info[1].value);
+        for (int k = 0; k < SOLVERS; ++k) concord_solver_free(seq[k]);
+    }
+    assert_true(graph_checksum(g) == before);
+    free(scores);
+    concord_graph_free(g);
+}
+
+/* A solver listed twice is refused before anything is solved; an empty
+ * batch is fine; a null solver is an error. */
+static void a_batch_refuses_a_solver_listed_twice(void **state) {
+    (void)state;
+    test_rng rng = {3};
+    concord_graph *g = matching_graph(3, 3, &rng);
+    concord_solver *a = new_solver_or_fail(g), *b = new_solver_or_fail(g);
+    concord_solver *twice[3] = {a, b, a};
+    concord_info info[3] = {{0}};
+    assert_int_equal(concord_solve_batch(twice, 3, CONCORD_ALGORITHM_AD3, NULL, info, 2),
+                     CONCORD_EINVAL);
+    assert_int_equal(info[0].iterations, 0);
+    assert_null(concord_solver_variables(a));
+    assert_int_equal(concord_solve_batch(twice, 0, CONCORD_ALGORITHM_AD3, NULL, NULL, 2),
+                     CONCORD_OK);
+    concord_solver *with_null[2] = {a, NULL};
+    assert_int_equal(concord_solve_batch(with_null, 2, CONCORD_ALGORITHM_AD3, NULL, NULL, 2),
+                     CONCORD_EINVAL);
+    /* the refused batch released its solvers: they solve normally */
+    concord_solver *pair[2] = {a, b};
+    assert_int_equal(concord_solve_batch(pair, 2, CONCORD_ALGORITHM_AD3, NULL, info, 0),
+                     CONCORD_OK);
+    assert_true(info[0].iterations > 0 && info[1].iterations > 0);
+    concord_solver_free(a);
+    concord_solver_free(b);
+    concord_graph_free(g);
+}
+
+/* Solvers read the graph's scores until given their own; NULL gives the
+ * graph's back; non-finite scores are refused with nothing changed. */
+static void solver_scores_are_their_own(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    double theta[3] = {1.0, 0.0, 0.0};
+    int32_t vars[3] = {0, 1, 2};
+    concord_add_variables(g, 3, theta, NULL);
+    concord_add_logic(g, CONCORD_XOR, 3, vars, NULL, NULL);
+    concord_solver *s = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_OK);
+    assert_true(concord_solver_variables(s)[0] == 1.0);
+    double own[3] = {0.0, 0.0, 3.0};
+    assert_int_equal(concord_solver_set_scores(s, own, NULL), CONCORD_OK);
+    assert_ptr_not_equal(concord_solver_variable_scores(s), concord_variable_scores(g));
+    assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_OK);
+    assert_true(concord_solver_variables(s)[2] == 1.0);
+    double nan_scores[3] = {0.0, NAN, 0.0};
+    assert_int_equal(concord_solver_set_scores(s, nan_scores, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "not finite"));
+    assert_true(concord_solver_variable_scores(s)[2] == 3.0);
+    assert_int_equal(concord_solver_set_scores(s, NULL, NULL), CONCORD_OK);
+    assert_ptr_equal(concord_solver_variable_scores(s), concord_variable_scores(g));
+    assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_OK);
+    assert_true(concord_solver_variables(s)[0] == 1.0);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* After the graph's structure changes, its old solvers refuse to work. */
+static void a_solver_refuses_a_graph_whose_structure_changed(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    int32_t vars[2] = {0, 1};
+    concord_add_variables(g, 2, NULL, NULL);
+    concord_add_logic(g, CONCORD_XOR, 2, vars, NULL, NULL);
+    concord_solver *s = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_OK);
+    concord_add_variables(g, 1, NULL, NULL);
+    assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "structure changed"));
+    assert_int_equal(concord_solver_set_scores(s, NULL, NULL), CONCORD_EINVAL);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* A warm start after a small change of the scores needs fewer iterations
+ * than a cold start, and reaches the same solution. */
+static void a_warm_start_after_a_small_change_is_faster(void **state) {
+    (void)state;
+    test_rng rng = {29};
+    concord_graph *g = matching_graph(12, 12, &rng);
+    const int32_t n = concord_num_variables(g);
+    double *theta = malloc((size_t)n * sizeof *theta);
+    memcpy(theta, concord_variable_scores(g), (size_t)n * sizeof *theta);
+    concord_settings warm, cold;
+    concord_default_settings(&warm);
+    warm.tol = 1e-8;
+    cold = warm;
+    cold.warm_start = false;
+    for (int sparse = 0; sparse <= 1; ++sparse) {
+        concord_solver *w = new_solver_or_fail(g), *c = new_solver_or_fail(g);
+        concord_info first, warm_info, cold_info;
+        assert_int_equal(sparse ? concord_solver_sparse(w, &warm, &first)
+                                : concord_solver_map(w, &warm, &first),
+                         CONCORD_OK);
+        for (int32_t i = 0; i < n; ++i) theta[i] += 0.01 * rng_normal(&rng);
+        assert_int_equal(concord_solver_set_scores(w, theta, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_set_scores(c, theta, NULL), CONCORD_OK);
+        assert_int_equal(sparse ? concord_solver_sparse(w, &warm, &warm_info)
+                                : concord_solver_map(w, &warm, &warm_info),
+                         CONCORD_OK);
+        assert_int_equal(sparse ? concord_solver_sparse(c, &cold, &cold_info)
+                                : concord_solver_map(c, &cold, &cold_info),
+                         CONCORD_OK);
+        print_message("%s: cold %d iterations, warm after a 1%% change %d\n",
+                      sparse ? "LP-SparseMAP" : "LP-MAP", cold_info.iterations,
+                      warm_info.iterations);
+        assert_true(warm_info.iterations < cold_info.iterations);
+        assert_true(fabs(warm_info.value - cold_info.value) <= 1e-6 * (1.0 + fabs(cold_info.value)));
+        if (sparse) /* the LP-SparseMAP solution is unique */
+            for (int32_t i = 0; i < n; ++i)
+                assert_true(fabs(concord_solver_variables(w)[i] - concord_solver_variables(c)[i]) <=
+                            1e-5);
+        concord_solver_free(w);
+        concord_solver_free(c);
+    }
+    free(theta);
+    concord_graph_free(g);
+}
+
+/* ------------------------------------------------------------------------
+ * User factors
+ * ------------------------------------------------------------------------ */
+
+/* XOR: the best literal alone. */
+static int xor_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                      double *value) {
+    (void)b, (void)v;
+    const int32_t degree = *(const int32_t *)user;
+    int32_t best = 0;
+    for (int32_t i = 0; i < degree; ++i) {
+        u[i] = 0.0;
+        if (a[i] > a[best]) best = i;
+    }
+    u[best] = 1.0;
+    *value = a[best];
+    return 0;
+}
+
+/* BUDGET: the (at most) `budget` best positive literals. */
+typedef struct budget_user {
+    int32_t degree, budget;
+} budget_user;
+
+static int budget_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                         double *value) {
+    (void)b, (void)v;
+    const budget_user *p = user;
+    *value = 0.0;
+    for (int32_t i = 0; i < p->degree; ++i) u[i] = 0.0;
+    for (int32_t taken = 0; taken < p->budget; ++taken) {
+        int32_t best = -1;
+        for (int32_t i = 0; i < p->degree; ++i)
+            if (u[i] == 0.0 && a[i] > 0.0 && (best < 0 || a[i] > a[best])) best = i;
+        if (best < 0) break;
+        u[best] = 1.0;
+        *value += a[best];
+    }
+    return 0;
+}
+
+/* TREE over a sentence of 4 nodes (the root and 3 tokens), every arc h ->
+ * m, h != m, m >= 1, by enumerating all head assignments. */
+enum { TREE_NODES = 4, TREE_ARCS = 9, MAX_TREES = 64 };
+static int32_t tree_head[TREE_ARCS], tree_mod[TREE_ARCS];
+static int n_trees;
+static uint16_t trees[MAX_TREES]; /* arc masks */
+
+static void enumerate_trees(void) {
+    int k = 0;
+    for (int m = 1; m < TREE_NODES; ++m)
+        for (int h = 0; h < TREE_NODES; ++h)
+            if (h != m) tree_head[k] = h, tree_mod[k] = m, ++k;
+    n_trees = 0;
+    int head[TREE_NODES] = {0};
+    for (int code = 0; code < TREE_NODES * TREE_NODES * TREE_NODES; ++code) {
+        for (int m = 1, c = code; m < TREE_NODES; ++m, c /= TREE_NODES) head[m] = c % TREE_NODES;
+        bool ok = true;
+        for (int m = 1; m < TREE_NODES && ok; ++m) {
+            int y = m, steps = 0;
+            while (y != 0 && steps++ < TREE_NODES) y = head[y];
+            ok = y == 0;
+        }
+        if (!ok) continue;
+        uint16_t mask = 0;
+        for (int a = 0; a < TREE_ARCS; ++a)
+            if (head[tree_mod[a]] == tree_head[a]) mask |= (uint16_t)(1u << a);
+        trees[n_trees++] = mask;
+    }
+}
+
+static int tree_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                       double *value) {
+    (void)user, (void)b, (void)v;
+    int best = 0;
+    double best_score = -INFINITY;
+    for (int t = 0; t < n_trees; ++t) {
+        double score = 0.0;
+        for (int k = 0; k < TREE_ARCS; ++k)
+            if (trees[t] >> k & 1) score += a[k];
+        if (score > best_score) best_score = score, best = t;
+    }
+    for (int k = 0; k < TREE_ARCS; ++k) u[k] = trees[best] >> k & 1;
+    *value = best_score;
+    return 0;
+}
+
+/* The same problem twice: with built-in factors, and with user factors in
+ * their place. Variables 0..8 are the arcs of a TREE over 4 nodes, 9..14
+ * free; an XOR over {9, 10, -11} (negated link), a BUDGET of 2 over
+ * {0, 4, 8, 12, 13, 14}, and a PAIR between 12 and 3 in both. */
+enum { PROBLEM_VARS = 15 };
+static int32_t xor_degree = 3;
+static budget_user budget_params = {6, 2};
+
+static concord_graph *problem(bool user, const double *theta, double pair_score) {
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, PROBLEM_VARS, theta, NULL), CONCORD_OK);
+    int32_t arcs[TREE_ARCS];
+    for (int k = 0; k < TREE_ARCS; ++k) arcs[k] = k;
+    int32_t xor_vars[3] = {9, 10, 11}, budget_vars[6] = {0, 4, 8, 12, 13, 14};
+    bool xor_neg[3] = {false, false, true};
+    if (user) {
+        assert_int_equal(
+            concord_add_factor(g, TREE_ARCS, arcs, NULL, 0, NULL, tree_oracle, NULL, NULL),
+            CONCORD_OK);
+        assert_int_equal(
+            concord_add_factor(g, 3, xor_vars, xor_neg, 0, NULL, xor_oracle, &xor_degree, NULL),
+            CONCORD_OK);
+        assert_int_equal(concord_add_factor(g, 6, budget_vars, NULL, 0, NULL, budget_oracle,
+                                            &budget_params, NULL),
+                         CONCORD_OK);
+    } else {
+        assert_int_equal(concord_add_tree(g, TREE_NODES, TREE_ARCS, tree_head, tree_mod, arcs,
+                                          0, NULL),
+                         CONCORD_OK);
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, xor_vars, xor_neg, NULL),
+                         CONCORD_OK);
+        assert_int_equal(concord_add_budget(g, 6, budget_vars, NULL, 2.0, false, NULL),
+                         CONCORD_OK);
+    }
+    assert_int_equal(concord_add_pair(g, 12, 3, pair_score, NULL), CONCORD_OK);
+    return g;
+}
+
+/* User factors re-implementing TREE, XOR and BUDGET give the built-ins'
+ * solutions, for AD3 and LP-SparseMAP, over many random scores. */
+static void user_factors_solve_as_the_builtins_they_reimplement(void **state) {
+    (void)state;
+    enumerate_trees();
+    assert_int_equal(n_trees, 16); /* Cayley: 4^(4-2) rooted at node 0 */
+    test_rng rng = {71};
+    concord_settings st;
+    concord_default_settings(&st);
+    st.tol = 1e-9;
+    double worst_map = 0.0, worst_sparse = 0.0;
+    int fractional = 0;
+    for (int trial = 0; trial < 40; ++trial) {
+        double theta[PROBLEM_VARS];
+        random_normals(&rng, theta, PROBLEM_VARS, 1.0);
+        const double pair_score = rng_normal(&rng);
+        concord_graph *builtin = problem(false, theta, pair_score);
+        concord_graph *user = problem(true, theta, pair_score);
+        concord_solver *sb = new_solver_or_fail(builtin), *su = new_solver_or_fail(user);
+        for (int sparse = 0; sparse <= 1; ++sparse) {
+            concord_info ib, iu;
+            assert_int_equal(sparse ? concord_solver_sparse(sb, &st, &ib)
+                                    : concord_solver_map(sb, &st, &ib),
+                             CONCORD_OK);
+            assert_int_equal(sparse ? concord_solver_sparse(su, &st, &iu)
+                                    : concord_solver_map(su, &st, &iu),
+                             CONCORD_OK);
+            fractional += !sparse && !ib.integral;
+            assert_true(fabs(ib.value - iu.value) <= 1e-6 * (1.0 + fabs(ib.value)));
+            if (!sparse) assert_true(fabs(ib.upper_bound - iu.upper_bound) <= 1e-5);
+            double diff = 0.0;
+            for (int i = 0; i < PROBLEM_VARS; ++i)
+                diff = fmax(diff, fabs(concord_solver_variables(sb)[i] -
+                                       concord_solver_variables(su)[i]));
+            diff = fmax(diff, fabs(concord_solver_additionals(sb)[0] -
+                                   concord_solver_additionals(su)[0]));
+            if (sparse) worst_sparse = fmax(worst_sparse, diff);
+            else worst_map = fmax(worst_map, diff);
+            /* LP-SparseMAP's solution is unique; LP-MAP's is when it is
+             * integral (ties have probability zero) */
+            if (sparse || ib.integral) assert_true(diff <= 1e-5);
+        }
+        concord_solver_free(sb);
+        concord_solver_free(su);
+        concord_graph_free(builtin);
+        concord_graph_free(user);
+    }
+    print_message("user factors against built-ins: largest difference %.2e (LP-MAP, %d "
+                  "fractional), %.2e (LP-SparseMAP)\n",
+                  worst_map, fractional, worst_sparse);
+}
+
+/* The backward pass through user factors equals central finite
+ * differences of the LP-SparseMAP solution, and the built-ins' backward. */
+static void backward_through_user_factors_equals_finite_differences(void **state) {
+    (void)state;
+    enumerate_trees();
+    test_rng rng = {83};
+    concord_settings st;
+    concord_default_settings(&st);
+    st.tol = 1e-12;
+    st.backward_tol = 1e-13;
+    const double h = 1e-5;
+    int checked = 0;
+    double worst = 0.0;
+    for (int trial = 0; trial < 30; ++trial) {
+        double theta[PROBLEM_VARS], d[PROBLEM_VARS], plus[PROBLEM_VARS], minus[PROBLEM_VARS];
+        random_normals(&rng, theta, PROBLEM_VARS, 1.0);
+        random_normals(&rng, d, PROBLEM_VARS, 1.0);
+        const double pair_score = rng_normal(&rng);
+        concord_graph *user = problem(true, theta, pair_score);
+        concord_graph *builtin = problem(false, theta, pair_score);
+        concord_solver *s = new_solver_or_fail(user), *sb = new_solver_or_fail(builtin);
+        double shifted[PROBLEM_VARS];
+        for (int i = 0; i < PROBLEM_VARS; ++i) shifted[i] = theta[i] + h * d[i];
+        assert_int_equal(concord_solver_set_scores(s, shifted, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+        memcpy(plus, concord_solver_variables(s), sizeof plus);
+        for (int i = 0; i < PROBLEM_VARS; ++i) shifted[i] = theta[i] - h * d[i];
+        assert_int_equal(concord_solver_set_scores(s, shifted, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+        memcpy(minus, concord_solver_variables(s), sizeof minus);
+        assert_int_equal(concord_solver_set_scores(s, NULL, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_sparse(sb, &st, NULL), CONCORD_OK);
+        double jvp[PROBLEM_VARS], jvp_builtin[PROBLEM_VARS];
+        concord_backward_info binfo;
+        assert_int_equal(concord_solver_backward(s, &st, d, NULL, jvp, NULL, &binfo), CONCORD_OK);
+        assert_true(binfo.converged);
+        assert_int_equal(concord_solver_backward(sb, &st, d, NULL, jvp_builtin, NULL, NULL),
+                         CONCORD_OK);
+        /* away from the pieces' boundaries the solution map is affine in h */
+        double kink = 0.0, diff = 0.0;
+        for (int i = 0; i < PROBLEM_VARS; ++i) {
+            const double base = concord_solver_variables(s)[i];
+            kink = fmax(kink, fabs((plus[i] - base) - (base - minus[i])) / h);
+            diff = fmax(diff, fabs((plus[i] - minus[i]) / (2 * h) - jvp[i]));
+            diff = fmax(diff, fabs(jvp[i] - jvp_builtin[i]));
+        }
+        if (kink <= 1e-6) {
+            ++checked;
+            worst = fmax(worst, diff);
+            assert_true(diff <= 1e-5);
+        }
+        concord_solver_free(s);
+        concord_solver_free(sb);
+        concord_graph_free(user);
+        concord_graph_free(builtin);
+    }
+    print_message("backward through user factors: %d of 30 checked (the others straddle a "
+                  "kink), largest difference %.2e\n",
+                  checked, worst);
+    assert_true(checked >= 15);
+}
+
+/* An XOR oracle that fails (returns 7) from its `after`-th call on, or
+ * writes an invalid configuration. */
+typedef struct failing_user {
+    int32_t degree;
+    int calls, after;
+    bool invalid;
+} failing_user;
+
+static int failing_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                          double *value) {
+    failing_user *p = user;
+    if (++p->calls >= p->after) {
+        if (!p->invalid) return 7;
+        for (int32_t i = 0; i < p->degree; ++i) u[i] = 0.5;
+        *value = 0.0;
+        return 0;
+    }
+    return xor_oracle(&p->degree, a, b, u, v, value);
+}
+
+/* An oracle's error ends the solve, with that error in the message and
+ * status callback_failed; so does an invalid configuration. Decoding and
+ * the losses report it too. */
+static void a_failing_oracle_ends_the_solve_with_its_error(void **state) {
+    (void)state;
+    for (int invalid = 0; invalid <= 1; ++invalid) {
+        failing_user fu = {3, 0, 5, invalid};
+        concord_graph *g = concord_graph_new();
+        double theta[4] = {0.3, -0.2, 0.1, 0.4};
+        int32_t vars[3] = {0, 1, 2}, pair_vars[2] = {2, 3};
+        concord_add_variables(g, 4, theta, NULL);
+        assert_int_equal(concord_add_factor(g, 3, vars, NULL, 0, NULL, failing_oracle, &fu, NULL),
+                         CONCORD_OK);
+        concord_add_logic(g, CONCORD_OR, 2, pair_vars, NULL, NULL);
+        concord_add_pair(g, 0, 3, -1.0, NULL);
+        concord_solver *s = new_solver_or_fail(g);
+        concord_info info;
+        concord_settings st;
+        concord_default_settings(&st);
+        st.tol = 1e-12;
+        for (int sparse = 0; sparse <= 1; ++sparse) {
+            fu.calls = 0;
+            int rc = sparse ? concord_solver_sparse(s, &st, &info)
+                            : concord_solver_map(s, &st, &info);
+            assert_int_equal(rc, CONCORD_ECALLBACK);
+            assert_int_equal(info.status, CONCORD_STATUS_CALLBACK_FAILED);
+            assert_string_equal(concord_status_name(info.status), "callback_failed");
+            assert_non_null(strstr(concord_solver_last_error(s),
+                                   invalid ? "invalid configuration" : "returned error 7"));
+            assert_non_null(strstr(concord_solver_last_error(s), "factor 0"));
+            assert_null(concord_solver_variables(s));
+        }
+        /* an oracle that fails at once fails the losses and decoding's
+         * evaluation too */
+        fu.calls = 0;
+        fu.after = 1;
+        double gold[4] = {1, 0, 0, 1}, loss;
+        assert_int_equal(concord_solver_loss_hinge(s, NULL, gold, NULL, &loss, NULL, NULL, NULL),
+                         CONCORD_ECALLBACK);
+        assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_ECALLBACK);
+        concord_decoding dec;
+        assert_int_equal(concord_solver_evaluate(s, gold, &dec), CONCORD_ECALLBACK);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
+/* Building user factors: a missing oracle, bad links, a QP for a factor
+ * that is not a user factor. */
+static void user_factor_arguments_are_checked(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    concord_add_variables(g, 3, NULL, NULL);
+    int32_t vars[3] = {0, 1, 1};
+    assert_int_equal(concord_add_factor(g, 2, vars, NULL, 0, NULL, NULL, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "oracle"));
+    assert_int_equal(concord_add_factor(g, 3, vars, NULL, 0, NULL, xor_oracle, &xor_degree, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "more than once"));
+    assert_int_equal(concord_add_factor(g, 2, vars, NULL, -1, NULL, xor_oracle, &xor_degree, NULL),
+                     CONCORD_EINVAL);
+    double bad = INFINITY;
+    assert_int_equal(concord_add_factor(g, 2, vars, NULL, 1, &bad, xor_oracle, &xor_degree, NULL),
+                     CONCORD_EINVAL);
+    int32_t f;
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 2, vars, NULL, &f), CONCORD_OK);
+    assert_int_equal(concord_set_factor_qp(g, f, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_num_factors(g), 1);
+    concord_graph_free(g);
+}
+
+/* A closed-form QP callback (the XOR's, computed here by bisection on the
+ * simplex multiplier) replaces the active set in the forward pass: same
+ * solutions as the oracle alone, and the backward pass still works. */
+static int xor_qp(void *user, const double *a, const double *b, const double *d, double *u,
+                  double *v) {
+    (void)b, (void)v;
+    const int32_t n = *(const int32_t *)user;
+    /* u_i = clip((a_i - tau) / d_i, 0, 1) with sum u_i = 1 */
+    double lo = -1e6, hi = 1e6;
+    for (int it = 0; it < 200; ++it) {
+        double tau = 0.5 * (lo + hi), sum = 0.0;
+        for (int32_t i = 0; i < n; ++i) sum += fmin(fmax((a[i] - tau) / d[i], 0.0), 1.0);
+        if (sum > 1.0) lo = tau;
+        else hi = tau;
+    }
+    double tau = 0.5 * (lo + hi);
+    for (int32_t i = 0; i < n; ++i) u[i] = fmin(fmax((a[i] - tau) / d[i], 0.0), 1.0);
+    return 0;
+}
+
+static void a_qp_callback_gives_the_oracles_solution(void **state) {
+    (void)state;
+    test_rng rng = {5};
+    for (int trial = 0; trial < 10; ++trial) {
+        double theta[6];
+        random_normals(&rng, theta, 6, 1.0);
+        concord_graph *g[2];
+        for (int k = 0; k < 2; ++k) {
+            g[k] = concord_graph_new();
+            concord_add_variables(g[k], 6, theta, NULL);
+            int32_t a[3] = {0, 1, 2}, b[3] = {2, 3, 4}, c[3] = {4, 5, 0};
+            int32_t f;
+            assert_int_equal(
+                concord_add_factor(g[k], 3, a, NULL, 0, NULL, xor_oracle, &xor_degree, &f),
+                CONCORD_OK);
+            if (k) assert_int_equal(concord_set_factor_qp(g[k], f, xor_qp), CONCORD_OK);
+            concord_add_logic(g[k], CONCORD_OR, 3, b, NULL, NULL);
+            concord_add_budget(g[k], 3, c, NULL, 1.0, false, NULL);
+        }
+        concord_solver *s0 = new_solver_or_fail(g[0]), *s1 = new_solver_or_fail(g[1]);
+        concord_settings st;
+        concord_default_settings(&st);
+        st.tol = 1e-10;
+        assert_int_equal(concord_solver_sparse(s0, &st, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_sparse(s1, &st, NULL), CONCORD_OK);
+        double du[6], j0[6], j1[6];
+        random_normals(&rng, du, 6, 1.0);
+        assert_int_equal(concord_solver_backward(s0, NULL, du, NULL, j0, NULL, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_backward(s1, NULL, du, NULL, j1, NULL, NULL), CONCORD_OK);
+        for (int i = 0; i < 6; ++i) {
+            assert_true(fabs(concord_solver_variables(s0)[i] - concord_solver_variables(s1)[i]) <=
+                        1e-7);
+            assert_true(fabs(j0[i] - j1[i]) <= 1e-6);
+        }
+        int32_t count;
+        assert_int_equal(concord_solver_factor_distribution(s1, 0, &count), CONCORD_OK);
+        assert_true(count >= 1 && count <= 3);
+        concord_solver_free(s0);
+        concord_solver_free(s1);
+        concord_graph_free(g[0]);
+        concord_graph_free(g[1]);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Progress, limits, interrupts
+ * ------------------------------------------------------------------------ */
+
+typedef struct progress_log {
+    int calls, stop_at;
+    int32_t last_iteration;
+    bool increasing, bounds_valid;
+} progress_log;
+
+static int log_progress(void *context, const concord_progress *p) {
+    progress_log *log = context;
+    log->calls += 1;
+    log->increasing &= p->iteration > log->last_iteration;
+    log->bounds_valid &= isfinite(p->upper_bound) && p->seconds >= 0.0 && p->eta > 0.0;
+    log->last_iteration = p->iteration;
+    return log->calls == log->stop_at;
+}
+
+/* The progress callback sees every bound (every bound_every iterations)
+ * and can stop the solve, whose status is then "interrupted" with its
+ * current point as the solution. */
+static void the_progress_callback_reports_and_can_interrupt(void **state) {
+    (void)state;
+    test_rng rng = {13};
+    concord_graph *g = matching_graph(10, 10, &rng);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.tol = 1e-12;
+    st.warm_start = false;
+    progress_log log = {0, 0, 0, true, true};
+    st.progress = log_progress;
+    st.progress_context = &log;
+    concord_info info;
+    assert_int_equal(concord_solver_map(s, &st, &info), CONCORD_OK);
+    assert_true(log.calls >= info.iterations / st.bound_every - 1);
+    assert_true(log.increasing && log.bounds_valid);
+    log = (progress_log){0, 2, 0, true, true};
+    assert_int_equal(concord_solver_sparse(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_INTERRUPTED);
+    assert_string_equal(concord_status_name(info.status), "interrupted");
+    assert_int_equal(info.iterations, 2 * st.bound_every);
+    assert_non_null(concord_solver_variables(s));
+    assert_non_null(strstr(concord_solver_last_error(s), "progress callback"));
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* An oracle that takes a millisecond per call. */
+static int slow_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                       double *value) {
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+    return xor_oracle(user, a, b, u, v, value);
+}
+
+/* A solve stops at the time limit, with status "time_limit"; a negative
+ * limit is refused. */
+static void a_solve_stops_at_the_time_limit(void **state) {
+    (void)state;
+    test_rng rng = {17};
+    concord_graph *g = matching_graph(6, 6, &rng);
+    static int32_t six = 6;
+    int32_t vars[6] = {0, 7, 14, 21, 28, 35};
+    assert_int_equal(concord_add_factor(g, 6, vars, NULL, 0, NULL, slow_oracle, &six, NULL),
+                     CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.tol = 1e-14;
+    st.time_limit = 0.05;
+    concord_info info;
+    assert_int_equal(concord_solver_sparse(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_TIME_LIMIT);
+    assert_string_equal(concord_status_name(info.status), "time_limit");
+    assert_true(info.seconds >= 0.05 && info.seconds < 2.0);
+    assert_true(info.iterations < st.max_iter);
+    assert_non_null(strstr(concord_solver_last_error(s), "time limit"));
+    st.time_limit = -1.0;
+    assert_int_equal(concord_solver_map(s, &st, &info), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "time_limit"));
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* ------------------------------------------------------------------------
+ * The backward pass: errors and its cap
+ * ------------------------------------------------------------------------ */
+
+static void backward_refuses_a_stale_or_missing_forward_pass(void **state) {
+    (void)state;
+    test_rng rng = {23};
+    concord_graph *g = matching_graph(4, 4, &rng);
+    const int32_t n = concord_num_variables(g);
+    double du[16], dtheta[16];
+    random_normals(&rng, du, n, 1.0);
+    concord_solver *s = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "concord_solver_sparse"));
+    assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, NULL), CONCORD_OK);
+    /* the solver's own scores change: stale */
+    double theta[16];
+    memcpy(theta, concord_variable_scores(g), (size_t)n * sizeof *theta);
+    theta[0] += 1.0;
+    assert_int_equal(concord_solver_set_scores(s, theta, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "scores changed"));
+    assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, NULL), CONCORD_OK);
+    /* the graph's scores change while the solver reads them: stale too */
+    assert_int_equal(concord_solver_set_scores(s, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_set_variable_scores(g, 0, 1, theta), CONCORD_OK);
+    assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_int_equal(concord_solver_backward(s, NULL, NULL, NULL, dtheta, NULL, NULL),
+                     CONCORD_EINVAL);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* Conjugate gradients and the power iteration stopped at their cap say
+ * so: CONCORD_ENOTCONVERGED, info.converged false, the products filled. */
+static void backward_reports_its_iteration_cap(void **state) {
+    (void)state;
+    test_rng rng = {31};
+    concord_graph *g = matching_graph(8, 8, &rng);
+    const int32_t n = concord_num_variables(g);
+    double du[64], dtheta[64];
+    random_normals(&rng, du, n, 1.0);
+    concord_solver *s = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_OK);
+    for (int power = 0; power <= 1; ++power) {
+        concord_settings st;
+        concord_default_settings(&st);
+        st.backward_power = power;
+        st.backward_tol = 1e-12;
+        st.backward_max_iter = 100000;
+        concord_backward_info info;
+        assert_int_equal(concord_solver_backward(s, &st, du, NULL, dtheta, NULL, &info),
+                         CONCORD_OK);
+        assert_true(info.converged && info.iterations > 1);
+        st.backward_max_iter = 1;
+        for (int32_t i = 0; i < n; ++i) dtheta[i] = NAN;
+        assert_int_equal(concord_solver_backward(s, &st, du, NULL, dtheta, NULL, &info),
+                         CONCORD_ENOTCONVERGED);
+        assert_false(info.converged);
+        assert_int_equal(info.iterations, 1);
+        assert_true(info.residual > st.backward_tol);
+        for (int32_t i = 0; i < n; ++i) assert_true(isfinite(dtheta[i]));
+        assert_non_null(strstr(concord_solver_last_error(s), "stopped at 1 iterations"));
+    }
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_batch_equals_sequential_solves_and_leaves_the_graph_untouched),
+        cmocka_unit_test(a_batch_refuses_a_solver_listed_twice),
+        cmocka_unit_test(solver_scores_are_their_own),
+        cmocka_unit_test(a_solver_refuses_a_graph_whose_structure_changed),
+        cmocka_unit_test(a_warm_start_after_a_small_change_is_faster),
+        cmocka_unit_test(user_factors_solve_as_the_builtins_they_reimplement),
+        cmocka_unit_test(backward_through_user_factors_equals_finite_differences),
+        cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
+        cmocka_unit_test(user_factor_arguments_are_checked),
+        cmocka_unit_test(a_qp_callback_gives_the_oracles_solution),
+        cmocka_unit_test(the_progress_callback_reports_and_can_interrupt),
+        cmocka_unit_test(a_solve_stops_at_the_time_limit),
+        cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),
+        cmocka_unit_test(backward_reports_its_iteration_cap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
