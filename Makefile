@@ -5,8 +5,9 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 600
+PREFIX ?= /usr/local
 
-.PHONY: all build demo test fuzz bench clean
+.PHONY: all build demo test fuzz bench install clean
 
 all: build
 
@@ -21,7 +22,7 @@ demo: build
 
 test:
 	@scripts/install-deps.sh test
-	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON >/dev/null
+	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON -DCONCORD_WERROR=ON >/dev/null
 	@cmake --build $(BUILD)-test -j $(JOBS)
 	@scripts/fuzz.sh $(BUILD)-test 60
 	@cd $(BUILD)-test && ctest --output-on-failure -j $(JOBS)
@@ -30,7 +31,7 @@ test:
 
 fuzz:
 	@scripts/install-deps.sh test
-	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON >/dev/null
+	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON -DCONCORD_WERROR=ON >/dev/null
 	@cmake --build $(BUILD)-test -j $(JOBS)
 	@scripts/fuzz.sh $(BUILD)-test $(FUZZ_SECONDS)
 
@@ -38,6 +39,11 @@ fuzz:
 bench: build
 	@for b in bench_ad3 bench_uai bench_sparse bench_oracles_trees bench_oracles_sequence \
 		bench_memory; do echo "== $$b"; $(BUILD)/$$b || exit 1; done
+
+# The header, the libraries, the executable, pkg-config and CMake package
+# files under PREFIX (default /usr/local).
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-test

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Installs a build into a fresh prefix and builds programs against the
+# installed library the two ways users do: examples/batch.c with
+# pkg-config, and a CMake project with find_package(concord). Runs both.
+# usage: scripts/test-install.sh BUILD_DIR
+set -eu
+build=$(cd "$1" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+work="$build/install-test"
+rm -rf "$work"
+mkdir -p "$work"
+prefix="$work/prefix"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+# pkg-config, against the shared library
+export PKG_CONFIG_PATH="$(dirname "$(find "$prefix" -name concord.pc)")"
+cc -std=c11 -Wall -Wextra "$root/examples/batch.c" $(pkg-config --cflags --libs concord) \
+  -o "$work/batch"
+LD_LIBRARY_PATH="$(pkg-config --variable=libdir concord)" "$work/batch" >/dev/null
+echo "pkg-config: examples/batch.c built and run against $prefix"
+
+# find_package, against the static library
+mkdir -p "$work/consumer"
+cat >"$work/consumer/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.16)
+project(consumer C)
+find_package(concord 0.2 REQUIRED)
+add_executable(batch ${BATCH_SOURCE})
+target_link_libraries(batch PRIVATE concord::concord_static)
+CMAKE
+cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DBATCH_SOURCE="$root/examples/batch.c" >/dev/null
+cmake --build "$work/consumer/build" >/dev/null
+"$work/consumer/build/batch" >/dev/null
+echo "find_package(concord): examples/batch.c built and run against $prefix"
