@@ -4,10 +4,8 @@
  * coref.fg, a malformed file and a missing file must run without a single
  * memory error or leak, on the success path and on every error path, and
  * still exit with the CLI's own code. This covers the plain (uninstrumented)
- * code that users run, which the ASan tests do not, through its dynamically
- * linked twin concord_memcheck (memcheck cannot follow the allocator inside
- * the static concord, and says so by counting no allocation, which fails
- * the test). Valgrind and ASan do not mix, so the ASan twin of this program
+ * executable that users run, which the ASan tests do not. Valgrind and ASan
+ * do not mix, so the ASan twin of this program
  * only prints a notice and skips.
  */
 #include <setjmp.h>
@@ -90,7 +88,7 @@ static void run_under_valgrind(const char *const *args, const char *input, int e
     argv[n++] = "--errors-for-leak-kinds=definite,indirect";
     argv[n++] = "--track-origins=yes";
     argv[n++] = log_arg;
-    argv[n++] = CONCORD_MEMCHECK_BINARY;
+    argv[n++] = CONCORD_BINARY;
     for (int k = 0; args[k] && n < 31; ++k) argv[n++] = args[k];
     argv[n] = NULL;
     int status = run_program(argv, input, out_path, out_path, 120);
@@ -100,7 +98,7 @@ static void run_under_valgrind(const char *const *args, const char *input, int e
     /* memcheck must have seen the allocator at work, or it checked nothing */
     if (status != expected || !strstr(log, "ERROR SUMMARY: 0 errors") ||
         strstr(log, "total heap usage: 0 allocs")) {
-        print_message("command: valgrind ... concord_memcheck");
+        print_message("command: valgrind ... concord");
         for (int k = 0; args[k]; ++k) print_message(" %s", args[k]);
         print_message("\nexit %d (expected %d%s)\noutput:\n%s\nvalgrind log:\n%s\n", status,
                       expected, status == 99 ? "; 99 means valgrind found errors" : "",
