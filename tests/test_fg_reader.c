@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -436,6 +438,46 @@ static void huge_degrees_are_rejected_without_integer_overflow(void **state) {
         }
     }
     assert_int_equal(failures, 0);
+}
+
+/* Reads `text` in a child process limited to `limit_mb` of address space;
+ * returns the reader's code, or -1 when the child died. */
+static int read_code_with_little_memory(const char *text, int limit_mb) {
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit limit = {(rlim_t)limit_mb << 20, (rlim_t)limit_mb << 20};
+        if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(100);
+        concord_graph **graphs = NULL;
+        size_t count = 0;
+        int rc = concord_read_buffer(text, strlen(text), "bad.fg", CONCORD_FORMAT_FG, &graphs,
+                                     &count, NULL, 0, NULL, NULL);
+        concord_free_graphs(graphs, count);
+        _exit(rc);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A TREE's sentence length sizes its oracle's work memory (quadratic in
+ * it: 1.2 GB for 4096 nodes with Eisner's algorithm), so a length the
+ * line's arcs cannot cover (every token needs an arc) is refused at the
+ * line before any of it is allocated. */
+static void a_tree_longer_than_its_arcs_is_refused_in_little_memory(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("2\n1\n0\n0\nTREE 2 1 2 4096 0 1 0 2 PROJECTIVE\n", 5,
+            "a tree over 4095 tokens needs at least 4095 arcs, 2 given"),
+        BAD("2\n1\n0\n0\nARBORESCENCE 2 1 2 4 0 1 0 2\n", 5,
+            "a tree over 3 tokens needs at least 3 arcs, 2 given"),
+    };
+    CHECK_ALL_REJECTED(cases);
+    if (!UNDER_ASAN)
+        assert_int_equal(
+            read_code_with_little_memory("2\n1\n0\n0\nTREE 2 1 2 4096 0 1 0 2 PROJECTIVE\n", 256),
+            CONCORD_EPARSE);
 }
 
 /* ------------------------------------------------------------------------
@@ -982,6 +1024,7 @@ int main(void) {
         cmocka_unit_test(ad3_example_files_load_with_their_declared_sizes),
         cmocka_unit_test(ad3_structured_files_load_with_their_declared_sizes),
         cmocka_unit_test(huge_degrees_are_rejected_without_integer_overflow),
+        cmocka_unit_test(a_tree_longer_than_its_arcs_is_refused_in_little_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

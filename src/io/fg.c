@@ -293,6 +293,14 @@ static int build_tree(reader *r, concord_graph *g, factor_line *line) {
     int64_t length;
     int rc = parse_int_in(r, line, 0, "the sentence length counting the root", 2, 4096, &length);
     if (rc) return rc;
+    /* every token needs an arc: a length the line's arcs cannot cover
+     * would only size the oracle's O(length^2) work memory */
+    if (length - 1 > line->degree)
+        return reader_fail(r, CONCORD_EPARSE,
+                           "%s factor: a tree over %lld tokens needs at least %lld arcs, %d "
+                           "given",
+                           line->type->name, (long long)length - 1, (long long)length - 1,
+                           line->degree);
     static const flag_word names[] = {{"PROJECTIVE", CONCORD_TREE_PROJECTIVE},
                                       {"SINGLE_ROOT", CONCORD_TREE_SINGLE_ROOT}};
     unsigned flags = 0;

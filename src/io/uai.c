@@ -71,6 +71,10 @@ static int next_int(reader *r, const char *what, int64_t lo, int64_t hi, int64_t
     return CONCORD_OK;
 }
 
+/* The most states a model may declare in all: its size in bytes, or this
+ * many when it is smaller. */
+enum { UAI_STATES_FLOOR = 1 << 16 };
+
 static int read_header(reader *r, uai_model *m) {
     text_token t;
     char buf[64];
@@ -83,11 +87,22 @@ static int read_header(reader *r, uai_model *m) {
     int64_t n;
     int rc = next_int(r, "the number of variables", 1, INT32_MAX, &n);
     if (rc) return rc;
-    int64_t cap = 0;
+    /* Every state of a variable needs an entry in some table, so the
+     * states cannot outnumber the model's bytes (a floor leaves room for
+     * small models with variables in no table): a cardinality the input
+     * cannot back is an error here, not a huge allocation later. */
+    const int64_t max_states = r->size > UAI_STATES_FLOOR ? (int64_t)r->size : UAI_STATES_FLOOR;
+    int64_t cap = 0, total = 0;
     for (int64_t i = 0; i < n; ++i) {
         int64_t k;
         rc = next_int(r, "a cardinality", 1, INT32_MAX, &k);
         if (rc) return rc;
+        total += k;
+        if (total > max_states)
+            return reader_fail(r, CONCORD_EPARSE,
+                               "variable %lld has %lld states, %lld in all with the variables "
+                               "before it: more than a model of %zu bytes can describe",
+                               (long long)i, (long long)k, (long long)total, r->size);
         if (grow((void **)&m->card, &cap, i + 1, sizeof *m->card))
             return reader_fail(r, CONCORD_ENOMEM, "out of memory");
         m->card[i] = (int32_t)k;
