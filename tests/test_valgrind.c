@@ -130,6 +130,25 @@ static void a_good_multi_graph_file_runs_clean_under_valgrind(void **state) {
     run_under_valgrind(args, NULL, 0);
     const char *args_json[] = {"solve", "--json", "-", NULL};
     run_under_valgrind(args_json, good_path, 0);
+    /* a UAI model: posteriors per model variable, decoded labels */
+    const char *args_uai[] = {"solve", AD3_DATA "/grid3x3.uai", "--decode", "-o", out, NULL};
+    run_under_valgrind(args_uai, NULL, 0);
+    const char *args_uai_json[] = {"solve", "--json", "--decode", AD3_DATA "/grid3x3.uai", NULL};
+    run_under_valgrind(args_uai_json, NULL, 0);
+    unlink(out);
+}
+
+static void an_infeasible_graph_runs_clean_under_valgrind(void **state) {
+    (void)state;
+    if (skip_under_asan()) skip();
+    char path[600], out[600];
+    snprintf(path, sizeof path, "%s/infeasible.fg", work_dir);
+    snprintf(out, sizeof out, "%s/post.txt", work_dir);
+    assert_int_equal(write_text_file(path, "1\n0\n0.5\n\n2\n2\n1\n1\nXOR 2 1 2\n"
+                                           "BUDGET_EXACT 2 1 2 2\n"),
+                     0);
+    const char *args[] = {"solve", "--decode", path, "-o", out, NULL};
+    run_under_valgrind(args, NULL, 3);
     unlink(out);
 }
 
@@ -170,6 +189,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_good_multi_graph_file_runs_clean_under_valgrind),
         cmocka_unit_test(coref_runs_clean_under_valgrind),
+        cmocka_unit_test(an_infeasible_graph_runs_clean_under_valgrind),
         cmocka_unit_test(a_malformed_file_runs_clean_under_valgrind),
         cmocka_unit_test(a_missing_file_runs_clean_under_valgrind),
     };
