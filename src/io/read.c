@@ -135,7 +135,8 @@ static int check_format(concord_format *format, const char *name, char *error,
     if (*format == CONCORD_FORMAT_AUTO)
         *format = has_suffix(name, ".uai") ? CONCORD_FORMAT_UAI : CONCORD_FORMAT_FG;
     if (*format == CONCORD_FORMAT_FG || *format == CONCORD_FORMAT_UAI) return CONCORD_OK;
-    if (error && error_size) snprintf(error, error_size, "%s: unknown format %d", name, (int)*format);
+    if (error && error_size)
+        snprintf(error, error_size, "%s: unknown format %d", name, (int)*format);
     return CONCORD_EINVAL;
 }
 
