@@ -37,7 +37,7 @@ fuzz:
 
 # Every benchmark, one after the other (figures in docs/performance.md).
 bench: build
-	@for b in bench_ad3 bench_uai bench_sparse bench_oracles_trees bench_oracles_sequence \
+	@for b in bench_ad3 bench_uai bench_read bench_sparse bench_oracles_trees bench_oracles_sequence \
 		bench_memory; do echo "== $$b"; $(BUILD)/$$b || exit 1; done
 
 # The header, the libraries, the executable, pkg-config and CMake package

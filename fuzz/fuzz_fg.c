@@ -1,6 +1,8 @@
 /*
- * libFuzzer target for the .fg reader: any input must either be rejected
- * with an error or yield graphs that the solver runs on without crashing.
+ * libFuzzer target for the .fg reader, read as the CLI reads it (one graph
+ * at a time through the streaming reader): any input must either be
+ * rejected with an error or yield graphs that the solver runs on without
+ * crashing.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -8,21 +10,23 @@
 #include "concord.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    concord_graph **graphs;
-    size_t count;
+    concord_reader *reader;
     char error[256];
-    if (concord_read_buffer((const char *)data, size, "fuzz.fg", CONCORD_FORMAT_FG, &graphs,
-                            &count, error, sizeof error, NULL, NULL) != CONCORD_OK)
+    if (concord_reader_open_buffer((const char *)data, size, "fuzz.fg", CONCORD_FORMAT_FG,
+                                   &reader, error, sizeof error, NULL, NULL) != CONCORD_OK)
         return 0;
     concord_settings settings;
     concord_default_settings(&settings);
     settings.max_iter = 50;
-    for (size_t k = 0; k < count; ++k) {
+    concord_graph *g;
+    while (concord_reader_next(reader, &g) == CONCORD_OK && g) {
         concord_solver *solver;
-        if (concord_solver_new(graphs[k], &solver) != CONCORD_OK) continue;
-        concord_solver_map(solver, &settings, NULL);
-        concord_solver_free(solver);
+        if (concord_solver_new(g, &solver) == CONCORD_OK) {
+            concord_solver_map(solver, &settings, NULL);
+            concord_solver_free(solver);
+        }
+        concord_graph_free(g);
     }
-    concord_free_graphs(graphs, count);
+    concord_reader_close(reader);
     return 0;
 }

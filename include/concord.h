@@ -729,6 +729,80 @@ CONCORD_API int concord_read_uai_buffer(const char *model, size_t model_size,
 /* Frees an array returned by the readers (and its graphs). */
 CONCORD_API void concord_free_graphs(concord_graph **graphs, size_t count);
 
+/* ---- Streaming reader: one graph at a time --------------------------------
+ * A reader holds its input (a file's bytes, or the caller's buffer) and
+ * hands out its graphs one by one, so that a program keeps in memory the
+ * input and the graphs it has not freed yet, not every graph of a large
+ * file. concord_read_file, concord_read_buffer and the UAI readers are
+ * loops over it: the same parsing, checks and messages.
+ *
+ *     concord_reader *r;
+ *     concord_graph *g;
+ *     char error[1024];
+ *     int rc = concord_reader_open_file(path, CONCORD_FORMAT_AUTO, &r, error,
+ *                                       sizeof error, NULL, NULL);
+ *     while (rc == CONCORD_OK && (rc = concord_reader_next(r, &g)) == CONCORD_OK && g) {
+ *         ... solve g, use the results ...
+ *         concord_graph_free(g);
+ *     }
+ *     concord_reader_close(r);      (rc != CONCORD_OK: the message is in error)
+ *
+ * Messages ("name:line: ...") go to the caller's `error` buffer (may be
+ * NULL), which must stay valid until the reader is closed; warnings go to
+ * `warn` (may be NULL) with `context`, as for concord_read_file. Declared
+ * sizes (numbers of variables, factors and functions, cardinalities,
+ * degrees, table sizes) are checked against the bytes left in the input
+ * before anything is allocated for them, so memory stays proportional to
+ * the input. */
+typedef struct concord_reader concord_reader;
+
+/* Opens a reader over the file at `path` (read whole into memory, at most
+ * 2 GiB). `format` AUTO: ".uai" is UAI, anything else .fg. On failure
+ * *reader is NULL and `error` names the path (CONCORD_EIO, CONCORD_ENOMEM,
+ * CONCORD_EINVAL for an unknown format). */
+CONCORD_API int concord_reader_open_file(const char *path, concord_format format,
+                                         concord_reader **reader, char *error,
+                                         size_t error_size, concord_warning_fn warn,
+                                         void *context);
+
+/* Opens a reader over `size` bytes at `data`, which is not copied: it must
+ * stay unchanged until the reader is closed. `name` (NULL: "<buffer>") is
+ * used in messages and, with format AUTO, for the format. */
+CONCORD_API int concord_reader_open_buffer(const char *data, size_t size, const char *name,
+                                           concord_format format, concord_reader **reader,
+                                           char *error, size_t error_size,
+                                           concord_warning_fn warn, void *context);
+
+/* Reads the evidence file at `path` for a UAI reader, before its graph is
+ * read (see concord_read_uai). CONCORD_EINVAL for another format or after
+ * concord_reader_next; CONCORD_EIO when the file cannot be read. Messages
+ * go to the reader's error buffer. */
+CONCORD_API int concord_reader_set_evidence(concord_reader *reader, const char *path);
+
+/* The next graph of the input: CONCORD_OK and *graph a new graph, owned by
+ * the caller (free it with concord_graph_free), or CONCORD_OK and *graph
+ * NULL at the end of the input. An input with no graph at all is a
+ * CONCORD_EPARSE error at the first call. On error *graph is NULL, the
+ * message is in the error buffer, and every later call returns the same
+ * code without reading further (graphs returned before stay valid: they
+ * were complete). A UAI input holds one graph. */
+CONCORD_API int concord_reader_next(concord_reader *reader, concord_graph **graph);
+
+/* After a UAI reader returned its graph: variable `var` of the model
+ * (0-based, as in the file; it is multi-variable `var` of the graph) has
+ * *num_states states in the model, and (*state_vars)[x], for x <
+ * *num_states, is the graph's binary variable for "var is in state x", or
+ * -1 when the evidence or a zero potential removed that state. Either
+ * output may be NULL; the array stays valid until the reader is closed.
+ * CONCORD_EINVAL when the reader has returned no UAI graph or `var` is out
+ * of range. */
+CONCORD_API int concord_reader_uai_states(const concord_reader *reader, int32_t var,
+                                          int32_t *num_states, const int32_t **state_vars);
+
+/* Closes a reader and frees what it holds (not the graphs it returned).
+ * NULL is allowed. */
+CONCORD_API void concord_reader_close(concord_reader *reader);
+
 #ifdef __cplusplus
 }
 #endif

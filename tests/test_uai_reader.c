@@ -357,8 +357,32 @@ static void huge_counts_in_a_short_file_are_parse_errors(void **state) {
     }
     /* A table beyond the reader's size limit is refused before its
      * entries are read. */
-    expect_error("MARKOV\n2\n100000 1000\n1\n2 0 1\n100000000\n", NULL, CONCORD_EPARSE,
+    expect_error("MARKOV\n2\n5000 5000\n1\n2 0 1\n25000000\n", NULL, CONCORD_EPARSE,
                  "m.uai:5:", "function 0: table larger than");
+}
+
+/* A variable's states need table entries to back them: a short model
+ * declaring 10^8 states (in no table, or in a table the file does not
+ * hold) is a parse error at that cardinality, within little memory, not
+ * gigabytes of states. Small variables in no table still load. */
+static void states_the_model_cannot_back_are_parse_errors(void **state) {
+    (void)state;
+    expect_error("MARKOV\n1\n100000000\n0\n", NULL, CONCORD_EPARSE, "m.uai:3:",
+                 "variable 0 has 100000000 states");
+    expect_error("MARKOV\n2\n2 100000000\n1\n1 0\n2 1 1\n", NULL, CONCORD_EPARSE,
+                 "m.uai:3:", "variable 1 has 100000000 states, 100000002 in all");
+    expect_error("MARKOV\n3\n40000 30000 2\n0\n", NULL, CONCORD_EPARSE, "m.uai:3:",
+                 "variable 1 has 30000 states, 70000 in all");
+    if (!UNDER_ASAN) {
+        static const char *const models[] = {"MARKOV\n1\n100000000\n0\n",
+                                             "BAYES\n1\n2147483647\n1\n1 0\n1 1\n"};
+        for (size_t k = 0; k < sizeof models / sizeof models[0]; ++k)
+            assert_int_equal(read_code_with_little_memory(models[k]), CONCORD_EPARSE);
+    }
+    concord_graph *g = read_ok("MARKOV\n2\n1000 2\n1\n1 1\n2 1 1\n", NULL);
+    assert_int_equal(concord_num_variables(g), 1002);
+    assert_int_equal(concord_num_multi_variables(g), 2);
+    concord_graph_free(g);
 }
 
 static void models_with_nothing_possible_are_infeasible(void **state) {
@@ -749,6 +773,7 @@ int main(void) {
         /* Last: under UBSan a signed overflow in the reader aborts the
          * program, and the tests above should have run by then. */
         cmocka_unit_test(huge_counts_in_a_short_file_are_parse_errors),
+        cmocka_unit_test(states_the_model_cannot_back_are_parse_errors),
         cmocka_unit_test(huge_evidence_count_is_a_parse_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

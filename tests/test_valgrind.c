@@ -4,10 +4,8 @@
  * coref.fg, a malformed file and a missing file must run without a single
  * memory error or leak, on the success path and on every error path, and
  * still exit with the CLI's own code. This covers the plain (uninstrumented)
- * code that users run, which the ASan tests do not, through its dynamically
- * linked twin concord_memcheck (memcheck cannot follow the allocator inside
- * the static concord, and says so by counting no allocation, which fails
- * the test). Valgrind and ASan do not mix, so the ASan twin of this program
+ * executable that users run, which the ASan tests do not. Valgrind and ASan
+ * do not mix, so the ASan twin of this program
  * only prints a notice and skips.
  */
 #include <setjmp.h>
@@ -90,7 +88,7 @@ static void run_under_valgrind(const char *const *args, const char *input, int e
     argv[n++] = "--errors-for-leak-kinds=definite,indirect";
     argv[n++] = "--track-origins=yes";
     argv[n++] = log_arg;
-    argv[n++] = CONCORD_MEMCHECK_BINARY;
+    argv[n++] = CONCORD_BINARY;
     for (int k = 0; args[k] && n < 31; ++k) argv[n++] = args[k];
     argv[n] = NULL;
     int status = run_program(argv, input, out_path, out_path, 120);
@@ -100,7 +98,7 @@ static void run_under_valgrind(const char *const *args, const char *input, int e
     /* memcheck must have seen the allocator at work, or it checked nothing */
     if (status != expected || !strstr(log, "ERROR SUMMARY: 0 errors") ||
         strstr(log, "total heap usage: 0 allocs")) {
-        print_message("command: valgrind ... concord_memcheck");
+        print_message("command: valgrind ... concord");
         for (int k = 0; args[k]; ++k) print_message(" %s", args[k]);
         print_message("\nexit %d (expected %d%s)\noutput:\n%s\nvalgrind log:\n%s\n", status,
                       expected, status == 99 ? "; 99 means valgrind found errors" : "",
@@ -132,6 +130,25 @@ static void a_good_multi_graph_file_runs_clean_under_valgrind(void **state) {
     run_under_valgrind(args, NULL, 0);
     const char *args_json[] = {"solve", "--json", "-", NULL};
     run_under_valgrind(args_json, good_path, 0);
+    /* a UAI model: posteriors per model variable, decoded labels */
+    const char *args_uai[] = {"solve", AD3_DATA "/grid3x3.uai", "--decode", "-o", out, NULL};
+    run_under_valgrind(args_uai, NULL, 0);
+    const char *args_uai_json[] = {"solve", "--json", "--decode", AD3_DATA "/grid3x3.uai", NULL};
+    run_under_valgrind(args_uai_json, NULL, 0);
+    unlink(out);
+}
+
+static void an_infeasible_graph_runs_clean_under_valgrind(void **state) {
+    (void)state;
+    if (skip_under_asan()) skip();
+    char path[600], out[600];
+    snprintf(path, sizeof path, "%s/infeasible.fg", work_dir);
+    snprintf(out, sizeof out, "%s/post.txt", work_dir);
+    assert_int_equal(write_text_file(path, "1\n0\n0.5\n\n2\n2\n1\n1\nXOR 2 1 2\n"
+                                           "BUDGET_EXACT 2 1 2 2\n"),
+                     0);
+    const char *args[] = {"solve", "--decode", path, "-o", out, NULL};
+    run_under_valgrind(args, NULL, 3);
     unlink(out);
 }
 
@@ -172,6 +189,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_good_multi_graph_file_runs_clean_under_valgrind),
         cmocka_unit_test(coref_runs_clean_under_valgrind),
+        cmocka_unit_test(an_infeasible_graph_runs_clean_under_valgrind),
         cmocka_unit_test(a_malformed_file_runs_clean_under_valgrind),
         cmocka_unit_test(a_missing_file_runs_clean_under_valgrind),
     };

@@ -1,13 +1,19 @@
 /*
- * The concord command-line tool: `concord solve FILE` reads every graph in
- * a file, solves each, prints a summary (human or JSON) and writes the
- * posteriors in AD3's output layout. Input is read and validated entirely
- * before anything is solved or written, and the posteriors file is written
- * to a temporary name and renamed at the end, so bad input never leaves a
- * partial output file behind.
+ * The concord command-line tool: `concord solve FILE` reads the graphs of a
+ * file one at a time (concord_reader_next), solves each, prints its summary
+ * (human or JSON), writes its posteriors and decoded assignment, and frees
+ * it before reading the next, so memory holds the input and one graph.
+ * Output files are written under temporary names and renamed into place
+ * when the run ends well: a malformed graph, a failure or a signal
+ * (handlers remove the temporaries, then let the signal end the process)
+ * never leaves a partial output file. Every graph of a file has its block
+ * in the outputs, an infeasible one included, so blocks stay aligned with
+ * graphs. solve_graph() is the one place that runs the solver.
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,92 +35,93 @@ static const char usage_text[] =
     "       concord --help | --version\n"
     "\n"
     "Solves every factor graph in FILE (AD3 .fg format, or a UAI model; '-'\n"
-    "reads stdin) and prints one summary per graph: status, value, upper bound,\n"
-    "iterations, integrality and time.\n"
+    "reads stdin), one graph at a time, and prints one summary per graph:\n"
+    "status, value, upper bound, iterations, integrality and time.\n"
     "\n"
-    "options:\n"
+    "options (a value may follow its flag as the next argument, or after '='\n"
+    "as in --tol=1e-8):\n"
     "  --format fg|uai    input format (default: from the extension, .uai is UAI)\n"
     "  --algorithm ad3|sparse\n"
     "                     ad3: LP-MAP by AD3 (the default); sparse: LP-SparseMAP,\n"
     "                     max theta.u + phi.v - |u|^2/2 over the local polytope\n"
-    "  --max-iter N       iteration cap (default 100000)\n"
-    "  --tol X            residual tolerance per link (default 1e-6)\n"
-    "  --eta X            initial penalty, relative to the score scale (default 0.1)\n"
+    "  --max-iter N       iteration cap, a positive integer (default 100000)\n"
+    "  --tol X            residual tolerance per link, 0 < X < 1 (default 1e-6)\n"
+    "  --eta X            initial penalty, relative to the score scale, X > 0\n"
+    "                     (default 0.1)\n"
     "  --no-adapt         keep the penalty fixed\n"
     "  --relaxation X     over-relaxation factor in [1, 2) (default 1: none)\n"
-    "  --accelerate N     Anderson acceleration memory, 0 turns it off (default 8;\n"
-    "                     at most 5 during the first 80 iterations); it switches\n"
-    "                     itself off where it does not pay\n"
-    "  --time-limit S     stop each solve after S seconds (status time_limit; exit 4)\n"
+    "  --accelerate N     Anderson acceleration memory in [0, 16], 0 turns it off\n"
+    "                     (default 8; at most 5 during the first 80 iterations);\n"
+    "                     it switches itself off where it does not pay\n"
+    "  --time-limit S     stop each graph's solve after S seconds (S > 0); it is\n"
+    "                     then reported with status time_limit\n"
     "  --evid FILE        UAI evidence file (observed variables are fixed)\n"
-    "  --decode           also decode an integral assignment (always done for UAI):\n"
-    "                     max-posterior rounding, then local search when the LP\n"
-    "                     solution is fractional; reports its value and the gap\n"
-    "  --uai-map FILE     write the decoded assignment of a UAI model in the UAI\n"
-    "                     result format ('MAP', then N and the N states)\n"
+    "  --decode           decode an integral assignment (max-posterior rounding,\n"
+    "                     then local search when the LP solution is fractional)\n"
+    "                     and print it on stdout in place of the posteriors, in\n"
+    "                     the layout of --decode-output (in JSON: as \"assignment\"\n"
+    "                     in each object); the summary reports its value and the\n"
+    "                     gap. A UAI model is always decoded for the summary\n"
+    "  --decode-output FILE\n"
+    "                     write the decoded assignment to FILE (implies --decode):\n"
+    "                     per graph one 0/1 value per variable and a blank line;\n"
+    "                     for a UAI model the UAI result format ('MAP', then N\n"
+    "                     and the N states)\n"
+    "  --uai-map FILE     the same as --decode-output FILE, for a UAI model only\n"
     "  -o, --output FILE  write posteriors to FILE in AD3's layout: per graph, one\n"
     "                     value per variable, a blank line, one value per factor\n"
-    "                     additional output, a blank line (%.17g, round-trip exact)\n"
-    "  --json             print one JSON object per graph on stdout (with\n"
+    "                     additional output, a blank line (%.17g, round-trip\n"
+    "                     exact); for a UAI model, one line per model variable\n"
+    "                     with its states' values (0 for states the evidence or a\n"
+    "                     zero potential removed), then a blank line\n"
+    "  --json             print one JSON object per graph on stdout (raw numbers;\n"
     "                     map_value, violated and gap when decoding)\n"
     "  -q, --quiet        no summary (posteriors and JSON are still written)\n"
-    "  -v, --verbose      print solver progress to stderr (every 25 iterations:\n"
-    "                     residuals, penalty, dual bound, time)\n"
+    "  -v, --verbose      print solver progress to stderr: every 25 iterations,\n"
+    "                     the residuals, penalty, dual bound, value and time\n"
     "  -h, --help         this help\n"
     "  --version          the library version\n"
     "\n"
-    "Without -o and --json, posteriors go to stdout and the summary to stderr.\n"
+    "stdout carries one thing: the JSON objects with --json, else the decoded\n"
+    "assignment with --decode (without --decode-output), else the posteriors\n"
+    "when -o is not given, else the summary. The summary goes to stderr when\n"
+    "stdout carries something else. The summary never shows a value above the\n"
+    "upper bound or a negative gap from round-off (JSON has the raw numbers).\n"
     "\n"
-    "exit status: 0 solved; 2 usage error; 3 bad input (unreadable or malformed\n"
-    "file, with file:line in the message, or a graph whose constraints admit no\n"
-    "solution); 4 some graph did not converge, or stopped at the time limit (its\n"
-    "posteriors are still written);\n"
-    "5 numerical or output failure.\n";
+    "A graph whose constraints admit no solution is reported as infeasible; its\n"
+    "blocks of posteriors and decoded assignment hold 'nan' in every place (a UAI\n"
+    "result file is not written), so later graphs' blocks stay aligned.\n"
+    "Output files are written under a temporary name and renamed at the end;\n"
+    "when the run fails or is interrupted they are removed and an existing file\n"
+    "is left as it was. Graphs are read one at a time, so when graph k is\n"
+    "malformed, what went to stdout for graphs 1..k-1 stays there.\n"
+    "\n"
+    "exit status:\n"
+    "  0  every graph solved\n"
+    "  2  usage error (nothing is read or written)\n"
+    "  3  bad input: FILE cannot be read or is malformed (file:line on stderr, no\n"
+    "     output file is written), or some graph is infeasible (the others are\n"
+    "     solved and the outputs written)\n"
+    "  4  some graph stopped at --max-iter or --time-limit before converging (its\n"
+    "     posteriors are still written)\n"
+    "  5  numerical failure, out of memory, or an output could not be written\n"
+    "     (no output file is kept)\n"
+    "  When several apply, the status is the first of 5, 3, 4. A signal (SIGINT,\n"
+    "  SIGTERM, SIGHUP, SIGPIPE) ends the run as usual, without temporary files.\n";
 
 typedef struct options {
     const char *input;
-    const char *output;
-    const char *evidence;
-    const char *uai_map;
-    int decode;
-    int sparse; /* --algorithm sparse */
+    const char *output;        /* -o */
+    const char *evidence;      /* --evid */
+    const char *decode_output; /* --decode-output or --uai-map */
+    int print_decoded;         /* --decode without a file: the assignment on stdout */
+    int decode;                /* decode every graph */
+    int sparse;                /* --algorithm sparse */
     concord_format format;
     concord_settings settings;
     int json;
     int quiet;
-    int verbose;
 } options;
-
-static int usage_error(const char *fmt, const char *arg) {
-    fprintf(stderr, "concord: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'concord --help'.\n");
-    return EXIT_USAGE;
-}
-
-static int parse_double(const char *flag, const char *text, double *out) {
-    char *end;
-    errno = 0;
-    double x = strtod(text, &end);
-    if (errno || end == text || *end || !isfinite(x)) {
-        fprintf(stderr, "concord: %s expects a number, not '%s'\n", flag, text);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-static int parse_int(const char *flag, const char *text, int32_t *out) {
-    char *end;
-    errno = 0;
-    long x = strtol(text, &end, 10);
-    if (errno || end == text || *end || x < 1 || x > INT32_MAX) {
-        fprintf(stderr, "concord: %s expects a positive integer, not '%s'\n", flag, text);
-        return -1;
-    }
-    *out = (int32_t)x;
-    return 0;
-}
 
 /* -v: one line per progress report of the solver. */
 static int print_progress(void *context, const concord_progress *p) {
@@ -126,75 +133,173 @@ static int print_progress(void *context, const concord_progress *p) {
     return 0;
 }
 
+/* ------------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------------ */
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("concord: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'concord --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* A finite number; `flag` is the flag as the user typed it. */
+static int parse_double(const char *flag, const char *text, double *out) {
+    char *end;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(x))
+        return usage_error("%s expects a number, not '%s'", flag, text);
+    *out = x;
+    return EXIT_OK;
+}
+
+static int parse_int(const char *flag, const char *text, long lo, long hi, int32_t *out) {
+    char *end;
+    errno = 0;
+    long x = strtol(text, &end, 10);
+    if (errno || end == text || *end || x < lo || x > hi) {
+        if (hi == INT32_MAX && lo == 1)
+            return usage_error("%s expects a positive integer, not '%s'", flag, text);
+        return usage_error("%s expects an integer in [%ld, %ld], not '%s'", flag, lo, hi, text);
+    }
+    *out = (int32_t)x;
+    return EXIT_OK;
+}
+
+enum flag_id {
+    F_FORMAT, F_ALGORITHM, F_MAX_ITER, F_TOL, F_ETA, F_NO_ADAPT, F_RELAXATION, F_ACCELERATE,
+    F_TIME_LIMIT, F_EVID, F_DECODE, F_DECODE_OUTPUT, F_UAI_MAP, F_OUTPUT, F_JSON, F_QUIET,
+    F_VERBOSE
+};
+
+typedef struct flag_spec {
+    const char *name, *alias;
+    enum flag_id id;
+    int takes_value;
+} flag_spec;
+
+static const flag_spec flags[] = {
+    {"--format", NULL, F_FORMAT, 1},
+    {"--algorithm", NULL, F_ALGORITHM, 1},
+    {"--max-iter", NULL, F_MAX_ITER, 1},
+    {"--tol", NULL, F_TOL, 1},
+    {"--eta", NULL, F_ETA, 1},
+    {"--no-adapt", NULL, F_NO_ADAPT, 0},
+    {"--relaxation", NULL, F_RELAXATION, 1},
+    {"--accelerate", NULL, F_ACCELERATE, 1},
+    {"--time-limit", NULL, F_TIME_LIMIT, 1},
+    {"--evid", NULL, F_EVID, 1},
+    {"--decode", NULL, F_DECODE, 0},
+    {"--decode-output", NULL, F_DECODE_OUTPUT, 1},
+    {"--uai-map", NULL, F_UAI_MAP, 1},
+    {"--output", "-o", F_OUTPUT, 1},
+    {"--json", NULL, F_JSON, 0},
+    {"--quiet", "-q", F_QUIET, 0},
+    {"--verbose", "-v", F_VERBOSE, 0},
+};
+
+static const flag_spec *find_flag(const char *name, size_t len) {
+    for (size_t k = 0; k < sizeof flags / sizeof flags[0]; ++k) {
+        const char *a = flags[k].name, *b = flags[k].alias;
+        if ((strlen(a) == len && !strncmp(a, name, len)) ||
+            (b && strlen(b) == len && !strncmp(b, name, len)))
+            return &flags[k];
+    }
+    return NULL;
+}
+
+/* Applies one flag; `flag` is the flag as typed (for messages). */
+static int apply_flag(options *o, enum flag_id id, const char *flag, const char *value,
+                      const char **uai_map) {
+    concord_settings *s = &o->settings;
+    int rc = EXIT_OK;
+    switch (id) {
+    case F_FORMAT:
+        if (!strcmp(value, "fg")) o->format = CONCORD_FORMAT_FG;
+        else if (!strcmp(value, "uai")) o->format = CONCORD_FORMAT_UAI;
+        else return usage_error("%s: unknown format '%s' (expected fg or uai)", flag, value);
+        break;
+    case F_ALGORITHM:
+        if (!strcmp(value, "ad3")) o->sparse = 0;
+        else if (!strcmp(value, "sparse")) o->sparse = 1;
+        else return usage_error("%s: unknown algorithm '%s' (expected ad3 or sparse)", flag, value);
+        break;
+    case F_MAX_ITER: return parse_int(flag, value, 1, INT32_MAX, &s->max_iter);
+    case F_ACCELERATE: return parse_int(flag, value, 0, 16, &s->acceleration);
+    case F_TOL:
+        if ((rc = parse_double(flag, value, &s->tol))) return rc;
+        if (!(s->tol > 0.0 && s->tol < 1.0))
+            return usage_error("%s must be between 0 and 1 (exclusive), not '%s'", flag, value);
+        break;
+    case F_ETA:
+        if ((rc = parse_double(flag, value, &s->eta))) return rc;
+        if (!(s->eta > 0.0)) return usage_error("%s must be positive, not '%s'", flag, value);
+        break;
+    case F_TIME_LIMIT:
+        if ((rc = parse_double(flag, value, &s->time_limit))) return rc;
+        if (!(s->time_limit > 0.0))
+            return usage_error("%s must be a positive number of seconds, not '%s'", flag, value);
+        break;
+    case F_RELAXATION:
+        if ((rc = parse_double(flag, value, &s->relaxation))) return rc;
+        if (!(s->relaxation >= 1.0 && s->relaxation < 2.0))
+            return usage_error("%s must be in [1, 2), not '%s'", flag, value);
+        break;
+    case F_NO_ADAPT: s->adapt_eta = false; break;
+    case F_VERBOSE: s->progress = print_progress; break;
+    case F_JSON: o->json = 1; break;
+    case F_QUIET: o->quiet = 1; break;
+    case F_DECODE: o->print_decoded = 1; break;
+    case F_EVID: o->evidence = value; break;
+    case F_OUTPUT: o->output = value; break;
+    case F_UAI_MAP: *uai_map = value; /* fall through */
+    case F_DECODE_OUTPUT:
+        if (o->decode_output) return usage_error("%s: the decoded assignment already goes to '%s'",
+                                                 flag, o->decode_output);
+        o->decode_output = value;
+        break;
+    }
+    if ((id == F_EVID || id == F_OUTPUT || id == F_UAI_MAP || id == F_DECODE_OUTPUT) && !value[0])
+        return usage_error("%s needs a path, not an empty string", flag);
+    return EXIT_OK;
+}
+
 static int parse_options(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
     concord_default_settings(&o->settings);
+    const char *uai_map = NULL;
     for (int k = 2; k < argc; ++k) {
         const char *arg = argv[k];
-        const char *value = k + 1 < argc ? argv[k + 1] : NULL;
-        int takes_value = !strcmp(arg, "--format") || !strcmp(arg, "--algorithm") ||
-                          !strcmp(arg, "--max-iter") || !strcmp(arg, "--tol") ||
-                          !strcmp(arg, "--eta") || !strcmp(arg, "--relaxation") ||
-                          !strcmp(arg, "--accelerate") || !strcmp(arg, "--time-limit") ||
-                          !strcmp(arg, "-o") || !strcmp(arg, "--output") ||
-                          !strcmp(arg, "--evid") || !strcmp(arg, "--uai-map");
-        if (takes_value && !value) return usage_error("%s needs a value", arg);
-        if (!strcmp(arg, "--format")) {
-            if (!strcmp(value, "fg")) o->format = CONCORD_FORMAT_FG;
-            else if (!strcmp(value, "uai")) o->format = CONCORD_FORMAT_UAI;
-            else return usage_error("unknown format '%s' (expected fg or uai)", value);
-        } else if (!strcmp(arg, "--algorithm")) {
-            if (!strcmp(value, "ad3")) o->sparse = 0;
-            else if (!strcmp(value, "sparse")) o->sparse = 1;
-            else return usage_error("unknown algorithm '%s' (expected ad3 or sparse)", value);
-        } else if (!strcmp(arg, "--max-iter")) {
-            if (parse_int(arg, value, &o->settings.max_iter)) return EXIT_USAGE;
-        } else if (!strcmp(arg, "--tol")) {
-            if (parse_double(arg, value, &o->settings.tol)) return EXIT_USAGE;
-        } else if (!strcmp(arg, "--eta")) {
-            if (parse_double(arg, value, &o->settings.eta)) return EXIT_USAGE;
-        } else if (!strcmp(arg, "--time-limit")) {
-            if (parse_double(arg, value, &o->settings.time_limit)) return EXIT_USAGE;
-            if (o->settings.time_limit <= 0.0)
-                return usage_error("--time-limit expects a positive number of seconds, not '%s'",
-                                   value);
-        } else if (!strcmp(arg, "--relaxation")) {
-            if (parse_double(arg, value, &o->settings.relaxation)) return EXIT_USAGE;
-        } else if (!strcmp(arg, "--accelerate")) {
-            char *end;
-            long m = strtol(value, &end, 10);
-            if (end == value || *end || m < 0 || m > 16)
-                return usage_error("--accelerate expects an integer in [0, 16], not '%s'", value);
-            o->settings.acceleration = (int32_t)m;
-        } else if (!strcmp(arg, "-o") || !strcmp(arg, "--output")) {
-            o->output = value;
-        } else if (!strcmp(arg, "--evid")) {
-            o->evidence = value;
-        } else if (!strcmp(arg, "--uai-map")) {
-            o->uai_map = value;
-        } else if (!strcmp(arg, "--decode")) {
-            o->decode = 1;
-        } else if (!strcmp(arg, "--no-adapt")) {
-            o->settings.adapt_eta = false;
-        } else if (!strcmp(arg, "-v") || !strcmp(arg, "--verbose")) {
-            o->verbose = 1;
-        } else if (!strcmp(arg, "--json")) {
-            o->json = 1;
-        } else if (!strcmp(arg, "-q") || !strcmp(arg, "--quiet")) {
-            o->quiet = 1;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return usage_error("unknown option '%s'", arg);
-        } else if (o->input) {
-            return usage_error("more than one input file ('%s')", arg);
-        } else {
+        if (arg[0] != '-' || !arg[1]) { /* an input file, or '-' for stdin */
+            if (o->input) return usage_error("more than one input file ('%s')", arg);
             o->input = arg;
+            continue;
         }
-        if (takes_value) ++k;
+        const char *eq = arg[1] == '-' ? strchr(arg, '=') : NULL;
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const flag_spec *f = find_flag(arg, len);
+        char flag[64];
+        snprintf(flag, sizeof flag, "%.*s", (int)(len < 60 ? len : 60), arg);
+        if (!f) return usage_error("unknown option '%s'", flag);
+        const char *value = eq ? eq + 1 : NULL;
+        if (f->takes_value && !value) {
+            if (k + 1 >= argc) return usage_error("%s needs a value", flag);
+            value = argv[++k];
+        } else if (!f->takes_value && value) {
+            return usage_error("%s takes no value", flag);
+        }
+        int rc = apply_flag(o, f->id, flag, value, &uai_map);
+        if (rc) return rc;
     }
-    if (!o->input) return usage_error("%s", "no input file");
-    if ((o->output && !o->output[0]) || (o->uai_map && !o->uai_map[0]))
-        return usage_error("%s", "an output path is empty");
-    char message[128];
+    if (!o->input) return usage_error("no input file");
+    char message[256];
     if (concord_check_settings(&o->settings, message, sizeof message))
         return usage_error("%s", message);
     if (o->format == CONCORD_FORMAT_AUTO) {
@@ -202,14 +307,361 @@ static int parse_options(int argc, char **argv, options *o) {
         o->format = n >= 4 && !strcmp(o->input + n - 4, ".uai") ? CONCORD_FORMAT_UAI
                                                                  : CONCORD_FORMAT_FG;
     }
-    if (o->format != CONCORD_FORMAT_UAI && (o->evidence || o->uai_map))
-        return usage_error("%s", "--evid and --uai-map need a UAI model (.uai or --format uai)");
+    if (o->format != CONCORD_FORMAT_UAI && o->evidence)
+        return usage_error("--evid needs a UAI model (.uai or --format uai)");
+    if (o->format != CONCORD_FORMAT_UAI && uai_map)
+        return usage_error("--uai-map needs a UAI model (.uai or --format uai); "
+                           "--decode-output writes a .fg graph's assignment");
     if (o->evidence && !strcmp(o->input, "-"))
-        return usage_error("%s", "--evid needs the model in a file, not on stdin");
-    if (o->format == CONCORD_FORMAT_UAI) o->decode = 1;
-    if (o->verbose) o->settings.progress = print_progress;
+        return usage_error("--evid needs the model in a file, not on stdin");
+    if (o->decode_output) o->print_decoded = 0;
+    o->decode = o->print_decoded || o->decode_output || o->format == CONCORD_FORMAT_UAI;
     return EXIT_OK;
 }
+
+/* ------------------------------------------------------------------------
+ * Output files and signals
+ * ------------------------------------------------------------------------ */
+
+/* Temporary output files, by slot, for the signal handler to remove: the
+ * paths live in static storage, and a slot is marked live only while its
+ * file exists under that name (both changed with the signals blocked). */
+enum { N_SLOTS = 2, PATH_BYTES = 4096 };
+static char temp_path[N_SLOTS][PATH_BYTES];
+static volatile sig_atomic_t temp_live[N_SLOTS];
+static const int cleanup_signals[] = {SIGHUP, SIGINT, SIGPIPE, SIGTERM};
+enum { N_SIGNALS = sizeof cleanup_signals / sizeof cleanup_signals[0] };
+
+/* Removes the temporaries, then lets the signal end the process as it
+ * would have (the handler was reset to the default on entry). Only
+ * async-signal-safe calls. */
+static void on_signal(int sig) {
+    for (int k = 0; k < N_SLOTS; ++k)
+        if (temp_live[k]) unlink(temp_path[k]);
+    raise(sig);
+}
+
+static void install_signal_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < N_SIGNALS; ++k) sigaddset(&sa.sa_mask, cleanup_signals[k]);
+    for (int k = 0; k < N_SIGNALS; ++k) {
+        struct sigaction old;
+        /* a signal the caller ignores (nohup, background jobs) stays ignored */
+        if (sigaction(cleanup_signals[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(cleanup_signals[k], &sa, NULL);
+    }
+}
+
+static void block_signals(sigset_t *saved) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int k = 0; k < N_SIGNALS; ++k) sigaddset(&set, cleanup_signals[k]);
+    sigprocmask(SIG_BLOCK, &set, saved);
+}
+
+static void restore_signals(const sigset_t *saved) { sigprocmask(SIG_SETMASK, saved, NULL); }
+
+/* An output file written under a temporary name beside its path (in slot
+ * `slot`) and renamed over it only when everything succeeded; a device,
+ * pipe or symbolic link is written through in place. */
+typedef struct output_file {
+    const char *path;
+    int slot; /* -1: written in place, or not open */
+    FILE *fp;
+} output_file;
+
+static int output_open(output_file *out, const char *path, int slot) {
+    out->path = path;
+    out->slot = -1;
+    out->fp = NULL;
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        out->fp = fopen(path, "w");
+        return out->fp ? 0 : -1;
+    }
+    char *tmp = temp_path[slot];
+    if ((size_t)snprintf(tmp, PATH_BYTES, "%s.tmpXXXXXX", path) >= PATH_BYTES) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    sigset_t saved;
+    block_signals(&saved);
+    int fd = mkstemp(tmp);
+    if (fd >= 0) temp_live[slot] = 1;
+    restore_signals(&saved);
+    if (fd < 0) return -1;
+    out->slot = slot;
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || !(out->fp = fdopen(fd, "w"))) {
+        int e = errno;
+        close(fd);
+        block_signals(&saved);
+        unlink(tmp);
+        temp_live[slot] = 0;
+        restore_signals(&saved);
+        out->slot = -1;
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* Closes the file and renames it into place when keep, removes it
+ * otherwise. Returns -1 (errno set) when writing or renaming failed. */
+static int output_close(output_file *out, int keep) {
+    if (!out->fp) return 0;
+    int failed = ferror(out->fp) != 0;
+    if (fclose(out->fp) != 0) failed = 1;
+    int e = errno;
+    out->fp = NULL;
+    if (out->slot < 0) return keep && failed ? (errno = e ? e : EIO, -1) : 0;
+    sigset_t saved;
+    block_signals(&saved);
+    int ok = keep && !failed && rename(temp_path[out->slot], out->path) == 0;
+    if (!ok) e = failed ? (e ? e : EIO) : errno;
+    if (!ok) unlink(temp_path[out->slot]);
+    temp_live[out->slot] = 0;
+    restore_signals(&saved);
+    out->slot = -1;
+    if (ok || !keep) return 0;
+    errno = e;
+    return -1;
+}
+
+/* ------------------------------------------------------------------------
+ * Solving one graph
+ * ------------------------------------------------------------------------ */
+
+/* What solving (and decoding) one graph produced. */
+typedef struct graph_result {
+    int rc;               /* the solve's code */
+    concord_info info;
+    const double *u, *v;  /* the solution (variables, additionals) */
+    int decoded;          /* decoding below is set */
+    concord_decoding decoding;
+    const double *x;      /* the decoded 0/1 assignment */
+} graph_result;
+
+/* Solves with `solver` (over the graph) as the options say and decodes the
+ * solution when asked. This is the one function that runs the solver and
+ * reads its results. Returns the solve's code (CONCORD_OK, ENOTCONVERGED,
+ * EINFEASIBLE, or a failure), or the decoder's failure. */
+static int solve_graph(const options *o, concord_solver *solver, graph_result *res) {
+    memset(res, 0, sizeof *res);
+    res->rc = o->sparse ? concord_solver_sparse(solver, &o->settings, &res->info)
+                        : concord_solver_map(solver, &o->settings, &res->info);
+    if (res->rc != CONCORD_OK && res->rc != CONCORD_ENOTCONVERGED) return res->rc;
+    res->u = concord_solver_variables(solver);
+    res->v = concord_solver_additionals(solver);
+    if (o->decode) {
+        int rc = concord_solver_decode(solver, &res->decoding);
+        if (rc != CONCORD_OK) return rc;
+        res->decoded = 1;
+        res->x = concord_solver_decoded(solver);
+    }
+    return res->rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Writing
+ * ------------------------------------------------------------------------ */
+
+/* Everything a run writes to and reads from while writing. */
+typedef struct run {
+    const options *o;
+    concord_reader *reader;
+    output_file posteriors_file, decoded_file;
+    FILE *posteriors; /* NULL: not written */
+    FILE *decoded;    /* NULL: not written */
+    FILE *summary;    /* NULL: not printed */
+    int32_t *labels;  /* UAI: decoded state per model variable */
+    int32_t cap_labels;
+    int read_failed;  /* the input turned out malformed: no file is kept */
+    int drop_decoded; /* no assignment to write (an infeasible UAI model) */
+} run;
+
+/* One value, round-trip exact. Most posteriors are exactly 0 or 1, which
+ * are written without printf's multi-precision conversion (on AD3's srl
+ * graphs that conversion cost more than a tenth of the run). */
+static void write_value(FILE *fp, double x, char end) {
+    if (isnan(x)) fputs("nan", fp);
+    else if (x == 0.0 && !signbit(x)) fputc('0', fp);
+    else if (x == 1.0) fputc('1', fp);
+    else fprintf(fp, "%.17g", x);
+    fputc(end, fp);
+}
+
+/* The values of u (NULL: nan) at the graph's variables, then those of v:
+ * AD3's layout; or, for a UAI model, one line per model variable. */
+static void write_posteriors(const run *rn, const concord_graph *g, const double *u,
+                             const double *v) {
+    FILE *fp = rn->posteriors;
+    if (rn->o->format == CONCORD_FORMAT_UAI) {
+        int32_t n_states;
+        const int32_t *state_vars;
+        for (int32_t i = 0; concord_reader_uai_states(rn->reader, i, &n_states, &state_vars) ==
+                            CONCORD_OK;
+             ++i) {
+            for (int32_t x = 0; x < n_states; ++x) {
+                double p = !u ? NAN : state_vars[x] < 0 ? 0.0 : u[state_vars[x]];
+                write_value(fp, p, x + 1 < n_states ? ' ' : '\n');
+            }
+        }
+        fputc('\n', fp);
+        return;
+    }
+    for (int32_t i = 0; i < concord_num_variables(g); ++i) write_value(fp, u ? u[i] : NAN, '\n');
+    fputc('\n', fp);
+    for (int32_t k = 0; k < concord_num_additionals(g); ++k) write_value(fp, v ? v[k] : NAN, '\n');
+    fputc('\n', fp);
+}
+
+/* The decoded state of every UAI model variable, from the assignment x. */
+static int uai_labels(run *rn, const double *x, int32_t **labels, int32_t *n) {
+    int32_t n_states;
+    const int32_t *state_vars;
+    for (*n = 0; concord_reader_uai_states(rn->reader, *n, &n_states, &state_vars) == CONCORD_OK;
+         ++*n) {
+        if (*n == rn->cap_labels) {
+            int32_t cap = rn->cap_labels ? 2 * rn->cap_labels : 256;
+            int32_t *p = realloc(rn->labels, (size_t)cap * sizeof *p);
+            if (!p) return -1;
+            rn->labels = p;
+            rn->cap_labels = cap;
+        }
+        rn->labels[*n] = -1;
+        for (int32_t s = 0; s < n_states; ++s)
+            if (state_vars[s] >= 0 && x[state_vars[s]] == 1.0) rn->labels[*n] = s;
+    }
+    *labels = rn->labels;
+    return 0;
+}
+
+/* The decoded assignment x (NULL: infeasible): .fg, one 0/1 (or nan) per
+ * line and a blank line; UAI, the result format ("MAP", then N and the
+ * states). */
+static int write_decoded(run *rn, const concord_graph *g, const double *x) {
+    FILE *fp = rn->decoded;
+    if (rn->o->format == CONCORD_FORMAT_UAI) {
+        int32_t *labels, n;
+        if (!x) return 0; /* the format cannot say "no assignment": the file is dropped */
+        if (uai_labels(rn, x, &labels, &n)) return -1;
+        fprintf(fp, "MAP\n%d", n);
+        for (int32_t i = 0; i < n; ++i) fprintf(fp, " %d", labels[i]);
+        fputc('\n', fp);
+        return 0;
+    }
+    for (int32_t i = 0; i < concord_num_variables(g); ++i) write_value(fp, x ? x[i] : NAN, '\n');
+    fputc('\n', fp);
+    return 0;
+}
+
+static void json_number(FILE *fp, const char *key, double x) {
+    if (isfinite(x)) fprintf(fp, ",\"%s\":%.17g", key, x);
+    else fprintf(fp, ",\"%s\":null", key);
+}
+
+static int print_json(run *rn, size_t k, const concord_graph *g, const graph_result *res) {
+    FILE *fp = stdout;
+    const concord_info *info = &res->info;
+    int infeasible = res->rc == CONCORD_EINFEASIBLE;
+    fprintf(fp, "{\"graph\":%zu,\"status\":\"%s\"", k + 1, concord_status_name(info->status));
+    json_number(fp, "value", infeasible ? NAN : info->value);
+    json_number(fp, "upper_bound", info->upper_bound);
+    fprintf(fp, ",\"iterations\":%d,\"integral\":%s", info->iterations,
+            info->integral ? "true" : "false");
+    json_number(fp, "seconds", info->seconds);
+    json_number(fp, "primal_residual", info->primal_residual);
+    json_number(fp, "dual_residual", info->dual_residual);
+    json_number(fp, "eta", info->eta);
+    fprintf(fp, ",\"factor_solves\":%lld,\"oracle_calls\":%lld", (long long)info->factor_solves,
+            (long long)info->oracle_calls);
+    if (res->decoded) {
+        json_number(fp, "map_value", res->decoding.value);
+        json_number(fp, "gap", info->upper_bound - res->decoding.value);
+        fprintf(fp, ",\"violated\":%d", res->decoding.violated);
+    }
+    if (res->decoded && rn->o->print_decoded) {
+        fputs(",\"assignment\":[", fp);
+        if (rn->o->format == CONCORD_FORMAT_UAI) {
+            int32_t *labels, n;
+            if (uai_labels(rn, res->x, &labels, &n)) return -1;
+            for (int32_t i = 0; i < n; ++i) fprintf(fp, i ? ",%d" : "%d", labels[i]);
+        } else {
+            for (int32_t i = 0; i < concord_num_variables(g); ++i)
+                fputs(i ? (res->x[i] == 1.0 ? ",1" : ",0") : (res->x[i] == 1.0 ? "1" : "0"), fp);
+        }
+        fputc(']', fp);
+    }
+    fprintf(fp, ",\"variables\":%d,\"factors\":%d}\n", concord_num_variables(g),
+            concord_num_factors(g));
+    return 0;
+}
+
+/* a, raised to b when b exceeds it by round-off only: the summary never
+ * shows a value above its bound, but a real inconsistency stays visible. */
+static double up_to_roundoff(double a, double b) {
+    return isfinite(a) && b > a && b - a <= 1e-9 * fmax(1.0, fabs(b)) ? b : a;
+}
+
+static void print_summary(FILE *fp, size_t k, const graph_result *res) {
+    const concord_info *info = &res->info;
+    const char *s = info->iterations == 1 ? "" : "s";
+    if (res->rc == CONCORD_EINFEASIBLE) {
+        fprintf(fp, "graph %zu: infeasible (the constraints admit no solution), %d iteration%s, "
+                    "%.3g s\n",
+                k + 1, info->iterations, s, info->seconds);
+        return;
+    }
+    int feasible_decoding = res->decoded && res->decoding.violated == 0;
+    double bound = up_to_roundoff(info->upper_bound, info->value);
+    if (feasible_decoding) bound = up_to_roundoff(bound, res->decoding.value);
+    fprintf(fp, "graph %zu: %s, value %.10g, upper bound %.10g, %d iteration%s, %.3g s", k + 1,
+            concord_status_name(info->status), info->value, bound, info->iterations, s,
+            info->seconds);
+    if (info->status != CONCORD_STATUS_INTEGRAL && info->status != CONCORD_STATUS_FRACTIONAL)
+        fprintf(fp, ", solution %s", info->integral ? "integral" : "fractional");
+    if (feasible_decoding)
+        fprintf(fp, "; decoded value %.10g (gap %.3g)", res->decoding.value,
+                bound - res->decoding.value);
+    else if (res->decoded)
+        fprintf(fp, "; decoded assignment violates %d factor%s", res->decoding.violated,
+                res->decoding.violated == 1 ? "" : "s");
+    fputc('\n', fp);
+}
+
+/* Writes graph k's results everywhere they go. Returns -1 when out of
+ * memory (a write error shows in the streams' error flags). */
+static int write_graph(run *rn, size_t k, const concord_graph *g, const graph_result *res) {
+    int infeasible = res->rc == CONCORD_EINFEASIBLE;
+    errno = 0; /* a failed write below says why */
+    if (rn->o->json && print_json(rn, k, g, res)) return -1;
+    if (rn->summary) print_summary(rn->summary, k, res);
+    if (rn->posteriors) write_posteriors(rn, g, infeasible ? NULL : res->u, res->v);
+    if (rn->decoded && write_decoded(rn, g, infeasible ? NULL : res->x)) return -1;
+    return 0;
+}
+
+/* The output that failed (its error flag is set), or NULL. */
+static const char *failed_output(const run *rn) {
+    if (rn->posteriors && ferror(rn->posteriors))
+        return rn->posteriors == stdout ? "stdout" : rn->o->output;
+    if (rn->decoded && ferror(rn->decoded))
+        return rn->decoded == stdout ? "stdout" : rn->o->decode_output;
+    if (ferror(stdout)) return "stdout";
+    if (rn->summary && ferror(rn->summary)) return rn->summary == stderr ? "stderr" : "stdout";
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * The run
+ * ------------------------------------------------------------------------ */
 
 static void print_warning(void *context, const char *message) {
     (void)context;
@@ -242,250 +694,153 @@ static char *read_stdin(size_t *size_out) {
     return data;
 }
 
-static int read_input(const options *o, concord_graph ***graphs, size_t *count) {
-    char error[1024] = "";
+static int exit_for_read_error(int rc) {
+    return rc == CONCORD_ENOMEM ? EXIT_FAILURE_OTHER : EXIT_BAD_INPUT;
+}
+
+/* Opens the reader over the input (stdin's bytes go to *data). */
+static int open_input(const options *o, concord_reader **reader, char **data, char *error,
+                      size_t error_size) {
     int rc;
-    int from_stdin = !strcmp(o->input, "-");
-    size_t size = 0;
-    char *data = NULL;
-    if (from_stdin && !(data = read_stdin(&size))) {
-        fprintf(stderr, "concord: could not read stdin\n");
-        return EXIT_BAD_INPUT;
-    }
-    if (o->format == CONCORD_FORMAT_UAI) {
-        concord_graph *g = NULL;
-        rc = from_stdin ? concord_read_uai_buffer(data, size, "<stdin>", NULL, 0, NULL, &g,
-                                                  error, sizeof error)
-                        : concord_read_uai(o->input, o->evidence, &g, error, sizeof error);
-        if (rc == CONCORD_OK) {
-            *graphs = malloc(sizeof **graphs);
-            if (!*graphs) {
-                concord_graph_free(g);
-                rc = CONCORD_ENOMEM;
-            } else {
-                (*graphs)[0] = g;
-                *count = 1;
-            }
+    *data = NULL;
+    if (!strcmp(o->input, "-")) {
+        size_t size = 0;
+        if (!(*data = read_stdin(&size))) {
+            fprintf(stderr, "concord: could not read stdin\n");
+            return EXIT_BAD_INPUT;
         }
-    } else if (from_stdin) {
-        rc = concord_read_buffer(data, size, "<stdin>", o->format, graphs, count, error,
-                                 sizeof error, print_warning, NULL);
+        rc = concord_reader_open_buffer(*data, size, "<stdin>", o->format, reader, error,
+                                        error_size, print_warning, NULL);
     } else {
-        rc = concord_read_file(o->input, o->format, graphs, count, error, sizeof error,
-                               print_warning, NULL);
+        rc = concord_reader_open_file(o->input, o->format, reader, error, error_size,
+                                      print_warning, NULL);
+        if (!rc && o->evidence) rc = concord_reader_set_evidence(*reader, o->evidence);
     }
-    free(data);
     if (rc != CONCORD_OK) {
         fprintf(stderr, "concord: %s\n", error[0] ? error : concord_strerror(rc));
-        return rc == CONCORD_ENOMEM ? EXIT_FAILURE_OTHER : EXIT_BAD_INPUT;
+        return exit_for_read_error(rc);
     }
     return EXIT_OK;
 }
 
-static void json_number(FILE *fp, const char *key, double x) {
-    if (isfinite(x)) fprintf(fp, ",\"%s\":%.17g", key, x);
-    else fprintf(fp, ",\"%s\":null", key);
-}
-
-static void print_json(FILE *fp, size_t k, const concord_graph *g, const concord_info *info,
-                       const concord_decoding *dec) {
-    fprintf(fp, "{\"graph\":%zu,\"status\":\"%s\"", k + 1, concord_status_name(info->status));
-    json_number(fp, "value", info->value);
-    json_number(fp, "upper_bound", info->upper_bound);
-    fprintf(fp, ",\"iterations\":%d,\"integral\":%s", info->iterations,
-            info->integral ? "true" : "false");
-    json_number(fp, "seconds", info->seconds);
-    json_number(fp, "primal_residual", info->primal_residual);
-    json_number(fp, "dual_residual", info->dual_residual);
-    json_number(fp, "eta", info->eta);
-    fprintf(fp, ",\"factor_solves\":%lld,\"oracle_calls\":%lld", (long long)info->factor_solves,
-            (long long)info->oracle_calls);
-    if (dec) {
-        json_number(fp, "map_value", dec->value);
-        json_number(fp, "gap", info->upper_bound - dec->value);
-        fprintf(fp, ",\"violated\":%d", dec->violated);
+/* Opens the output files and decides where each output goes. */
+static int open_outputs(run *rn) {
+    const options *o = rn->o;
+    if (o->output && output_open(&rn->posteriors_file, o->output, 0)) {
+        fprintf(stderr, "concord: cannot write %s: %s\n", o->output, strerror(errno));
+        return EXIT_FAILURE_OTHER;
     }
-    fprintf(fp, ",\"variables\":%d,\"factors\":%d}\n", concord_num_variables(g),
-            concord_num_factors(g));
-}
-
-static void print_summary(FILE *fp, size_t k, const concord_info *info,
-                          const concord_decoding *dec) {
-    fprintf(fp, "graph %zu: %s, value %.10g, upper bound %.10g, %d iterations, %.3g s",
-            k + 1, concord_status_name(info->status), info->value, info->upper_bound,
-            info->iterations, info->seconds);
-    if (info->status != CONCORD_STATUS_INTEGRAL && info->status != CONCORD_STATUS_FRACTIONAL)
-        fprintf(fp, ", solution %s", info->integral ? "integral" : "fractional");
-    if (dec && dec->violated == 0)
-        fprintf(fp, "; decoded value %.10g (gap %.3g)", dec->value, info->upper_bound - dec->value);
-    else if (dec)
-        fprintf(fp, "; decoded assignment violates %d factors", dec->violated);
-    fputc('\n', fp);
-}
-
-/* One posterior per line, round-trip exact. Most posteriors are exactly 0
- * or 1, which are written without printf's multi-precision conversion (on
- * AD3's srl graphs that conversion cost more than a tenth of the run). */
-static void write_value(FILE *fp, double x) {
-    if (x == 0.0 && !signbit(x)) fputs("0\n", fp);
-    else if (x == 1.0) fputs("1\n", fp);
-    else fprintf(fp, "%.17g\n", x);
-}
-
-static void write_posteriors(FILE *fp, const concord_graph *g, const concord_solver *s) {
-    const double *u = concord_solver_variables(s), *v = concord_solver_additionals(s);
-    for (int32_t i = 0; i < concord_num_variables(g); ++i) write_value(fp, u[i]);
-    fputc('\n', fp);
-    for (int32_t k = 0; k < concord_num_additionals(g); ++k) write_value(fp, v[k]);
-    fputc('\n', fp);
-}
-
-/* The UAI result format: "MAP", then N and the decoded state of each. */
-static int write_uai_map(FILE *fp, const concord_graph *g, const concord_solver *s) {
-    int32_t n = concord_num_multi_variables(g);
-    int32_t *labels = malloc((size_t)(n ? n : 1) * sizeof *labels);
-    if (!labels || concord_solver_decoded_labels(s, labels) != CONCORD_OK) {
-        free(labels);
-        return -1;
+    if (o->decode_output && output_open(&rn->decoded_file, o->decode_output, 1)) {
+        fprintf(stderr, "concord: cannot write %s: %s\n", o->decode_output, strerror(errno));
+        return EXIT_FAILURE_OTHER;
     }
-    fprintf(fp, "MAP\n%d", n);
-    for (int32_t m = 0; m < n; ++m) fprintf(fp, " %d", labels[m]);
-    fputc('\n', fp);
-    free(labels);
-    return 0;
+    /* stdout carries one thing: JSON, else the decoded assignment, else the
+     * posteriors, else the summary */
+    rn->posteriors = o->output                       ? rn->posteriors_file.fp
+                     : o->json || o->print_decoded ? NULL
+                                                   : stdout;
+    rn->decoded = o->decode_output                ? rn->decoded_file.fp
+                  : o->print_decoded && !o->json ? stdout
+                                                 : NULL;
+    int stdout_taken = o->json || rn->posteriors == stdout || rn->decoded == stdout;
+    rn->summary = o->quiet || o->json ? NULL : stdout_taken ? stderr : stdout;
+    return EXIT_OK;
 }
 
-/* An output file written under a temporary name beside its path and
- * renamed over it only when everything succeeded. */
-typedef struct output_file {
-    const char *path;
-    char tmp[4096];
-    FILE *fp;
-} output_file;
-
-static int output_open(output_file *out, const char *path) {
-    out->path = path;
-    out->fp = NULL;
-    out->tmp[0] = '\0';
-    struct stat st;
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        /* A device, pipe or symbolic link: write through it in place. */
-        out->fp = fopen(path, "w");
-        return out->fp ? 0 : -1;
+/* Solves graph k and writes its results; returns the exit status so far. */
+static int process_graph(run *rn, size_t k, concord_graph *g, int status) {
+    concord_solver *solver;
+    if (concord_solver_new(g, &solver) != CONCORD_OK) {
+        fprintf(stderr, "concord: graph %zu: out of memory\n", k + 1);
+        return EXIT_FAILURE_OTHER;
     }
-    if ((size_t)snprintf(out->tmp, sizeof out->tmp, "%s.tmpXXXXXX", path) >= sizeof out->tmp)
-        return -1;
-    int fd = mkstemp(out->tmp);
-    if (fd < 0) return -1;
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || !(out->fp = fdopen(fd, "w"))) {
-        close(fd);
-        unlink(out->tmp);
-        out->fp = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-/* Closes the file and renames it into place when keep; removes it
- * otherwise. Returns -1 when writing failed. */
-static int output_close(output_file *out, int keep) {
-    if (!out->fp) return 0;
-    int failed = ferror(out->fp) != 0;
-    failed |= fclose(out->fp) != 0;
-    out->fp = NULL;
-    if (!out->tmp[0]) return keep && failed ? -1 : 0; /* written in place */
-    if (keep && !failed && rename(out->tmp, out->path) == 0) return 0;
-    unlink(out->tmp);
-    return keep ? -1 : 0;
-}
-
-/* The order in which graphs' statuses decide the exit status: an output
- * failure, then bad input, then a graph that did not converge. */
-static int severity(int status) {
-    switch (status) {
-    case EXIT_FAILURE_OTHER: return 3;
-    case EXIT_BAD_INPUT: return 2;
-    case EXIT_NOT_CONVERGED: return 1;
-    default: return 0;
-    }
-}
-
-/* Solves graph k, prints its summary and writes its outputs; returns its
- * exit status. */
-static int solve_one(const options *o, size_t k, const concord_graph *g, concord_solver *solver,
-                     FILE *summary, FILE *posteriors, FILE *map) {
-    concord_info info;
-    int rc = o->sparse ? concord_solver_sparse(solver, &o->settings, &info)
-                       : concord_solver_map(solver, &o->settings, &info);
+    graph_result res;
+    int rc = solve_graph(rn->o, solver, &res);
     if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED && rc != CONCORD_EINFEASIBLE) {
         fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_solver_last_error(solver));
+        concord_solver_free(solver);
         return EXIT_FAILURE_OTHER;
     }
     if (rc == CONCORD_EINFEASIBLE) {
-        /* an infeasible graph is bad input; the others are still solved */
+        /* bad input, but only this graph: the others are still solved */
         fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_solver_last_error(solver));
-        if (o->json) print_json(stdout, k, g, &info, NULL);
-        else if (!o->quiet) print_summary(summary, k, &info, NULL);
-        return EXIT_BAD_INPUT;
+        status = EXIT_BAD_INPUT;
+    } else if (rc == CONCORD_ENOTCONVERGED && status == EXIT_OK) {
+        status = EXIT_NOT_CONVERGED;
     }
-    concord_decoding decoding;
-    const concord_decoding *dec = NULL;
-    if (o->decode) {
-        if (concord_solver_decode(solver, &decoding) != CONCORD_OK) {
-            fprintf(stderr, "concord: graph %zu: %s\n", k + 1, concord_solver_last_error(solver));
-            return EXIT_FAILURE_OTHER;
-        }
-        dec = &decoding;
-    }
-    if (o->json) print_json(stdout, k, g, &info, dec);
-    else if (!o->quiet) print_summary(summary, k, &info, dec);
-    if (posteriors) write_posteriors(posteriors, g, solver);
-    if (map && write_uai_map(map, g, solver)) {
-        fprintf(stderr, "concord: out of memory writing %s\n", o->uai_map);
+    int unwritten = write_graph(rn, k, g, &res);
+    concord_solver_free(solver);
+    if (unwritten) {
+        fprintf(stderr, "concord: graph %zu: out of memory\n", k + 1);
         return EXIT_FAILURE_OTHER;
     }
-    return rc == CONCORD_ENOTCONVERGED ? EXIT_NOT_CONVERGED : EXIT_OK;
+    if (rc == CONCORD_EINFEASIBLE && rn->o->format == CONCORD_FORMAT_UAI)
+        rn->drop_decoded = 1; /* the result format cannot say "none" */
+    const char *failed = failed_output(rn);
+    if (failed) {
+        fprintf(stderr, "concord: cannot write %s: %s\n", failed, strerror(errno ? errno : EIO));
+        return EXIT_FAILURE_OTHER;
+    }
+    return status;
+}
+
+/* Flushes one output; records the first failure. */
+static void flush_output(FILE *fp, const char *name, const char **failed, int *e) {
+    if (!fp || *failed) return;
+    errno = 0;
+    if (fflush(fp) != 0 || ferror(fp)) {
+        *failed = name;
+        *e = errno ? errno : EIO;
+    }
+}
+
+/* Closes the outputs, keeping the files when the run succeeded. Every
+ * stream is flushed first, so that a failed write anywhere is known before
+ * any file is renamed into place. */
+static int close_outputs(run *rn, int status) {
+    const char *failed = NULL;
+    int e = 0;
+    if (status != EXIT_FAILURE_OTHER) {
+        flush_output(rn->posteriors_file.fp, rn->o->output, &failed, &e);
+        flush_output(rn->decoded_file.fp, rn->o->decode_output, &failed, &e);
+        flush_output(stdout, "stdout", &failed, &e);
+    }
+    int keep = status != EXIT_FAILURE_OTHER && !failed && !rn->read_failed;
+    if (output_close(&rn->posteriors_file, keep) && !failed) failed = rn->o->output, e = errno;
+    if (output_close(&rn->decoded_file, keep && !rn->drop_decoded) && !failed)
+        failed = rn->o->decode_output, e = errno;
+    if (failed && status != EXIT_FAILURE_OTHER) {
+        fprintf(stderr, "concord: cannot write %s: %s\n", failed, strerror(e ? e : EIO));
+        status = EXIT_FAILURE_OTHER;
+    }
+    if (status == EXIT_FAILURE_OTHER) fflush(stdout); /* what it could write */
+    return status;
 }
 
 static int run_solve(const options *o) {
-    concord_graph **graphs;
-    size_t count;
-    int status = read_input(o, &graphs, &count);
-    if (status != EXIT_OK) return status;
-
-    output_file post = {0}, map = {0};
-    if ((o->output && output_open(&post, o->output)) ||
-        (o->uai_map && output_open(&map, o->uai_map))) {
-        fprintf(stderr, "concord: cannot write %s: %s\n", post.fp ? o->uai_map : o->output,
-                strerror(errno));
-        output_close(&post, 0);
-        concord_free_graphs(graphs, count);
-        return EXIT_FAILURE_OTHER;
-    }
-    FILE *posteriors = post.fp ? post.fp : (o->json ? NULL : stdout);
-    FILE *summary = posteriors == stdout ? stderr : stdout;
-
-    for (size_t k = 0; k < count && status != EXIT_FAILURE_OTHER; ++k) {
-        concord_solver *solver;
-        if (concord_solver_new(graphs[k], &solver) != CONCORD_OK) {
-            fprintf(stderr, "concord: graph %zu: out of memory\n", k + 1);
-            status = EXIT_FAILURE_OTHER;
+    char error[1024] = "";
+    run rn = {0};
+    rn.o = o;
+    char *stdin_data;
+    int status = open_input(o, &rn.reader, &stdin_data, error, sizeof error);
+    if (status == EXIT_OK) status = open_outputs(&rn);
+    for (size_t k = 0; status != EXIT_FAILURE_OTHER && rn.reader; ++k) {
+        concord_graph *g;
+        int rc = concord_reader_next(rn.reader, &g);
+        if (rc != CONCORD_OK) {
+            fprintf(stderr, "concord: %s\n", error[0] ? error : concord_strerror(rc));
+            status = exit_for_read_error(rc);
+            rn.read_failed = 1; /* malformed input never leaves an output file */
             break;
         }
-        int graph_status = solve_one(o, k, graphs[k], solver, summary, posteriors, map.fp);
-        if (severity(graph_status) > severity(status)) status = graph_status;
-        concord_solver_free(solver);
+        if (!g) break;
+        status = process_graph(&rn, k, g, status);
+        concord_graph_free(g);
     }
-    int keep = status != EXIT_FAILURE_OTHER;
-    int failed = output_close(&post, keep) | output_close(&map, keep);
-    if (posteriors == stdout && fflush(stdout) != 0) failed = -1;
-    if (failed) {
-        fprintf(stderr, "concord: failed writing the output\n");
-        status = EXIT_FAILURE_OTHER;
-    }
-    concord_free_graphs(graphs, count);
+    status = close_outputs(&rn, status);
+    concord_reader_close(rn.reader);
+    free(rn.labels);
+    free(stdin_data);
     return status;
 }
 
@@ -496,21 +851,22 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         fputs(usage_text, stdout);
-        return EXIT_OK;
+        return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
     }
     if (!strcmp(argv[1], "--version")) {
         printf("concord %s\n", concord_version());
-        return EXIT_OK;
+        return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
     }
     if (strcmp(argv[1], "solve")) return usage_error("unknown command '%s'", argv[1]);
     for (int k = 2; k < argc; ++k) {
         if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
             fputs(usage_text, stdout);
-            return EXIT_OK;
+            return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
         }
     }
     options o;
     int status = parse_options(argc, argv, &o);
     if (status != EXIT_OK) return status;
+    install_signal_handlers();
     return run_solve(&o);
 }

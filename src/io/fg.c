@@ -293,6 +293,14 @@ static int build_tree(reader *r, concord_graph *g, factor_line *line) {
     int64_t length;
     int rc = parse_int_in(r, line, 0, "the sentence length counting the root", 2, 4096, &length);
     if (rc) return rc;
+    /* every token needs an arc: a length the line's arcs cannot cover
+     * would only size the oracle's O(length^2) work memory */
+    if (length - 1 > line->degree)
+        return reader_fail(r, CONCORD_EPARSE,
+                           "%s factor: a tree over %lld tokens needs at least %lld arcs, %d "
+                           "given",
+                           line->type->name, (long long)length - 1, (long long)length - 1,
+                           line->degree);
     static const flag_word names[] = {{"PROJECTIVE", CONCORD_TREE_PROJECTIVE},
                                       {"SINGLE_ROOT", CONCORD_TREE_SINGLE_ROOT}};
     unsigned flags = 0;
@@ -613,8 +621,10 @@ static int read_factors(reader *r, concord_graph *g, int64_t n_vars, int64_t n_f
     return rc;
 }
 
-/* Reads one graph whose first line (the number of variables) is current. */
-static int read_graph(reader *r) {
+/* Reads one graph whose first line (the number of variables) is current.
+ * Nothing is allocated for the declared counts before their lines are
+ * read: a count the input cannot back ends as a truncated file. */
+static int read_graph(reader *r, concord_graph **out) {
     int64_t n_vars, n_factors;
     int rc = parse_count(r, "the number of variables", INT32_MAX, &n_vars);
     if (!rc) rc = read_count(r, "the number of factors", INT32_MAX, &n_factors);
@@ -634,21 +644,21 @@ static int read_graph(reader *r) {
         concord_graph_free(g);
         return rc;
     }
-    return reader_push_graph(r, g);
+    *out = g;
+    return CONCORD_OK;
 }
 
-int fg_read(reader *r) {
-    for (;;) {
-        int rc = CONCORD_OK;
-        if (!next_content_line(r, &rc)) return rc;
-        rc = read_graph(r);
-        if (rc) return rc;
-        int got = lexer_next_line(&r->lx);
-        if (got < 0) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
-        if (got > 0 && r->lx.n_tokens > 0) {
-            char buf[64];
-            reader_warn(r, "ignoring '%s' where a blank line should separate graphs (AD3 skips this line too)",
-                        token_text(r->lx.tokens[0], buf, sizeof buf));
-        }
+int fg_next(reader *r, concord_graph **g) {
+    int rc = CONCORD_OK;
+    if (!next_content_line(r, &rc)) return rc; /* the end of the input, or a failure */
+    rc = read_graph(r, g);
+    if (rc) return rc;
+    int got = lexer_next_line(&r->lx);
+    if (got < 0) return reader_fail(r, CONCORD_ENOMEM, "out of memory");
+    if (got > 0 && r->lx.n_tokens > 0) {
+        char buf[64];
+        reader_warn(r, "ignoring '%s' where a blank line should separate graphs (AD3 skips this line too)",
+                    token_text(r->lx.tokens[0], buf, sizeof buf));
     }
+    return CONCORD_OK;
 }

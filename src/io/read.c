@@ -1,7 +1,11 @@
 /*
- * Public reader entry points: format detection, reading a whole file into
- * memory, error and warning formatting shared by the format readers, and
- * the graph list they return. A failed read returns no graph at all.
+ * The public reader entry points. Everything goes through the streaming
+ * reader (struct concord_reader): it holds the input and hands out one
+ * graph at a time, so that a caller keeps in memory the input and the graph
+ * in hand, not every graph of the file. concord_read_file, concord_read_buffer
+ * and the UAI readers are loops over it. Also here: format detection, reading
+ * a whole file, and the error and warning formatting the format readers
+ * share.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -40,21 +44,6 @@ void reader_warn(reader *r, const char *fmt, ...) {
     r->warn(r->context, message);
 }
 
-int reader_push_graph(reader *r, concord_graph *g) {
-    if (r->count == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 4;
-        concord_graph **p = realloc(r->graphs, cap * sizeof *p);
-        if (!p) {
-            concord_graph_free(g);
-            return reader_fail(r, CONCORD_ENOMEM, "out of memory");
-        }
-        r->graphs = p;
-        r->cap = cap;
-    }
-    r->graphs[r->count++] = g;
-    return CONCORD_OK;
-}
-
 void concord_free_graphs(concord_graph **graphs, size_t count) {
     if (!graphs) return;
     for (size_t k = 0; k < count; ++k) concord_graph_free(graphs[k]);
@@ -64,40 +53,6 @@ void concord_free_graphs(concord_graph **graphs, size_t count) {
 static int has_suffix(const char *name, const char *suffix) {
     size_t n = strlen(name), m = strlen(suffix);
     return n >= m && strcmp(name + n - m, suffix) == 0;
-}
-
-int concord_read_buffer(const char *data, size_t size, const char *name,
-                        concord_format format, concord_graph ***graphs, size_t *count,
-                        char *error, size_t error_size, concord_warning_fn warn,
-                        void *context) {
-    if (error && error_size) error[0] = '\0';
-    if (!graphs || !count || (!data && size > 0)) return CONCORD_EINVAL;
-    *graphs = NULL;
-    *count = 0;
-    reader r = {0};
-    r.name = name ? name : "<buffer>";
-    r.error = error;
-    r.error_size = error_size;
-    r.warn = warn;
-    r.context = context;
-    lexer_init(&r.lx, data ? data : "", size);
-    if (format == CONCORD_FORMAT_AUTO)
-        format = has_suffix(r.name, ".uai") ? CONCORD_FORMAT_UAI : CONCORD_FORMAT_FG;
-    int rc;
-    switch (format) {
-    case CONCORD_FORMAT_FG: rc = fg_read(&r); break;
-    case CONCORD_FORMAT_UAI: rc = uai_read(&r, NULL); break;
-    default: rc = reader_fail(&r, CONCORD_EINVAL, "unknown format %d", (int)format);
-    }
-    lexer_free(&r.lx);
-    if (rc == CONCORD_OK && r.count == 0) rc = reader_fail(&r, CONCORD_EPARSE, "no graph in the input");
-    if (rc != CONCORD_OK) {
-        concord_free_graphs(r.graphs, r.count);
-        return rc;
-    }
-    *graphs = r.graphs;
-    *count = r.count;
-    return CONCORD_OK;
 }
 
 /* Inputs are held in memory whole; beyond this they are refused. */
@@ -149,20 +104,199 @@ static int read_whole_file(const char *path, char **data_out, size_t *size_out, 
     return CONCORD_OK;
 }
 
+/* A reader over data (size bytes; owned when `owned`), or NULL when out of
+ * memory (owned data is then freed). */
+static reader *reader_new(const char *data, size_t size, bool owned, const char *name,
+                          concord_format format, char *error, size_t error_size,
+                          concord_warning_fn warn, void *context) {
+    reader *r = calloc(1, sizeof *r);
+    char *name_copy = strdup(name);
+    if (!r || !name_copy) {
+        free(r);
+        free(name_copy);
+        if (owned) free((char *)data);
+        if (error && error_size) snprintf(error, error_size, "%s: out of memory", name);
+        return NULL;
+    }
+    r->name = name_copy;
+    r->data = owned ? (char *)data : NULL;
+    r->size = size;
+    r->format = format;
+    r->error = error;
+    r->error_size = error_size;
+    r->warn = warn;
+    r->context = context;
+    lexer_init(&r->lx, data ? data : "", size);
+    return r;
+}
+
+static int check_format(concord_format *format, const char *name, char *error,
+                        size_t error_size) {
+    if (*format == CONCORD_FORMAT_AUTO)
+        *format = has_suffix(name, ".uai") ? CONCORD_FORMAT_UAI : CONCORD_FORMAT_FG;
+    if (*format == CONCORD_FORMAT_FG || *format == CONCORD_FORMAT_UAI) return CONCORD_OK;
+    if (error && error_size)
+        snprintf(error, error_size, "%s: unknown format %d", name, (int)*format);
+    return CONCORD_EINVAL;
+}
+
+int concord_reader_open_buffer(const char *data, size_t size, const char *name,
+                               concord_format format, concord_reader **out, char *error,
+                               size_t error_size, concord_warning_fn warn, void *context) {
+    if (error && error_size) error[0] = '\0';
+    if (!out) return CONCORD_EINVAL;
+    *out = NULL;
+    if (!data && size > 0) return CONCORD_EINVAL;
+    if (!name) name = "<buffer>";
+    int rc = check_format(&format, name, error, error_size);
+    if (rc) return rc;
+    *out = reader_new(data, size, false, name, format, error, error_size, warn, context);
+    return *out ? CONCORD_OK : CONCORD_ENOMEM;
+}
+
+int concord_reader_open_file(const char *path, concord_format format, concord_reader **out,
+                             char *error, size_t error_size, concord_warning_fn warn,
+                             void *context) {
+    if (error && error_size) error[0] = '\0';
+    if (!out) return CONCORD_EINVAL;
+    *out = NULL;
+    if (!path) return CONCORD_EINVAL;
+    int rc = check_format(&format, path, error, error_size);
+    char *data = NULL;
+    size_t size = 0;
+    if (!rc) rc = read_whole_file(path, &data, &size, error, error_size);
+    if (rc) return rc;
+    *out = reader_new(data, size, true, path, format, error, error_size, warn, context);
+    return *out ? CONCORD_OK : CONCORD_ENOMEM;
+}
+
+/* Attaches evidence (data owned when `owned`) to a UAI reader. */
+static int attach_evidence(reader *r, const char *data, size_t size, bool owned,
+                           const char *name) {
+    reader *e = reader_new(data, size, owned, name, CONCORD_FORMAT_UAI, r->error, r->error_size,
+                           NULL, NULL);
+    if (!e) return CONCORD_ENOMEM;
+    r->evidence = e;
+    return CONCORD_OK;
+}
+
+int concord_reader_set_evidence(concord_reader *r, const char *path) {
+    if (!r || !path) return CONCORD_EINVAL;
+    if (r->format != CONCORD_FORMAT_UAI || r->evidence || r->graphs_read > 0 || r->failed ||
+        r->at_end) {
+        if (r->error && r->error_size)
+            snprintf(r->error, r->error_size,
+                     "%s: evidence goes with a UAI model, once, before its graph is read",
+                     r->name);
+        return CONCORD_EINVAL;
+    }
+    char *data;
+    size_t size;
+    int rc = read_whole_file(path, &data, &size, r->error, r->error_size);
+    if (!rc) rc = attach_evidence(r, data, size, true, path);
+    return rc;
+}
+
+int concord_reader_next(concord_reader *r, concord_graph **graph) {
+    if (!graph) return CONCORD_EINVAL;
+    *graph = NULL;
+    if (!r) return CONCORD_EINVAL;
+    if (r->failed) return r->failed;
+    if (r->at_end) return CONCORD_OK;
+    int rc = r->format == CONCORD_FORMAT_UAI ? uai_next(r, graph) : fg_next(r, graph);
+    if (rc == CONCORD_OK && !*graph) {
+        r->at_end = true;
+        if (r->graphs_read == 0) rc = reader_fail(r, CONCORD_EPARSE, "no graph in the input");
+    }
+    if (rc != CONCORD_OK) {
+        concord_graph_free(*graph);
+        *graph = NULL;
+        r->failed = rc;
+        return rc;
+    }
+    if (*graph) r->graphs_read += 1;
+    return CONCORD_OK;
+}
+
+int concord_reader_uai_states(const concord_reader *r, int32_t var, int32_t *num_states,
+                              const int32_t **state_vars) {
+    if (!r || !r->uai_card || var < 0 || var >= r->uai_vars) return CONCORD_EINVAL;
+    if (num_states) *num_states = r->uai_card[var];
+    if (state_vars) *state_vars = r->uai_state_var + r->uai_first[var];
+    return CONCORD_OK;
+}
+
+void concord_reader_close(concord_reader *r) {
+    if (!r) return;
+    lexer_free(&r->lx);
+    concord_reader_close(r->evidence);
+    free(r->data);
+    free(r->name);
+    free(r->uai_card);
+    free(r->uai_first);
+    free(r->uai_state_var);
+    free(r);
+}
+
+/* Every graph of the reader's input into a malloc'ed array; closes it. */
+static int read_all(reader *r, concord_graph ***graphs, size_t *count) {
+    concord_graph **list = NULL, *g;
+    size_t n = 0, cap = 0;
+    int rc;
+    while ((rc = concord_reader_next(r, &g)) == CONCORD_OK && g) {
+        if (n == cap) {
+            size_t next = cap ? 2 * cap : 4;
+            concord_graph **p = realloc(list, next * sizeof *p);
+            if (!p) {
+                concord_graph_free(g);
+                rc = reader_fail(r, CONCORD_ENOMEM, "out of memory");
+                break;
+            }
+            list = p;
+            cap = next;
+        }
+        list[n++] = g;
+    }
+    concord_reader_close(r);
+    if (rc != CONCORD_OK) {
+        concord_free_graphs(list, n);
+        return rc;
+    }
+    *graphs = list;
+    *count = n;
+    return CONCORD_OK;
+}
+
+int concord_read_buffer(const char *data, size_t size, const char *name,
+                        concord_format format, concord_graph ***graphs, size_t *count,
+                        char *error, size_t error_size, concord_warning_fn warn,
+                        void *context) {
+    if (error && error_size) error[0] = '\0';
+    if (!graphs || !count) return CONCORD_EINVAL;
+    *graphs = NULL;
+    *count = 0;
+    reader *r;
+    int rc = concord_reader_open_buffer(data, size, name, format, &r, error, error_size, warn,
+                                        context);
+    return rc ? rc : read_all(r, graphs, count);
+}
+
 int concord_read_file(const char *path, concord_format format, concord_graph ***graphs,
                       size_t *count, char *error, size_t error_size, concord_warning_fn warn,
                       void *context) {
     if (error && error_size) error[0] = '\0';
-    if (!path || !graphs || !count) return CONCORD_EINVAL;
+    if (!graphs || !count) return CONCORD_EINVAL;
     *graphs = NULL;
     *count = 0;
-    char *data;
-    size_t size;
-    int rc = read_whole_file(path, &data, &size, error, error_size);
-    if (rc) return rc;
-    rc = concord_read_buffer(data, size, path, format, graphs, count, error, error_size, warn,
-                             context);
-    free(data);
+    reader *r;
+    int rc = concord_reader_open_file(path, format, &r, error, error_size, warn, context);
+    return rc ? rc : read_all(r, graphs, count);
+}
+
+/* The one graph of a UAI reader; closes it. */
+static int read_one(reader *r, concord_graph **graph) {
+    int rc = concord_reader_next(r, graph);
+    concord_reader_close(r);
     return rc;
 }
 
@@ -171,42 +305,35 @@ int concord_read_uai_buffer(const char *model, size_t model_size, const char *mo
                             const char *evidence_name, concord_graph **graph, char *error,
                             size_t error_size) {
     if (error && error_size) error[0] = '\0';
-    if (!graph || (!model && model_size > 0) || (!evidence && evidence_size > 0))
-        return CONCORD_EINVAL;
+    if (!graph) return CONCORD_EINVAL;
     *graph = NULL;
-    reader r = {0}, e = {0};
-    r.name = model_name ? model_name : "<model>";
-    r.error = e.error = error;
-    r.error_size = e.error_size = error_size;
-    e.name = evidence_name ? evidence_name : "<evidence>";
-    lexer_init(&r.lx, model ? model : "", model_size);
-    lexer_init(&e.lx, evidence ? evidence : "", evidence_size);
-    int rc = uai_read(&r, evidence ? &e : NULL);
-    lexer_free(&r.lx);
-    lexer_free(&e.lx);
-    if (rc == CONCORD_OK) {
-        *graph = r.graphs[0];
-        free(r.graphs);
-    } else {
-        concord_free_graphs(r.graphs, r.count);
+    if ((!model && model_size > 0) || (!evidence && evidence_size > 0)) return CONCORD_EINVAL;
+    reader *r;
+    int rc = concord_reader_open_buffer(model, model_size, model_name ? model_name : "<model>",
+                                        CONCORD_FORMAT_UAI, &r, error, error_size, NULL, NULL);
+    if (rc) return rc;
+    if (evidence &&
+        attach_evidence(r, evidence, evidence_size, false,
+                        evidence_name ? evidence_name : "<evidence>") != CONCORD_OK) {
+        concord_reader_close(r);
+        if (error && error_size) snprintf(error, error_size, "out of memory");
+        return CONCORD_ENOMEM;
     }
-    return rc;
+    return read_one(r, graph);
 }
 
 int concord_read_uai(const char *model_path, const char *evidence_path,
                      concord_graph **graph, char *error, size_t error_size) {
     if (error && error_size) error[0] = '\0';
-    if (!model_path || !graph) return CONCORD_EINVAL;
+    if (!graph) return CONCORD_EINVAL;
     *graph = NULL;
-    char *model = NULL, *evidence = NULL;
-    size_t model_size = 0, evidence_size = 0;
-    int rc = read_whole_file(model_path, &model, &model_size, error, error_size);
-    if (!rc && evidence_path)
-        rc = read_whole_file(evidence_path, &evidence, &evidence_size, error, error_size);
-    if (!rc)
-        rc = concord_read_uai_buffer(model, model_size, model_path, evidence, evidence_size,
-                                     evidence_path, graph, error, error_size);
-    free(model);
-    free(evidence);
-    return rc;
+    reader *r;
+    int rc = concord_reader_open_file(model_path, CONCORD_FORMAT_UAI, &r, error, error_size,
+                                      NULL, NULL);
+    if (rc) return rc;
+    if (evidence_path && (rc = concord_reader_set_evidence(r, evidence_path)) != CONCORD_OK) {
+        concord_reader_close(r);
+        return rc;
+    }
+    return read_one(r, graph);
 }

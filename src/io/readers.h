@@ -1,6 +1,7 @@
 /*
- * Internal entry points of the file readers and their shared error and
- * graph-list helpers. The public wrappers are in read.c.
+ * The streaming reader (struct concord_reader) as the format readers see
+ * it, and the error and warning helpers they share. The public entry
+ * points, over this one structure, are in read.c.
  */
 #ifndef CONCORD_READERS_H
 #define CONCORD_READERS_H
@@ -10,16 +11,28 @@
 #include "concord.h"
 #include "text.h"
 
-typedef struct reader {
+typedef struct concord_reader reader;
+
+struct concord_reader {
     text_lexer lx;
-    const char *name;
-    char *error;
+    char *name;         /* for messages (owned copy) */
+    char *data;         /* the input when the reader owns it (files), else NULL */
+    size_t size;        /* bytes of input */
+    concord_format format;
+    char *error;        /* the caller's message buffer */
     size_t error_size;
     concord_warning_fn warn;
     void *context;
-    concord_graph **graphs;
-    size_t count, cap;
-} reader;
+    int failed;         /* sticky: the code of the first failure */
+    size_t graphs_read; /* graphs returned so far */
+    bool at_end;
+    reader *evidence;   /* UAI evidence, or NULL */
+    /* UAI: how the last model's states map to the graph's variables */
+    int32_t uai_vars;
+    int32_t *uai_card;       /* per UAI variable: its cardinality */
+    int64_t *uai_first;      /* per UAI variable: offset of its states below */
+    int32_t *uai_state_var;  /* per original state: its graph variable, or -1 */
+};
 
 /* Formats "name:line: message" into the reader's error; returns code. */
 int reader_fail(reader *r, int code, const char *fmt, ...)
@@ -31,10 +44,8 @@ int reader_fail_graph(reader *r, const concord_graph *g);
 /* Sends "name:line: message" to the warning callback, if any. */
 void reader_warn(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Appends a graph to the reader's list (frees it on failure). */
-int reader_push_graph(reader *r, concord_graph *g);
-
-int fg_read(reader *r);
-int uai_read(reader *r, reader *evidence);
+/* The next graph of the input into *g, or *g = NULL at its end. */
+int fg_next(reader *r, concord_graph **g);
+int uai_next(reader *r, concord_graph **g);
 
 #endif /* CONCORD_READERS_H */

@@ -3,8 +3,6 @@
  */
 #include "text.h"
 
-#include <float.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,101 +107,22 @@ int token_to_int(text_token t, int64_t *out) {
     return 0;
 }
 
-/* Clinger's fast path: a decimal [sign] digits [. digits] [e [sign] digits]
- * whose digits form an integer below 2^53 and whose power of ten is at
- * most 22 in magnitude is that integer times or over an exactly
- * representable power of ten, so one IEEE multiplication or division
- * rounds it correctly, as strtod would. Scores in .fg and .uai files are
- * nearly all such decimals, and strtod was a third of the time spent
- * reading them.
- *
- * Many files also print 17 significant digits (0.32230078999998757), past
- * 2^53. Where long double has a 64-bit significand (x86), an integer of up
- * to 19 digits and a power of ten up to 10^27 are both exact in it, so the
- * one long-double operation rounds the true value t once, to L; rounding L
- * to double then gives what rounding t would, unless L lies exactly halfway
- * between two doubles (a halfway point strictly between t and L would be
- * a long double nearer to t than L). That case is left to strtod, and so is
- * everything when the x87 unit has been set to round to fewer bits.
- * Returns 0 for anything else (strtod then decides). */
-static int decimal_fast_path(text_token t, double *out) {
-#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
-    return 0; /* wider intermediates would round twice */
-#endif
-    static const double power_of_ten[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                          1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                          1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    const char *p = t.s, *end = t.s + t.len;
-    int negative = 0;
-    if (p < end && (*p == '-' || *p == '+')) negative = *p++ == '-';
-    const uint64_t mantissa_limit = (UINT64_MAX - 9) / 10; /* 19 digits always fit */
-    uint64_t mantissa = 0;
-    int32_t digits = 0, exponent = 0;
-    for (; p < end && *p >= '0' && *p <= '9'; ++p, ++digits) {
-        if (mantissa > mantissa_limit) return 0;
-        mantissa = 10 * mantissa + (uint64_t)(*p - '0');
-    }
-    if (p < end && *p == '.') {
-        for (++p; p < end && *p >= '0' && *p <= '9'; ++p, ++digits, --exponent) {
-            if (mantissa > mantissa_limit) return 0;
-            mantissa = 10 * mantissa + (uint64_t)(*p - '0');
-        }
-    }
-    if (digits == 0) return 0;
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        ++p;
-        int exp_negative = 0;
-        if (p < end && (*p == '-' || *p == '+')) exp_negative = *p++ == '-';
-        int32_t e = 0, exp_digits = 0;
-        for (; p < end && *p >= '0' && *p <= '9' && e < 1000; ++p, ++exp_digits)
-            e = 10 * e + (*p - '0');
-        if (exp_digits == 0) return 0;
-        exponent += exp_negative ? -e : e;
-    }
-    if (p != end) return 0;
-    double x;
-    if (mantissa <= (UINT64_C(1) << 53) && exponent >= -22 && exponent <= 22) {
-        x = (double)mantissa;
-        x = exponent < 0 ? x / power_of_ten[-exponent] : x * power_of_ten[exponent];
-    } else {
-#if LDBL_MANT_DIG == 64
-        /* exact: 5^27 < 2^64 */
-        static const long double wide_power_of_ten[] = {
-            1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
-            1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
-            1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
-        if (exponent < -27 || exponent > 27) return 0;
-        /* x87 arithmetic rounds to the precision its control word sets,
-         * which a host program may have lowered (to 53 bits, say) */
-        volatile long double one = 1.0L;
-        if (one + LDBL_EPSILON == one) return 0;
-        long double wide = (long double)mantissa;
-        wide = exponent < 0 ? wide / wide_power_of_ten[-exponent]
-                            : wide * wide_power_of_ten[exponent];
-        int binary_exponent;
-        uint64_t significand = (uint64_t)ldexpl(frexpl(wide, &binary_exponent), 64);
-        if ((significand & 0x7ff) == 0x400) return 0; /* halfway between two doubles */
-        x = (double)wide;
-#else
-        return 0;
-#endif
-    }
-    *out = negative ? -x : x;
-    return 1;
-}
-
+/* strtod on a NUL-terminated copy of the token, which must be consumed
+ * whole: the reader accepts exactly what strtod accepts (callers refuse
+ * non-finite values where they do not belong). */
 int token_to_double(text_token t, double *out) {
-    if (decimal_fast_path(t, out)) return 0;
-    char buf[1024];
-    if (t.len <= 0 || (size_t)t.len >= sizeof buf) return -1;
+    char small[128];
+    if (t.len <= 0) return -1;
+    char *buf = (size_t)t.len < sizeof small ? small : malloc((size_t)t.len + 1);
+    if (!buf) return -1;
     memcpy(buf, t.s, (size_t)t.len);
     buf[t.len] = '\0';
-    if (memchr(buf, '\0', (size_t)t.len)) return -1;
     char *end;
     double x = strtod(buf, &end);
-    if (end != buf + t.len) return -1;
-    *out = x;
-    return 0;
+    int rc = end == buf + t.len ? 0 : -1; /* an embedded NUL stops strtod short */
+    if (buf != small) free(buf);
+    if (rc == 0) *out = x;
+    return rc;
 }
 
 const char *token_text(text_token t, char *buf, size_t size) {

@@ -71,6 +71,10 @@ static int next_int(reader *r, const char *what, int64_t lo, int64_t hi, int64_t
     return CONCORD_OK;
 }
 
+/* The most states a model may declare in all: its size in bytes, or this
+ * many when it is smaller. */
+enum { UAI_STATES_FLOOR = 1 << 16 };
+
 static int read_header(reader *r, uai_model *m) {
     text_token t;
     char buf[64];
@@ -83,11 +87,22 @@ static int read_header(reader *r, uai_model *m) {
     int64_t n;
     int rc = next_int(r, "the number of variables", 1, INT32_MAX, &n);
     if (rc) return rc;
-    int64_t cap = 0;
+    /* Every state of a variable needs an entry in some table, so the
+     * states cannot outnumber the model's bytes (a floor leaves room for
+     * small models with variables in no table): a cardinality the input
+     * cannot back is an error here, not a huge allocation later. */
+    const int64_t max_states = r->size > UAI_STATES_FLOOR ? (int64_t)r->size : UAI_STATES_FLOOR;
+    int64_t cap = 0, total = 0;
     for (int64_t i = 0; i < n; ++i) {
         int64_t k;
         rc = next_int(r, "a cardinality", 1, INT32_MAX, &k);
         if (rc) return rc;
+        total += k;
+        if (total > max_states)
+            return reader_fail(r, CONCORD_EPARSE,
+                               "variable %lld has %lld states, %lld in all with the variables "
+                               "before it: more than a model of %zu bytes can describe",
+                               (long long)i, (long long)k, (long long)total, r->size);
         if (grow((void **)&m->card, &cap, i + 1, sizeof *m->card))
             return reader_fail(r, CONCORD_ENOMEM, "out of memory");
         m->card[i] = (int32_t)k;
@@ -386,7 +401,35 @@ static int add_tables(reader *r, concord_graph *g, const uai_model *m, const uai
     return rc;
 }
 
-static int build_graph(reader *r, const uai_model *m, const int32_t *observed) {
+/* Keeps, in the reader, where each state of each UAI variable went (for
+ * concord_reader_uai_states). */
+static int record_states(reader *r, const uai_model *m, const uai_states *s,
+                         const int32_t *first_var) {
+    size_t nv = (size_t)m->n_vars;
+    int64_t total = s->first_state[nv - 1] + m->card[nv - 1];
+    free(r->uai_card);
+    free(r->uai_first);
+    free(r->uai_state_var);
+    r->uai_vars = 0;
+    r->uai_card = malloc(nv * sizeof *r->uai_card);
+    r->uai_first = malloc(nv * sizeof *r->uai_first);
+    r->uai_state_var = malloc((size_t)total * sizeof *r->uai_state_var);
+    if (!r->uai_card || !r->uai_first || !r->uai_state_var)
+        return reader_fail(r, CONCORD_ENOMEM, "out of memory");
+    for (int32_t i = 0; i < m->n_vars; ++i) {
+        r->uai_card[i] = m->card[i];
+        r->uai_first[i] = s->first_state[i];
+        for (int32_t x = 0; x < m->card[i]; ++x) {
+            int32_t k = s->new_index[s->first_state[i] + x];
+            r->uai_state_var[s->first_state[i] + x] = k < 0 ? -1 : first_var[i] + k;
+        }
+    }
+    r->uai_vars = m->n_vars;
+    return CONCORD_OK;
+}
+
+static int build_graph(reader *r, const uai_model *m, const int32_t *observed,
+                       concord_graph **out) {
     uai_states s = {0};
     int32_t *first_var = malloc((size_t)m->n_vars * sizeof *first_var);
     concord_graph *g = concord_graph_new();
@@ -394,17 +437,21 @@ static int build_graph(reader *r, const uai_model *m, const int32_t *observed) {
     if (!rc) rc = choose_states(r, m, observed, &s);
     if (!rc) rc = add_variables(r, g, m, &s, first_var);
     if (!rc) rc = add_tables(r, g, m, &s, first_var);
+    if (!rc) rc = record_states(r, m, &s, first_var);
     states_free(&s);
     free(first_var);
     if (rc) {
         concord_graph_free(g);
         return rc;
     }
-    return reader_push_graph(r, g);
+    *out = g;
+    return CONCORD_OK;
 }
 
-/* Reads the model in r, with the evidence in `evidence` (NULL: none). */
-int uai_read(reader *r, reader *evidence) {
+/* Reads the model in r, with the evidence in r->evidence (NULL: none):
+ * one graph, then the end. */
+int uai_next(reader *r, concord_graph **out) {
+    if (r->graphs_read > 0) return CONCORD_OK;
     uai_model m = {0};
     int32_t *observed = NULL;
     int rc = read_header(r, &m);
@@ -415,8 +462,8 @@ int uai_read(reader *r, reader *evidence) {
         if (!observed) rc = reader_fail(r, CONCORD_ENOMEM, "out of memory");
         for (int32_t i = 0; i < m.n_vars && observed; ++i) observed[i] = -1;
     }
-    if (!rc && evidence) rc = read_evidence(evidence, &m, observed);
-    if (!rc) rc = build_graph(r, &m, observed);
+    if (!rc && r->evidence) rc = read_evidence(r->evidence, &m, observed);
+    if (!rc) rc = build_graph(r, &m, observed, out);
     free(observed);
     model_free(&m);
     return rc;

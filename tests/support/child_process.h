@@ -15,4 +15,13 @@
 int run_program(const char *const *argv, const char *input_path, const char *out_path,
                 const char *err_path, int timeout_seconds);
 
+/* Starts the program as run_program does, without waiting for it, its
+ * address space limited to `address_space_mb` megabytes (0: no limit):
+ * returns its process id. */
+int start_program(const char *const *argv, const char *input_path, const char *out_path,
+                  const char *err_path, int address_space_mb);
+
+/* Waits for a process from start_program, as run_program does. */
+int wait_program(int pid, const char *name, int timeout_seconds);
+
 #endif /* CONCORD_CHILD_PROCESS_H */
