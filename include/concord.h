@@ -91,6 +91,11 @@ CONCORD_API const char *concord_status_name(int status);
 
 /* ------------------------------------------------------------------------
  * Graphs
+ *
+ * Scores (log-potentials) are doubles that are 0 or between 1e-300 and
+ * 1e300 in magnitude: every function taking scores refuses others with
+ * CONCORD_EINVAL (beyond that range the solvers' penalties and sums would
+ * vanish into subnormal numbers or overflow).
  * ------------------------------------------------------------------------ */
 
 typedef struct concord_graph concord_graph;
@@ -107,7 +112,7 @@ CONCORD_API const char *concord_last_error(const concord_graph *g);
 
 /* Adds `count` binary variables with the given scores (log-potentials; NULL
  * means all zero). Their ids are *first, ..., *first + count - 1. `first`
- * may be NULL. Scores must be finite. */
+ * may be NULL. */
 CONCORD_API int concord_add_variables(concord_graph *g, int32_t count,
                                       const double *scores, int32_t *first);
 
@@ -249,7 +254,7 @@ CONCORD_API int concord_add_matching(concord_graph *g, int32_t rows, int32_t col
  * Their links cannot be negated and their configurations are described
  * below; each has an exact MAP oracle (dynamic programming) and its QP
  * comes from the generic active set. `scores` are the scores of the
- * factor's additional outputs in the order given (NULL: zeros; all finite).
+ * factor's additional outputs in the order given (NULL: zeros).
  * The layouts are AD3's, so that .fg files map onto these calls one to one
  * (docs/formats.md). On error the graph is unchanged.
  * ------------------------------------------------------------------------ */
@@ -372,7 +377,7 @@ typedef int (*concord_qp_fn)(void *user, const double *variable_scores,
 
 /* Adds a factor over `degree` >= 1 distinct variables (negated may be NULL)
  * with num_additionals >= 0 additional outputs scored by
- * additional_scores (NULL: zeros, all finite), whose configurations are
+ * additional_scores (NULL: zeros), whose configurations are
  * given by the oracle `map` (required). `user` is passed to the oracle and
  * must outlive the graph. The factor's id goes to *factor (may be NULL). */
 CONCORD_API int concord_add_factor(concord_graph *g, int32_t degree, const int32_t *vars,
@@ -402,7 +407,7 @@ CONCORD_API int concord_factor_additionals(const concord_graph *g, int32_t f,
 /* The graph's scores can be changed between solves without rebuilding it
  * (solvers that have no scores of their own read them at each solve).
  * Variable scores [first, first+count) and additional scores [first,
- * first+count) in the global additional index. Scores must be finite. */
+ * first+count) in the global additional index. */
 CONCORD_API int concord_set_variable_scores(concord_graph *g, int32_t first,
                                             int32_t count,
                                             const double *scores);
@@ -520,7 +525,7 @@ CONCORD_API const char *concord_solver_last_error(const concord_solver *s);
 /* Gives the solver its own scores: variable_scores (num_variables) and
  * additional_scores (num_additionals), copied; NULL for either means the
  * graph's (read at each solve). So N solvers over one graph hold N score
- * sets. Scores must be finite. */
+ * sets. On error (a score out of range) nothing changes. */
 CONCORD_API int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
                                           const double *additional_scores);
 

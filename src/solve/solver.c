@@ -4,6 +4,8 @@
  */
 #include "solver.h"
 
+#include "../util.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,13 +217,13 @@ int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
     const concord_graph *g = s->g;
     /* Both are checked before either is taken: on error nothing changes. */
     for (int32_t i = 0; variable_scores && i < g->n_vars; ++i)
-        if (!isfinite(variable_scores[i]))
-            return solver_fail(s, CONCORD_EINVAL, "variable score %d is not finite (%g)", i,
-                               variable_scores[i]);
+        if (!score_in_range(variable_scores[i]))
+            return solver_fail(s, CONCORD_EINVAL, "variable score %d (%g) %s", i,
+                               variable_scores[i], score_problem(variable_scores[i]));
     for (int32_t k = 0; additional_scores && k < g->n_add; ++k)
-        if (!isfinite(additional_scores[k]))
-            return solver_fail(s, CONCORD_EINVAL, "additional score %d is not finite (%g)", k,
-                               additional_scores[k]);
+        if (!score_in_range(additional_scores[k]))
+            return solver_fail(s, CONCORD_EINVAL, "additional score %d (%g) %s", k,
+                               additional_scores[k], score_problem(additional_scores[k]));
     if (variable_scores && g->n_vars > 0)
         memcpy(s->own_theta, variable_scores, (size_t)g->n_vars * sizeof(double));
     if (additional_scores && g->n_add > 0)
