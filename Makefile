@@ -17,17 +17,20 @@ build:
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	@echo "== concord solve examples/data/alignment.fg"
-	@$(BUILD)/concord solve examples/data/alignment.fg
+	@scripts/demo.sh $(BUILD)
 
+# The build's log is shown only when it fails (with -Werror, a warning
+# fails it); the fuzzers run only when the sources changed since their last
+# passing run (make fuzz fuzzes for FUZZ_SECONDS); the last line is the
+# overall tally.
 test:
 	@scripts/install-deps.sh test
 	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON -DCONCORD_WERROR=ON >/dev/null
-	@cmake --build $(BUILD)-test -j $(JOBS)
-	@scripts/fuzz.sh $(BUILD)-test 60
-	@cd $(BUILD)-test && ctest --output-on-failure -j $(JOBS)
-	@CONCORD_LIB=$(abspath $(BUILD)-test)/libconcord.so PYTHONDONTWRITEBYTECODE=1 \
-		/usr/bin/python3 -m pytest tests/python -q -p no:cacheprovider
+	@echo "building the library, the tests and their sanitized twins"
+	@cmake --build $(BUILD)-test -j $(JOBS) >$(BUILD)-test/build.log 2>&1 || \
+		{ cat $(BUILD)-test/build.log; exit 1; }
+	@scripts/fuzz.sh $(BUILD)-test 30 --if-changed
+	@scripts/run-tests.sh $(BUILD)-test
 
 fuzz:
 	@scripts/install-deps.sh test
