@@ -23,7 +23,7 @@ static volatile double sink;
 /* Median calls per second of the oracle (qp = false) or of a cold
  * active-set solve (qp = true) on factor f; for the QP, the mean oracle
  * calls per solve and the fraction solved exactly (the others stopped at
- * the cap of 1000 oracle calls or with the active set full) go to *calls
+ * the cap of 1000 oracle calls) go to *calls
  * and *exact. */
 static double rate(const factor *f, bool qp, double *calls_per, double *exact) {
     size_t deg = (size_t)f->degree + 1, add = (size_t)f->n_add + 1;
@@ -34,8 +34,8 @@ static double rate(const factor *f, bool qp, double *calls_per, double *exact) {
     factor_buffers buf = {malloc(deg * sizeof(double)), malloc(deg * sizeof(double)),
                           malloc(deg * sizeof(double)), malloc(deg * sizeof(double)),
                           malloc(add * sizeof(double)), malloc(factor_scratch_bytes(f) + 1)};
-    void *memory = malloc(active_set_bytes(f));
-    active_set *state = active_set_init(f, memory);
+    active_set *state = active_set_new(f);
+    if (!state) return 0.0;
     for (size_t i = 0; i < deg; ++i) d[i] = 1.0;
     double rates[RUNS];
     long solves = 0, oracle = 0, exact_solves = 0;
@@ -67,7 +67,8 @@ static double rate(const factor *f, bool qp, double *calls_per, double *exact) {
     qsort(rates, RUNS, sizeof(double), bench_compare);
     if (calls_per) *calls_per = solves ? (double)oracle / (double)solves : 0.0;
     if (exact) *exact = solves ? (double)exact_solves / (double)solves : 0.0;
-    free(a), free(b), free(d), free(u), free(v), free(neg), free(memory);
+    free(a), free(b), free(d), free(u), free(v), free(neg);
+    active_set_free(state);
     free(buf.lit_a), free(buf.lit_u), free(buf.oracle_a), free(buf.oracle_u), free(buf.oracle_v);
     free(buf.scratch);
     return rates[RUNS / 2];

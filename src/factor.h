@@ -82,6 +82,8 @@ typedef struct qp_outcome {
     int32_t oracle_calls;
     bool exact;   /* solved to optimality (closed forms always are) */
     int32_t face; /* closed forms: the code of the solution's face (else 0) */
+    int32_t error; /* CONCORD_OK, or CONCORD_ENOMEM: the active set needed
+                      room it could not allocate (exact is then false) */
 } qp_outcome;
 
 /* A negated link's QP input and solution in literal space (l = 1 - u): the
@@ -115,6 +117,7 @@ static inline void factor_qp_literals(const factor *f, struct active_set *state,
         out->face = f->ops->qp(f, lit_a, b, d, lit_u, v, buf->scratch);
         out->oracle_calls = 0;
         out->exact = true;
+        out->error = 0;
     } else {
         factor_qp_generic(f, state, lit_a, b, d, lit_u, v, max_inner, buf, out);
     }

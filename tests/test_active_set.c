@@ -98,7 +98,6 @@ static concord_graph *build(const dense_case *t) {
 
 typedef struct qp_run {
     concord_graph *g;
-    void *memory;
     active_set *state;
     factor_buffers buf;
     double *buffers;
@@ -108,8 +107,8 @@ typedef struct qp_run {
 static void run_init(qp_run *r, const dense_case *t) {
     r->g = build(t);
     const factor *f = &r->g->factors[0];
-    r->memory = malloc(active_set_bytes(f));
-    r->state = active_set_init(f, r->memory);
+    r->state = active_set_new(f);
+    assert_non_null(r->state);
     r->buffers = calloc(4 * MAX_LINKS + MAX_JOINT, sizeof(double));
     r->scratch = malloc(factor_scratch_bytes(f) + 1);
     r->buf = (factor_buffers){r->buffers, r->buffers + MAX_LINKS, r->buffers + 2 * MAX_LINKS,
@@ -118,7 +117,7 @@ static void run_init(qp_run *r, const dense_case *t) {
 
 static void run_free(qp_run *r) {
     concord_graph_free(r->g);
-    free(r->memory);
+    active_set_free(r->state);
     free(r->buffers);
     free(r->scratch);
 }

@@ -8,47 +8,64 @@
  * leaves the simplex, p moves towards p* until a weight reaches zero and
  * that configuration leaves. Otherwise p = p*, and the oracle is asked for
  * the best configuration under the gradient scores (a - D u, b): if it
- * scores no more than tau, p is optimal; else it enters. A configuration
- * whose entry would make K singular is affinely dependent on the active ones:
- * along the null direction the objective is linear and increasing, so the
- * weights move along it until one reaches zero and leaves, which restores
- * independence (the degenerate step).
+ * improves the linearized objective at (u, v) by no more than rounding,
+ * (u, v) is optimal (the Frank-Wolfe gap is the certificate); else it
+ * enters. A configuration whose entry would make K singular is affinely
+ * dependent on the active ones: along the null direction the objective is
+ * linear and increasing, so the weights move along it until one reaches
+ * zero and leaves, which restores independence (the degenerate step).
+ *
+ * Memory: the struct and the arrays sized by the factor (d, marks, the
+ * oracle's configuration) come in one allocation; the arrays sized by the
+ * capacity (weights, the inverse, the configurations) in a second one,
+ * replaced by one twice as large when an independent configuration finds
+ * no room, up to degree + 1 configurations (more cannot be affinely
+ * independent). At that bound an "independent" entry can only be rounding,
+ * so it is treated as the dependent case.
  */
 #include "active_set.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "concord.h"
 
 struct active_set {
     int32_t degree, n_add;
-    int32_t capacity;    /* most configurations held */
-    int32_t config_size; /* most ones in a configuration */
-    int32_t size;        /* active configurations */
-    int32_t updates;     /* inverse updates since the last rebuild */
+    int32_t config_size;  /* most ones in a configuration */
+    int32_t capacity;     /* configurations there is room for now */
+    int32_t max_capacity; /* degree + 1: the most that can be independent */
+    int32_t size;         /* active configurations */
+    int32_t updates;      /* inverse updates since the last rebuild */
     bool have_d;
     bool uniform;    /* every d_i is the same */
+    /* sized by the factor, allocated with the struct */
     double *d;       /* the d the inverse was built for (degree) */
     double *mark;    /* degree: d_i on the links of the configuration being
                         bordered, 0 elsewhere (kept all zero in between) */
-    double *p;       /* weights (capacity) */
-    double *score;   /* per configuration: its score under the a, b of the
-                        solve under way (capacity) */
-    double *kinv;    /* inverse of K, (capacity+1)^2, row stride capacity+1 */
-    double *kinv_w;  /* the same for the metric of the backward pass */
-    int32_t jvp_size; /* configurations kinv_w was built for (-1: none) */
-    int32_t *ones;   /* configurations: capacity rows of config_size */
-    int32_t *count;  /* ones per configuration */
-    uint64_t *hash;  /* of each configuration's index list */
     int32_t *cand;   /* the oracle's configuration (config_size) */
-    double *rhs, *sol, *w; /* capacity+1 each */
+    /* sized by the capacity k, in one block */
+    void *block;
+    double *p;       /* weights (k) */
+    double *score;   /* per configuration: its score under the a, b of the
+                        solve under way (k) */
+    double *kinv;    /* inverse of K, (k+1)^2, row stride k+1 */
+    double *rhs, *sol, *w; /* k+1 each */
+    int32_t *ones;   /* configurations: k rows of config_size */
+    int32_t *count;  /* ones per configuration (k) */
+    uint64_t *hash;  /* of each configuration's index list (k) */
+    /* the inverse for the metric of the backward pass, on demand */
+    double *kinv_w;
+    int32_t jvp_capacity; /* kinv_w has room for this many (stride +1) */
+    int32_t jvp_size;     /* configurations kinv_w was built for (-1: none) */
 };
 
-enum { MAX_CONFIGS = 128, REBUILD_EVERY = 256 };
+enum { INITIAL_CAPACITY = 16, REBUILD_EVERY = 256 };
 
-static int32_t capacity_of(const factor *f) {
-    int64_t k = (int64_t)f->degree + 1;
-    return k > MAX_CONFIGS ? MAX_CONFIGS : (int32_t)k;
-}
+/* Outcomes of bordering the inverse with a configuration. */
+enum { DEPENDENT = 0, ENTERED = 1, FULL = 2, NO_MEMORY = 3 };
 
 static int32_t config_size_of(const factor *f) {
     return f->ops->config_size ? f->ops->config_size(f) : f->degree + f->n_add;
@@ -56,46 +73,78 @@ static int32_t config_size_of(const factor *f) {
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-size_t active_set_bytes(const factor *f) {
-    size_t k = (size_t)capacity_of(f), l = (size_t)config_size_of(f);
-    size_t bytes = align8(sizeof(active_set));
-    bytes += 2 * align8((size_t)f->degree * sizeof(double));
-    bytes += 2 * align8(k * sizeof(double));
-    bytes += 2 * align8((k + 1) * (k + 1) * sizeof(double));
-    bytes += align8(k * l * sizeof(int32_t));
-    bytes += align8(k * sizeof(int32_t));
-    bytes += align8(k * sizeof(uint64_t));
-    bytes += align8(l * sizeof(int32_t));
-    bytes += 3 * align8((k + 1) * sizeof(double));
-    return bytes;
+/* a * b, or SIZE_MAX when that overflows (no allocation can then succeed). */
+static size_t mul_size(size_t a, size_t b) {
+    return b && a > SIZE_MAX / b ? SIZE_MAX : a * b;
 }
 
-active_set *active_set_init(const factor *f, void *memory) {
-    char *m = memory;
+static size_t add_size(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
+
+/* Bytes of the capacity block, laying it out in s when memory != NULL. */
+static size_t block_layout(active_set *s, int32_t capacity, char *memory) {
+    const size_t k = (size_t)capacity, l = (size_t)s->config_size;
+    const size_t doubles_k = align8(mul_size(k, sizeof(double)));
+    const size_t doubles_k1 = align8(mul_size(k + 1, sizeof(double)));
+    const size_t matrix = align8(mul_size(mul_size(k + 1, k + 1), sizeof(double)));
+    const size_t configs = align8(mul_size(mul_size(k, l), sizeof(int32_t)));
+    const size_t ints_k = align8(mul_size(k, sizeof(int32_t)));
+    const size_t hashes = align8(mul_size(k, sizeof(uint64_t)));
+    if (memory) {
+        char *m = memory;
+        s->p = (double *)m, m += doubles_k;
+        s->score = (double *)m, m += doubles_k;
+        s->kinv = (double *)m, m += matrix;
+        s->rhs = (double *)m, m += doubles_k1;
+        s->sol = (double *)m, m += doubles_k1;
+        s->w = (double *)m, m += doubles_k1;
+        s->hash = (uint64_t *)m, m += hashes;
+        s->count = (int32_t *)m, m += ints_k;
+        s->ones = (int32_t *)m;
+    }
+    size_t bytes = add_size(mul_size(doubles_k, 2), matrix);
+    bytes = add_size(bytes, mul_size(doubles_k1, 3));
+    bytes = add_size(bytes, hashes);
+    bytes = add_size(bytes, ints_k);
+    return add_size(bytes, configs);
+}
+
+static void *alloc_bytes(size_t bytes) { return bytes == SIZE_MAX ? NULL : malloc(bytes); }
+
+active_set *active_set_new(const factor *f) {
+    const int32_t l = config_size_of(f);
+    const size_t deg = (size_t)f->degree;
+    size_t fixed = align8(sizeof(active_set));
+    fixed = add_size(fixed, mul_size(align8(mul_size(deg, sizeof(double))), 2));
+    fixed = add_size(fixed, align8(mul_size((size_t)l, sizeof(int32_t))));
+    char *m = alloc_bytes(fixed);
+    if (!m) return NULL;
     active_set *s = (active_set *)m;
     memset(s, 0, sizeof *s);
     s->degree = f->degree;
     s->n_add = f->n_add;
-    s->capacity = capacity_of(f);
-    s->config_size = config_size_of(f);
-    size_t k = (size_t)s->capacity, l = (size_t)s->config_size;
-    m += align8(sizeof(active_set));
-    s->d = (double *)m, m += align8((size_t)f->degree * sizeof(double));
-    s->mark = (double *)m, m += align8((size_t)f->degree * sizeof(double));
-    memset(s->mark, 0, (size_t)f->degree * sizeof(double));
-    s->p = (double *)m, m += align8(k * sizeof(double));
-    s->score = (double *)m, m += align8(k * sizeof(double));
-    s->kinv = (double *)m, m += align8((k + 1) * (k + 1) * sizeof(double));
-    s->kinv_w = (double *)m, m += align8((k + 1) * (k + 1) * sizeof(double));
+    s->config_size = l;
+    s->max_capacity = f->degree < INT32_MAX ? f->degree + 1 : INT32_MAX;
+    s->capacity = s->max_capacity < INITIAL_CAPACITY ? s->max_capacity : INITIAL_CAPACITY;
     s->jvp_size = -1;
-    s->ones = (int32_t *)m, m += align8(k * l * sizeof(int32_t));
-    s->count = (int32_t *)m, m += align8(k * sizeof(int32_t));
-    s->hash = (uint64_t *)m, m += align8(k * sizeof(uint64_t));
-    s->cand = (int32_t *)m, m += align8(l * sizeof(int32_t));
-    s->rhs = (double *)m, m += align8((k + 1) * sizeof(double));
-    s->sol = (double *)m, m += align8((k + 1) * sizeof(double));
-    s->w = (double *)m;
+    m += align8(sizeof(active_set));
+    s->d = (double *)m, m += align8(deg * sizeof(double));
+    s->mark = (double *)m, m += align8(deg * sizeof(double));
+    memset(s->mark, 0, deg * sizeof(double));
+    s->cand = (int32_t *)m;
+    s->block = alloc_bytes(block_layout(s, s->capacity, NULL));
+    if (!s->block) {
+        free(s);
+        return NULL;
+    }
+    block_layout(s, s->capacity, s->block);
     return s;
+}
+
+void active_set_free(active_set *s) {
+    if (!s) return;
+    free(s->block);
+    free(s->kinv_w);
+    free(s);
 }
 
 void active_set_reset(active_set *s) {
@@ -109,17 +158,47 @@ void active_set_reset(active_set *s) {
 
 int32_t active_set_size(const active_set *s) { return s->size; }
 double active_set_weight(const active_set *s, int32_t k) { return s->p[k]; }
+int32_t active_set_capacity(const active_set *s) { return s->capacity; }
 int32_t active_set_config(const active_set *s, int32_t k, const int32_t **ones) {
     *ones = s->ones + (size_t)k * (size_t)s->config_size;
     return s->count[k];
 }
 
-static inline double *at(const active_set *s, double *matrix, int32_t i, int32_t j) {
-    return &matrix[(size_t)i * (size_t)(s->capacity + 1) + (size_t)j];
+/* Doubles the room (at most max_capacity): the weights, scores, the
+ * configurations, the border vector w and the inverse move into a larger
+ * block, the inverse row by row into the wider stride. Returns 0 when out
+ * of memory, leaving the state as it was. */
+static int grow(active_set *s) {
+    int32_t capacity = s->capacity > s->max_capacity / 2 ? s->max_capacity : 2 * s->capacity;
+    active_set next = *s;
+    void *block = alloc_bytes(block_layout(&next, capacity, NULL));
+    if (!block) return 0;
+    block_layout(&next, capacity, block);
+    const size_t n = (size_t)s->size, m = n + 1, l = (size_t)s->config_size;
+    memcpy(next.p, s->p, n * sizeof(double));
+    memcpy(next.score, s->score, n * sizeof(double));
+    memcpy(next.w, s->w, m * sizeof(double));
+    memcpy(next.count, s->count, n * sizeof(int32_t));
+    memcpy(next.hash, s->hash, n * sizeof(uint64_t));
+    memcpy(next.ones, s->ones, n * l * sizeof(int32_t));
+    const size_t from = (size_t)s->capacity + 1, to = (size_t)capacity + 1;
+    for (size_t i = 0; i < m; ++i)
+        memcpy(next.kinv + i * to, s->kinv + i * from, m * sizeof(double));
+    free(s->block);
+    s->block = block;
+    s->capacity = capacity;
+    s->p = next.p, s->score = next.score, s->kinv = next.kinv;
+    s->rhs = next.rhs, s->sol = next.sol, s->w = next.w;
+    s->ones = next.ones, s->count = next.count, s->hash = next.hash;
+    return 1;
+}
+
+static inline double *at(double *matrix, int32_t stride, int32_t i, int32_t j) {
+    return &matrix[(size_t)i * (size_t)stride + (size_t)j];
 }
 
 static inline double *kinv_at(active_set *s, int32_t i, int32_t j) {
-    return at(s, s->kinv, i, j);
+    return at(s->kinv, s->capacity + 1, i, j);
 }
 
 /* x . y with four partial sums: a single running sum waits on each
@@ -180,50 +259,68 @@ static const int32_t *config(const active_set *s, int32_t k) {
     return s->ones + (size_t)k * (size_t)s->config_size;
 }
 
-/* Borders `inv`, the inverse of K for metric d over the first `size`
- * configurations, with configuration x. Returns 0 and leaves
- * K^{-1} [1; q] in s->w when x is affinely dependent on them (the Schur
- * complement vanishes); NO_ROOM, writing nothing, when x is independent
- * but `size` is the capacity; 1 when the bordered inverse was written. */
-enum { NO_ROOM = 2 };
-static int border_into(active_set *s, double *inv, const double *d, int32_t size,
-                       const int32_t *x, int32_t n) {
+/* The first half of bordering `inv` (the inverse of K for metric d over
+ * the first `size` configurations, row stride `stride`) with configuration
+ * x: leaves w = K^{-1} [1; q] in s->w (q_t = u_t^T D u_x: when x depends
+ * on the active configurations, w holds its affine coefficients) and
+ * returns the Schur complement u_x^T D u_x - [1; q]^T w, the squared
+ * D-distance of u_x from their affine hull; *gamma gets u_x^T D u_x. */
+static double border_schur(active_set *s, double *inv, int32_t stride, const double *d,
+                           int32_t size, const int32_t *x, int32_t n, double *gamma) {
     const int32_t m = size + 1; /* current matrix order */
-    double gamma = mark_links(s, d, x, n);
-    if (size == 0) {
-        unmark_links(s, x, n);
-        *at(s, inv, 0, 0) = -gamma;
-        *at(s, inv, 0, 1) = *at(s, inv, 1, 0) = 1.0;
-        *at(s, inv, 1, 1) = 0.0;
-        return 1;
-    }
+    *gamma = mark_links(s, d, x, n);
     double *q = s->rhs;
     q[0] = 1.0;
     for (int32_t t = 0; t < size; ++t) q[t + 1] = gram_marked(s, config(s, t), s->count[t]);
     unmark_links(s, x, n);
-    double schur = gamma;
+    double schur = *gamma;
     for (int32_t i = 0; i < m; ++i) {
-        double wi = dot(at(s, inv, i, 0), q, m);
+        double wi = dot(at(inv, stride, i, 0), q, m);
         s->w[i] = wi;
         schur -= q[i] * wi;
     }
-    if (!(schur > 1e-11 * (gamma > 1e-300 ? gamma : 1e-300))) return 0;
-    if (size == s->capacity) return NO_ROOM;
-    for (int32_t i = 0; i < m; ++i) {
-        const double wi = s->w[i] / schur;
-        double *row = at(s, inv, i, 0);
-        for (int32_t j = 0; j < m; ++j) row[j] += wi * s->w[j];
-        *at(s, inv, i, m) = *at(s, inv, m, i) = -wi;
-    }
-    *at(s, inv, m, m) = 1.0 / schur;
-    return 1;
+    return schur;
 }
 
-/* Borders the active set's inverse with configuration x and, when it is
- * independent of the active ones, appends it with weight 0. */
-static int border(active_set *s, const int32_t *x, int32_t n) {
-    int outcome = border_into(s, s->kinv, s->d, s->size, x, n);
-    if (outcome != 1) return outcome;
+static bool independent(double schur, double gamma) {
+    return schur > 1e-11 * (gamma > 1e-300 ? gamma : 1e-300);
+}
+
+/* The second half: writes the bordered inverse from s->w and the Schur
+ * complement (block inversion). */
+static void border_commit(active_set *s, double *inv, int32_t stride, int32_t size,
+                          double schur) {
+    const int32_t m = size + 1;
+    for (int32_t i = 0; i < m; ++i) {
+        const double wi = s->w[i] / schur;
+        double *row = at(inv, stride, i, 0);
+        for (int32_t j = 0; j < m; ++j) row[j] += wi * s->w[j];
+        *at(inv, stride, i, m) = *at(inv, stride, m, i) = -wi;
+    }
+    *at(inv, stride, m, m) = 1.0 / schur;
+}
+
+/* Borders `inv` with configuration x when it is independent of the first
+ * `size` configurations (returns whether it was). The inverse of the 1x1
+ * K = [0] does not exist, so the first configuration is written directly:
+ * [0 1; 1 gamma]^-1 = [-gamma 1; 1 0]. */
+static bool border_into(active_set *s, double *inv, int32_t stride, const double *d,
+                        int32_t size, const int32_t *x, int32_t n) {
+    if (size == 0) {
+        double gamma = mark_links(s, d, x, n);
+        unmark_links(s, x, n);
+        *at(inv, stride, 0, 0) = -gamma;
+        *at(inv, stride, 0, 1) = *at(inv, stride, 1, 0) = 1.0;
+        *at(inv, stride, 1, 1) = 0.0;
+        return true;
+    }
+    double gamma, schur = border_schur(s, inv, stride, d, size, x, n, &gamma);
+    if (!independent(schur, gamma)) return false;
+    border_commit(s, inv, stride, size, schur);
+    return true;
+}
+
+static void append_config(active_set *s, const int32_t *x, int32_t n) {
     int32_t k = s->size;
     memcpy(s->ones + (size_t)k * (size_t)s->config_size, x, (size_t)n * sizeof(int32_t));
     s->count[k] = n;
@@ -232,7 +329,28 @@ static int border(active_set *s, const int32_t *x, int32_t n) {
     s->size += 1;
     s->updates += 1;
     s->jvp_size = -1;
-    return 1;
+}
+
+/* Borders the active set's inverse with configuration x and, when it is
+ * independent of the active ones, appends it with weight 0, growing the
+ * room if needed. DEPENDENT and FULL leave x's affine coefficients in s->w
+ * (FULL: x looks independent, but degree + 1 configurations are already
+ * active, so that can only be rounding). */
+static int border(active_set *s, const int32_t *x, int32_t n) {
+    if (s->size == 0) {
+        border_into(s, s->kinv, s->capacity + 1, s->d, 0, x, n);
+        append_config(s, x, n);
+        return ENTERED;
+    }
+    double gamma, schur = border_schur(s, s->kinv, s->capacity + 1, s->d, s->size, x, n, &gamma);
+    if (!independent(schur, gamma)) return DEPENDENT;
+    if (s->size == s->capacity) {
+        if (s->capacity == s->max_capacity) return FULL;
+        if (!grow(s)) return NO_MEMORY;
+    }
+    border_commit(s, s->kinv, s->capacity + 1, s->size, schur);
+    append_config(s, x, n);
+    return ENTERED;
 }
 
 /* Removes configuration r: downdates the inverse, then moves the last
@@ -274,13 +392,14 @@ static void rebuild(active_set *s) {
     s->size = 0;
     for (int32_t k = 0; k < n; ++k) {
         double pk = s->p[k], score_k = s->score[k];
-        /* border() appends at s->size <= k, so slot k is read before reuse */
+        /* appending writes slot s->size <= k, so slot k is read before reuse */
         int32_t cnt = s->count[k];
         if (s->size != k) {
             memmove(s->ones + (size_t)s->size * (size_t)s->config_size, config(s, k),
                     (size_t)cnt * sizeof(int32_t));
         }
-        if (border(s, config(s, s->size), cnt) == 1) {
+        if (border_into(s, s->kinv, s->capacity + 1, s->d, s->size, config(s, s->size), cnt)) {
+            append_config(s, config(s, s->size), cnt);
             s->p[s->size - 1] = pk;
             s->score[s->size - 1] = score_k;
             total += pk;
@@ -338,8 +457,9 @@ static void combine(const active_set *s, double *u, double *v) {
 }
 
 /* The degenerate step for a configuration x dependent on the active set,
- * with s->w = K^{-1} [1; q]: increasing x's weight by t while moving the
- * active weights by -t w keeps u fixed and the objective increasing. */
+ * with s->w = K^{-1} [1; q] its affine coefficients: increasing x's weight
+ * by t while moving the active weights by -t w keeps u fixed and the
+ * objective increasing. */
 static int degenerate_step(active_set *s, const int32_t *x, int32_t n) {
     int32_t r = -1;
     double t = INFINITY;
@@ -354,7 +474,7 @@ static int degenerate_step(active_set *s, const int32_t *x, int32_t n) {
     for (int32_t k = 0; k < s->size; ++k) s->p[k] -= t * s->w[k + 1];
     s->p[r] = 0.0;
     remove_config(s, r);
-    if (border(s, x, n) == 1) {
+    if (border(s, x, n) == ENTERED) {
         s->p[s->size - 1] = t;
         return 1;
     }
@@ -364,10 +484,30 @@ static int degenerate_step(active_set *s, const int32_t *x, int32_t n) {
     return 0;
 }
 
+/* How far the best configuration under the gradient (score `best`)
+ * improves the linearized objective at (u, v) = sum_k p_k (u_k, v_k):
+ *   gap = best - [(a - D u).u + b.v] = best - sum_k p_k c_k + u.D u,
+ * with, in *scale, the size of the terms it was computed from (its
+ * rounding is a small multiple of eps times that). */
+static double certificate_gap(const active_set *s, const double *d, const double *u,
+                              const double *a, const double *b, const double *v, double best,
+                              double *scale) {
+    double linear = 0.0, quadratic = 0.0, size = fabs(best);
+    for (int32_t k = 0; k < s->size; ++k) linear += s->p[k] * s->score[k];
+    for (int32_t i = 0; i < s->degree; ++i) {
+        const double du = d[i] * u[i];
+        quadratic += du * u[i];
+        size += (fabs(a[i]) + du) * u[i];
+    }
+    for (int32_t k = 0; k < s->n_add; ++k) size += fabs(b[k]) * v[k];
+    *scale = size;
+    return best - linear + quadratic;
+}
+
 active_set_result active_set_solve(active_set *s, const factor *f, const double *a,
                                    const double *b, const double *d, double *u, double *v,
                                    int32_t max_iter, factor_buffers *buf) {
-    active_set_result res = {0, false};
+    active_set_result res = {0, false, CONCORD_OK};
     if (!s->have_d || memcmp(s->d, d, (size_t)s->degree * sizeof(double)) != 0) {
         int uniform = 1;
         for (int32_t i = 1; i < s->degree && uniform; ++i) uniform = d[i] == d[0];
@@ -397,13 +537,8 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
     for (int32_t pass = 0; pass < 4 * max_iter + 8; ++pass) {
         const int32_t m = s->size + 1;
         s->rhs[0] = 1.0;
-        double scale = 1.0;
-        for (int32_t k = 0; k < s->size; ++k) {
-            s->rhs[k + 1] = s->score[k];
-            if (fabs(s->score[k]) > scale) scale = fabs(s->score[k]);
-        }
+        for (int32_t k = 0; k < s->size; ++k) s->rhs[k + 1] = s->score[k];
         for (int32_t i = 0; i < m; ++i) s->sol[i] = dot(kinv_at(s, i, 0), s->rhs, m);
-        double tau = s->sol[0];
         /* Ratio test towards p*: the first weight to reach zero leaves. */
         int32_t r = -1;
         double step = 1.0;
@@ -421,6 +556,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
             for (int32_t k = 0; k < s->size; ++k) s->p[k] += step * (s->sol[k + 1] - s->p[k]);
             s->p[r] = 0.0;
             remove_config(s, r);
+            combined = 0;
             continue;
         }
         double total = 0.0;
@@ -429,18 +565,19 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
             total += s->p[k];
         }
         for (int32_t k = 0; k < s->size; ++k) s->p[k] /= total;
+        combined = 0;
         if (res.oracle_calls >= max_iter) break;
         combine(s, u, v);
         combined = 1;
         for (int32_t i = 0; i < s->degree; ++i) buf->oracle_a[i] = a[i] - d[i] * u[i];
         double best = f->ops->map(f, buf->oracle_a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
         res.oracle_calls++;
-        if (best <= tau + 1e-12 * scale) {
+        double scale, gap = certificate_gap(s, d, u, a, b, v, best, &scale);
+        if (gap <= 1e-12 * scale) {
             res.exact = true;
             break;
         }
         int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
-        combined = 0; /* the paths below may move the weights */
         if (find_config(s, s->cand, n) >= 0) {
             /* The best configuration is already active although the gap
              * is positive: the updated inverse has drifted. Rebuild it once
@@ -451,11 +588,16 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
             }
             rebuild(s);
             refreshed = 1;
+            combined = 0;
             continue;
         }
+        combined = 0; /* the paths below may move the weights */
         int entered = border(s, s->cand, n);
-        if (entered == NO_ROOM) break;
-        if (entered == 0 && !degenerate_step(s, s->cand, n)) break;
+        if (entered == NO_MEMORY) {
+            res.error = CONCORD_ENOMEM;
+            break;
+        }
+        if (entered != ENTERED && !degenerate_step(s, s->cand, n)) break;
         /* either way the entering configuration holds the last slot */
         s->score[s->size - 1] = score(s, s->cand, n, a, b);
     }
@@ -464,15 +606,25 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
 }
 
 int active_set_prepare_jvp(active_set *s, const double *w) {
+    if (s->jvp_capacity < s->size) {
+        const size_t k1 = (size_t)s->capacity + 1;
+        double *matrix = alloc_bytes(mul_size(mul_size(k1, k1), sizeof(double)));
+        if (!matrix) return CONCORD_ENOMEM;
+        free(s->kinv_w);
+        s->kinv_w = matrix;
+        s->jvp_capacity = s->capacity;
+    }
+    const int32_t stride = s->jvp_capacity + 1;
     for (int32_t k = 0; k < s->size; ++k)
-        if (!border_into(s, s->kinv_w, w, k, config(s, k), s->count[k])) return 0;
+        if (!border_into(s, s->kinv_w, stride, w, k, config(s, k), s->count[k]))
+            return CONCORD_ENUMERIC;
     s->jvp_size = s->size;
-    return 1;
+    return CONCORD_OK;
 }
 
 void active_set_jvp(active_set *s, const double *w, const double *x, const double *y,
                     double *du, double *dv) {
-    const int32_t m = s->size + 1;
+    const int32_t m = s->size + 1, stride = s->jvp_capacity + 1;
     /* right-hand side [0; S^T W x + N^T y] */
     s->rhs[0] = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
@@ -485,7 +637,7 @@ void active_set_jvp(active_set *s, const double *w, const double *x, const doubl
     for (int32_t i = 0; i < s->degree; ++i) du[i] = 0.0;
     for (int32_t k = 0; dv && k < s->n_add; ++k) dv[k] = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
-        const double dp = dot(at(s, s->kinv_w, k + 1, 0), s->rhs, m);
+        const double dp = dot(at(s->kinv_w, stride, k + 1, 0), s->rhs, m);
         const int32_t *c = config(s, k);
         for (int32_t j = 0; j < s->count[k]; ++j) {
             if (c[j] < s->degree) du[c[j]] += dp;

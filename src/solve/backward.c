@@ -159,11 +159,15 @@ int concord_backward(concord_graph *g, const concord_settings *settings, const d
                    w->backward_memory + 3 * nl, w->backward_memory + 4 * nl,
                    w->backward_memory + 5 * nl, w->backward_memory + 6 * nl};
     for (int32_t l = 0; l < g->n_links; ++l) bw.w_link[l] = w->inv_deg[g->link_var[l]];
-    for (int32_t f = 0; f < g->n_factors; ++f)
-        if (w->state[f] &&
-            !active_set_prepare_jvp(w->state[f], bw.w_link + g->factors[f].link_begin))
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        int jvp = w->state[f] ? active_set_prepare_jvp(w->state[f],
+                                                       bw.w_link + g->factors[f].link_begin)
+                              : CONCORD_OK;
+        if (jvp == CONCORD_ENOMEM) return graph_fail(g, jvp, "out of memory");
+        if (jvp)
             return graph_fail(g, CONCORD_ENUMERIC,
                               "factor %d: its active configurations are degenerate", f);
+    }
 
     /* r = P du + c, with c the factors' responses to dv */
     if (dv) {

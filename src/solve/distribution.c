@@ -71,19 +71,23 @@ int concord_factor_distribution(concord_graph *g, int32_t f, int32_t *count) {
         rc = copy_distribution(g, f, w->state[f]);
     } else {
         /* A fresh active set at the final inputs of the factor. */
-        void *memory = malloc(active_set_bytes(fa));
-        if (!memory) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-        active_set *s = active_set_init(fa, memory);
+        active_set *s = active_set_new(fa);
+        if (!s) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
         const int32_t b = fa->link_begin;
         workspace_link_weights(w, g->link_var + b, fa->degree, w->sparse, w->eta, w->d);
         for (int32_t j = 0; j < fa->degree; ++j)
             w->buf.lit_a[j] = literal_qp_input(g->link_neg[b + j], w->a_solved[b + j], w->d[j]);
         active_set_result r = active_set_solve(s, fa, w->buf.lit_a, g->phi + fa->add_begin, w->d,
                                                w->buf.lit_u, w->vmap, 1000, &w->buf);
-        rc = r.exact ? copy_distribution(g, f, s)
-                     : graph_fail(g, CONCORD_ENUMERIC,
-                                  "factor %d: the active set did not reach its solution", f);
-        free(memory);
+        if (r.error)
+            rc = graph_fail(g, r.error, "factor %d: out of memory in the active set", f);
+        else if (!r.exact)
+            rc = graph_fail(g, CONCORD_ENOTCONVERGED,
+                            "factor %d: the active set did not certify its solution in %d "
+                            "oracle calls", f, r.oracle_calls);
+        else
+            rc = copy_distribution(g, f, s);
+        active_set_free(s);
     }
     if (rc == CONCORD_OK) *count = g->dist_count;
     return rc;

@@ -38,8 +38,8 @@ void admm_workspace_free(admm_workspace *w) {
     free(w->buf.oracle_u);
     free(w->buf.oracle_v);
     free(w->buf.scratch);
+    for (int32_t f = 0; w->state && f < w->n_states; ++f) active_set_free(w->state[f]);
     free(w->state);
-    free(w->state_memory);
     free(w->backward_memory);
     anderson_free(w->anderson);
     free(w);
@@ -94,19 +94,13 @@ admm_workspace *workspace_build(const concord_graph *g) {
     w->buf.oracle_v = alloc_array((size_t)max_add, sizeof(double), &failed);
     w->buf.scratch = alloc_array(max_scratch, 1, &failed);
     w->state = alloc_array((size_t)g->n_factors, sizeof(active_set *), &failed);
-    size_t state_bytes = 0;
-    for (int32_t f = 0; f < g->n_factors; ++f)
-        if (!g->factors[f].ops->qp) state_bytes += active_set_bytes(&g->factors[f]);
-    w->state_memory = alloc_array(state_bytes, 1, &failed);
+    if (w->state) w->n_states = g->n_factors;
+    for (int32_t f = 0; f < g->n_factors && !failed; ++f)
+        if (!g->factors[f].ops->qp && !(w->state[f] = active_set_new(&g->factors[f])))
+            failed = 1;
     if (failed) {
         admm_workspace_free(w);
         return NULL;
-    }
-    char *memory = w->state_memory;
-    for (int32_t f = 0; f < g->n_factors; ++f) {
-        if (g->factors[f].ops->qp) continue;
-        w->state[f] = active_set_init(&g->factors[f], memory);
-        memory += active_set_bytes(&g->factors[f]);
     }
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];

@@ -46,7 +46,7 @@ struct admm_workspace {
     int anderson_memory;
     int sparse;         /* the last solve was LP-SparseMAP */
     double eta;         /* its final penalty (absolute) */
-    void *state_memory;
+    int32_t n_states;   /* entries of state (the number of factors) */
 };
 
 /* The caching rule: link l's factor must be solved again when the link's
