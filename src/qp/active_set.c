@@ -15,9 +15,20 @@
  * linear and increasing, so the weights move along it until one reaches
  * zero and leaves, which restores independence (the degenerate step).
  *
+ * Accuracy: the inverse of K is updated, not refactored, and its rounding
+ * accumulates. With hundreds of overlapping configurations (a tree over a
+ * thousand nodes) the error of K^{-1} [1; c] reached 1e-8 relative, far
+ * above the gaps the solve must resolve: entering configurations got
+ * negative weights and left at once, and the solve churned without end.
+ * So the Gram matrix Q is kept too (its entries are sums of d, exact up
+ * to rounding), and every solve takes one step of iterative refinement
+ * with the residual computed from Q: O(k^2), like the solve itself. Q also
+ * makes a rebuild of the inverse O(k^3) with no pass over the
+ * configurations.
+ *
  * Memory: the struct and the arrays sized by the factor (d, marks, the
  * oracle's configuration) come in one allocation; the arrays sized by the
- * capacity (weights, the inverse, the configurations) in a second one,
+ * capacity (weights, Q, the inverse, the configurations) in a second one,
  * replaced by one twice as large when an independent configuration finds
  * no room, up to degree + 1 configurations (more cannot be affinely
  * independent). At that bound an "independent" entry can only be rounding,
@@ -25,7 +36,6 @@
  */
 #include "active_set.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,19 +59,26 @@ struct active_set {
     /* sized by the capacity k, in one block */
     void *block;
     double *p;       /* weights (k) */
-    double *score;   /* per configuration: its score under the a, b of the
-                        solve under way (k) */
+    double *score;   /* per configuration: its score c under the a, b of
+                        the solve under way (k) */
+    double *magnitude; /* per configuration: the sum of the |a|, |b| its
+                          score adds up, the scale of its rounding (k) */
     double *kinv;    /* inverse of K, (k+1)^2, row stride k+1 */
+    double *gram;    /* Q, k^2, row stride k */
     double *rhs, *sol, *w; /* k+1 each */
-    int32_t *ones;   /* configurations: k rows of config_size */
-    int32_t *count;  /* ones per configuration (k) */
     uint64_t *hash;  /* of each configuration's index list (k) */
+    int32_t *count;  /* ones per configuration (k) */
+    int32_t *ones;   /* configurations: k rows of config_size */
     /* the inverse for the metric of the backward pass, on demand */
     double *kinv_w;
     int32_t jvp_capacity; /* kinv_w has room for this many (stride +1) */
     int32_t jvp_size;     /* configurations kinv_w was built for (-1: none) */
 };
 
+/* REBUILD_EVERY: inverse updates between rebuilds, at least (the
+ * refinement makes drift harmless, so rebuilds only keep it small: with
+ * large active sets they wait for 2k updates, which amortizes their
+ * O(k^3) to O(k^2) per update). */
 enum { INITIAL_CAPACITY = 16, REBUILD_EVERY = 256 };
 
 /* Outcomes of bordering the inverse with a configuration. */
@@ -73,27 +90,33 @@ static int32_t config_size_of(const factor *f) {
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-/* a * b, or SIZE_MAX when that overflows (no allocation can then succeed). */
+/* a * b and a + b, or SIZE_MAX when they overflow (no allocation of that
+ * size can then succeed). */
 static size_t mul_size(size_t a, size_t b) {
     return b && a > SIZE_MAX / b ? SIZE_MAX : a * b;
 }
 
 static size_t add_size(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
 
+static void *alloc_bytes(size_t bytes) { return bytes == SIZE_MAX ? NULL : malloc(bytes); }
+
 /* Bytes of the capacity block, laying it out in s when memory != NULL. */
 static size_t block_layout(active_set *s, int32_t capacity, char *memory) {
     const size_t k = (size_t)capacity, l = (size_t)s->config_size;
     const size_t doubles_k = align8(mul_size(k, sizeof(double)));
     const size_t doubles_k1 = align8(mul_size(k + 1, sizeof(double)));
-    const size_t matrix = align8(mul_size(mul_size(k + 1, k + 1), sizeof(double)));
-    const size_t configs = align8(mul_size(mul_size(k, l), sizeof(int32_t)));
-    const size_t ints_k = align8(mul_size(k, sizeof(int32_t)));
+    const size_t inverse = align8(mul_size(mul_size(k + 1, k + 1), sizeof(double)));
+    const size_t gram = align8(mul_size(mul_size(k, k), sizeof(double)));
     const size_t hashes = align8(mul_size(k, sizeof(uint64_t)));
+    const size_t ints_k = align8(mul_size(k, sizeof(int32_t)));
+    const size_t configs = align8(mul_size(mul_size(k, l), sizeof(int32_t)));
     if (memory) {
         char *m = memory;
         s->p = (double *)m, m += doubles_k;
         s->score = (double *)m, m += doubles_k;
-        s->kinv = (double *)m, m += matrix;
+        s->magnitude = (double *)m, m += doubles_k;
+        s->kinv = (double *)m, m += inverse;
+        s->gram = (double *)m, m += gram;
         s->rhs = (double *)m, m += doubles_k1;
         s->sol = (double *)m, m += doubles_k1;
         s->w = (double *)m, m += doubles_k1;
@@ -101,14 +124,13 @@ static size_t block_layout(active_set *s, int32_t capacity, char *memory) {
         s->count = (int32_t *)m, m += ints_k;
         s->ones = (int32_t *)m;
     }
-    size_t bytes = add_size(mul_size(doubles_k, 2), matrix);
+    size_t bytes = add_size(mul_size(doubles_k, 3), inverse);
+    bytes = add_size(bytes, gram);
     bytes = add_size(bytes, mul_size(doubles_k1, 3));
     bytes = add_size(bytes, hashes);
     bytes = add_size(bytes, ints_k);
     return add_size(bytes, configs);
 }
-
-static void *alloc_bytes(size_t bytes) { return bytes == SIZE_MAX ? NULL : malloc(bytes); }
 
 active_set *active_set_new(const factor *f) {
     const int32_t l = config_size_of(f);
@@ -164,10 +186,22 @@ int32_t active_set_config(const active_set *s, int32_t k, const int32_t **ones) 
     return s->count[k];
 }
 
+static inline double *at(double *matrix, int32_t stride, int32_t i, int32_t j) {
+    return &matrix[(size_t)i * (size_t)stride + (size_t)j];
+}
+
+static inline double *kinv_at(active_set *s, int32_t i, int32_t j) {
+    return at(s->kinv, s->capacity + 1, i, j);
+}
+
+static inline double *gram_at(active_set *s, int32_t i, int32_t j) {
+    return at(s->gram, s->capacity, i, j);
+}
+
 /* Doubles the room (at most max_capacity): the weights, scores, the
- * configurations, the border vector w and the inverse move into a larger
- * block, the inverse row by row into the wider stride. Returns 0 when out
- * of memory, leaving the state as it was. */
+ * configurations, Q, the inverse and the bordering vectors q (in rhs) and
+ * w move into a larger block, the matrices row by row into the wider
+ * strides. Returns 0 when out of memory, leaving the state as it was. */
 static int grow(active_set *s) {
     int32_t capacity = s->capacity > s->max_capacity / 2 ? s->max_capacity : 2 * s->capacity;
     active_set next = *s;
@@ -177,28 +211,23 @@ static int grow(active_set *s) {
     const size_t n = (size_t)s->size, m = n + 1, l = (size_t)s->config_size;
     memcpy(next.p, s->p, n * sizeof(double));
     memcpy(next.score, s->score, n * sizeof(double));
+    memcpy(next.magnitude, s->magnitude, n * sizeof(double));
+    memcpy(next.rhs, s->rhs, m * sizeof(double));
     memcpy(next.w, s->w, m * sizeof(double));
-    memcpy(next.count, s->count, n * sizeof(int32_t));
     memcpy(next.hash, s->hash, n * sizeof(uint64_t));
+    memcpy(next.count, s->count, n * sizeof(int32_t));
     memcpy(next.ones, s->ones, n * l * sizeof(int32_t));
-    const size_t from = (size_t)s->capacity + 1, to = (size_t)capacity + 1;
     for (size_t i = 0; i < m; ++i)
-        memcpy(next.kinv + i * to, s->kinv + i * from, m * sizeof(double));
+        memcpy(next.kinv + i * ((size_t)capacity + 1), s->kinv + i * ((size_t)s->capacity + 1),
+               m * sizeof(double));
+    for (size_t i = 0; i < n; ++i)
+        memcpy(next.gram + i * (size_t)capacity, s->gram + i * (size_t)s->capacity,
+               n * sizeof(double));
     free(s->block);
-    s->block = block;
-    s->capacity = capacity;
-    s->p = next.p, s->score = next.score, s->kinv = next.kinv;
-    s->rhs = next.rhs, s->sol = next.sol, s->w = next.w;
-    s->ones = next.ones, s->count = next.count, s->hash = next.hash;
+    next.block = block;
+    next.capacity = capacity;
+    *s = next;
     return 1;
-}
-
-static inline double *at(double *matrix, int32_t stride, int32_t i, int32_t j) {
-    return &matrix[(size_t)i * (size_t)stride + (size_t)j];
-}
-
-static inline double *kinv_at(active_set *s, int32_t i, int32_t j) {
-    return at(s->kinv, s->capacity + 1, i, j);
 }
 
 /* x . y with four partial sums: a single running sum waits on each
@@ -216,6 +245,12 @@ static double dot(const double *x, const double *y, int32_t n) {
     return (s0 + s1) + (s2 + s3);
 }
 
+/* out = M x for the m x m block of a matrix with the given row stride. */
+static void matvec(const double *matrix, int32_t stride, const double *x, int32_t m,
+                   double *out) {
+    for (int32_t i = 0; i < m; ++i) out[i] = dot(matrix + (size_t)i * (size_t)stride, x, m);
+}
+
 static uint64_t hash_list(const int32_t *x, int32_t n) {
     uint64_t h = 1469598103934665603ull;
     for (int32_t k = 0; k < n; ++k) {
@@ -225,13 +260,8 @@ static uint64_t hash_list(const int32_t *x, int32_t n) {
     return h;
 }
 
-/* u_x^T D u_t for the configuration x marked in s->mark: the sum of d
- * over the links t switches on that x does too (t's links come first in
- * its sorted list). */
-static double gram_marked(const active_set *s, const int32_t *t, int32_t nt) {
-    double sum = 0.0;
-    for (int32_t j = 0; j < nt && t[j] < s->degree; ++j) sum += s->mark[t[j]];
-    return sum;
+static const int32_t *config(const active_set *s, int32_t k) {
+    return s->ones + (size_t)k * (size_t)s->config_size;
 }
 
 /* Marks configuration x's links with their d; returns u_x^T D u_x. */
@@ -248,48 +278,54 @@ static void unmark_links(active_set *s, const int32_t *x, int32_t n) {
     for (int32_t j = 0; j < n && x[j] < s->degree; ++j) s->mark[x[j]] = 0.0;
 }
 
-static double score(const active_set *s, const int32_t *x, int32_t n, const double *a,
-                    const double *b) {
+/* u_x^T D u_t for the configuration x marked in s->mark: the sum of d
+ * over the links t switches on that x does too (t's links come first in
+ * its sorted list). */
+static double gram_marked(const active_set *s, const int32_t *t, int32_t nt) {
     double sum = 0.0;
-    for (int32_t k = 0; k < n; ++k) sum += x[k] < s->degree ? a[x[k]] : b[x[k] - s->degree];
+    for (int32_t j = 0; j < nt && t[j] < s->degree; ++j) sum += s->mark[t[j]];
     return sum;
 }
 
-static const int32_t *config(const active_set *s, int32_t k) {
-    return s->ones + (size_t)k * (size_t)s->config_size;
+/* The border of K for configuration x in metric d against the first
+ * `size` configurations: q = [1; u_t^T D u_x] into s->rhs; returns
+ * u_x^T D u_x. */
+static double border_column(active_set *s, const double *d, int32_t size, const int32_t *x,
+                            int32_t n) {
+    double gamma = mark_links(s, d, x, n);
+    s->rhs[0] = 1.0;
+    for (int32_t t = 0; t < size; ++t) s->rhs[t + 1] = gram_marked(s, config(s, t), s->count[t]);
+    unmark_links(s, x, n);
+    return gamma;
 }
 
-/* The first half of bordering `inv` (the inverse of K for metric d over
- * the first `size` configurations, row stride `stride`) with configuration
- * x: leaves w = K^{-1} [1; q] in s->w (q_t = u_t^T D u_x: when x depends
- * on the active configurations, w holds its affine coefficients) and
- * returns the Schur complement u_x^T D u_x - [1; q]^T w, the squared
- * D-distance of u_x from their affine hull; *gamma gets u_x^T D u_x. */
-static double border_schur(active_set *s, double *inv, int32_t stride, const double *d,
-                           int32_t size, const int32_t *x, int32_t n, double *gamma) {
-    const int32_t m = size + 1; /* current matrix order */
-    *gamma = mark_links(s, d, x, n);
-    double *q = s->rhs;
-    q[0] = 1.0;
-    for (int32_t t = 0; t < size; ++t) q[t + 1] = gram_marked(s, config(s, t), s->count[t]);
-    unmark_links(s, x, n);
-    double schur = *gamma;
-    for (int32_t i = 0; i < m; ++i) {
-        double wi = dot(at(inv, stride, i, 0), q, m);
-        s->w[i] = wi;
-        schur -= q[i] * wi;
-    }
-    return schur;
+/* With q in s->rhs, leaves w = K^{-1} q in s->w (for `inv`, the inverse
+ * over the first `size` configurations, row stride `stride`: when x
+ * depends on them, w holds its affine coefficients) and returns the Schur
+ * complement gamma - q^T w, the squared D-distance of u_x from their
+ * affine hull. */
+static double border_schur(active_set *s, const double *inv, int32_t stride, int32_t size,
+                           double gamma) {
+    const int32_t m = size + 1;
+    matvec(inv, stride, s->rhs, m, s->w);
+    return gamma - dot(s->rhs, s->w, m);
 }
 
 static bool independent(double schur, double gamma) {
     return schur > 1e-11 * (gamma > 1e-300 ? gamma : 1e-300);
 }
 
-/* The second half: writes the bordered inverse from s->w and the Schur
- * complement (block inversion). */
+/* Writes the bordered inverse from s->w and the Schur complement (block
+ * inversion). The inverse of the 1x1 K = [0] does not exist, so the first
+ * configuration is written directly: [0 1; 1 gamma]^-1 = [-gamma 1; 1 0]. */
 static void border_commit(active_set *s, double *inv, int32_t stride, int32_t size,
-                          double schur) {
+                          double schur, double gamma) {
+    if (size == 0) {
+        *at(inv, stride, 0, 0) = -gamma;
+        *at(inv, stride, 0, 1) = *at(inv, stride, 1, 0) = 1.0;
+        *at(inv, stride, 1, 1) = 0.0;
+        return;
+    }
     const int32_t m = size + 1;
     for (int32_t i = 0; i < m; ++i) {
         const double wi = s->w[i] / schur;
@@ -300,32 +336,15 @@ static void border_commit(active_set *s, double *inv, int32_t stride, int32_t si
     *at(inv, stride, m, m) = 1.0 / schur;
 }
 
-/* Borders `inv` with configuration x when it is independent of the first
- * `size` configurations (returns whether it was). The inverse of the 1x1
- * K = [0] does not exist, so the first configuration is written directly:
- * [0 1; 1 gamma]^-1 = [-gamma 1; 1 0]. */
-static bool border_into(active_set *s, double *inv, int32_t stride, const double *d,
-                        int32_t size, const int32_t *x, int32_t n) {
-    if (size == 0) {
-        double gamma = mark_links(s, d, x, n);
-        unmark_links(s, x, n);
-        *at(inv, stride, 0, 0) = -gamma;
-        *at(inv, stride, 0, 1) = *at(inv, stride, 1, 0) = 1.0;
-        *at(inv, stride, 1, 1) = 0.0;
-        return true;
-    }
-    double gamma, schur = border_schur(s, inv, stride, d, size, x, n, &gamma);
-    if (!independent(schur, gamma)) return false;
-    border_commit(s, inv, stride, size, schur);
-    return true;
-}
-
-static void append_config(active_set *s, const int32_t *x, int32_t n) {
-    int32_t k = s->size;
+/* Appends configuration x with weight 0; its row of Q is q in s->rhs. */
+static void append_config(active_set *s, const int32_t *x, int32_t n, double gamma) {
+    const int32_t k = s->size;
     memcpy(s->ones + (size_t)k * (size_t)s->config_size, x, (size_t)n * sizeof(int32_t));
     s->count[k] = n;
     s->hash[k] = hash_list(x, n);
     s->p[k] = 0.0;
+    for (int32_t t = 0; t < k; ++t) *gram_at(s, k, t) = *gram_at(s, t, k) = s->rhs[t + 1];
+    *gram_at(s, k, k) = gamma;
     s->size += 1;
     s->updates += 1;
     s->jvp_size = -1;
@@ -337,19 +356,18 @@ static void append_config(active_set *s, const int32_t *x, int32_t n) {
  * (FULL: x looks independent, but degree + 1 configurations are already
  * active, so that can only be rounding). */
 static int border(active_set *s, const int32_t *x, int32_t n) {
-    if (s->size == 0) {
-        border_into(s, s->kinv, s->capacity + 1, s->d, 0, x, n);
-        append_config(s, x, n);
-        return ENTERED;
+    const double gamma = border_column(s, s->d, s->size, x, n);
+    double schur = 0.0;
+    if (s->size > 0) {
+        schur = border_schur(s, s->kinv, s->capacity + 1, s->size, gamma);
+        if (!independent(schur, gamma)) return DEPENDENT;
+        if (s->size == s->capacity) {
+            if (s->capacity == s->max_capacity) return FULL;
+            if (!grow(s)) return NO_MEMORY;
+        }
     }
-    double gamma, schur = border_schur(s, s->kinv, s->capacity + 1, s->d, s->size, x, n, &gamma);
-    if (!independent(schur, gamma)) return DEPENDENT;
-    if (s->size == s->capacity) {
-        if (s->capacity == s->max_capacity) return FULL;
-        if (!grow(s)) return NO_MEMORY;
-    }
-    border_commit(s, s->kinv, s->capacity + 1, s->size, schur);
-    append_config(s, x, n);
+    border_commit(s, s->kinv, s->capacity + 1, s->size, schur, gamma);
+    append_config(s, x, n, gamma);
     return ENTERED;
 }
 
@@ -366,50 +384,81 @@ static void remove_config(active_set *s, int32_t r) {
         /* column rr too: it is overwritten or dropped below */
         for (int32_t j = 0; j < m; ++j) row[j] -= factor_i * pivot_row[j];
     }
-    int32_t last = m - 1;
-    if (rr != last) {
-        for (int32_t i = 0; i < m; ++i) *kinv_at(s, i, rr) = *kinv_at(s, i, last);
-        for (int32_t j = 0; j < m; ++j) *kinv_at(s, rr, j) = *kinv_at(s, last, j);
-        int32_t k = s->size - 1;
-        memcpy(s->ones + (size_t)r * (size_t)s->config_size, config(s, k),
-               (size_t)s->count[k] * sizeof(int32_t));
-        s->count[r] = s->count[k];
-        s->hash[r] = s->hash[k];
-        s->p[r] = s->p[k];
-        s->score[r] = s->score[k];
+    const int32_t last = s->size - 1;
+    if (r != last) {
+        for (int32_t i = 0; i < m; ++i) *kinv_at(s, i, rr) = *kinv_at(s, i, last + 1);
+        for (int32_t j = 0; j < m; ++j) *kinv_at(s, rr, j) = *kinv_at(s, last + 1, j);
+        for (int32_t i = 0; i < s->size; ++i) *gram_at(s, i, r) = *gram_at(s, i, last);
+        for (int32_t j = 0; j < s->size; ++j) *gram_at(s, r, j) = *gram_at(s, last, j);
+        memcpy(s->ones + (size_t)r * (size_t)s->config_size, config(s, last),
+               (size_t)s->count[last] * sizeof(int32_t));
+        s->count[r] = s->count[last];
+        s->hash[r] = s->hash[last];
+        s->p[r] = s->p[last];
+        s->score[r] = s->score[last];
+        s->magnitude[r] = s->magnitude[last];
     }
     s->size -= 1;
     s->updates += 1;
     s->jvp_size = -1;
 }
 
-/* Rebuilds the inverse from scratch by bordering the configurations in
- * turn (after d changed, or to shed accumulated rounding). A configuration
- * that no longer enters cleanly is dropped. */
+/* Recomputes Q from the configurations (after d changed). */
+static void recompute_gram(active_set *s) {
+    for (int32_t t = 0; t < s->size; ++t) {
+        const int32_t *x = config(s, t);
+        double gamma = mark_links(s, s->d, x, s->count[t]);
+        for (int32_t j = 0; j < t; ++j)
+            *gram_at(s, t, j) = *gram_at(s, j, t) = gram_marked(s, config(s, j), s->count[j]);
+        *gram_at(s, t, t) = gamma;
+        unmark_links(s, x, s->count[t]);
+    }
+}
+
+/* Rebuilds the inverse from Q by bordering the configurations in turn
+ * (after d changed, or to shed accumulated rounding). A configuration that
+ * no longer enters cleanly is dropped, and the weights renormalized. */
 static void rebuild(active_set *s) {
-    int32_t n = s->size;
+    const int32_t n = s->size, stride = s->capacity + 1;
+    int32_t kept = 0;
     double total = 0.0;
-    s->size = 0;
-    for (int32_t k = 0; k < n; ++k) {
-        double pk = s->p[k], score_k = s->score[k];
-        /* appending writes slot s->size <= k, so slot k is read before reuse */
-        int32_t cnt = s->count[k];
-        if (s->size != k) {
-            memmove(s->ones + (size_t)s->size * (size_t)s->config_size, config(s, k),
-                    (size_t)cnt * sizeof(int32_t));
+    /* s->sol records the kept configurations' old indices */
+    for (int32_t t = 0; t < n; ++t) {
+        const double gamma = *gram_at(s, t, t);
+        double schur = 0.0;
+        s->rhs[0] = 1.0;
+        for (int32_t j = 0; j < kept; ++j) s->rhs[j + 1] = *gram_at(s, (int32_t)s->sol[j], t);
+        if (kept > 0) {
+            schur = border_schur(s, s->kinv, stride, kept, gamma);
+            if (!independent(schur, gamma)) continue;
         }
-        if (border_into(s, s->kinv, s->capacity + 1, s->d, s->size, config(s, s->size), cnt)) {
-            append_config(s, config(s, s->size), cnt);
-            s->p[s->size - 1] = pk;
-            s->score[s->size - 1] = score_k;
-            total += pk;
+        border_commit(s, s->kinv, stride, kept, schur, gamma);
+        s->sol[kept++] = (double)t;
+        total += s->p[t];
+    }
+    /* Compact in place: kept indices only grow, so every slot is read
+     * (row-major) before it is overwritten. */
+    for (int32_t i = 0; i < kept; ++i) {
+        const int32_t from = (int32_t)s->sol[i];
+        for (int32_t j = 0; j < kept; ++j)
+            *gram_at(s, i, j) = *gram_at(s, from, (int32_t)s->sol[j]);
+        if (from != i) {
+            memmove(s->ones + (size_t)i * (size_t)s->config_size, config(s, from),
+                    (size_t)s->count[from] * sizeof(int32_t));
+            s->count[i] = s->count[from];
+            s->hash[i] = s->hash[from];
+            s->p[i] = s->p[from];
+            s->score[i] = s->score[from];
+            s->magnitude[i] = s->magnitude[from];
         }
     }
-    if (s->size > 0 && total > 0.0)
-        for (int32_t k = 0; k < s->size; ++k) s->p[k] /= total;
-    else if (s->size > 0)
-        for (int32_t k = 0; k < s->size; ++k) s->p[k] = 1.0 / s->size;
+    s->size = kept;
+    if (kept > 0 && total > 0.0)
+        for (int32_t k = 0; k < kept; ++k) s->p[k] /= total;
+    else if (kept > 0)
+        for (int32_t k = 0; k < kept; ++k) s->p[k] = 1.0 / kept;
     s->updates = 0;
+    s->jvp_size = -1;
 }
 
 /* When every d_i is multiplied by rho, K = [0 1^T; 1 Q] becomes
@@ -422,6 +471,8 @@ static void rescale(active_set *s, double rho) {
     *kinv_at(s, 0, 0) *= rho;
     for (int32_t i = 1; i < m; ++i)
         for (int32_t j = 1; j < m; ++j) *kinv_at(s, i, j) /= rho;
+    for (int32_t i = 0; i < s->size; ++i)
+        for (int32_t j = 0; j < s->size; ++j) *gram_at(s, i, j) *= rho;
 }
 
 /* The oracle's configuration as a sorted index list in s->cand. */
@@ -443,17 +494,57 @@ static int32_t find_config(const active_set *s, const int32_t *x, int32_t n) {
     return -1;
 }
 
-/* u = sum_k p_k u_k and v likewise (literal space). */
-static void combine(const active_set *s, double *u, double *v) {
+/* Configuration k's score a.u_k + b.v_k into s->score, and the sum of the
+ * magnitudes of its terms into s->magnitude. */
+static void score_config(active_set *s, int32_t k, const double *a, const double *b) {
+    const int32_t *x = config(s, k);
+    double sum = 0.0, size = 0.0;
+    for (int32_t j = 0; j < s->count[k]; ++j) {
+        const double term = x[j] < s->degree ? a[x[j]] : b[x[j] - s->degree];
+        sum += term;
+        size += fabs(term);
+    }
+    s->score[k] = sum;
+    s->magnitude[k] = size;
+}
+
+/* u = sum_k p_k u_k (literal space): the oracle needs only u. */
+static void combine_u(const active_set *s, double *u) {
     for (int32_t i = 0; i < s->degree; ++i) u[i] = 0.0;
+    for (int32_t k = 0; k < s->size; ++k) {
+        const int32_t *x = config(s, k);
+        const double pk = s->p[k];
+        for (int32_t j = 0; j < s->count[k] && x[j] < s->degree; ++j) u[x[j]] += pk;
+    }
+}
+
+/* u and v = sum_k p_k (u_k, v_k). */
+static void combine(const active_set *s, double *u, double *v) {
+    combine_u(s, u);
     for (int32_t k = 0; k < s->n_add; ++k) v[k] = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
         const int32_t *x = config(s, k);
-        for (int32_t j = 0; j < s->count[k]; ++j) {
-            if (x[j] < s->degree) u[x[j]] += s->p[k];
-            else v[x[j] - s->degree] += s->p[k];
-        }
+        for (int32_t j = 0; j < s->count[k]; ++j)
+            if (x[j] >= s->degree) v[x[j] - s->degree] += s->p[k];
     }
+}
+
+/* The target [tau; p*] = K^{-1} [1; c] into s->sol, with one step of
+ * iterative refinement: the residual [1; c] - K sol is formed with Q, and
+ * the inverse's answer to it is added. */
+static void solve_target(active_set *s) {
+    const int32_t m = s->size + 1, stride = s->capacity + 1;
+    s->rhs[0] = 1.0;
+    for (int32_t k = 0; k < s->size; ++k) s->rhs[k + 1] = s->score[k];
+    matvec(s->kinv, stride, s->rhs, m, s->sol);
+    if (s->size < 2) return;
+    double total = 0.0;
+    for (int32_t k = 0; k < s->size; ++k) total += s->sol[k + 1];
+    s->rhs[0] = 1.0 - total;
+    for (int32_t k = 0; k < s->size; ++k)
+        s->rhs[k + 1] = s->score[k] - s->sol[0] - dot(gram_at(s, k, 0), s->sol + 1, s->size);
+    matvec(s->kinv, stride, s->rhs, m, s->w);
+    for (int32_t i = 0; i < m; ++i) s->sol[i] += s->w[i];
 }
 
 /* The degenerate step for a configuration x dependent on the active set,
@@ -487,20 +578,17 @@ static int degenerate_step(active_set *s, const int32_t *x, int32_t n) {
 /* How far the best configuration under the gradient (score `best`)
  * improves the linearized objective at (u, v) = sum_k p_k (u_k, v_k):
  *   gap = best - [(a - D u).u + b.v] = best - sum_k p_k c_k + u.D u,
- * with, in *scale, the size of the terms it was computed from (its
+ * and, in *scale, the size of the terms it was computed from (its
  * rounding is a small multiple of eps times that). */
 static double certificate_gap(const active_set *s, const double *d, const double *u,
-                              const double *a, const double *b, const double *v, double best,
-                              double *scale) {
+                              double best, double *scale) {
     double linear = 0.0, quadratic = 0.0, size = fabs(best);
-    for (int32_t k = 0; k < s->size; ++k) linear += s->p[k] * s->score[k];
-    for (int32_t i = 0; i < s->degree; ++i) {
-        const double du = d[i] * u[i];
-        quadratic += du * u[i];
-        size += (fabs(a[i]) + du) * u[i];
+    for (int32_t k = 0; k < s->size; ++k) {
+        linear += s->p[k] * s->score[k];
+        size += s->p[k] * s->magnitude[k];
     }
-    for (int32_t k = 0; k < s->n_add; ++k) size += fabs(b[k]) * v[k];
-    *scale = size;
+    for (int32_t i = 0; i < s->degree; ++i) quadratic += d[i] * u[i] * u[i];
+    *scale = size + quadratic;
     return best - linear + quadratic;
 }
 
@@ -513,14 +601,15 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         for (int32_t i = 1; i < s->degree && uniform; ++i) uniform = d[i] == d[0];
         if (s->have_d && s->uniform && uniform && s->degree > 0) {
             rescale(s, d[0] / s->d[0]);
+            memcpy(s->d, d, (size_t)s->degree * sizeof(double));
         } else {
             memcpy(s->d, d, (size_t)s->degree * sizeof(double));
             s->have_d = true;
+            recompute_gram(s);
             rebuild(s);
         }
-        memcpy(s->d, d, (size_t)s->degree * sizeof(double));
         s->uniform = uniform;
-    } else if (s->updates > REBUILD_EVERY) {
+    } else if (s->updates > REBUILD_EVERY && s->updates > 2 * s->size) {
         rebuild(s);
     }
     if (s->size == 0) {
@@ -530,15 +619,12 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         border(s, s->cand, n);
         s->p[0] = 1.0;
     }
-    for (int32_t k = 0; k < s->size; ++k) s->score[k] = score(s, config(s, k), s->count[k], a, b);
+    for (int32_t k = 0; k < s->size; ++k) score_config(s, k, a, b);
     /* Every pass either calls the oracle or removes a configuration, and a
      * removal follows an entry, so this bounds the passes as well. */
-    int refreshed = 0, combined = 0; /* combined: u, v are those of p */
+    int refreshed = 0;
     for (int32_t pass = 0; pass < 4 * max_iter + 8; ++pass) {
-        const int32_t m = s->size + 1;
-        s->rhs[0] = 1.0;
-        for (int32_t k = 0; k < s->size; ++k) s->rhs[k + 1] = s->score[k];
-        for (int32_t i = 0; i < m; ++i) s->sol[i] = dot(kinv_at(s, i, 0), s->rhs, m);
+        solve_target(s);
         /* Ratio test towards p*: the first weight to reach zero leaves. */
         int32_t r = -1;
         double step = 1.0;
@@ -556,7 +642,6 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
             for (int32_t k = 0; k < s->size; ++k) s->p[k] += step * (s->sol[k + 1] - s->p[k]);
             s->p[r] = 0.0;
             remove_config(s, r);
-            combined = 0;
             continue;
         }
         double total = 0.0;
@@ -565,14 +650,12 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
             total += s->p[k];
         }
         for (int32_t k = 0; k < s->size; ++k) s->p[k] /= total;
-        combined = 0;
         if (res.oracle_calls >= max_iter) break;
-        combine(s, u, v);
-        combined = 1;
+        combine_u(s, u);
         for (int32_t i = 0; i < s->degree; ++i) buf->oracle_a[i] = a[i] - d[i] * u[i];
         double best = f->ops->map(f, buf->oracle_a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
         res.oracle_calls++;
-        double scale, gap = certificate_gap(s, d, u, a, b, v, best, &scale);
+        double scale, gap = certificate_gap(s, d, u, best, &scale);
         if (gap <= 1e-12 * scale) {
             res.exact = true;
             break;
@@ -580,18 +663,17 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
         if (find_config(s, s->cand, n) >= 0) {
             /* The best configuration is already active although the gap
-             * is positive: the updated inverse has drifted. Rebuild it once
-             * and solve again; if that changes nothing, the gap is rounding. */
+             * is positive: the inverse has drifted beyond what one
+             * refinement repairs. Rebuild it once and solve again; if
+             * that changes nothing, the gap is rounding. */
             if (refreshed) {
                 res.exact = true;
                 break;
             }
             rebuild(s);
             refreshed = 1;
-            combined = 0;
             continue;
         }
-        combined = 0; /* the paths below may move the weights */
         int entered = border(s, s->cand, n);
         if (entered == NO_MEMORY) {
             res.error = CONCORD_ENOMEM;
@@ -599,9 +681,9 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         }
         if (entered != ENTERED && !degenerate_step(s, s->cand, n)) break;
         /* either way the entering configuration holds the last slot */
-        s->score[s->size - 1] = score(s, s->cand, n, a, b);
+        score_config(s, s->size - 1, a, b);
     }
-    if (!combined) combine(s, u, v);
+    combine(s, u, v);
     return res;
 }
 
@@ -615,9 +697,16 @@ int active_set_prepare_jvp(active_set *s, const double *w) {
         s->jvp_capacity = s->capacity;
     }
     const int32_t stride = s->jvp_capacity + 1;
-    for (int32_t k = 0; k < s->size; ++k)
-        if (!border_into(s, s->kinv_w, stride, w, k, config(s, k), s->count[k]))
-            return CONCORD_ENUMERIC;
+    for (int32_t k = 0; k < s->size; ++k) {
+        const int32_t *x = config(s, k);
+        const double gamma = border_column(s, w, k, x, s->count[k]);
+        double schur = 0.0;
+        if (k > 0) {
+            schur = border_schur(s, s->kinv_w, stride, k, gamma);
+            if (!independent(schur, gamma)) return CONCORD_ENUMERIC;
+        }
+        border_commit(s, s->kinv_w, stride, k, schur, gamma);
+    }
     s->jvp_size = s->size;
     return CONCORD_OK;
 }
