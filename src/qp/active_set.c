@@ -21,10 +21,10 @@
  * above the gaps the solve must resolve: entering configurations got
  * negative weights and left at once, and the solve churned without end.
  * So the Gram matrix Q is kept too (its entries are sums of d, exact up
- * to rounding), and every solve takes one step of iterative refinement
- * with the residual computed from Q: O(k^2), like the solve itself. Q also
- * makes a rebuild of the inverse O(k^3) with no pass over the
- * configurations.
+ * to rounding): the residual of a solve formed with Q costs O(k^2), like
+ * the solve, and when it shows more than rounding the solves take a step
+ * of iterative refinement (solve_target says when). Q also makes a
+ * rebuild of the inverse O(k^3) with no pass over the configurations.
  *
  * Memory: the struct and the arrays sized by the factor (d, marks, the
  * oracle's configuration) come in one allocation; the arrays sized by the
@@ -51,6 +51,8 @@ struct active_set {
     int32_t updates;      /* inverse updates since the last rebuild */
     bool have_d;
     bool uniform;    /* every d_i is the same */
+    bool refine;     /* refine every solve until the next rebuild */
+    int32_t checked; /* the update count at the last accurate check */
     /* sized by the factor, allocated with the struct */
     double *d;       /* the d the inverse was built for (degree) */
     double *mark;    /* degree: d_i on the links of the configuration being
@@ -61,13 +63,12 @@ struct active_set {
     double *p;       /* weights (k) */
     double *score;   /* per configuration: its score c under the a, b of
                         the solve under way (k) */
-    double *magnitude; /* per configuration: the sum of the |a|, |b| its
-                          score adds up, the scale of its rounding (k) */
     double *kinv;    /* inverse of K, (k+1)^2, row stride k+1 */
     double *gram;    /* Q, k^2, row stride k */
     double *rhs, *sol, *w; /* k+1 each */
     uint64_t *hash;  /* of each configuration's index list (k) */
     int32_t *count;  /* ones per configuration (k) */
+    int32_t *links;  /* of which links, listed first (k) */
     int32_t *ones;   /* configurations: k rows of config_size */
     /* the inverse for the metric of the backward pass, on demand */
     double *kinv_w;
@@ -80,6 +81,15 @@ struct active_set {
  * large active sets they wait for 2k updates, which amortizes their
  * O(k^3) to O(k^2) per update). */
 enum { INITIAL_CAPACITY = 16, REBUILD_EVERY = 256 };
+
+/* How often the solve is checked: an active set of at least CHECK_FROM
+ * configurations forms the residual of its target (O(k^2)) whenever
+ * CHECK_EVERY inverse updates were made since the last check, and from a
+ * check that finds more than rounding on it refines every solve, until
+ * the next rebuild. Smaller sets stay accurate between rebuilds, and a
+ * warm-started solve that changes nothing is not checked again: checking
+ * every solve made LP-MAP on parsing01.fg 18% slower. */
+enum { CHECK_FROM = 16, CHECK_EVERY = 16 };
 
 /* Outcomes of bordering the inverse with a configuration. */
 enum { DEPENDENT = 0, ENTERED = 1, FULL = 2, NO_MEMORY = 3 };
@@ -114,7 +124,6 @@ static size_t block_layout(active_set *s, int32_t capacity, char *memory) {
         char *m = memory;
         s->p = (double *)m, m += doubles_k;
         s->score = (double *)m, m += doubles_k;
-        s->magnitude = (double *)m, m += doubles_k;
         s->kinv = (double *)m, m += inverse;
         s->gram = (double *)m, m += gram;
         s->rhs = (double *)m, m += doubles_k1;
@@ -122,13 +131,14 @@ static size_t block_layout(active_set *s, int32_t capacity, char *memory) {
         s->w = (double *)m, m += doubles_k1;
         s->hash = (uint64_t *)m, m += hashes;
         s->count = (int32_t *)m, m += ints_k;
+        s->links = (int32_t *)m, m += ints_k;
         s->ones = (int32_t *)m;
     }
-    size_t bytes = add_size(mul_size(doubles_k, 3), inverse);
+    size_t bytes = add_size(mul_size(doubles_k, 2), inverse);
     bytes = add_size(bytes, gram);
     bytes = add_size(bytes, mul_size(doubles_k1, 3));
     bytes = add_size(bytes, hashes);
-    bytes = add_size(bytes, ints_k);
+    bytes = add_size(bytes, mul_size(ints_k, 2));
     return add_size(bytes, configs);
 }
 
@@ -176,6 +186,8 @@ void active_set_reset(active_set *s) {
      * repeats the first one bit for bit, whatever ran before. */
     s->have_d = false;
     s->updates = 0;
+    s->checked = 0;
+    s->refine = false;
 }
 
 int32_t active_set_size(const active_set *s) { return s->size; }
@@ -211,11 +223,11 @@ static int grow(active_set *s) {
     const size_t n = (size_t)s->size, m = n + 1, l = (size_t)s->config_size;
     memcpy(next.p, s->p, n * sizeof(double));
     memcpy(next.score, s->score, n * sizeof(double));
-    memcpy(next.magnitude, s->magnitude, n * sizeof(double));
     memcpy(next.rhs, s->rhs, m * sizeof(double));
     memcpy(next.w, s->w, m * sizeof(double));
     memcpy(next.hash, s->hash, n * sizeof(uint64_t));
     memcpy(next.count, s->count, n * sizeof(int32_t));
+    memcpy(next.links, s->links, n * sizeof(int32_t));
     memcpy(next.ones, s->ones, n * l * sizeof(int32_t));
     for (size_t i = 0; i < m; ++i)
         memcpy(next.kinv + i * ((size_t)capacity + 1), s->kinv + i * ((size_t)s->capacity + 1),
@@ -264,26 +276,33 @@ static const int32_t *config(const active_set *s, int32_t k) {
     return s->ones + (size_t)k * (size_t)s->config_size;
 }
 
-/* Marks configuration x's links with their d; returns u_x^T D u_x. */
-static double mark_links(active_set *s, const double *d, const int32_t *x, int32_t n) {
+/* The number of links in index list x (they come first). */
+static int32_t links_of(const active_set *s, const int32_t *x, int32_t n) {
+    int32_t j = 0;
+    while (j < n && x[j] < s->degree) ++j;
+    return j;
+}
+
+/* Marks the links x with their d; returns u_x^T D u_x. */
+static double mark_links(active_set *s, const double *d, const int32_t *x, int32_t links) {
     double gamma = 0.0;
-    for (int32_t j = 0; j < n && x[j] < s->degree; ++j) {
+    for (int32_t j = 0; j < links; ++j) {
         s->mark[x[j]] = d[x[j]];
         gamma += d[x[j]];
     }
     return gamma;
 }
 
-static void unmark_links(active_set *s, const int32_t *x, int32_t n) {
-    for (int32_t j = 0; j < n && x[j] < s->degree; ++j) s->mark[x[j]] = 0.0;
+static void unmark_links(active_set *s, const int32_t *x, int32_t links) {
+    for (int32_t j = 0; j < links; ++j) s->mark[x[j]] = 0.0;
 }
 
 /* u_x^T D u_t for the configuration x marked in s->mark: the sum of d
- * over the links t switches on that x does too (t's links come first in
- * its sorted list). */
-static double gram_marked(const active_set *s, const int32_t *t, int32_t nt) {
+ * over t's links that x switches on too. */
+static double gram_marked(const active_set *s, int32_t t) {
+    const int32_t *x = config(s, t);
     double sum = 0.0;
-    for (int32_t j = 0; j < nt && t[j] < s->degree; ++j) sum += s->mark[t[j]];
+    for (int32_t j = 0; j < s->links[t]; ++j) sum += s->mark[x[j]];
     return sum;
 }
 
@@ -291,11 +310,11 @@ static double gram_marked(const active_set *s, const int32_t *t, int32_t nt) {
  * `size` configurations: q = [1; u_t^T D u_x] into s->rhs; returns
  * u_x^T D u_x. */
 static double border_column(active_set *s, const double *d, int32_t size, const int32_t *x,
-                            int32_t n) {
-    double gamma = mark_links(s, d, x, n);
+                            int32_t links) {
+    double gamma = mark_links(s, d, x, links);
     s->rhs[0] = 1.0;
-    for (int32_t t = 0; t < size; ++t) s->rhs[t + 1] = gram_marked(s, config(s, t), s->count[t]);
-    unmark_links(s, x, n);
+    for (int32_t t = 0; t < size; ++t) s->rhs[t + 1] = gram_marked(s, t);
+    unmark_links(s, x, links);
     return gamma;
 }
 
@@ -308,6 +327,28 @@ static double border_schur(active_set *s, const double *inv, int32_t stride, int
                            double gamma) {
     const int32_t m = size + 1;
     matvec(inv, stride, s->rhs, m, s->w);
+    return gamma - dot(s->rhs, s->w, m);
+}
+
+/* border_schur for the active inverse, where a Schur complement near the
+ * independence threshold takes one step of iterative refinement of w
+ * (the residual q - K w formed with Q; s->sol is scratch). The Schur
+ * complement of a dependent configuration is a difference of nearly
+ * equal numbers: computed from the updated inverse alone it came out
+ * anywhere in +-5e-10 gamma on parsing01.fg, so dependent configurations
+ * passed for independent ones, and their entry wrecked the solves that
+ * followed (one with a 5e-11 gap made 30 others leave). */
+static double border_schur_refined(active_set *s, double gamma) {
+    const int32_t n = s->size, m = n + 1, stride = s->capacity + 1;
+    double schur = border_schur(s, s->kinv, stride, n, gamma);
+    if (schur > 1e-6 * gamma) return schur;
+    double total = 0.0;
+    for (int32_t t = 0; t < n; ++t) total += s->w[t + 1];
+    double *residual = s->sol;
+    residual[0] = 1.0 - total;
+    for (int32_t t = 0; t < n; ++t)
+        residual[t + 1] = s->rhs[t + 1] - s->w[0] - dot(gram_at(s, t, 0), s->w + 1, n);
+    for (int32_t i = 0; i < m; ++i) s->w[i] += dot(kinv_at(s, i, 0), residual, m);
     return gamma - dot(s->rhs, s->w, m);
 }
 
@@ -341,6 +382,7 @@ static void append_config(active_set *s, const int32_t *x, int32_t n, double gam
     const int32_t k = s->size;
     memcpy(s->ones + (size_t)k * (size_t)s->config_size, x, (size_t)n * sizeof(int32_t));
     s->count[k] = n;
+    s->links[k] = links_of(s, x, n);
     s->hash[k] = hash_list(x, n);
     s->p[k] = 0.0;
     for (int32_t t = 0; t < k; ++t) *gram_at(s, k, t) = *gram_at(s, t, k) = s->rhs[t + 1];
@@ -356,10 +398,10 @@ static void append_config(active_set *s, const int32_t *x, int32_t n, double gam
  * (FULL: x looks independent, but degree + 1 configurations are already
  * active, so that can only be rounding). */
 static int border(active_set *s, const int32_t *x, int32_t n) {
-    const double gamma = border_column(s, s->d, s->size, x, n);
+    const double gamma = border_column(s, s->d, s->size, x, links_of(s, x, n));
     double schur = 0.0;
     if (s->size > 0) {
-        schur = border_schur(s, s->kinv, s->capacity + 1, s->size, gamma);
+        schur = border_schur_refined(s, gamma);
         if (!independent(schur, gamma)) return DEPENDENT;
         if (s->size == s->capacity) {
             if (s->capacity == s->max_capacity) return FULL;
@@ -393,10 +435,10 @@ static void remove_config(active_set *s, int32_t r) {
         memcpy(s->ones + (size_t)r * (size_t)s->config_size, config(s, last),
                (size_t)s->count[last] * sizeof(int32_t));
         s->count[r] = s->count[last];
+        s->links[r] = s->links[last];
         s->hash[r] = s->hash[last];
         s->p[r] = s->p[last];
         s->score[r] = s->score[last];
-        s->magnitude[r] = s->magnitude[last];
     }
     s->size -= 1;
     s->updates += 1;
@@ -407,11 +449,10 @@ static void remove_config(active_set *s, int32_t r) {
 static void recompute_gram(active_set *s) {
     for (int32_t t = 0; t < s->size; ++t) {
         const int32_t *x = config(s, t);
-        double gamma = mark_links(s, s->d, x, s->count[t]);
-        for (int32_t j = 0; j < t; ++j)
-            *gram_at(s, t, j) = *gram_at(s, j, t) = gram_marked(s, config(s, j), s->count[j]);
+        double gamma = mark_links(s, s->d, x, s->links[t]);
+        for (int32_t j = 0; j < t; ++j) *gram_at(s, t, j) = *gram_at(s, j, t) = gram_marked(s, j);
         *gram_at(s, t, t) = gamma;
-        unmark_links(s, x, s->count[t]);
+        unmark_links(s, x, s->links[t]);
     }
 }
 
@@ -446,10 +487,10 @@ static void rebuild(active_set *s) {
             memmove(s->ones + (size_t)i * (size_t)s->config_size, config(s, from),
                     (size_t)s->count[from] * sizeof(int32_t));
             s->count[i] = s->count[from];
+            s->links[i] = s->links[from];
             s->hash[i] = s->hash[from];
             s->p[i] = s->p[from];
             s->score[i] = s->score[from];
-            s->magnitude[i] = s->magnitude[from];
         }
     }
     s->size = kept;
@@ -458,7 +499,9 @@ static void rebuild(active_set *s) {
     else if (kept > 0)
         for (int32_t k = 0; k < kept; ++k) s->p[k] = 1.0 / kept;
     s->updates = 0;
+    s->checked = 0;
     s->jvp_size = -1;
+    s->refine = false;
 }
 
 /* When every d_i is multiplied by rho, K = [0 1^T; 1 Q] becomes
@@ -494,18 +537,25 @@ static int32_t find_config(const active_set *s, const int32_t *x, int32_t n) {
     return -1;
 }
 
-/* Configuration k's score a.u_k + b.v_k into s->score, and the sum of the
- * magnitudes of its terms into s->magnitude. */
+/* Configuration k's score a.u_k + b.v_k into s->score. */
 static void score_config(active_set *s, int32_t k, const double *a, const double *b) {
     const int32_t *x = config(s, k);
-    double sum = 0.0, size = 0.0;
-    for (int32_t j = 0; j < s->count[k]; ++j) {
-        const double term = x[j] < s->degree ? a[x[j]] : b[x[j] - s->degree];
-        sum += term;
-        size += fabs(term);
-    }
+    double sum = 0.0;
+    int32_t j = 0;
+    for (; j < s->links[k]; ++j) sum += a[x[j]];
+    for (; j < s->count[k]; ++j) sum += b[x[j] - s->degree];
     s->score[k] = sum;
-    s->magnitude[k] = size;
+}
+
+/* The sum of the magnitudes of the terms of configuration k's score: the
+ * scale of its rounding. */
+static double score_magnitude(const active_set *s, int32_t k, const double *a, const double *b) {
+    const int32_t *x = config(s, k);
+    double size = 0.0;
+    int32_t j = 0;
+    for (; j < s->links[k]; ++j) size += fabs(a[x[j]]);
+    for (; j < s->count[k]; ++j) size += fabs(b[x[j] - s->degree]);
+    return size;
 }
 
 /* u = sum_k p_k u_k (literal space): the oracle needs only u. */
@@ -514,37 +564,67 @@ static void combine_u(const active_set *s, double *u) {
     for (int32_t k = 0; k < s->size; ++k) {
         const int32_t *x = config(s, k);
         const double pk = s->p[k];
-        for (int32_t j = 0; j < s->count[k] && x[j] < s->degree; ++j) u[x[j]] += pk;
+        for (int32_t j = 0; j < s->links[k]; ++j) u[x[j]] += pk;
+    }
+}
+
+/* v = sum_k p_k v_k. */
+static void combine_v(const active_set *s, double *v) {
+    for (int32_t k = 0; k < s->n_add; ++k) v[k] = 0.0;
+    for (int32_t k = 0; k < s->size; ++k) {
+        const int32_t *x = config(s, k);
+        for (int32_t j = s->links[k]; j < s->count[k]; ++j) v[x[j] - s->degree] += s->p[k];
     }
 }
 
 /* u and v = sum_k p_k (u_k, v_k). */
 static void combine(const active_set *s, double *u, double *v) {
     combine_u(s, u);
-    for (int32_t k = 0; k < s->n_add; ++k) v[k] = 0.0;
-    for (int32_t k = 0; k < s->size; ++k) {
-        const int32_t *x = config(s, k);
-        for (int32_t j = 0; j < s->count[k]; ++j)
-            if (x[j] >= s->degree) v[x[j] - s->degree] += s->p[k];
-    }
+    combine_v(s, v);
 }
 
-/* The target [tau; p*] = K^{-1} [1; c] into s->sol, with one step of
- * iterative refinement: the residual [1; c] - K sol is formed with Q, and
- * the inverse's answer to it is added. */
-static void solve_target(active_set *s) {
-    const int32_t m = s->size + 1, stride = s->capacity + 1;
+static void plain_target(active_set *s) {
+    const int32_t m = s->size + 1;
     s->rhs[0] = 1.0;
     for (int32_t k = 0; k < s->size; ++k) s->rhs[k + 1] = s->score[k];
-    matvec(s->kinv, stride, s->rhs, m, s->sol);
-    if (s->size < 2) return;
-    double total = 0.0;
+    matvec(s->kinv, s->capacity + 1, s->rhs, m, s->sol);
+}
+
+/* The target [tau; p*] = K^{-1} [1; c] into s->sol. When the inverse is
+ * due for a check (or known to be inaccurate), the residual [1; c] - K sol
+ * is formed with Q. More than rounding on the scores' rows (their
+ * residuals are the spread of the gradient scores the certificate reads;
+ * the first row only scales p, which is normalized anyway, so it is
+ * allowed more) makes this and every later solve take a step of iterative
+ * refinement, until the next rebuild; a residual beyond what one step can
+ * repair (a removal with a tiny pivot once left 4e-2 on parsing01.fg)
+ * rebuilds the inverse at once. */
+static void solve_target(active_set *s) {
+    plain_target(s);
+    const bool due = s->size >= CHECK_FROM && s->updates - s->checked >= CHECK_EVERY;
+    if (s->size < 2 || !(s->refine || due)) return;
+    double total = 0.0, size = fabs(s->sol[0]), worst = 0.0;
     for (int32_t k = 0; k < s->size; ++k) total += s->sol[k + 1];
     s->rhs[0] = 1.0 - total;
-    for (int32_t k = 0; k < s->size; ++k)
-        s->rhs[k + 1] = s->score[k] - s->sol[0] - dot(gram_at(s, k, 0), s->sol + 1, s->size);
-    matvec(s->kinv, stride, s->rhs, m, s->w);
-    for (int32_t i = 0; i < m; ++i) s->sol[i] += s->w[i];
+    for (int32_t k = 0; k < s->size; ++k) {
+        const double *row = gram_at(s, k, 0);
+        const double r = s->score[k] - s->sol[0] - dot(row, s->sol + 1, s->size);
+        s->rhs[k + 1] = r;
+        worst = fmax(worst, fabs(r));
+        size = fmax(size, fmax(fabs(s->score[k]), row[k]));
+    }
+    if (!s->refine && worst <= 1e-12 * size && fabs(s->rhs[0]) <= 1e-11) {
+        s->checked = s->updates;
+        return;
+    }
+    if (worst > 1e-8 * size || fabs(s->rhs[0]) > 1e-8) {
+        rebuild(s);
+        plain_target(s);
+        return;
+    }
+    s->refine = true;
+    matvec(s->kinv, s->capacity + 1, s->rhs, s->size + 1, s->w);
+    for (int32_t i = 0; i <= s->size; ++i) s->sol[i] += s->w[i];
 }
 
 /* The degenerate step for a configuration x dependent on the active set,
@@ -577,19 +657,26 @@ static int degenerate_step(active_set *s, const int32_t *x, int32_t n) {
 
 /* How far the best configuration under the gradient (score `best`)
  * improves the linearized objective at (u, v) = sum_k p_k (u_k, v_k):
- *   gap = best - [(a - D u).u + b.v] = best - sum_k p_k c_k + u.D u,
- * and, in *scale, the size of the terms it was computed from (its
- * rounding is a small multiple of eps times that). */
-static double certificate_gap(const active_set *s, const double *d, const double *u,
-                              double best, double *scale) {
-    double linear = 0.0, quadratic = 0.0, size = fabs(best);
+ *   gap = best - [(a - D u).u + b.v] = best - sum_k p_k c_k + u.D u.
+ * Returns whether that is rounding: at most 1e-12 times the size of the
+ * terms it was computed from. That size is first taken from the scores
+ * themselves; only when the gap is close does the test pay for the sums
+ * of |terms| within each score (which can cancel). */
+static bool gap_is_rounding(const active_set *s, const double *a, const double *b,
+                            const double *d, const double *u, double best) {
+    double linear = 0.0, size = fabs(best), quadratic = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
         linear += s->p[k] * s->score[k];
-        size += s->p[k] * s->magnitude[k];
+        size += s->p[k] * fabs(s->score[k]);
     }
     for (int32_t i = 0; i < s->degree; ++i) quadratic += d[i] * u[i] * u[i];
-    *scale = size + quadratic;
-    return best - linear + quadratic;
+    const double gap = best - linear + quadratic;
+    size += quadratic;
+    if (gap <= 1e-12 * size) return true;
+    if (gap > 1e-9 * size) return false;
+    size = fabs(best) + quadratic;
+    for (int32_t k = 0; k < s->size; ++k) size += s->p[k] * score_magnitude(s, k, a, b);
+    return gap <= 1e-12 * size;
 }
 
 active_set_result active_set_solve(active_set *s, const factor *f, const double *a,
@@ -622,7 +709,8 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
     for (int32_t k = 0; k < s->size; ++k) score_config(s, k, a, b);
     /* Every pass either calls the oracle or removes a configuration, and a
      * removal follows an entry, so this bounds the passes as well. */
-    int refreshed = 0;
+    int refreshed = 0, u_current = 0; /* u_current: u is that of p */
+    int32_t entered_last = -1; /* the configuration the last pass added */
     for (int32_t pass = 0; pass < 4 * max_iter + 8; ++pass) {
         solve_target(s);
         /* Ratio test towards p*: the first weight to reach zero leaves. */
@@ -638,6 +726,15 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
                 }
             }
         }
+        if (r >= 0 && r == entered_last && step == 0.0 && !s->refine) {
+            /* The configuration that just entered improves the objective,
+             * so its target weight is positive: a negative one is the
+             * inverse's rounding. Solve again, refined. */
+            s->refine = true;
+            entered_last = -1;
+            continue;
+        }
+        entered_last = -1;
         if (r >= 0) {
             for (int32_t k = 0; k < s->size; ++k) s->p[k] += step * (s->sol[k + 1] - s->p[k]);
             s->p[r] = 0.0;
@@ -655,19 +752,24 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         for (int32_t i = 0; i < s->degree; ++i) buf->oracle_a[i] = a[i] - d[i] * u[i];
         double best = f->ops->map(f, buf->oracle_a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
         res.oracle_calls++;
-        double scale, gap = certificate_gap(s, d, u, best, &scale);
-        if (gap <= 1e-12 * scale) {
+        if (gap_is_rounding(s, a, b, d, u, best)) {
             res.exact = true;
+            u_current = 1;
             break;
         }
         int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
         if (find_config(s, s->cand, n) >= 0) {
             /* The best configuration is already active although the gap
-             * is positive: the inverse has drifted beyond what one
-             * refinement repairs. Rebuild it once and solve again; if
+             * is positive: the solve is inaccurate. Refine it; if that is
+             * not enough, rebuild the inverse once and solve again; if
              * that changes nothing, the gap is rounding. */
+            if (!s->refine) {
+                s->refine = true;
+                continue;
+            }
             if (refreshed) {
                 res.exact = true;
+                u_current = 1;
                 break;
             }
             rebuild(s);
@@ -682,8 +784,10 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         if (entered != ENTERED && !degenerate_step(s, s->cand, n)) break;
         /* either way the entering configuration holds the last slot */
         score_config(s, s->size - 1, a, b);
+        entered_last = s->size - 1;
     }
-    combine(s, u, v);
+    if (u_current) combine_v(s, v);
+    else combine(s, u, v);
     return res;
 }
 
@@ -699,7 +803,7 @@ int active_set_prepare_jvp(active_set *s, const double *w) {
     const int32_t stride = s->jvp_capacity + 1;
     for (int32_t k = 0; k < s->size; ++k) {
         const int32_t *x = config(s, k);
-        const double gamma = border_column(s, w, k, x, s->count[k]);
+        const double gamma = border_column(s, w, k, x, s->links[k]);
         double schur = 0.0;
         if (k > 0) {
             schur = border_schur(s, s->kinv_w, stride, k, gamma);
