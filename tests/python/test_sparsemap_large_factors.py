@@ -12,12 +12,13 @@ is written over node and edge marginals (one simplex per node, each edge
 table marginalizing to its two nodes, a SEQUENCE's start and stop outputs
 equal to its end positions) from the factors' documented layouts in
 concord.h, and solved without concord: cvxopt's interior point, then made
-exact. Its support is read off strict complementarity (x_i > z_i), the
-equality-constrained QP on that support is solved by sparse LU, and
-optimality is certified by a dual LP (HiGHS): multipliers y with
-A_S^T y = g_S and A_N^T y <= g_N (g the gradient) must exist to 1e-9;
-otherwise the index with the largest violation joins the support and the
-QP is solved again. Only certified points serve as references.
+exact by a primal active-set method started there: its support is read
+off strict complementarity (x_i > z_i), the equality-constrained QP on the
+support is solved by sparse LU (ratio steps keep the point feasible when
+that solution leaves the orthant), and optimality is certified by a dual
+LP (HiGHS): multipliers y with A_S^T y = g_S and A_N^T y <= g_N (g the
+gradient) must exist to 1e-9, else the violating variables enter.
+Only certified points serve as references.
 
 For every instance: concord_solve_sparse returns OK; u and v equal the
 reference within 1e-6 and the objective within 1e-9 (relative); the
@@ -195,28 +196,50 @@ def dual_violation(A, g, idx):
     return res.x[m:], off
 
 
-def reference(model, theta, phi, tol=1e-9):
+def exact_qp(A, b, pdiag, q, x0, z0, tol=1e-9, max_steps=1000):
+    """min 1/2 x'Px + q'x over A x = b, x >= 0, exactly, from an interior
+    point x0 (with multipliers z0): a primal active-set method on the
+    support, started at x0 with the support x0 > z0. Each step solves the
+    QP on the support with the other variables at 0; when that point has a
+    negative entry, x moves towards it until an entry of the support
+    reaches 0 and leaves (the ratio test keeps x feasible and the
+    objective decreasing); otherwise x is that point, and a dual LP either
+    certifies it or names the variables that enter. Returns (x, certified)."""
+    support = set(np.flatnonzero(x0 > z0).tolist())
+    x = x0.copy()
+    scale = 1.0 + np.abs(q).max()
+    for _ in range(max_steps):
+        idx = np.array(sorted(support))
+        target = solve_on_support(A, b, pdiag, q, idx)
+        down = idx[target[idx] < -tol]
+        if len(down):
+            ratios = x[down] / (x[down] - target[down])
+            leaving = int(down[np.argmin(ratios)])
+            x += ratios.min() * (target - x)
+            x[leaving] = 0.0
+            support.discard(leaving)
+            continue
+        x = np.maximum(target, 0.0)
+        if np.abs(A @ x - b).max() > tol:
+            return x, False
+        violation, off = dual_violation(A, pdiag * x + q, idx)
+        entering = off[violation > tol * scale]
+        if len(entering) == 0:
+            return x, True
+        support |= set(entering.tolist())
+    return x, False
+
+
+def reference(model, theta, phi):
     """The exact solution (u, v), certified, or an assertion failure."""
     A, b = local_polytope(model)
     n_u, n = model.n_u, A.shape[1]
     q = -np.concatenate([theta, phi])
     pdiag = np.concatenate([np.ones(n_u), np.zeros(n - n_u)])
     x0, z0 = interior_point(A, b, n_u, q)
-    support = set(np.flatnonzero(x0 > z0).tolist())
-    scale = 1.0 + np.abs(q).max()
-    for _ in range(50):
-        idx = np.array(sorted(support))
-        x = solve_on_support(A, b, pdiag, q, idx)
-        negative = idx[x[idx] < -tol]
-        if len(negative):
-            support.discard(int(negative[np.argmin(x[negative])]))
-            continue
-        assert np.abs(A @ x - b).max() <= tol
-        violation, off = dual_violation(A, pdiag * x + q, idx)
-        if len(off) == 0 or violation.max() <= tol * scale:
-            return x[:n_u], x[n_u:]
-        support.add(int(off[np.argmax(violation)]))
-    raise AssertionError("the reference did not certify its solution")
+    x, certified = exact_qp(A, b, pdiag, q, x0, z0)
+    assert certified, "the reference did not certify its solution"
+    return x[:n_u], x[n_u:]
 
 
 # ---------------------------------------------------------------------------
