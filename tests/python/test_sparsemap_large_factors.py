@@ -34,7 +34,8 @@ three shapes instead: GENERAL_TREE over 1000 nodes of 2-3 states (random
 parents, scores uniform in [-1, 1]); DENSE over two variables of 110 states
 with UAI-like scores (no state scores, table scores log p, p uniform in
 (0, 1)); SEQUENCE of 50 positions x 20 states with scores uniform in
-[-1, 1]. That takes about 20 minutes, mostly in the reference.
+[-1, 1]. That takes about half an hour, mostly in the reference; all 300
+matched (u within 2.5e-10) when this was written.
 """
 
 import os
