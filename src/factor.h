@@ -105,7 +105,9 @@ typedef struct qp_outcome {
     int32_t oracle_calls;
     bool exact;   /* solved to optimality (closed forms always are) */
     int32_t face; /* closed forms: the code of the solution's face (else 0) */
-    int error;    /* a user callback's error code (0: none) */
+    int32_t error; /* CONCORD_OK, or CONCORD_ENOMEM: the active set needed
+                      room it could not allocate (exact is then false) */
+    int callback_error; /* a user callback's error code (0: none) */
 } qp_outcome;
 
 /* A negated link's QP input and solution in literal space (l = 1 - u): the
@@ -139,7 +141,8 @@ static inline void factor_qp_literals(const factor *f, struct active_set *state,
         out->face = f->ops->qp(f, lit_a, b, d, lit_u, v, buf->scratch);
         out->oracle_calls = 0;
         out->exact = true;
-        out->error = factor_failure(f, buf->scratch);
+        out->error = 0;
+        out->callback_error = factor_failure(f, buf->scratch);
     } else {
         factor_qp_generic(f, state, lit_a, b, d, lit_u, v, max_inner, buf, out);
     }

@@ -54,7 +54,8 @@ typedef enum outcome {
     STOPPED_INTERRUPTED,
     FAILED_NUMERIC,
     FAILED_INFEASIBLE,
-    FAILED_CALLBACK
+    FAILED_CALLBACK,
+    FAILED_MEMORY
 } outcome;
 
 /* One solve: the settings, scales and counters its steps share. */
@@ -75,8 +76,10 @@ typedef struct admm_run {
     int64_t solves, oracle_calls;
     double primal, dual;   /* the last iteration's residuals (max) */
     double primal_sq, change_sq; /* and their squares summed, for the RMS */
-    int callback_error;    /* a user callback's code, in callback_factor */
-    int32_t callback_factor;
+    int32_t failed_factor; /* a factor whose callback failed (callback_error), whose
+                              active set ran out of memory, or whose SparseMAP solve
+                              was not certified; -1: none */
+    int callback_error;
     int32_t iteration;     /* the current one, for the acceleration's calls */
     struct timespec start;
 } admm_run;
@@ -279,6 +282,20 @@ solve_factor(concord_solver *s, const double *phi, int32_t f, double eta, bool s
     s->face[f] = out->face;
 }
 
+/* Records a failure of factor f's solve (a callback's error or an active
+ * set out of memory); returns whether there was one. */
+static bool factor_failed(admm_run *r, int32_t f, const qp_outcome *out) {
+    if (!out->callback_error && !out->error) return false;
+    r->failed_factor = f;
+    r->callback_error = out->callback_error;
+    return true;
+}
+
+/* The outcome of a solve a factor's failure ended. */
+static outcome failure_outcome(const admm_run *r) {
+    return r->callback_error ? FAILED_CALLBACK : FAILED_MEMORY;
+}
+
 /* The factor step: every factor whose inputs moved is solved again.
  * Returns how many inner solves were inexact (each is resumed at the next
  * iteration); a callback's failure is left in r. Not inlined: inside the
@@ -296,11 +313,7 @@ static __attribute__((noinline)) int32_t factor_step(admm_run *r) {
         solve_factor(s, phi, f, eta, sparse, max_inner, &out);
         ++solves;
         oracle_calls += out.oracle_calls;
-        if (out.error) {
-            r->callback_error = out.error;
-            r->callback_factor = f;
-            break;
-        }
+        if (factor_failed(r, f, &out)) break;
         s->dirty[f] = !out.exact;
         inexact += !out.exact;
     }
@@ -391,7 +404,7 @@ static int dual_bound(admm_run *r, double *bound) {
         int rc = solver_factor_map(s, f, s->a, r->phi + fa->add_begin, s->u, s->vmap, &best);
         if (rc) {
             r->callback_error = rc;
-            r->callback_factor = f;
+            r->failed_factor = f;
             return rc;
         }
         sum += best;
@@ -543,8 +556,8 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
     outcome end = STOPPED_MAX_ITER;
     for (t = 1; t <= st->max_iter; ++t) {
         const int32_t inexact = factor_step(r);
-        if (r->callback_error) {
-            end = FAILED_CALLBACK;
+        if (r->failed_factor >= 0) {
+            end = failure_outcome(r);
             break;
         }
         if (!consensus_and_dual_step(r, t)) {
@@ -607,15 +620,13 @@ static outcome solve_separable(admm_run *r, int32_t *iterations) {
                 solve_factor(s, r->phi, f, r->eta, true, r->st.max_inner_iter, &out);
                 r->oracle_calls += out.oracle_calls;
                 if (round + 1 > *iterations) *iterations = round + 1;
-                if (out.error) break;
+                if (factor_failed(r, f, &out)) return failure_outcome(r);
             }
             r->solves += 1;
-            if (out.error) {
-                r->callback_error = out.error;
-                r->callback_factor = f;
-                return FAILED_CALLBACK;
+            if (!out.exact) {
+                r->failed_factor = f; /* not certified within the cap */
+                return STOPPED_MAX_ITER;
             }
-            if (!out.exact) return STOPPED_MAX_ITER;
         } else {
             for (int32_t j = 0; j < fa->degree; ++j) {
                 s->a[j] = r->theta[g->link_var[b + j]];
@@ -627,7 +638,7 @@ static outcome solve_separable(admm_run *r, int32_t *iterations) {
             r->solves += 1;
             if (rc) {
                 r->callback_error = rc;
-                r->callback_factor = f;
+                r->failed_factor = f;
                 return FAILED_CALLBACK;
             }
         }
@@ -655,7 +666,7 @@ static int round_if_integral(admm_run *r, bool *rounded) {
                                   s->round_v + g->factors[f].add_begin);
         if (rc) {
             r->callback_error = rc;
-            r->callback_factor = f;
+            r->failed_factor = f;
             return rc;
         }
         if (!allowed) return 0;
@@ -672,8 +683,8 @@ static int round_if_integral(admm_run *r, bool *rounded) {
 static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
-    if (end != FAILED_CALLBACK && end != FAILED_NUMERIC &&
-        !(end == CONVERGED && r->last_bound == t)) {
+    const bool failed = end == FAILED_CALLBACK || end == FAILED_MEMORY || end == FAILED_NUMERIC;
+    if (!failed && !(end == CONVERGED && r->last_bound == t)) {
         double bound;
         if (dual_bound(r, &bound)) end = FAILED_CALLBACK;
         else if (bound < r->upper_bound) r->upper_bound = bound;
@@ -681,13 +692,10 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     memcpy(s->sol_u, s->ubar, (size_t)g->n_vars * sizeof(double));
     memcpy(s->sol_v, s->v, (size_t)g->n_add * sizeof(double));
     bool integral = false;
-    if (end != FAILED_CALLBACK && end != FAILED_NUMERIC && round_if_integral(r, &integral))
-        end = FAILED_CALLBACK;
+    if (!failed && round_if_integral(r, &integral)) end = FAILED_CALLBACK;
     s->sol_integral = integral;
-    s->solved = end != FAILED_CALLBACK;
-    s->mode = end == FAILED_CALLBACK || end == FAILED_NUMERIC
-                  ? MODE_NONE
-                  : (r->sparse ? MODE_SPARSE : MODE_MAP);
+    s->solved = end != FAILED_CALLBACK && end != FAILED_MEMORY;
+    s->mode = failed || end == FAILED_CALLBACK ? MODE_NONE : (r->sparse ? MODE_SPARSE : MODE_MAP);
     s->eta_rel = r->eta_rel;
     s->eta = r->eta;
     s->have_decoded = false;
@@ -710,9 +718,17 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
         break;
     case STOPPED_MAX_ITER:
         out.status = CONCORD_STATUS_MAX_ITER;
-        rc = solver_fail(s, CONCORD_ENOTCONVERGED,
-                         "not converged after %d iterations (primal residual %.3g, dual %.3g)",
-                         t, r->primal, r->dual);
+        if (r->failed_factor >= 0)
+            rc = solver_fail(s, CONCORD_ENOTCONVERGED,
+                             "factor %d: its active set did not certify its SparseMAP solution "
+                             "in %d rounds of %d oracle calls (the solution is the best point "
+                             "it reached)",
+                             r->failed_factor, t, r->st.max_inner_iter);
+        else
+            rc = solver_fail(s, CONCORD_ENOTCONVERGED,
+                             "not converged after %d iterations (primal residual %.3g, dual "
+                             "%.3g)",
+                             t, r->primal, r->dual);
         break;
     case STOPPED_TIME_LIMIT:
         out.status = CONCORD_STATUS_TIME_LIMIT;
@@ -740,7 +756,13 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     case FAILED_CALLBACK:
         out.status = CONCORD_STATUS_CALLBACK_FAILED;
         out.integral = false;
-        rc = solver_callback_failed(s, r->callback_factor, r->callback_error);
+        rc = solver_callback_failed(s, r->failed_factor, r->callback_error);
+        break;
+    case FAILED_MEMORY:
+        out.status = CONCORD_STATUS_UNSOLVED;
+        out.integral = false;
+        rc = solver_fail(s, CONCORD_ENOMEM, "factor %d: out of memory for its active set",
+                         r->failed_factor);
         break;
     }
     out.seconds = seconds_since(&r->start);
@@ -750,7 +772,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
 
 int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse,
                 const double *theta, concord_info *info) {
-    admm_run r = {.s = s, .g = s->g, .sparse = sparse};
+    admm_run r = {.s = s, .g = s->g, .sparse = sparse, .failed_factor = -1};
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if (settings) r.st = *settings;
     else concord_default_settings(&r.st);

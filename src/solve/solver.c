@@ -77,8 +77,8 @@ void concord_solver_free(concord_solver *s) {
     free(s->link_score);
     free(s->slot_state);
     free(s->face);
+    for (int32_t f = 0; s->state && f < s->g->n_factors; ++f) active_set_free(s->state[f]);
     free(s->state);
-    free(s->state_memory);
     anderson_free(s->aa);
     free(s->a);
     free(s->d);
@@ -166,14 +166,13 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     s->decoded = alloc_array(nv, sizeof(double), &failed);
     s->backward_memory = alloc_array(7 * (nl ? nl : 1), sizeof(double), &failed);
     int32_t max_degree = 1, max_add = 1;
-    size_t max_scratch = 1, state_bytes = 0;
+    size_t max_scratch = 1;
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
         if (fa->degree > max_degree) max_degree = fa->degree;
         if (fa->n_add > max_add) max_add = fa->n_add;
         size_t bytes = factor_scratch_bytes(fa);
         if (bytes > max_scratch) max_scratch = bytes;
-        if (factor_needs_active_set(fa)) state_bytes += active_set_bytes(fa);
         s->has_callbacks |= fa->ops->failure != NULL;
     }
     s->max_degree = max_degree;
@@ -188,7 +187,10 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     s->buf.oracle_v = alloc_array((size_t)max_add, sizeof(double), &failed);
     s->buf.scratch = alloc_array(max_scratch, 1, &failed);
     s->state = alloc_array(nf, sizeof(active_set *), &failed);
-    s->state_memory = alloc_array(state_bytes, 1, &failed);
+    for (int32_t f = 0; !failed && f < g->n_factors; ++f)
+        if (factor_needs_active_set(&g->factors[f]) &&
+            !(s->state[f] = active_set_new(&g->factors[f])))
+            failed = true;
     if (!failed) {
         build_layout(s);
         if (anderson_worthwhile(g->n_links) &&
@@ -198,12 +200,6 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     if (failed) {
         concord_solver_free(s);
         return CONCORD_ENOMEM;
-    }
-    char *memory = s->state_memory;
-    for (int32_t f = 0; f < g->n_factors; ++f) {
-        if (!factor_needs_active_set(&g->factors[f])) continue;
-        s->state[f] = active_set_init(&g->factors[f], memory);
-        memory += active_set_bytes(&g->factors[f]);
     }
     *out = s;
     return CONCORD_OK;

@@ -121,6 +121,10 @@ concord_add_pair = _proto("concord_add_pair", c_int, _graph_p, c_int32, c_int32,
 concord_add_multi_variable = _proto("concord_add_multi_variable", c_int, _graph_p, c_int32, _dp,
                                     c_bool, _ip)
 concord_add_dense = _proto("concord_add_dense", c_int, _graph_p, c_int32, _ip, _ip, _dp, _ip)
+concord_add_sequence = _proto("concord_add_sequence", c_int, _graph_p, c_int32, _ip, _ip, _dp,
+                              _ip)
+concord_add_general_tree = _proto("concord_add_general_tree", c_int, _graph_p, c_int32, _ip, _ip,
+                                  _ip, _dp, _ip)
 concord_num_variables = _proto("concord_num_variables", c_int32, _graph_p)
 concord_num_factors = _proto("concord_num_factors", c_int32, _graph_p)
 concord_num_additionals = _proto("concord_num_additionals", c_int32, _graph_p)

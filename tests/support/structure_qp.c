@@ -137,7 +137,6 @@ void check_structured_qp(const factor *f, const double *a, const double *a2, con
                          const structure_list *all, structure_valid_fn valid,
                          const void *context, bool compare_fw) {
     const int32_t n = f->degree;
-    void *memory = malloc(active_set_bytes(f));
     size_t bytes = factor_scratch_bytes(f);
     factor_buffers buf = {
         .lit_a = malloc((size_t)n * sizeof(double)),
@@ -150,9 +149,9 @@ void check_structured_qp(const factor *f, const double *a, const double *a2, con
     uint8_t *neg = calloc((size_t)n, 1);
     double *u = malloc((size_t)n * sizeof *u), *ufw = malloc((size_t)n * sizeof *ufw);
     double b[1] = {0.0}, v[1] = {0.0};
-    assert_true(memory && buf.lit_a && buf.lit_u && buf.oracle_a && buf.oracle_u &&
+    active_set *state = active_set_new(f);
+    assert_true(state && buf.lit_a && buf.lit_u && buf.oracle_a && buf.oracle_u &&
                 buf.oracle_v && buf.scratch && neg && u && ufw);
-    active_set *state = active_set_init(f, memory);
     for (int round = 0; round < 2; ++round) {
         const double *scores = round == 0 ? a : a2;
         if (!scores) break;
@@ -168,7 +167,7 @@ void check_structured_qp(const factor *f, const double *a, const double *a2, con
             for (int32_t i = 0; i < n; ++i) assert_true(fabs(u[i] - ufw[i]) <= 1e-6);
         }
     }
-    free(memory);
+    active_set_free(state);
     free(buf.lit_a), free(buf.lit_u), free(buf.oracle_a), free(buf.oracle_u);
     free(buf.oracle_v), free(buf.scratch);
     free(neg), free(u), free(ufw);

@@ -120,8 +120,8 @@ void check_map_oracle(const factor *f, const config_list *c, config_valid_fn val
 
 void qp_checker_init(qp_checker *q, const factor *f) {
     q->f = f;
-    q->memory = xcalloc(active_set_bytes(f), 1);
-    q->state = active_set_init(f, q->memory);
+    q->state = active_set_new(f);
+    assert_non_null(q->state);
     size_t deg = (size_t)f->degree, add = (size_t)f->n_add;
     q->buf.lit_a = xcalloc(deg, sizeof(double));
     q->buf.lit_u = xcalloc(deg, sizeof(double));
@@ -135,7 +135,7 @@ void qp_checker_init(qp_checker *q, const factor *f) {
 }
 
 void qp_checker_free(qp_checker *q) {
-    free(q->memory);
+    active_set_free(q->state);
     free(q->buf.lit_a);
     free(q->buf.lit_u);
     free(q->buf.oracle_a);
