@@ -6,7 +6,6 @@
  * the `failure` entry (factor_failure). A failed call leaves zeros in its
  * outputs, which keeps the caller's arithmetic finite until it notices.
  */
-#include <math.h>
 #include <stdlib.h>
 
 #include "../graph.h"
@@ -26,15 +25,20 @@ static void set_zero(int32_t n, double *x) {
     for (int32_t i = 0; i < n; ++i) x[i] = 0.0;
 }
 
-/* Checks a callback's outputs: variable values in [lo, 1] (lo is 1 for a
- * configuration, whose values are 0 or 1, and 0 for a QP solution) and
- * finite additional values. */
+/* A configuration's value is 0 or 1; a QP solution's, a mean of
+ * configurations, lies in [0, 1]. */
+static bool valid_value(double x, bool binary) {
+    return binary ? x == 0.0 || x == 1.0 : x >= 0.0 && x <= 1.0;
+}
+
+/* Checks a callback's outputs, variable and additional values alike: the
+ * active set stores a configuration as the list of its outputs that are 1,
+ * so an oracle's additional outputs are indicators too. */
 static int check_outputs(const factor *f, const double *u, const double *v, bool binary) {
     for (int32_t i = 0; i < f->degree; ++i)
-        if (binary ? u[i] != 0.0 && u[i] != 1.0 : !(u[i] >= 0.0 && u[i] <= 1.0))
-            return FACTOR_INVALID_OUTPUT;
+        if (!valid_value(u[i], binary)) return FACTOR_INVALID_OUTPUT;
     for (int32_t k = 0; k < f->n_add; ++k)
-        if (!isfinite(v[k])) return FACTOR_INVALID_OUTPUT;
+        if (!valid_value(v[k], binary)) return FACTOR_INVALID_OUTPUT;
     return 0;
 }
 

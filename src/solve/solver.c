@@ -27,8 +27,8 @@ int solver_callback_failed(concord_solver *s, int32_t f, int code) {
     const factor *fa = &s->g->factors[f];
     if (code == FACTOR_INVALID_OUTPUT)
         return solver_fail(s, CONCORD_ECALLBACK,
-                           "factor %d (%s): its callback wrote an invalid configuration (a "
-                           "variable value not in [0, 1], or a non-finite value)",
+                           "factor %d (%s): its callback wrote an invalid configuration (an "
+                           "oracle's values must be 0 or 1, a QP's within [0, 1])",
                            f, fa->ops->name);
     return solver_fail(s, CONCORD_ECALLBACK, "factor %d (%s): its callback returned error %d",
                        f, fa->ops->name, code);
