@@ -27,8 +27,8 @@ from concord.factors import (AndOut, AtMostOne, Budget, Dense, DepTree, Factor, 
                              GeneralTreeCounts, GrandparentHeadAutomaton, HeadAutomaton, Imply,
                              Knapsack, Matching, Or, OrOut, Pair, Sequence, SequenceBudget,
                              SequenceCompressor, Xor, XorOut)
-from concord.graph import (FactorGraph, Variable, VariableSlice, read_fg, read_uai,
-                           solve_batch)
+from concord.graph import (FactorGraph, OutOfRangeError, Variable, VariableSlice, read_fg,
+                           read_uai, solve_batch)
 
 __version__ = _library_version()
 
@@ -38,4 +38,4 @@ __all__ = ["FactorGraph", "Variable", "VariableSlice", "solve_batch", "read_fg",
            "HeadAutomaton", "GrandparentHeadAutomaton", "GeneralTree", "GeneralTreeCounts",
            "SequenceCompressor", "Settings", "Info", "Decoding", "Progress", "ConcordError",
            "InvalidArgumentError", "ParseError", "InfeasibleError", "NumericError", "FileError",
-           "CallbackError"]
+           "CallbackError", "OutOfRangeError"]

@@ -263,7 +263,9 @@ class Dense(Factor):
     variables is a list of 1-D slices (each the states of one variable, e.g.
     rows of ``fg.multi_variable_from(...)``) or a 2-D slice (one variable
     per row); scores has shape (states of the first, of the second, ...).
-    -inf forbids a joint state. value: P(joint state), shaped like scores."""
+    -inf forbids a joint state (for good: later scores of a state forbidden
+    when the factor was added are ignored). value: P(joint state), shaped
+    like scores."""
 
     def __init__(self, variables, scores=None):
         self.variables = variables
@@ -271,10 +273,20 @@ class Dense(Factor):
 
     def _build(self, fg):
         ids, self.num_states = _groups(fg, self.variables, "DENSE")
-        return [fg.graph.add_dense(self.num_states, ids, self._numpy_scores())], ids.size, (ids.size,)
+        table = as_numpy(_scores(self.scores, tuple(self.num_states), "DENSE scores"))
+        # the states forbidden now stay forbidden (their score reads as 0)
+        self.forbidden = np.isneginf(table)
+        return [fg.graph.add_dense(self.num_states, ids, table)], ids.size, (ids.size,)
 
     def _score_parts(self):
-        return [_scores(self.scores, tuple(self.num_states), "DENSE scores")]
+        scores = _scores(self.scores, tuple(self.num_states), "DENSE scores")
+        if not self.forbidden.any():
+            return [scores]
+        if is_tensor(scores):
+            torch = sys.modules["torch"]
+            mask = torch.as_tensor(self.forbidden, device=scores.device)
+            return [torch.where(mask, torch.zeros_like(scores), scores)]
+        return [np.where(self.forbidden, 0.0, scores)]
 
 
 class Sequence(Factor):

@@ -22,7 +22,8 @@ import numpy as np
 
 from concord import _core
 
-__all__ = ["FactorGraph", "Variable", "VariableSlice", "solve_batch", "read_fg", "read_uai"]
+__all__ = ["FactorGraph", "Variable", "VariableSlice", "OutOfRangeError", "solve_batch",
+           "read_fg", "read_uai"]
 
 
 def is_tensor(value):
@@ -46,6 +47,18 @@ def like(values, scores):
         torch = sys.modules["torch"]
         return torch.from_numpy(values).to(device=scores.device, dtype=scores.dtype)
     return values
+
+
+class OutOfRangeError(IndexError, ValueError):
+    """An index outside a Variable's shape (an IndexError as in NumPy, and a
+    ValueError as every other bad index)."""
+
+
+def _pick(index_array, index):
+    try:
+        return index_array[index]
+    except IndexError as error:
+        raise OutOfRangeError(str(error)) from None
 
 
 class VariableSlice:
@@ -98,7 +111,7 @@ class VariableSlice:
         return 1 - picked if self.negated else picked
 
     def __getitem__(self, index):
-        return VariableSlice(self.variable, self.index[index], self.negated)
+        return VariableSlice(self.variable, _pick(self.index, index), self.negated)
 
     def __invert__(self):
         return VariableSlice(self.variable, self.index, not self.negated)
@@ -137,7 +150,7 @@ class Variable:
         return VariableSlice(self, self._index.T)
 
     def __getitem__(self, index):
-        return VariableSlice(self, self._index[index])
+        return VariableSlice(self, _pick(self._index, index))
 
     def __invert__(self):
         return VariableSlice(self, self._index, True)

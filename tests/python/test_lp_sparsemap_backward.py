@@ -55,9 +55,9 @@ def _solve(solver, theta, phi):
 
 
 def _backward(solver, vec, settings=None):
-    n = solver.graph.num_variables
-    dtheta, dphi, binfo = solver.backward(vec[:n], vec[n:] if solver.graph.num_additionals else None,
-                                         settings or _core.Settings(backward_tol=1e-13))
+    n, n_add = solver.graph.num_variables, solver.graph.num_additionals
+    dtheta, dphi, binfo = solver.backward(vec[:n], vec[n:] if n_add else None,
+                                          settings or _core.Settings(backward_tol=1e-13))
     return np.concatenate([dtheta, dphi]), binfo
 
 
