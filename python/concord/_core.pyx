@@ -466,6 +466,22 @@ cdef class _UserFactor:
             return 1
 
 
+def check_scores(scores):
+    """Raises the C library's error (InvalidArgumentError) for scores it
+    would refuse: checked by adding them as the variables of a scratch
+    graph, so that a builder made of several C calls can check all its
+    scores before the first call."""
+    cdef const double[::1] s = _doubles(scores, -1, "scores")
+    cdef concord_graph *g = concord_graph_new()
+    if g == NULL:
+        raise MemoryError("out of memory creating a graph")
+    cdef int rc = concord_add_variables(g, s.shape[0], _dptr(s), NULL)
+    message = concord_last_error(g).decode()
+    concord_graph_free(g)
+    if rc != CONCORD_OK:
+        raise _error(rc, message.replace("variable score", "score"))
+
+
 # ---------------------------------------------------------------------------
 # Graphs
 

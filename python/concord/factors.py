@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 
+from concord import _core
 from concord.graph import as_numpy, is_tensor, links
 
 __all__ = ["Factor", "Xor", "XorOut", "AtMostOne", "Or", "OrOut", "AndOut", "Imply", "Budget",
@@ -249,13 +250,22 @@ class Pair(Factor):
         _no_negation(a_neg if a_neg is not None else b_neg, "PAIR")
         if a_ids.size != b_ids.size:
             raise ValueError("PAIR factors: a has %d variables, b %d" % (a_ids.size, b_ids.size))
+        same = np.flatnonzero(a_ids == b_ids)
+        if same.size:
+            raise ValueError("PAIR factor: variable %d appears more than once" % a_ids[same[0]])
         self.shape_of_scores = shape
         scores = self._numpy_scores()
+        _core.check_scores(scores)  # before the first of several C calls
         return ([fg.graph.add_pair(int(i), int(j), s) for i, j, s in zip(a_ids, b_ids, scores)],
                 2, (2,))
 
     def _score_parts(self):
         return [_scores(self.scores, self.shape_of_scores, "PAIR scores")]
+
+    def __repr__(self):
+        if self.graph is None:
+            return "Pair(not in a graph)"
+        return "Pair(%d pairs)" % len(self.ids)
 
 
 class Dense(Factor):

@@ -236,6 +236,7 @@ class FactorGraph:
         if values.ndim < 1 or values.shape[-1] < 1:
             raise ValueError("multi_variable_from: scores need a last axis of states")
         rows = values.reshape(-1, values.shape[-1])
+        _core.check_scores(values)  # before the first of several C calls
         first = None
         for row in rows:
             start = self._graph.add_multi_variable(row.size, row, one_hot)
@@ -442,12 +443,12 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
     if algorithm == "sparse" and any(g._has_tensors() for g in graphs):
         from concord.torch import solve_graphs
         return solve_graphs(graphs, settings, threads)
+    checked = _core.Settings(**settings)
     solvers = []
     for g in graphs:
         g._push_scores()
         solvers.append(g._numpy_solver())
-    infos = _core.solve_batch(solvers, algorithm, _core.Settings(**settings),
-                              0 if threads is None else threads)
+    infos = _core.solve_batch(solvers, algorithm, checked, 0 if threads is None else threads)
     for g, solver in zip(graphs, solvers):
         g.last_solver = solver
         g._set_values(solver.variables, solver.additionals, None)
