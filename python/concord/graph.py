@@ -287,8 +287,8 @@ class FactorGraph:
         return self._graph
 
     def __repr__(self):
-        return "FactorGraph(%d variables in %d arrays, %d factors, %d additionals)" % (
-            self.num_variables, len(self.variables), self.num_factors, self.num_additionals)
+        return "FactorGraph(%d variables, %d factors, %d additionals)" % (
+            self.num_variables, self.num_factors, self.num_additionals)
 
     # ---- solving
 

@@ -637,7 +637,7 @@ def test_reprs_show_sizes():
     fg = concord.FactorGraph()
     x = fg.variable_from(np.zeros((4, 5)))
     f = fg.add(concord.Pair(x[:, :-1], x[:, 1:], 0.5))
-    assert repr(fg) == "FactorGraph(20 variables in 1 arrays, 16 factors, 16 additionals)"
+    assert repr(fg) == "FactorGraph(20 variables, 16 factors, 16 additionals)"
     assert repr(x) == "Variable(shape=(4, 5))"
     assert repr(~x[1:, 2]) == "VariableSlice(shape=(3,), negated)"
     assert repr(f) == "Pair(16 pairs)"
