@@ -20,7 +20,6 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import concord  # noqa: E402
-import concord.torch  # noqa: E402,F401  (tensor scores need it)
 
 TAGS = ["O", "NAME"]
 NAME = 1

@@ -137,7 +137,9 @@ class Variable:
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.scores = scores
         self.value = None
-        self._index = np.arange(self.size).reshape(self.shape)
+        # int32 like the C ids (a graph has fewer than 2^31 variables), so
+        # that ids go to C without a conversion
+        self._index = np.arange(self.size, dtype=np.int32).reshape(self.shape)
 
     @property
     def ids(self):
@@ -163,30 +165,33 @@ def links(graph, variables):
     """The variables of a factor argument (a Variable, a VariableSlice, or a
     list or tuple of them, in order) as (ids, negated or None, shape): ids
     flat, shape the argument's (flat when it is a list)."""
-    if isinstance(variables, (Variable, VariableSlice)):
-        parts = [variables]
-        shape = variables.shape
-    elif isinstance(variables, (list, tuple)) and variables:
-        parts = list(variables)
-        shape = None
-    else:
+    if isinstance(variables, Variable):
+        variables = VariableSlice(variables, variables._index)
+    if isinstance(variables, VariableSlice):
+        ids, negated = _slice_links(graph, variables)
+        return ids, (np.ones(ids.size, dtype=bool) if negated else None), variables.shape
+    if not isinstance(variables, (list, tuple)) or not variables:
         raise TypeError("expected a Variable, a slice of one, or a list of them; got %r"
                         % (variables,))
     ids, negated = [], []
-    for part in parts:
+    for part in variables:
         if isinstance(part, Variable):
             part = VariableSlice(part, part._index)
         if not isinstance(part, VariableSlice):
             raise TypeError("expected a Variable or a slice of one, got %r" % (part,))
-        if part.variable.graph is not graph:
-            raise ValueError("a factor's variables must belong to its FactorGraph")
-        ids.append(part.ids.reshape(-1))
-        negated.append(np.full(part.size, part.negated))
-    ids = np.concatenate(ids) if len(ids) > 1 else ids[0]
-    negated = np.concatenate(negated) if len(negated) > 1 else negated[0]
-    if shape is None:
-        shape = ids.shape
-    return ids, (negated if negated.any() else None), shape
+        part_ids, part_negated = _slice_links(graph, part)
+        ids.append(part_ids)
+        negated.append(np.full(part_ids.size, part_negated))
+    ids = np.concatenate(ids)
+    negated = np.concatenate(negated)
+    return ids, (negated if negated.any() else None), ids.shape
+
+
+def _slice_links(graph, part):
+    """A slice's flat variable ids and whether it is negated."""
+    if part.variable.graph is not graph:
+        raise ValueError("a factor's variables must belong to its FactorGraph")
+    return part.ids.reshape(-1), part.negated
 
 
 class FactorGraph:
