@@ -10,11 +10,15 @@
 
 Scores may be float32 or float64 (results take the scores' dtype and
 device); the solver works in float64 on the CPU. A batch is solved on C
-threads with the GIL released (concord_solve_batch); ``threads=None`` uses
-one per processor. Settings are keyword arguments as for FactorGraph.solve.
+threads with the GIL released (concord_solve_batch), and its backward
+passes on as many Python threads (each releases the GIL in C);
+``threads=None`` uses one per processor. Settings are keyword arguments as
+for FactorGraph.solve.
 """
 
 import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -60,14 +64,21 @@ class _LPSparseMAP(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grads):
         batch = ctx.batch
-        out = [None]
-        for k, solver in enumerate(batch.solvers):
+
+        def one(k):
             du, dv = grads[2 * k], grads[2 * k + 1]
-            dtheta, dphi, _ = solver.backward(as_numpy(du), as_numpy(dv) if dv.numel() else None,
-                                              batch.settings)
-            out.append(_tensor_like(dtheta, du))
-            out.append(_tensor_like(dphi, dv))
-        return tuple(out)
+            dtheta, dphi, _ = batch.solvers[k].backward(
+                as_numpy(du), as_numpy(dv) if dv.numel() else None, batch.settings)
+            return _tensor_like(dtheta, du), _tensor_like(dphi, dv)
+        # The C library has no batched backward pass: Python threads run the
+        # examples' backward passes, each with the GIL released.
+        workers = min(batch.threads or os.cpu_count() or 1, len(batch.solvers))
+        if workers > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                results = list(pool.map(one, range(len(batch.solvers))))
+        else:
+            results = [one(k) for k in range(len(batch.solvers))]
+        return (None,) + tuple(g for pair in results for g in pair)
 
 
 def _tensor_like(values, like):
