@@ -25,7 +25,7 @@ PYTHON_SOURCES := setup.py setup.cfg pyproject.toml $(wildcard include/*.h src/*
 
 python:
 	@scripts/install-deps.sh python
-	@$(MAKE) --no-print-directory $(VENV)/.installed
+	@$(MAKE) -s --no-print-directory $(VENV)/.installed
 
 $(VENV)/.installed: $(PYTHON_SOURCES)
 	@echo "building the Python package into $(VENV)"
@@ -47,7 +47,7 @@ test:
 	@echo "building the library, the tests and their sanitized twins"
 	@cmake --build $(BUILD)-test -j $(JOBS) >$(BUILD)-test/build.log 2>&1 || \
 		{ cat $(BUILD)-test/build.log; exit 1; }
-	@$(MAKE) --no-print-directory $(VENV)/.installed
+	@$(MAKE) -s --no-print-directory $(VENV)/.installed
 	@scripts/fuzz.sh $(BUILD)-test 30 --if-changed
 	@scripts/run-tests.sh $(BUILD)-test $(VENV)
 
