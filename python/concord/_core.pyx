@@ -500,6 +500,7 @@ cdef class Graph:
 
     cdef concord_graph *g
     cdef list _user_factors   # keeps the Python oracles alive with the graph
+    cdef list _degrees        # each factor's degree (None for a graph read from a file)
     cdef int _solving         # solves running on this graph (GIL released)
 
     def __cinit__(self):
@@ -507,6 +508,7 @@ cdef class Graph:
         if self.g == NULL:
             raise MemoryError("out of memory creating a graph")
         self._user_factors = []
+        self._degrees = []
         self._solving = 0
 
     def __dealloc__(self):
@@ -546,6 +548,22 @@ cdef class Graph:
         """The message of the last error on this graph ("" if none)."""
         return concord_last_error(self.g).decode()
 
+    cdef int32_t added(self, int32_t factor, Py_ssize_t degree):
+        """Records the degree of a factor just added; returns its id."""
+        self._degrees.append(degree)
+        return factor
+
+    def factor_degree(self, int32_t factor):
+        """The number of variables of a factor added through this object (the
+        C API cannot tell it for graphs read from files: ValueError then)."""
+        if self._degrees is None:
+            raise ValueError("the degrees of the factors of a graph read from a file are "
+                             "unknown (the C API has no concord_factor_degree)")
+        if not 0 <= factor < len(self._degrees):
+            raise ValueError("factor %d out of range (the graph has %d)" % (
+                factor, len(self._degrees)))
+        return self._degrees[factor]
+
     def factor_additionals(self, int32_t factor):
         """(first, count): factor's additional outputs in the global index."""
         cdef int32_t first = 0, count = 0
@@ -583,6 +601,8 @@ cdef class Graph:
                                     else _doubles(scores, num_states, "scores"))
         cdef int32_t first = 0
         self.check(concord_add_multi_variable(self.g, num_states, _dptr(s), one_hot, &first))
+        if one_hot:  # its XOR factor
+            self.added(self.num_factors - 1, num_states)
         return first
 
     # ---- factors over binary variables
@@ -598,7 +618,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_logic(self.g, LOGIC_KINDS[kind], v.shape[0], _iptr(v), _bptr(n),
                                      &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_budget(self, vars, double budget, bint exact=False, negated=None):
         """BUDGET: at most (exact: exactly) `budget` literals are 1."""
@@ -607,7 +627,7 @@ cdef class Graph:
         cdef const unsigned char[::1] n = _flags(negated, v.shape[0], "negated")
         cdef int32_t f = 0
         self.check(concord_add_budget(self.g, v.shape[0], _iptr(v), _bptr(n), budget, exact, &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_knapsack(self, vars, costs, double budget, negated=None):
         """KNAPSACK: sum of costs[i] * literal_i <= budget."""
@@ -618,14 +638,14 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_knapsack(self.g, v.shape[0], _iptr(v), _bptr(n), _dptr(c), budget,
                                         &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_pair(self, int32_t var1, int32_t var2, double score):
         """PAIR: `score` when both variables are 1 (one additional output)."""
         self.writable()
         cdef int32_t f = 0
         self.check(concord_add_pair(self.g, var1, var2, score, &f))
-        return f
+        return self.added(f, 2)
 
     def add_dense(self, num_states, vars, scores=None):
         """DENSE: a score table over the joint states of multi-valued
@@ -643,7 +663,7 @@ cdef class Graph:
                 int(np.sum(np.asarray(k), dtype=np.int64)), v.shape[0]))
         cdef int32_t f = 0
         self.check(concord_add_dense(self.g, k.shape[0], _iptr(k), _iptr(v), _dptr(s), &f))
-        return f
+        return self.added(f, v.shape[0])
 
     # ---- structured factors
 
@@ -660,7 +680,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_tree(self.g, length, v.shape[0], _iptr(h), _iptr(m), _iptr(v),
                                     flags, &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_matching(self, int32_t rows, int32_t cols, vars, bint every_row=False,
                      bint every_col=False):
@@ -674,7 +694,7 @@ cdef class Graph:
                                | (CONCORD_MATCHING_EVERY_COL if every_col else 0))
         cdef int32_t f = 0
         self.check(concord_add_matching(self.g, rows, cols, _iptr(v), flags, &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_sequence(self, num_states, vars, scores=None):
         """SEQUENCE: num_states[i] states at position i; vars position by
@@ -687,7 +707,7 @@ cdef class Graph:
                                     else _doubles(scores, _sequence_size(k), "scores"))
         cdef int32_t f = 0
         self.check(concord_add_sequence(self.g, k.shape[0], _iptr(k), _iptr(v), _dptr(s), &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_sequence_budget(self, num_states, vars, int32_t budget, scores=None):
         """SEQUENCE_BUDGET: a SEQUENCE with at most `budget` positions in
@@ -701,7 +721,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_sequence_budget(self.g, k.shape[0], _iptr(k), _iptr(v), budget,
                                                _dptr(s), &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_head_automaton(self, vars, scores=None):
         """HEAD_AUTOMATON over a head's arcs to its modifiers on one side,
@@ -713,7 +733,7 @@ cdef class Graph:
                                     else _doubles(scores, (n + 1) * (n + 2) // 2, "scores"))
         cdef int32_t f = 0
         self.check(concord_add_head_automaton(self.g, n, _iptr(v), _dptr(s), &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_grandparent_head_automaton(self, int32_t n_grandparents, vars, scores=None):
         """GRANDPARENT_HEAD_AUTOMATON: vars are the n_grandparents incoming
@@ -729,7 +749,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_grandparent_head_automaton(self.g, n_grandparents, n, _iptr(v),
                                                           _dptr(s), &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_general_tree(self, num_states, parents, vars, scores=None):
         """GENERAL_TREE: a tree-shaped MRF; parents[0] = -1."""
@@ -743,7 +763,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_general_tree(self.g, k.shape[0], _iptr(k), _iptr(p), _iptr(v),
                                             _dptr(s), &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_general_tree_counts(self, num_states, parents, vars, scores=None):
         """GENERAL_TREE_COUNTS: vars continue with n_nodes + 1 count
@@ -759,7 +779,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_general_tree_counts(self.g, k.shape[0], _iptr(k), _iptr(p),
                                                    _iptr(v), _dptr(s), &f))
-        return f
+        return self.added(f, v.shape[0])
 
     def add_sequence_compressor(self, vars, scores=None):
         """SEQUENCE_COMPRESSOR: n word indicators then the sentence one;
@@ -773,7 +793,7 @@ cdef class Graph:
                                     else _doubles(scores, (n + 1) * (n + 2) // 2, "scores"))
         cdef int32_t f = 0
         self.check(concord_add_sequence_compressor(self.g, n, _iptr(v), _dptr(s), &f))
-        return f
+        return self.added(f, v.shape[0])
 
     # ---- user factors
 
@@ -802,6 +822,7 @@ cdef class Graph:
         self.check(concord_add_factor(self.g, v.shape[0], _iptr(v), _bptr(n), num_additionals,
                                       _dptr(s), _map_trampoline, <void *>user, &f))
         self._user_factors.append(user)
+        self.added(f, v.shape[0])
         if qp is not None:
             self.check(concord_set_factor_qp(self.g, f, _qp_trampoline))
         return f
@@ -1079,10 +1100,13 @@ cdef class Solver:
 
     # ---- sparse distributions
 
-    def factor_distribution(self, int32_t factor, int32_t degree):
+    def factor_distribution(self, int32_t factor):
         """The sparse distribution behind factor's part of the last solution:
         (weights (k,), U (k, degree), V (k, n_additionals)), U and V the
-        configurations' variable (link order) and additional values."""
+        configurations' variable (link order) and additional values. Needs
+        the factor's degree (Graph.factor_degree): not for graphs read from
+        files."""
+        cdef int32_t degree = self.graph.factor_degree(factor)
         cdef int32_t count = 0
         cdef int rc
         self.enter()
@@ -1217,6 +1241,7 @@ cdef Graph _wrap_graph(concord_graph *g):
     cdef Graph graph = Graph.__new__(Graph)
     concord_graph_free(graph.g)
     graph.g = g
+    graph._degrees = None
     return graph
 
 

@@ -337,7 +337,7 @@ class FactorGraph:
         solver = self._require_solution()
         if factor.graph is not self:
             raise ValueError("%r is not in this FactorGraph" % (factor,))
-        weights, configurations, _ = solver.factor_distribution(factor.ids[0], factor.degree)
+        weights, configurations, _ = solver.factor_distribution(factor.ids[0])
         return weights, configurations.reshape((len(weights),) + factor.shape)
 
     def loss(self, gold, kind="sparsemap", gold_additionals=None, **settings):

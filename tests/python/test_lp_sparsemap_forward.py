@@ -693,7 +693,7 @@ class DistributionError(AssertionError):
 def check_distribution(solver, f, factor, u, v, tol):
     """Factor f's distribution: weights >= 0 summing to 1, allowed
     configurations, reproducing (u, v) on its links. Returns its size."""
-    w, U, V = solver.factor_distribution(f, factor.degree)
+    w, U, V = solver.factor_distribution(f)
 
     def require(cond, what):
         if not cond:
@@ -727,7 +727,7 @@ def check_distributions(solver, factors, u, v, known_bad):
     for f, factor in enumerate(factors):
         if factor.kind in NO_DISTRIBUTION:
             with pytest.raises(concord.ConcordError):
-                solver.factor_distribution(f, factor.degree)
+                solver.factor_distribution(f)
             known_bad[factor.kind] = known_bad.get(factor.kind, 0) + 1
             continue
         sizes.append((factor.kind, check_distribution(solver, f, factor, u, v, 1e-7)))
@@ -892,7 +892,7 @@ def test_knapsack_distribution_is_refused_with_a_reason():
     u, v, info = solve_sparse(solver)
     assert np.allclose(u, [0.5], atol=1e-12)
     with pytest.raises(concord.ConcordError, match="fractional vertices"):
-        solver.factor_distribution(0, 1)
+        solver.factor_distribution(0)
 
 
 def test_pair_distribution_reproduces_its_solution():

@@ -575,6 +575,14 @@ def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_messag
         solver.set_scores([0.0, 1.0])
     with pytest.raises(ValueError, match="not finite"):
         solver.set_scores([0.0, 1.0, np.inf])
+    graph.add_multi_variable(2)
+    assert [graph.factor_degree(f) for f in range(graph.num_factors)] == [2]  # its XOR
+    with open(os.path.join(ROOT, "examples", "data", "alignment.fg")) as text:
+        (read,) = _core.read_buffer(text.read())
+    solver = _core.Solver(read)
+    solver.solve_sparse()
+    with pytest.raises(ValueError, match="concord_factor_degree"):
+        solver.factor_distribution(0)  # its degree is unknown: never a buffer too short
     with pytest.raises(concord.ParseError, match="<buffer>:1"):
         _core.read_buffer("this is not a graph")
     with pytest.raises(OSError):
@@ -683,3 +691,31 @@ def test_the_numpy_losses_equal_the_low_level_ones():
         expected, dtheta, _, _ = getattr(solver, "loss_" + kind)(gold.reshape(-1))
         assert loss == expected and loss > 0
         assert np.array_equal(x.value - gold, dtheta.reshape(3, 3))
+
+
+def test_a_python_qp_replaces_the_active_set():
+    """A user factor with the weighted simplex projection as its QP (the
+    XOR's polytope) solves as Xor does, and its QP is what the solves call."""
+    calls = [0]
+
+    def simplex_qp(a, b, d):
+        calls[0] += 1
+        low, high = np.min(a - d), np.max(a)  # sum of clip((a - tau) / d, 0) is 1 in between
+        for _ in range(200):
+            tau = 0.5 * (low + high)
+            low, high = (tau, high) if np.maximum((a - tau) / d, 0).sum() > 1 else (low, tau)
+        return np.maximum((a - tau) / d, 0)
+    rng = np.random.default_rng(13)
+    theta = rng.normal(size=(3, 4))
+    results = []
+    for python in (False, True):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(theta)
+        for i in range(3):
+            fg.add(concord.Factor(x[i], map=xor_oracle, qp=simplex_qp) if python
+                   else concord.Xor(x[i]))
+        for j in range(4):
+            fg.add(concord.AtMostOne(x[:, j]))
+        fg.solve(tol=1e-10)
+        results.append(x.value)
+    assert calls[0] > 0 and np.abs(results[0] - results[1]).max() <= 1e-6
