@@ -912,6 +912,8 @@ cdef class Solver:
     cdef concord_solver *s
     cdef readonly Graph graph
     cdef bint _busy
+    # the graph's sizes when the solver was made: its buffers' sizes
+    cdef int32_t n_vars, n_add, n_factors, n_multi
 
     def __cinit__(self, Graph graph not None):
         self.graph = graph
@@ -919,6 +921,10 @@ cdef class Solver:
         cdef int rc = concord_solver_new(graph.g, &self.s)
         if rc != CONCORD_OK:
             raise _error(rc, "creating a solver")
+        self.n_vars = concord_num_variables(graph.g)
+        self.n_add = concord_num_additionals(graph.g)
+        self.n_factors = concord_num_factors(graph.g)
+        self.n_multi = concord_num_multi_variables(graph.g)
 
     def __dealloc__(self):
         concord_solver_free(self.s)
@@ -933,8 +939,20 @@ cdef class Solver:
 
     # ---- running C calls
 
+    cdef int fresh(self) except -1:
+        """Refuses a solver whose graph grew since it was made (its buffers
+        have the old sizes; the C library refuses its solves too)."""
+        if (concord_num_variables(self.graph.g) != self.n_vars
+                or concord_num_additionals(self.graph.g) != self.n_add
+                or concord_num_factors(self.graph.g) != self.n_factors
+                or concord_num_multi_variables(self.graph.g) != self.n_multi):
+            raise InvalidArgumentError(CONCORD_EINVAL, "the graph's structure changed since "
+                                       "this solver was created (create a new solver)")
+        return 0
+
     cdef int enter(self) except -1:
         """Marks the solver (and its graph) busy before the GIL is released."""
+        self.fresh()
         if self._busy:
             raise RuntimeError("the solver is already in use (on another thread)")
         self._busy = True
@@ -964,12 +982,11 @@ cdef class Solver:
     def set_scores(self, variable_scores=None, additional_scores=None):
         """Gives the solver its own scores (copied): num_variables and
         num_additionals values; None for either keeps reading the graph's."""
+        self.fresh()
         cdef const double[::1] t = (None if variable_scores is None else
-                                    _doubles(variable_scores, self.graph.num_variables,
-                                             "variable_scores"))
+                                    _doubles(variable_scores, self.n_vars, "variable_scores"))
         cdef const double[::1] p = (None if additional_scores is None else
-                                    _doubles(additional_scores, self.graph.num_additionals,
-                                             "additional_scores"))
+                                    _doubles(additional_scores, self.n_add, "additional_scores"))
         if self._busy:
             raise RuntimeError("the solver is in use (on another thread)")
         # a graph without additionals has no additional scores to copy
@@ -979,13 +996,14 @@ cdef class Solver:
     @property
     def variable_scores(self):
         """A copy of the variable scores the solver uses."""
-        return _copy_doubles(concord_solver_variable_scores(self.s), self.graph.num_variables)
+        self.fresh()
+        return _copy_doubles(concord_solver_variable_scores(self.s), self.n_vars)
 
     @property
     def additional_scores(self):
         """A copy of the additional scores the solver uses."""
-        return _copy_doubles(concord_solver_additional_scores(self.s),
-                             self.graph.num_additionals)
+        self.fresh()
+        return _copy_doubles(concord_solver_additional_scores(self.s), self.n_add)
 
     # ---- solves
 
@@ -1018,14 +1036,16 @@ cdef class Solver:
     def variables(self):
         """A copy of the last solution's variable values u (None before any
         solve)."""
+        self.fresh()
         cdef const double *u = concord_solver_variables(self.s)
-        return None if u == NULL else _copy_doubles(u, self.graph.num_variables)
+        return None if u == NULL else _copy_doubles(u, self.n_vars)
 
     @property
     def additionals(self):
         """A copy of the last solution's additional values v."""
+        self.fresh()
         cdef const double *v = concord_solver_additionals(self.s)
-        return None if v == NULL else _copy_doubles(v, self.graph.num_additionals)
+        return None if v == NULL else _copy_doubles(v, self.n_add)
 
     # ---- backward pass
 
@@ -1035,7 +1055,7 @@ cdef class Solver:
         scores and dphi the same w.r.t. the additional scores (the Jacobian
         is symmetric: this is also the Jacobian-vector product)."""
         cdef Settings st = _settings(settings)
-        cdef int32_t n = self.graph.num_variables, m = self.graph.num_additionals
+        cdef int32_t n = self.n_vars, m = self.n_add
         cdef const double[::1] a = _doubles(du, n, "du")
         cdef const double[::1] b = None if dv is None else _doubles(dv, m, "dv")
         dtheta = np.zeros(n)
@@ -1073,19 +1093,20 @@ cdef class Solver:
         finally:
             self.leave()
         self.check(rc)
-        return (_copy_doubles(concord_solver_decoded(self.s), self.graph.num_variables),
+        return (_copy_doubles(concord_solver_decoded(self.s), self.n_vars),
                 Decoding(result.value, result.violated, result.passes))
 
     def decoded_labels(self):
         """The decoded state label of every multi-variable."""
-        out = np.zeros(concord_num_multi_variables(self.graph.g), dtype=_int32)
+        self.fresh()
+        out = np.zeros(self.n_multi, dtype=_int32)
         cdef int32_t[::1] labels = out
         self.check(concord_solver_decoded_labels(self.s, &labels[0] if labels.shape[0] else NULL))
         return out
 
     def evaluate(self, x):
         """Value and violated factors of a 0/1 assignment x (a Decoding)."""
-        cdef const double[::1] a = _doubles(x, self.graph.num_variables, "x")
+        cdef const double[::1] a = _doubles(x, self.n_vars, "x")
         cdef concord_decoding result
         cdef int rc
         cdef const double *pa = _dptr(a)
@@ -1142,7 +1163,7 @@ cdef class Solver:
         return self._loss(False, u_gold, v_gold, _settings(settings))
 
     cdef object _loss(self, bint sparse, u_gold, v_gold, Settings settings):
-        cdef int32_t n = self.graph.num_variables, m = self.graph.num_additionals
+        cdef int32_t n = self.n_vars, m = self.n_add
         cdef const double[::1] ug = _doubles(u_gold, n, "u_gold")
         cdef const double[::1] vg = None if v_gold is None else _doubles(v_gold, m, "v_gold")
         dtheta = np.zeros(n)

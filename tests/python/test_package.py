@@ -575,8 +575,12 @@ def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_messag
         solver.set_scores([0.0, 1.0])
     with pytest.raises(ValueError, match="not finite"):
         solver.set_scores([0.0, 1.0, np.inf])
-    graph.add_multi_variable(2)
+    solver.solve_map()
+    graph.add_multi_variable(2)  # the solver's buffers are now too short: refused
     assert [graph.factor_degree(f) for f in range(graph.num_factors)] == [2]  # its XOR
+    for use in (lambda: solver.variables, lambda: solver.solve_map(), lambda: solver.decode()):
+        with pytest.raises(ValueError, match="structure changed"):
+            use()
     with open(os.path.join(ROOT, "examples", "data", "alignment.fg")) as text:
         (read,) = _core.read_buffer(text.read())
     solver = _core.Solver(read)
