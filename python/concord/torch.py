@@ -88,14 +88,20 @@ def _tensor_like(values, like):
 def lp_sparsemap(graphs, variable_scores, additional_scores, threads=None, **settings):
     """LP-SparseMAP of each example: graphs[k] (low-level concord._core.Graph
     objects; the same graph may serve several examples) with the flat
-    scores variable_scores[k] and additional_scores[k] (1-D tensors).
-    Returns the lists of u_k and v_k, differentiable, and the Infos."""
+    scores variable_scores[k] and additional_scores[k] (1-D tensors, the
+    latter empty for a graph without additional outputs). Returns the
+    lists of u_k and v_k, differentiable, and the examples' Infos."""
     batch = _Batch(graphs, settings, threads)
+    us, vs = _solve(batch, variable_scores, additional_scores)
+    return us, vs, batch.infos
+
+
+def _solve(batch, variable_scores, additional_scores):
     scores = []
     for theta, phi in zip(variable_scores, additional_scores):
         scores += [theta, phi]
     outputs = _LPSparseMAP.apply(batch, *scores)
-    return list(outputs[0::2]), list(outputs[1::2]), batch
+    return list(outputs[0::2]), list(outputs[1::2])
 
 
 # ---------------------------------------------------------------------------
@@ -122,7 +128,8 @@ def _flat_scores(fg):
     for x in fg.variables:
         part = tensor(x.scores)
         if part.numel() != x.size:
-            raise ValueError("scores: expected shape %s, got %s" % (x.shape, tuple(x.scores.shape)))
+            raise ValueError("scores: expected shape %s, got %s" % (x.shape,
+                                                                     tuple(x.scores.shape)))
         theta.append(part)
     phi, filled, graph_phi = [], 0, None
     for factor in fg.factors:
@@ -145,8 +152,8 @@ def solve_graphs(graphs, settings, threads):
     """LP-SparseMAP of FactorGraphs with tensor scores: sets their values
     (tensors in the autograd graph) and returns their Infos."""
     scores = [_flat_scores(g) for g in graphs]
-    us, vs, batch = lp_sparsemap([g.graph for g in graphs], [s[0] for s in scores],
-                                 [s[1] for s in scores], threads, **settings)
+    batch = _Batch([g.graph for g in graphs], settings, threads)
+    us, vs = _solve(batch, [s[0] for s in scores], [s[1] for s in scores])
     for g, solver, u, v in zip(graphs, batch.solvers, us, vs):
         g.last_solver = solver
         g._set_values(None, None, (u, v))
