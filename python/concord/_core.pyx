@@ -437,12 +437,12 @@ cdef class _UserFactor:
     cdef int call_map(self, const double *a, const double *b, double *u, double *v,
                       double *value):
         cdef int32_t i
+        cdef double total = 0.0
         if self.error is not None:
             return 1
         try:
             self.write(self.map(_copy_doubles(a, self.degree), _copy_doubles(b, self.n_add)),
                        u, v)
-            total = 0.0
             for i in range(self.degree):
                 total += a[i] * u[i]
             for i in range(self.n_add):
