@@ -58,9 +58,11 @@ fuzz:
 	@scripts/fuzz.sh $(BUILD)-test $(FUZZ_SECONDS)
 
 # Every benchmark, one after the other (figures in docs/performance.md).
-bench: build
+bench: build python
 	@for b in bench_ad3 bench_uai bench_read bench_sparse bench_oracles_trees bench_oracles_sequence \
 		bench_memory; do echo "== $$b"; $(BUILD)/$$b || exit 1; done
+	@echo "== python_overhead"; $(VENV)/bin/python bench/python_overhead.py $(BUILD)/bench_lp_matching
+	@for b in python_batch python_memory; do echo "== $$b"; $(VENV)/bin/python bench/$$b.py || exit 1; done
 
 # The header, the libraries, the executable, pkg-config and CMake package
 # files under PREFIX (default /usr/local).
