@@ -4,8 +4,9 @@
 #   (each target gets SECONDS/2). With --if-changed (make test), nothing is
 #   done when the library's sources and the fuzz targets are those of the
 #   last run that passed.
-# Seeds: AD3's example graphs in ../shared/data/ad3 and the regression inputs
-# in tests/data/fuzz/. A crash fails the run and leaves the input in
+# Seeds: AD3's example graphs in ../shared/data/ad3 (when it is there), the
+# repository's graphs and models in tests/data/fg and tests/data/uai, and the
+# regression inputs in tests/data/fuzz/. A crash fails the run and leaves the input in
 # BUILD_DIR/fuzz-artifacts/ (add it to tests/data/fuzz/ once fixed).
 set -eu
 build=$1
@@ -30,8 +31,8 @@ for target in fg uai; do
   corpus="$out/corpus_$target"
   mkdir -p "$corpus"
   case $target in
-    fg) seeds="$root/../shared/data/ad3/*.fg $root/tests/data/fuzz/*" ;;
-    uai) seeds="$root/../shared/data/ad3/*.uai $root/tests/data/fuzz_uai/*" ;;
+    fg) seeds="$root/../shared/data/ad3/*.fg $root/tests/data/fg/*.fg $root/tests/data/fuzz/*" ;;
+    uai) seeds="$root/../shared/data/ad3/*.uai $root/tests/data/uai/*.uai $root/tests/data/fuzz_uai/*" ;;
   esac
   for f in $seeds; do
     [ -f "$f" ] || continue
