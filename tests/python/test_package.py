@@ -5,8 +5,10 @@
     over multi-variables) solve bit for bit as the same graphs built call
     by call with the low-level module (the random graphs of the forward
     test), by LP-SparseMAP and by AD3;
-  * graphs read from AD3's example files give the command-line tool's
-    posteriors (both solvers), and a UAI model its decoded MAP labels;
+  * graphs read from .fg files (the repository's, and AD3's examples when
+    ../shared/data is present) give the command-line tool's posteriors
+    with both solvers, and UAI models (with evidence) its decoded MAP
+    labels;
   * the structured factors' layouts are the documented ones: DepTree's and
     Sequence's MAP equal brute force over every tree and every tag
     sequence, Matching's the Hungarian method of scipy, with scores laid out
@@ -23,6 +25,7 @@
 """
 
 import gc
+import glob
 import itertools
 import os
 import subprocess
@@ -208,30 +211,46 @@ def test_scores_are_read_at_each_solve():
 # Against the command-line tool
 
 
-@pytest.mark.parametrize("name", ["coref.fg", "general_tree_counts.fg", "sequence_budget.fg",
-                                  "parsing02.fg", "srl_fract_001.fg"])
+def fg_files():
+    """The repository's .fg files, and AD3's examples when ../shared/data is
+    beside the repository."""
+    files = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "fg", "*.fg")))
+    for name in ("coref.fg", "general_tree_counts.fg", "sequence_budget.fg", "parsing02.fg",
+                 "srl_fract_001.fg"):
+        files.append(os.path.join(AD3_DATA, name))
+    return files
+
+
+@pytest.mark.parametrize("path", fg_files(), ids=os.path.basename)
 @pytest.mark.parametrize("algorithm", ["ad3", "sparse"])
-def test_graphs_read_from_files_solve_as_the_command_line_tool(name, algorithm, tmp_path):
-    path = os.path.join(AD3_DATA, name)
+def test_graphs_read_from_files_solve_as_the_command_line_tool(path, algorithm, tmp_path):
+    if not os.path.exists(path):
+        pytest.skip("%s not found" % path)
     out = tmp_path / "posteriors.txt"
     subprocess.run([cli_path(), "solve", path, "--algorithm", algorithm, "-q", "-o", str(out)],
                    check=True)
     expected = np.loadtxt(out)
-    (fg,) = concord.read_fg(path)
-    info = fg.solve() if algorithm == "sparse" else fg.solve_map()
-    assert info.converged
-    got = np.concatenate([fg.variables[0].value, fg.last_solver.additionals])
+    got = []
+    for fg in concord.read_fg(path):  # every graph of the file, in order
+        info = fg.solve() if algorithm == "sparse" else fg.solve_map()
+        assert info.converged
+        got += [fg.variables[0].value, fg.last_solver.additionals]
+    got = np.concatenate(got)
     assert got.shape == expected.shape
     assert np.abs(got - expected).max() <= 1e-12
 
 
-def test_a_uai_model_decodes_as_the_command_line_tool(tmp_path):
-    path = os.path.join(AD3_DATA, "grid4x4.uai")
-    out = tmp_path / "grid.MAP"
-    subprocess.run([cli_path(), "solve", path, "-q", "--uai-map", str(out), "-o", os.devnull],
-                   check=True)
+@pytest.mark.parametrize("model,evidence", [("grid3x3.uai", "grid3x3.uai.evid"),
+                                            ("bayes.uai", "bayes.uai.evid"),
+                                            ("mixed.uai", None), ("frustrated.uai", None)])
+def test_uai_models_decode_as_the_command_line_tool(model, evidence, tmp_path):
+    model = os.path.join(ROOT, "tests", "data", "uai", model)
+    evidence = evidence and os.path.join(ROOT, "tests", "data", "uai", evidence)
+    out = tmp_path / "model.MAP"
+    command = [cli_path(), "solve", model, "-q", "--uai-map", str(out), "-o", os.devnull]
+    subprocess.run(command + (["--evid", evidence] if evidence else []), check=True)
     expected = [int(t) for t in out.read_text().split()[2:]]
-    fg = concord.read_uai(path)
+    fg = concord.read_uai(model, evidence)
     fg.solve_map()
     decoding = fg.decode()
     assert decoding.violated == 0
