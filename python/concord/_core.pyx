@@ -39,6 +39,13 @@ cimport cython
 
 from concord._capi cimport *
 
+__all__ = ["Graph", "Solver", "solve_batch", "Settings", "Info", "BackwardInfo", "Decoding",
+           "Progress", "Reader", "read_file", "read_buffer", "read_uai", "check_scores",
+           "strerror", "status_name", "version", "LOGIC_KINDS", "HAS_EXACT", "ConcordError",
+           "InvalidArgumentError", "ParseError", "InfeasibleError", "NumericError", "FileError",
+           "CallbackError", "OK", "EINVAL", "ENOMEM", "EPARSE", "EIO", "ENOTCONVERGED",
+           "ENUMERIC", "EINFEASIBLE", "ECALLBACK"]
+
 # ---------------------------------------------------------------------------
 # Errors
 
