@@ -1,10 +1,13 @@
 #!/bin/sh
 # The demo: concord solves the bundled word-alignment problem
 # (examples/data/alignment.fg), decodes it, and the chosen alignment is
-# drawn as a matrix, source words down, target words across.
-# usage: scripts/demo.sh BUILD_DIR
+# drawn as a matrix, source words down, target words across; then the
+# Python package (installed in VENV_DIR) solves a longer alignment as an
+# LP-matching and draws LP-MAP and LP-SparseMAP as heat maps.
+# usage: scripts/demo.sh BUILD_DIR VENV_DIR
 set -eu
 build=$1
+venv=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 graph="$root/examples/data/alignment.fg"
 decoded=$(mktemp)
@@ -35,3 +38,6 @@ awk -v decoded="$decoded" '
             printf "\n"
         }
     }' "$graph"
+echo
+echo "\$ $venv/bin/python examples/python/alignment.py --output $build/alignment.png"
+"$venv/bin/python" "$root/examples/python/alignment.py" --output "$build/alignment.png"

@@ -39,7 +39,6 @@ matched (u within 2.5e-10) when this was written.
 """
 
 import os
-import sys
 import time
 
 import numpy as np
@@ -49,8 +48,7 @@ import scipy.sparse.linalg as spla
 from cvxopt import matrix, solvers, spmatrix
 from scipy.optimize import linprog
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import concord_ctypes as cc  # noqa: E402
+from concord import _core
 
 FULL = os.environ.get("CONCORD_FULL_SIZE") == "1"
 
@@ -247,70 +245,33 @@ def reference(model, theta, phi):
 # concord
 
 
-def _check(g, rc):
-    if rc != cc.OK:
-        raise cc.ConcordError(rc, cc.concord_last_error(g).decode())
-
-
 def build(model, theta, phi):
-    """The single-factor graph through the public API; its factor is 0."""
-    g = cc.concord_graph_new()
-    keep = []
-
-    def arr(x, kind):
-        a, p = (cc._iarr if kind == "i" else cc._darr)(x)
-        keep.append(a)
-        return p
-
+    """The single-factor graph through the low-level module; its factor is
+    0."""
+    g = _core.Graph()
     if model.kind == "dense":
         k = model.nodes[0][1]
         for j in range(2):
-            _check(g, cc.concord_add_multi_variable(g, k, arr(theta[j * k:(j + 1) * k], "d"),
-                                                    False, None))
-        _check(g, cc.concord_add_dense(g, 2, arr([k, k], "i"), arr(np.arange(2 * k), "i"),
-                                       arr(phi, "d"), None))
+            g.add_multi_variable(k, theta[j * k:(j + 1) * k], one_hot=False)
+        g.add_dense([k, k], np.arange(2 * k), phi)
     else:
-        _check(g, cc.concord_add_variables(g, model.n_u, arr(theta, "d"), None))
+        g.add_variables(model.n_u, theta)
         states = [k for _, k in model.nodes]
-        vars_ = arr(np.arange(model.n_u), "i")
+        vars_ = np.arange(model.n_u)
         if model.kind == "sequence":
-            _check(g, cc.concord_add_sequence(g, len(states), arr(states, "i"), vars_,
-                                              arr(phi, "d"), None))
+            g.add_sequence(states, vars_, phi)
         else:
-            _check(g, cc.concord_add_general_tree(g, len(states), arr(states, "i"),
-                                                  arr(model.parents, "i"), vars_, arr(phi, "d"),
-                                                  None))
+            g.add_general_tree(states, model.parents, vars_, phi)
     return g
 
 
 def solve(model, theta, phi):
     """concord's SparseMAP: (u, v, value, distribution (w, U, V))."""
-    g = build(model, theta, phi)
-    s = cc._solver_p()
-    _check(g, cc.concord_solver_new(g, cc.byref(s)))
-
-    def check(rc):
-        if rc != cc.OK:
-            raise cc.ConcordError(rc, cc.concord_solver_last_error(s).decode())
-    try:
-        info = cc.Info()
-        check(cc.concord_solver_sparse(s, None, cc.byref(info)))
-        u = np.ctypeslib.as_array(cc.concord_solver_variables(s), (model.n_u,)).copy()
-        v = np.ctypeslib.as_array(cc.concord_solver_additionals(s), (model.n_v,)).copy()
-        count = cc.c_int32()
-        check(cc.concord_solver_factor_distribution(s, 0, cc.byref(count)))
-        k = count.value
-        w, U, V = np.zeros(k), np.zeros((k, model.n_u)), np.zeros((k, model.n_v))
-        for j in range(k):
-            wj = cc.c_double()
-            check(cc.concord_solver_distribution_entry(s, j, cc.byref(wj),
-                                                       U[j].ctypes.data_as(cc._dp),
-                                                       V[j].ctypes.data_as(cc._dp)))
-            w[j] = wj.value
-        return u, v, info.value, (w, U, V)
-    finally:
-        cc.concord_solver_free(s)
-        cc.concord_graph_free(g)
+    solver = _core.Solver(build(model, theta, phi))
+    info = solver.solve_sparse()
+    assert info.converged, info
+    return (solver.variables.copy(), solver.additionals.copy(), info.value,
+            solver.factor_distribution(0))
 
 
 def check_configuration(model, u, v):
