@@ -532,7 +532,8 @@ CONCORD_API int concord_solver_set_scores(concord_solver *s, const double *varia
                                           const double *additional_scores);
 
 /* The scores the solver uses (its own, or the graph's): num_variables and
- * num_additionals values. */
+ * num_additionals values. NULL once the graph's structure has changed
+ * since the solver was created (its sizes are no longer the graph's). */
 CONCORD_API const double *concord_solver_variable_scores(const concord_solver *s);
 CONCORD_API const double *concord_solver_additional_scores(const concord_solver *s);
 
@@ -553,7 +554,8 @@ CONCORD_API int concord_solver_sparse(concord_solver *s, const concord_settings 
                                       concord_info *info);
 
 /* The last solution: variable values u (length num_variables) and factor
- * additional values v (length num_additionals). NULL before any solve.
+ * additional values v (length num_additionals). NULL before any solve and
+ * once the graph's structure has changed since the solver was created.
  * Valid until the next solve on this solver, or its free. */
 CONCORD_API const double *concord_solver_variables(const concord_solver *s);
 CONCORD_API const double *concord_solver_additionals(const concord_solver *s);

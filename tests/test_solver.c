@@ -212,7 +212,8 @@ static void solver_scores_are_their_own(void **state) {
     concord_graph_free(g);
 }
 
-/* After the graph's structure changes, its old solvers refuse to work. */
+/* After the graph's structure changes, its old solvers refuse to work and
+ * hand out none of their buffers (sized for the old graph). */
 static void a_solver_refuses_a_graph_whose_structure_changed(void **state) {
     (void)state;
     concord_graph *g = concord_graph_new();
@@ -221,7 +222,12 @@ static void a_solver_refuses_a_graph_whose_structure_changed(void **state) {
     concord_add_logic(g, CONCORD_XOR, 2, vars, NULL, NULL);
     concord_solver *s = new_solver_or_fail(g);
     assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_OK);
+    assert_non_null(concord_solver_variables(s));
     concord_add_variables(g, 1, NULL, NULL);
+    assert_null(concord_solver_variables(s));
+    assert_null(concord_solver_additionals(s));
+    assert_null(concord_solver_variable_scores(s));
+    assert_null(concord_solver_additional_scores(s));
     assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_EINVAL);
     assert_non_null(strstr(concord_solver_last_error(s), "structure changed"));
     assert_int_equal(concord_solver_set_scores(s, NULL, NULL), CONCORD_EINVAL);

@@ -230,18 +230,24 @@ int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
     return CONCORD_OK;
 }
 
+/* A solver's buffers are sized by the graph it was made over: once the
+ * graph's structure changed, none of them is handed out. */
+static bool solver_is_current(const concord_solver *s) {
+    return s && s->structure_revision == s->g->structure_revision;
+}
+
 const double *concord_solver_variable_scores(const concord_solver *s) {
-    return s ? solver_theta(s) : NULL;
+    return solver_is_current(s) ? solver_theta(s) : NULL;
 }
 const double *concord_solver_additional_scores(const concord_solver *s) {
-    return s ? solver_phi(s) : NULL;
+    return solver_is_current(s) ? solver_phi(s) : NULL;
 }
 
 const double *concord_solver_variables(const concord_solver *s) {
-    return s && s->solved ? s->sol_u : NULL;
+    return solver_is_current(s) && s->solved ? s->sol_u : NULL;
 }
 const double *concord_solver_additionals(const concord_solver *s) {
-    return s && s->solved ? s->sol_v : NULL;
+    return solver_is_current(s) && s->solved ? s->sol_v : NULL;
 }
 
 int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const double *x,
