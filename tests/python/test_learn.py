@@ -1,0 +1,402 @@
+"""concord.learn against independent references.
+
+* Loss-augmented inference (and plain inference) returns the maximiser of
+  w . joint_feature(x, y') + Hamming(y, y') found by enumerating every
+  labelling y' of small examples, for every model (multilabel trees, chains,
+  graphs with DENSE and Potts edges, hard constraints); on graphs with
+  cycles LP-MAP is a relaxation, so there its value bounds the enumerated
+  maximum and, when integral, equals it.
+* The structured hinge's subgradient equals central finite differences of
+  the loss along random directions, for LP-MAP (piecewise linear: points
+  where the one-sided differences disagree are kinks, skipped and counted)
+  and LP-SparseMAP (differentiable); so does DistRepSSVM's gradient with
+  respect to the label matrix A.
+* nuclear_norm_prox equals soft-thresholding computed from the
+  eigendecomposition of X^T X, and is the unique minimiser of its
+  objective: random perturbations of it only increase the objective.
+* DistRepSSVM with A fixed to the identity trains the same model as
+  SubgradientSSVM (no regularisation; and lambda1 = 1 / (C n)).
+* chow_liu_tree has the largest total mutual information of all spanning
+  trees (enumerated by Pruefer sequences).
+"""
+
+import itertools
+import os
+
+import numpy as np
+import pytest
+
+import concord
+from concord.learn import (ChainCRF, DistRepSSVM, GraphCRF, MultiLabelClf, SubgradientSSVM,
+                           chow_liu_tree, nuclear_norm_prox, structured_hinge)
+from concord.learn import learners
+from concord.learn.datasets import load_conllu, load_mulan
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(ROOT, "tests", "data", "learn")
+TIGHT = {"tol": 1e-13, "max_iter": 100000}
+
+
+def chain_data(rng, n, states=3, features=4, lengths=(2, 5)):
+    X, Y = [], []
+    for _ in range(n):
+        length = int(rng.integers(lengths[0], lengths[1] + 1))
+        y = rng.integers(states, size=length)
+        X.append(rng.normal(size=(length, features)) + np.eye(states, features)[y])
+        Y.append(y)
+    return X, Y
+
+
+def multilabel_data(rng, n, labels=5, features=4):
+    X = np.hstack([rng.normal(size=(n, features - 1)), np.ones((n, 1))])
+    Y = (X @ rng.normal(size=(labels, features)).T + rng.normal(size=(n, labels)) > 0)
+    return X, Y.astype(int)
+
+
+def graph_data(rng, n, nodes=5, states=3, features=4, cycle=True):
+    X, Y = [], []
+    for _ in range(n):
+        edges = [(i, i + 1) for i in range(nodes - 1)] + ([(nodes - 1, 0)] if cycle else [])
+        y = rng.integers(states, size=nodes)
+        X.append((rng.normal(size=(nodes, features)) + np.eye(states, features)[y],
+                  np.array(edges)))
+        Y.append(y)
+    return X, Y
+
+
+def labellings(model, x):
+    """Every labelling of x."""
+    if isinstance(model, MultiLabelClf):
+        shape, states = model.n_labels, 2
+    elif isinstance(model, ChainCRF):
+        shape, states = x.shape[0], model.n_labels
+    else:
+        shape, states = x[0].shape[0], model.n_labels
+    return [np.array(y) for y in itertools.product(range(states), repeat=shape)]
+
+
+def brute_force(model, x, y, w, allowed=lambda y: True):
+    """max over labellings y' (those `allowed`) of w . joint_feature + Hamming."""
+    best = -np.inf
+    for candidate in labellings(model, x):
+        if allowed(candidate):
+            value = w @ model.joint_feature(x, candidate)
+            if y is not None:
+                value += model.loss(y, candidate)
+            best = max(best, value)
+    return best
+
+
+MODELS = [
+    ("multilabel tree", lambda: MultiLabelClf(5, edges="tree"), multilabel_data, True),
+    ("multilabel full", lambda: MultiLabelClf(5, edges="full"), multilabel_data, False),
+    ("chain", lambda: ChainCRF(3), chain_data, True),
+    ("graph dense path", lambda: GraphCRF(3),
+     lambda rng, n: graph_data(rng, n, cycle=False), True),
+    ("graph dense cycle", lambda: GraphCRF(3), graph_data, False),
+    ("graph potts cycle", lambda: GraphCRF(3, pairwise="potts"), graph_data, False),
+]
+
+
+@pytest.mark.parametrize("name, make, data, exact", MODELS, ids=[m[0] for m in MODELS])
+def test_loss_augmented_inference_is_the_enumerated_maximiser(name, make, data, exact):
+    rng = np.random.default_rng(1)
+    model = make().set_params(inference_settings=TIGHT)
+    X, Y = data(rng, 12)
+    model.initialize(X, Y)
+    checked = integral = 0
+    for scale in (0.5, 2.0):
+        w = rng.normal(size=model.size_joint_feature) * scale
+        for x, y in zip(X, Y):
+            for gold in (y, None):
+                best = brute_force(model, x, gold, w)
+                if gold is None:
+                    u, Q = model.inference(x, w, relaxed=True)
+                    labels = model.inference(x, w)
+                    value = w @ model.joint_feature(x, (u, Q))
+                else:
+                    u, Q = model.loss_augmented_inference(x, gold, w, relaxed=True)
+                    labels = model.loss_augmented_inference(x, gold, w)
+                    cost, constant = model.cost(model.gold_indicators(
+                        model._design(model._one(x)), [gold]))
+                    value = (w @ model.joint_feature(x, (u, Q)) + np.sum(cost * u.reshape(
+                        cost.shape)) + constant.sum())
+                found = w @ model.joint_feature(x, labels) + (
+                    0 if gold is None else model.loss(gold, labels))
+                is_integral = np.allclose(u, np.round(u), atol=1e-7)
+                assert value >= best - 1e-6          # the LP bounds the maximum
+                if exact or is_integral:
+                    assert value == pytest.approx(best, abs=1e-6)
+                    assert found == pytest.approx(best, abs=1e-6)
+                integral += is_integral
+                checked += 1
+    assert integral >= checked // 2   # the integral case is the common one
+
+
+def test_constraints_restrict_inference_to_feasible_labellings():
+    rng = np.random.default_rng(2)
+    budget = 1
+    model = ChainCRF(3, constraints=[lambda y: concord.Budget(y[:, 0], budget)],
+                     inference_settings=TIGHT)
+    X, Y = chain_data(rng, 15, lengths=(3, 5))
+    Y = [np.where(np.cumsum(y == 0) > budget, 1, y) for y in Y]   # feasible gold
+    model.initialize(X, Y)
+    integral = 0
+    for x, y in zip(X, Y):
+        w = rng.normal(size=model.size_joint_feature) * 2
+        labels = model.loss_augmented_inference(x, y, w)
+        assert np.sum(labels == 0) <= budget
+        u, Q = model.loss_augmented_inference(x, y, w, relaxed=True)
+        if np.allclose(u, np.round(u), atol=1e-7):
+            integral += 1
+            best = brute_force(model, x, y, w, allowed=lambda c: np.sum(c == 0) <= budget)
+            assert w @ model.joint_feature(x, labels) + model.loss(y, labels) == pytest.approx(
+                best, abs=1e-6)
+    assert integral >= 5
+
+    labels = MultiLabelClf(4, constraints=[lambda y: concord.Budget(y, 2, exact=True)])
+    X, Y = multilabel_data(rng, 20, labels=4)
+    Y = np.zeros_like(Y)
+    Y[:, :2] = 1
+    fitted = SubgradientSSVM(labels, max_iter=2, random_state=0).fit(X, Y)
+    assert (fitted.predict(X).sum(axis=1) == 2).all()
+
+
+def finite_difference_check(loss, w, gradient, rng, h, directions=4):
+    """Compares gradient . d with central differences of loss along random
+    directions d; returns (checked, skipped kinks)."""
+    checked = skipped = 0
+    f0 = loss(w)
+    for _ in range(directions):
+        d = rng.normal(size=w.shape)
+        plus, minus = loss(w + h * d), loss(w - h * d)
+        forward, backward = (plus - f0) / h, (f0 - minus) / h
+        # a kink jumps the slope by O(1); a smooth loss changes it by O(h)
+        if abs(forward - backward) > 1e-3 * max(1.0, abs(forward)):
+            skipped += 1
+            continue
+        assert (plus - minus) / (2 * h) == pytest.approx(gradient @ d, abs=1e-5, rel=1e-6)
+        checked += 1
+    return checked, skipped
+
+
+@pytest.mark.parametrize("method", ["map", "sparse"])
+@pytest.mark.parametrize("name, make, data, exact", MODELS, ids=[m[0] for m in MODELS])
+def test_structured_hinge_subgradient_matches_finite_differences(name, make, data, exact,
+                                                                 method):
+    rng = np.random.default_rng(3)
+    model = make().set_params(inference_method=method, inference_settings=TIGHT)
+    X, Y = data(rng, 6)
+    model.initialize(X, Y)
+    checked = skipped = positive = 0
+    for x, y in zip(X, Y):
+        w = rng.normal(size=model.size_joint_feature)
+        loss, gradient = structured_hinge(model, x, y, w)
+        assert loss >= 0
+        positive += loss > 0
+        result = finite_difference_check(lambda v: structured_hinge(model, x, y, v)[0], w,
+                                         gradient, rng, h=1e-5)
+        checked += result[0]
+        skipped += result[1]
+    assert checked > 3 * skipped and positive >= len(X) - 1
+
+
+@pytest.mark.parametrize("method", ["map", "sparse"])
+@pytest.mark.parametrize("name, make, data, exact", MODELS, ids=[m[0] for m in MODELS])
+def test_structured_hinge_equals_the_c_library_losses(name, make, data, exact, method):
+    """The C library's losses (checked against their definitions by
+    test_losses.py) are the same functions at shifted scores: its hinge
+    folds the cost 1 - 2u* into every binary variable (one-hot rows need
+    theta + u* to make that 1 - u*), its LP-SparseMAP loss none (at theta +
+    cost, the cost's value at u* is 0)."""
+    rng = np.random.default_rng(10)
+    model = make().set_params(inference_method=method, inference_settings=TIGHT)
+    X, Y = data(rng, 5)
+    model.initialize(X, Y)
+    for x, y in zip(X, Y):
+        w = rng.normal(size=model.size_joint_feature)
+        loss, _ = structured_hinge(model, x, y, w)
+        design = model._design(model._one(x))
+        gold = model.gold_indicators(design, [y])
+        W, P = model.split_weights(w)
+        theta = np.asarray(design.phi @ W.T)
+        if method == "sparse":
+            theta = theta + model.cost(gold)[0]
+        elif model.one_hot:
+            theta = theta + gold
+        slot = model._new_slot(design.keys[0])
+        slot.y.scores = theta.reshape(slot.y.shape)
+        model._set_scores(slot, P)
+        reference = slot.fg.loss({slot.y: gold.reshape(slot.y.shape)},
+                                 kind="sparsemap" if method == "sparse" else "hinge", **TIGHT)
+        assert loss == pytest.approx(reference, abs=1e-8)
+
+
+def test_hinge_is_zero_at_a_large_margin_and_its_subgradient_vanishes():
+    rng = np.random.default_rng(4)
+    model = ChainCRF(3, inference_settings=TIGHT)
+    X, Y = chain_data(rng, 4)
+    model.initialize(X, Y)
+    W = np.zeros((3, 4))
+    W[:, :3] = 100 * np.eye(3)
+    w = model.join_weights(W, np.zeros((3, 3)))
+    X = [np.eye(3, 4)[y] for y in Y]
+    for x, y in zip(X, Y):
+        loss, gradient = structured_hinge(model, x, y, w)
+        assert loss == 0 and not gradient.any()
+
+
+def test_distrep_label_gradient_matches_finite_differences():
+    """The A-step's gradient: d/dA of the hinge with W = A^T W_a, P = A^T W_p A."""
+    rng = np.random.default_rng(5)
+    model = ChainCRF(3, inference_method="sparse", inference_settings=TIGHT)
+    X, Y = chain_data(rng, 3)
+    model.initialize(X, Y)
+    W_a, W_p = rng.normal(size=(2, 4)), rng.normal(size=(2, 2))
+    A0 = rng.normal(size=(2, 3))
+
+    def loss_and_gradient(A):
+        total, grad = 0.0, np.zeros_like(A)
+        for x, y in zip(X, Y):
+            loss, g = structured_hinge(model, x, y, model.join_weights(A.T @ W_a,
+                                                                        A.T @ W_p @ A))
+            dU, dQ = model.split_weights(g)
+            total += loss
+            grad += learners._label_gradient(A, W_a, W_p, dU, dQ)
+        return total, grad
+
+    _, gradient = loss_and_gradient(A0)
+    checked, _ = finite_difference_check(lambda a: loss_and_gradient(a.reshape(A0.shape))[0],
+                                         A0.reshape(-1), gradient.reshape(-1), rng, h=1e-5,
+                                         directions=6)
+    assert checked == 6
+
+
+def nuclear_prox_reference(X, t):
+    """Soft-thresholding from the eigendecomposition of X^T X: X = U S V^T
+    with V the eigenvectors, S^2 the eigenvalues, U = X V / S."""
+    eigenvalues, V = np.linalg.eigh(X.T @ X)
+    s = np.sqrt(np.maximum(eigenvalues, 0.0))
+    keep = s > t
+    U = X @ V[:, keep] / s[keep]
+    return (U * (s[keep] - t)) @ V[:, keep].T
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (6, 4), (5, 5)])
+def test_nuclear_norm_prox_is_soft_thresholding_and_the_unique_minimiser(shape):
+    rng = np.random.default_rng(6)
+    for t in (0.1, 1.0, 2.5):
+        X = rng.normal(size=shape)
+        Z = nuclear_norm_prox(X, t)
+        assert np.allclose(Z, nuclear_prox_reference(X, t), atol=1e-10)
+
+        def objective(U):
+            return t * np.linalg.svd(U, compute_uv=False).sum() + 0.5 * np.sum((U - X) ** 2)
+
+        best = objective(Z)
+        for scale in (1e-4, 1e-2, 1.0):
+            for _ in range(20):
+                assert objective(Z + scale * rng.normal(size=shape)) > best
+    assert not nuclear_norm_prox(X, 100.0).any()
+    assert np.allclose(nuclear_norm_prox(X, 0.0), X)
+
+
+@pytest.mark.parametrize("method", ["map", "sparse"])
+@pytest.mark.parametrize("kind", ["chain", "multilabel"])
+def test_distrep_with_identity_labels_trains_the_ssvm(kind, method):
+    rng = np.random.default_rng(7)
+    if kind == "chain":
+        X, Y = chain_data(rng, 20)
+        make = lambda: ChainCRF(3, inference_method=method)            # noqa: E731
+    else:
+        X, Y = multilabel_data(rng, 40)
+        make = lambda: MultiLabelClf(5, edges="full", inference_method=method)  # noqa: E731
+    for lambda1, C in ((0.0, np.inf), (0.05, 1 / (0.05 * len(X)))):
+        ssvm = SubgradientSSVM(make(), C=C, max_iter=4, batch_size=7, learning_rate=0.3,
+                               random_state=3).fit(X, Y)
+        distrep = DistRepSSVM(make(), lambda1=lambda1, lambda2=0.0, max_iter=4, a_epochs=0,
+                              init="identity", batch_size=7, learning_rate=0.3,
+                              random_state=3).fit(X, Y)
+        assert np.allclose(distrep.joint_w, ssvm.w, atol=1e-12)
+        assert np.allclose(distrep.loss_curve_, ssvm.loss_curve_, atol=1e-12)
+        assert distrep.loss_curve_[-1] < distrep.loss_curve_[0]
+        assert distrep.step_curve_ == ["w"] * 4 and distrep.rank_curve_ == [ssvm.model.n_labels] * 4
+        assert (distrep.predict(X) == ssvm.predict(X)).all() if kind == "multilabel" else all(
+            (a == b).all() for a, b in zip(distrep.predict(X), ssvm.predict(X)))
+
+
+def test_distrep_nuclear_norm_lowers_the_rank_and_keeps_labels_in_the_unit_ball():
+    rng = np.random.default_rng(8)
+    X, Y = chain_data(rng, 30, states=4)
+    ranks = []
+    for lambda2 in (0.0, 3.0):
+        learner = DistRepSSVM(ChainCRF(4), dim=4, lambda1=1e-3, lambda2=lambda2, max_iter=3,
+                              a_learning_rate=0.2, random_state=0).fit(X, Y)
+        assert (np.linalg.norm(learner.A, axis=0) <= 1 + 1e-12).all()
+        assert learner.step_curve_ == ["w", "A", "w", "A", "w"]
+        ranks.append(learner.rank_curve_[-1])
+    assert ranks[0] == 4 and ranks[1] < 4
+
+
+def test_chow_liu_tree_maximises_the_mutual_information():
+    rng = np.random.default_rng(9)
+    labels = 5
+    hidden = rng.normal(size=(300, 2))
+    Y = (hidden @ rng.normal(size=(2, labels)) + 0.7 * rng.normal(size=(300, labels)) > 0)
+    Y = Y.astype(int)
+
+    def information(i, j):
+        total = 0.0
+        for a in (0, 1):
+            for b in (0, 1):
+                p = (np.sum((Y[:, i] == a) & (Y[:, j] == b)) + 1) / (len(Y) + 4)
+                pa = (np.sum(Y[:, i] == a) + 2) / (len(Y) + 4)
+                pb = (np.sum(Y[:, j] == b) + 2) / (len(Y) + 4)
+                total += p * np.log(p / (pa * pb))
+        return total
+
+    def tree_from_pruefer(sequence):
+        degree = np.ones(labels, dtype=int)
+        for v in sequence:
+            degree[v] += 1
+        edges = []
+        for v in sequence:
+            leaf = int(np.flatnonzero(degree == 1)[0])
+            edges.append((leaf, v))
+            degree[leaf] -= 1
+            degree[v] -= 1
+        edges.append(tuple(np.flatnonzero(degree == 1)))
+        return edges
+
+    best = max(sum(information(i, j) for i, j in tree_from_pruefer(s))
+               for s in itertools.product(range(labels), repeat=labels - 2))
+    tree = chow_liu_tree(Y)
+    assert tree.shape == (labels - 1, 2) and (tree[:, 0] < tree[:, 1]).all()
+    assert sum(information(i, j) for i, j in tree) == pytest.approx(best, abs=1e-12)
+
+
+def test_parameters_follow_scikit_learn_conventions():
+    model = ChainCRF(4, inference_method="sparse")
+    learner = SubgradientSSVM(model, C=2.0, max_iter=3)
+    params = learner.get_params()
+    assert params["C"] == 2.0 and params["model"] is model
+    assert params["model__inference_method"] == "sparse" and params["model__n_states"] == 4
+    learner.set_params(C=5.0, model__inference_method="map")
+    assert learner.C == 5.0 and model.inference_method == "map"
+    clone = type(learner)(**learner.get_params(deep=False))
+    assert clone.get_params() == learner.get_params()
+    with pytest.raises(ValueError, match="no parameter"):
+        learner.set_params(gamma=1)
+    with pytest.raises(ValueError, match="inference_method"):
+        SubgradientSSVM(ChainCRF(2, inference_method="exact")).fit(
+            [np.ones((2, 1))], [np.array([0, 1])])
+    assert "SubgradientSSVM(model=ChainCRF(n_states=4" in repr(learner)
+
+
+def test_readers_on_the_repository_fixtures():
+    X, Y, names = load_mulan(os.path.join(FIXTURES, "multilabel-train.arff"),
+                             os.path.join(FIXTURES, "multilabel.xml"))
+    assert Y.shape == (len(X), len(names)) and set(np.unique(Y)) <= {0, 1}
+    assert X.shape[1] == 24 and set(np.unique(X)) <= {0.0, 1.0}
+    sentences = load_conllu(os.path.join(FIXTURES, "pos-train.conllu"))
+    assert all(len(words) == len(tags) > 0 for words, tags in sentences)
