@@ -7,6 +7,11 @@
   ``fg.loss(gold)`` is the LP-SparseMAP or hinge loss as a tensor.
 - SparseMAP layers for single structures, on batched score tensors:
   ``sequence_sparsemap``, ``tree_sparsemap``, ``matching_sparsemap``.
+- Losses for training with gold structures, per example, for any training
+  loop: ``lp_sparsemap_loss`` over low-level graphs (the LP-SparseMAP loss,
+  or the structured hinge for comparison), and the SparseMAP losses of the
+  single structures, ``sequence_sparsemap_loss``, ``tree_sparsemap_loss``,
+  ``matching_sparsemap_loss``.
 
 Scores may be float32 or float64 (results take the scores' dtype and
 device); the solver works in float64 on the CPU. A batch is solved on C
@@ -27,7 +32,9 @@ import torch.nn.functional as F
 from concord import _core
 from concord.graph import as_numpy, is_tensor
 
-__all__ = ["lp_sparsemap", "sequence_sparsemap", "tree_sparsemap", "matching_sparsemap"]
+__all__ = ["lp_sparsemap", "sequence_sparsemap", "tree_sparsemap", "matching_sparsemap",
+           "lp_sparsemap_loss", "sequence_sparsemap_loss", "tree_sparsemap_loss",
+           "matching_sparsemap_loss"]
 
 
 class _Batch:
@@ -72,13 +79,18 @@ class _LPSparseMAP(torch.autograd.Function):
             return _tensor_like(dtheta, du), _tensor_like(dphi, dv)
         # The C library has no batched backward pass: Python threads run the
         # examples' backward passes, each with the GIL released.
-        workers = min(batch.threads or os.cpu_count() or 1, len(batch.solvers))
-        if workers > 1:
-            with ThreadPoolExecutor(workers) as pool:
-                results = list(pool.map(one, range(len(batch.solvers))))
-        else:
-            results = [one(k) for k in range(len(batch.solvers))]
+        results = _on_threads(one, len(batch.solvers), batch.threads)
         return (None,) + tuple(g for pair in results for g in pair)
+
+
+def _on_threads(function, count, threads):
+    """[function(k) for k < count] on Python threads (threads 0: one per
+    processor); for calls into C that release the GIL."""
+    workers = min(threads or os.cpu_count() or 1, count)
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(function, range(count)))
+    return [function(k) for k in range(count)]
 
 
 def _tensor_like(values, like):
@@ -160,29 +172,80 @@ def solve_graphs(graphs, settings, threads):
     return batch.infos
 
 
-class _Loss(torch.autograd.Function):
-    """(theta, phi) -> the loss of a gold structure; its gradient is the
-    one the C library returns with it (u - u*, v - v*)."""
+class _Losses(torch.autograd.Function):
+    """(theta_0, phi_0, theta_1, phi_1, ...) -> the losses of each example's
+    gold structure (a (B,) tensor); their gradients are the ones the C
+    library returns with them (u - u*, v - v*)."""
 
     @staticmethod
-    def forward(ctx, solver, kind, u_gold, v_gold, settings, theta, phi):
-        solver.set_scores(as_numpy(theta), as_numpy(phi) if phi.numel() else None)
-        method = solver.loss_sparsemap if kind == "sparsemap" else solver.loss_hinge
-        loss, dtheta, dphi, _ = method(u_gold, v_gold, settings)
-        ctx.gradients = (_tensor_like(dtheta, theta), _tensor_like(dphi, phi))
-        return torch.tensor(loss, dtype=theta.dtype, device=theta.device)
+    def forward(ctx, batch, kind, u_golds, v_golds, *scores):
+        for k, solver in enumerate(batch.solvers):
+            theta, phi = scores[2 * k], scores[2 * k + 1]
+            solver.set_scores(as_numpy(theta), as_numpy(phi) if phi.numel() else None)
+
+        def one(k):
+            solver = batch.solvers[k]
+            method = solver.loss_sparsemap if kind == "sparsemap" else solver.loss_hinge
+            return method(u_golds[k], v_golds[k], batch.settings)
+        results = _on_threads(one, len(batch.solvers), batch.threads)
+        batch.infos = [info for _, _, _, info in results]
+        ctx.gradients = []
+        for k, (_, dtheta, dphi, _) in enumerate(results):
+            ctx.gradients += [_tensor_like(dtheta, scores[2 * k]),
+                              _tensor_like(dphi, scores[2 * k + 1])]
+        like = scores[0]
+        return torch.tensor([loss for loss, _, _, _ in results], dtype=like.dtype,
+                            device=like.device)
 
     @staticmethod
     def backward(ctx, grad):
-        dtheta, dphi = ctx.gradients
-        return None, None, None, None, None, grad * dtheta, grad * dphi
+        return (None, None, None, None) + tuple(
+            grad[k // 2] * g for k, g in enumerate(ctx.gradients))
+
+
+def _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds):
+    if kind not in ("sparsemap", "hinge"):
+        raise ValueError("kind must be 'sparsemap' or 'hinge', not %r" % (kind,))
+    scores = []
+    for theta, phi in zip(variable_scores, additional_scores):
+        scores += [theta, phi]
+    return _Losses.apply(batch, kind, u_golds, v_golds, *scores)
+
+
+def lp_sparsemap_loss(graphs, variable_scores, additional_scores, u_gold, v_gold=None,
+                      kind="sparsemap", threads=None, **settings):
+    """The loss of each example's gold structure, a (B,) tensor
+    differentiable with respect to the scores: graphs[k] (low-level
+    concord._core.Graph objects; one graph may serve several examples) with
+    the flat scores variable_scores[k], additional_scores[k] (1-D tensors,
+    the latter empty without additional outputs), gold u_gold[k] (0/1 per
+    variable) and v_gold[k] (None, or v_gold None: each factor's best at
+    the gold variables).
+
+    kind="sparsemap": the LP-SparseMAP (Fenchel-Young) loss, F(theta, phi)
+    - [theta . u* + phi . v* - |u*|^2 / 2], F the LP-SparseMAP maximum;
+    kind="hinge": the structured hinge with the Hamming cost, by
+    cost-augmented LP-MAP. Both are 0 when the prediction is the gold
+    structure; the gradient is u - u*, v - v* (u, v the solution). The
+    examples are solved on Python threads, each in C with the GIL released
+    (threads None: one per processor)."""
+    count = len(graphs)
+    u_golds = [np.asarray(as_numpy(u), dtype=np.float64).reshape(-1) for u in u_gold]
+    v_golds = [None] * count if v_gold is None else [
+        None if v is None else np.asarray(as_numpy(v), dtype=np.float64).reshape(-1)
+        for v in v_gold]
+    if not len(variable_scores) == len(additional_scores) == len(u_golds) == len(v_golds) == count:
+        raise ValueError("graphs, scores and gold structures must have one entry per example")
+    batch = _Batch(graphs, settings, threads)
+    return _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds)
 
 
 def graph_loss(fg, kind, u_gold, v_gold, settings):
     """FactorGraph.loss with tensor scores: a 0-d tensor."""
     theta, phi = _flat_scores(fg)
-    solver = _core.Solver(fg.graph)
-    loss = _Loss.apply(solver, kind, u_gold, v_gold, _core.Settings(**settings), theta, phi)
+    batch = _Batch([fg.graph], settings, 1)
+    loss = _losses(batch, kind, [theta], [phi], [u_gold], [v_gold])[0]
+    solver = batch.solvers[0]
     fg.last_solver = solver
     fg._set_values(solver.variables, solver.additionals, None)
     return loss
@@ -240,19 +303,90 @@ def _lengths(lengths, batch, full):
     return lengths
 
 
+class _Structures:
+    """A batch of single-structure problems: one low-level graph per
+    example, its flat variable and additional scores, and how to cut a
+    tensor shaped like the scores into the examples' flat variables
+    (``flat``) and to put flat values back in that shape (``shaped``)."""
+
+    def __init__(self, scores, single, graphs, sizes, phis=None):
+        self.scores = scores
+        self.single = single
+        self.graphs = graphs
+        self.sizes = sizes
+        self.thetas = self.flat(scores)
+        self.phis = phis if phis is not None else [scores.new_zeros(0)] * len(graphs)
+
+    def flat(self, values):
+        """values, shaped like the scores, as each example's flat variables."""
+        return [values[(b,) + tuple(slice(m) for m in size)].reshape(-1)
+                for b, size in enumerate(self.sizes)]
+
+    def shaped(self, us):
+        """Flat values of each example, padded with zeros into the scores'
+        shape (one example: without the batch dimension)."""
+        full = self.scores.shape[1:]
+        out = []
+        for u, size in zip(us, self.sizes):
+            size = size + full[len(size):]
+            padding = []
+            for m, n in zip(reversed(size), reversed(full)):
+                padding += [0, n - m]
+            out.append(F.pad(u.reshape(size), padding))
+        out = torch.stack(out)
+        return out[0] if self.single else out
+
+    def marginals(self, threads, settings):
+        us, _, _ = lp_sparsemap(self.graphs, self.thetas, self.phis, threads, **settings)
+        return self.shaped(us)
+
+    def losses(self, gold, kind, threads, settings):
+        gold, single = _batched(torch.as_tensor(gold, dtype=self.scores.dtype),
+                                self.scores.dim() - 1)
+        if gold.shape != self.scores.shape:
+            raise ValueError("gold: expected the scores' shape %s, got %s"
+                             % (tuple(self.scores.shape), tuple(gold.shape)))
+        losses = lp_sparsemap_loss(self.graphs, self.thetas, self.phis, self.flat(gold),
+                                   kind=kind, threads=threads, **settings)
+        return losses[0] if self.single else losses
+
+
+def _matchings(scores, every_row, every_col):
+    scores, single = _batched(scores, 2)
+    batch, rows, cols = scores.shape
+    graph = _matching_graph(rows, cols, bool(every_row), bool(every_col))
+    return _Structures(scores, single, [graph] * batch, [(rows, cols)] * batch)
+
+
+def _trees(scores, lengths, projective, single_root):
+    scores, single = _batched(scores, 2)
+    batch, n, _ = scores.shape
+    if scores.shape[2] != n:
+        raise ValueError("tree scores must be square, got shape %s" % (tuple(scores.shape),))
+    sizes = _lengths(lengths, batch, n)
+    graphs = [_tree_graph(m, bool(projective), bool(single_root)) for m in sizes]
+    return _Structures(scores, single, graphs, [(m, m) for m in sizes])
+
+
+def _sequences(unary, transitions, start, stop, lengths):
+    unary, single = _batched(unary, 2)
+    batch, length, states = unary.shape
+    transitions = _broadcast(unary, transitions, (batch, max(length - 1, 0), states, states))
+    start = _broadcast(unary, start, (batch, states))
+    stop = _broadcast(unary, stop, (batch, states))
+    sizes = _lengths(lengths, batch, length)
+    graphs = [_sequence_graph(m, states) for m in sizes]
+    phis = [torch.cat([start[b], transitions[b, :m - 1].reshape(-1), stop[b]])
+            for b, m in enumerate(sizes)]
+    return _Structures(unary, single, graphs, [(m,) for m in sizes], phis)
+
+
 def matching_sparsemap(scores, every_row=False, every_col=False, threads=None, **settings):
     """SparseMAP over bipartite matchings: scores (B, rows, cols) (or one
     (rows, cols) matrix) to marginals of the same shape, a sparse mixture of
     matchings. Each row and column is matched at most once (every_row,
     every_col: exactly once)."""
-    scores, single = _batched(scores, 2)
-    batch, rows, cols = scores.shape
-    graph = _matching_graph(rows, cols, bool(every_row), bool(every_col))
-    empty = scores.new_zeros(0)
-    us, _, _ = lp_sparsemap([graph] * batch, list(scores.reshape(batch, -1)), [empty] * batch,
-                            threads, **settings)
-    out = torch.stack(us).reshape(scores.shape)
-    return out[0] if single else out
+    return _matchings(scores, every_row, every_col).marginals(threads, settings)
 
 
 def tree_sparsemap(scores, lengths=None, projective=False, single_root=False, threads=None,
@@ -262,17 +396,7 @@ def tree_sparsemap(scores, lengths=None, projective=False, single_root=False, th
     arc from the root to word m, to arc marginals of the same shape.
     lengths (B,): sentence lengths (words beyond get zeros). projective:
     no crossing arcs; single_root: one word attached to the root."""
-    scores, single = _batched(scores, 2)
-    batch, n, _ = scores.shape
-    if scores.shape[2] != n:
-        raise ValueError("tree scores must be square, got shape %s" % (tuple(scores.shape),))
-    sizes = _lengths(lengths, batch, n)
-    graphs = [_tree_graph(m, bool(projective), bool(single_root)) for m in sizes]
-    thetas = [scores[b, :m, :m].reshape(-1) for b, m in enumerate(sizes)]
-    empty = scores.new_zeros(0)
-    us, _, _ = lp_sparsemap(graphs, thetas, [empty] * batch, threads, **settings)
-    out = torch.stack([F.pad(u.reshape(m, m), (0, n - m, 0, n - m)) for u, m in zip(us, sizes)])
-    return out[0] if single else out
+    return _trees(scores, lengths, projective, single_root).marginals(threads, settings)
 
 
 def sequence_sparsemap(unary, transitions=None, start=None, stop=None, lengths=None,
@@ -284,20 +408,35 @@ def sequence_sparsemap(unary, transitions=None, start=None, stop=None, lengths=N
     start, stop (B, S) or broadcastable: the first and last states' scores.
     lengths (B,): sequence lengths (positions beyond get zeros). Returns
     the state marginals, shaped like unary."""
-    unary, single = _batched(unary, 2)
-    batch, length, states = unary.shape
-    transitions = _broadcast(unary, transitions, (batch, max(length - 1, 0), states, states))
-    start = _broadcast(unary, start, (batch, states))
-    stop = _broadcast(unary, stop, (batch, states))
-    sizes = _lengths(lengths, batch, length)
-    graphs = [_sequence_graph(m, states) for m in sizes]
-    thetas = [unary[b, :m].reshape(-1) for b, m in enumerate(sizes)]
-    phis = [torch.cat([start[b], transitions[b, :m - 1].reshape(-1), stop[b]])
-            for b, m in enumerate(sizes)]
-    us, _, _ = lp_sparsemap(graphs, thetas, phis, threads, **settings)
-    out = torch.stack([F.pad(u.reshape(m, states), (0, 0, 0, length - m))
-                       for u, m in zip(us, sizes)])
-    return out[0] if single else out
+    return _sequences(unary, transitions, start, stop, lengths).marginals(threads, settings)
+
+
+def matching_sparsemap_loss(scores, gold, every_row=False, every_col=False, kind="sparsemap",
+                            threads=None, **settings):
+    """The SparseMAP loss (kind="sparsemap") or structured hinge
+    (kind="hinge") of gold matchings: scores as for matching_sparsemap, gold
+    0/1 of the same shape. Returns the (B,) losses (one example: a 0-d
+    tensor), differentiable w.r.t. the scores (see lp_sparsemap_loss)."""
+    return _matchings(scores, every_row, every_col).losses(gold, kind, threads, settings)
+
+
+def tree_sparsemap_loss(scores, gold, lengths=None, projective=False, single_root=False,
+                        kind="sparsemap", threads=None, **settings):
+    """The SparseMAP loss or structured hinge of gold dependency trees:
+    scores as for tree_sparsemap, gold 0/1 arcs of the same shape (entries
+    beyond a length ignored). Returns the (B,) losses."""
+    return _trees(scores, lengths, projective, single_root).losses(gold, kind, threads, settings)
+
+
+def sequence_sparsemap_loss(unary, gold, transitions=None, start=None, stop=None, lengths=None,
+                            kind="sparsemap", threads=None, **settings):
+    """The SparseMAP loss or structured hinge of gold tag sequences: scores
+    as for sequence_sparsemap, gold one-hot (B, L, S) like unary (e.g.
+    ``torch.nn.functional.one_hot(tags, S)``; positions beyond a length
+    ignored). Returns the (B,) losses, differentiable w.r.t. unary,
+    transitions, start and stop."""
+    return _sequences(unary, transitions, start, stop, lengths).losses(gold, kind, threads,
+                                                                      settings)
 
 
 def _broadcast(like, scores, shape):

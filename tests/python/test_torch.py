@@ -10,7 +10,9 @@
     on two threads equal one-by-one solves bit for bit, float32 scores
     give float32 results close to float64's;
   * the losses through autograd equal the numpy ones and their gradients
-    are u - u* (checked by gradcheck too);
+    are u - u* (checked by gradcheck too); so do the batched losses
+    (lp_sparsemap_loss over a pairwise MRF, and the sequence, tree and
+    matching losses), bit for bit on one or two threads;
   * an oracle's exception comes out of a differentiable solve.
 """
 
@@ -188,6 +190,110 @@ def test_losses_through_autograd_equal_numpy_and_have_gradient_u_minus_gold(kind
             return g.loss({v: gold}, **TIGHT)
         assert torch.autograd.gradcheck(loss_of, (theta, transitions), eps=1e-6, atol=1e-6,
                                         rtol=1e-4)
+
+
+def pairwise_graph(labels):
+    """The low-level graph of a fully connected pairwise MRF over labels."""
+    graph = concord._core.Graph()
+    graph.add_variables(labels)
+    for i, j in zip(*np.triu_indices(labels, 1)):
+        graph.add_pair(int(i), int(j), 0.0)
+    return graph
+
+
+@pytest.mark.parametrize("kind", ["sparsemap", "hinge"])
+def test_batched_losses_equal_factor_graph_losses_on_any_thread_count(kind):
+    labels, batch = 6, 5
+    graph = pairwise_graph(labels)
+    thetas = [scores(labels, seed=30 + k) for k in range(batch)]
+    pairs = scores(labels * (labels - 1) // 2, seed=40)
+    gold = (np.random.default_rng(1).random((batch, labels)) < 0.4).astype(float)
+    results = []
+    for threads in (1, 2):
+        losses = ct.lp_sparsemap_loss([graph] * batch, thetas, [pairs] * batch, gold, kind=kind,
+                                      threads=threads, **TIGHT)
+        grads = torch.autograd.grad(losses.sum(), thetas + [pairs])
+        results.append([losses.detach()] + list(grads))
+    for a, b in zip(*results):
+        assert torch.equal(a, b)
+    losses, theta_grads, pair_grad = results[0][0], results[0][1:-1], results[0][-1]
+    expected_pair_grad = torch.zeros_like(pair_grad)
+    for k in range(batch):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(thetas[k].detach().numpy())
+        i, j = np.triu_indices(labels, 1)
+        pair = fg.add(concord.Pair(x[i], x[j], pairs.detach().numpy()))
+        assert losses[k].item() == fg.loss({x: gold[k]}, kind=kind, **TIGHT)
+        assert torch.equal(theta_grads[k], torch.as_tensor(x.value - gold[k]))
+        expected_pair_grad += torch.as_tensor(pair.value - gold[k][i] * gold[k][j])
+    assert torch.allclose(pair_grad, expected_pair_grad, atol=1e-12)
+
+
+def test_gradcheck_lp_sparsemap_loss():
+    graph = pairwise_graph(4)
+    thetas = [scores(4, seed=50), scores(4, seed=51)]
+    pairs = scores(6, seed=52)
+    gold = [[1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    assert torch.autograd.gradcheck(
+        lambda t0, t1, p: ct.lp_sparsemap_loss([graph] * 2, [t0, t1], [p, p], gold, **TIGHT),
+        (thetas[0], thetas[1], pairs), eps=1e-6, atol=1e-6, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["sparsemap", "hinge"])
+def test_structure_losses_equal_factor_graph_losses(kind):
+    unary, transitions = scores(3, 5, 4, seed=60), scores(4, 4, seed=61)
+    tags = torch.tensor([[0, 1, 2, 3, 0], [3, 3, 1, 0, 0], [2, 0, 1, 0, 0]])
+    gold = torch.nn.functional.one_hot(tags, 4)
+    lengths = [5, 3, 2]
+    losses = ct.sequence_sparsemap_loss(unary, gold, transitions, lengths=lengths, kind=kind,
+                                        threads=2, **TIGHT)
+    for b, m in enumerate(lengths):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(unary[b, :m].detach().numpy())
+        fg.add(concord.Sequence(x, transitions.detach().numpy()))
+        assert losses[b].item() == fg.loss({x: gold[b, :m].numpy()}, kind=kind, **TIGHT)
+    assert ct.sequence_sparsemap_loss(unary[0], gold[0], transitions, kind=kind,
+                                      **TIGHT).item() == losses[0].item()
+
+    arcs = scores(2, 4, 4, seed=62)
+    heads = np.array([[[1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]],
+                      [[0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]])
+    heads[1, 1, 0] = heads[1, 1, 2] = 1   # word 1 heads words 0 and 2 (3 words)
+    losses = ct.tree_sparsemap_loss(arcs, heads, lengths=[4, 3], kind=kind, **TIGHT)
+    for b, m in enumerate([4, 3]):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(arcs[b, :m, :m].detach().numpy())
+        fg.add(concord.DepTree(x))
+        assert losses[b].item() == fg.loss({x: heads[b, :m, :m]}, kind=kind, **TIGHT)
+
+    match = scores(2, 3, 3, seed=63)
+    permutations = np.stack([np.eye(3), np.eye(3)[[2, 0, 1]]])
+    losses = ct.matching_sparsemap_loss(match, permutations, every_row=True, kind=kind, **TIGHT)
+    for b in range(2):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(match[b].detach().numpy())
+        fg.add(concord.Matching(x, every_row=True))
+        assert losses[b].item() == fg.loss({x: permutations[b]}, kind=kind, **TIGHT)
+    with pytest.raises(ValueError, match="gold"):
+        ct.matching_sparsemap_loss(match, permutations[:, :2])
+
+
+def test_gradcheck_structure_losses():
+    unary, transitions = scores(2, 4, 3, seed=64), scores(3, 3, seed=65)
+    gold = torch.nn.functional.one_hot(torch.tensor([[0, 1, 2, 1], [2, 2, 0, 0]]), 3)
+    assert torch.autograd.gradcheck(
+        lambda u, t: ct.sequence_sparsemap_loss(u, gold, t, lengths=[4, 2], **TIGHT),
+        (unary, transitions), eps=1e-6, atol=1e-6, rtol=1e-4)
+    arcs = scores(4, 4, seed=66)
+    tree = np.zeros((4, 4))
+    tree[0, 0] = tree[0, 1] = tree[1, 2] = tree[1, 3] = 1
+    assert torch.autograd.gradcheck(
+        lambda a: ct.tree_sparsemap_loss(a, tree, projective=True, **TIGHT), (arcs,),
+        eps=1e-6, atol=1e-6, rtol=1e-4)
+    match = scores(3, 4, seed=67)
+    assert torch.autograd.gradcheck(
+        lambda m: ct.matching_sparsemap_loss(m, np.eye(3, 4), **TIGHT), (match,),
+        eps=1e-6, atol=1e-6, rtol=1e-4)
 
 
 def test_an_oracle_exception_comes_out_of_a_differentiable_solve():
