@@ -85,6 +85,19 @@ struct concord_solver {
     distribution dist;
     double *backward_memory; /* the backward pass's link vectors */
 
+    /* Exact inference and the dual methods, each made when first needed:
+     * the units (units.c), clamps for branch and bound (clamp.c: per
+     * variable -1 when free, else the value it is fixed at; per factor its
+     * clamped links), the plan of max-product dynamic programming over an
+     * acyclic graph (acyclic.c), the last branch and bound's statistics. */
+    struct units *units;
+    int8_t *clamp;
+    int32_t *factor_clamps;
+    double *clamp_saved;
+    struct acyclic_plan *acyclic;
+    concord_exact_info exact_info;
+    bool has_exact_info;
+
     atomic_bool in_batch; /* claimed by a running concord_solve_batch */
     char error[512];
 };
@@ -155,6 +168,13 @@ int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *
 
 /* Drops the last distribution (a new solve makes it stale). */
 void solver_distribution_clear(concord_solver *s);
+
+/* Makes the 0/1 assignment x (num_variables) the solver's solution: sol_u
+ * is x, sol_v each factor's best additional outputs at x, *value theta . x
+ * + phi . v (-INFINITY when some factor does not allow x; the solution is
+ * then not marked solved). Also the decoded assignment. Returns
+ * CONCORD_OK or a user oracle's failure (with the message). */
+int solver_take_assignment(concord_solver *s, const double *x, double *value);
 
 /* The two ADMM solves (admm.c). */
 int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse,
