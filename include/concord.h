@@ -553,8 +553,8 @@ typedef struct concord_info {
     int64_t oracle_calls;   /* MAP oracle calls made by active-set solves
                                (PSDD, MPLP, dynamic programming: all) */
     bool acyclic;           /* solved exactly by max-product dynamic
-                               programming over the acyclic graph: no
-                               iterations, value == upper_bound */
+                               programming over the acyclic graph, in one
+                               pass (iterations 1), value == upper_bound */
 } concord_info;
 
 /* Creates a solver over graph g, sized for its current structure: this is
@@ -595,7 +595,7 @@ CONCORD_API const double *concord_solver_additional_scores(const concord_solver 
  *
  * With settings.acyclic (the default), a graph on which LP-MAP equals MAP
  * for any scores is solved exactly by max-product dynamic programming
- * instead (no iterations; info.acyclic, status "integral", value ==
+ * instead, in one pass (info.acyclic, status "integral", value ==
  * upper_bound): its factor graph is a forest once each multi-variable is
  * taken as one node (its own XOR then inside it), no factor's polytope has
  * fractional vertices (KNAPSACK), and no factor can switch on two states

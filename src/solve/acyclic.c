@@ -251,6 +251,7 @@ int acyclic_try_map(concord_solver *s, const concord_settings *settings, concord
     if (!rc && feasible) rc = solver_take_assignment(s, s->round_u, &value);
     concord_info out = {0};
     out.acyclic = true;
+    out.iterations = 1; /* one pass, as for a separable graph */
     out.eta = st.eta;
     out.oracle_calls = 0;
     if (rc) {

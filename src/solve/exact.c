@@ -746,7 +746,10 @@ static int solve_acyclic(bb *b, concord_info *info) {
         b->xi.improvements = 1;
     }
     rc = finish(b, CONCORD_OK, info);
-    if (info) info->acyclic = true;
+    if (info) {
+        info->acyclic = true;
+        info->iterations = 1; /* one pass */
+    }
     return rc;
 }
 
