@@ -106,9 +106,14 @@ static int dual_value(mplp_run *r, double *dual, int32_t *failed) {
         for (int32_t t = 0; t < un->states[w]; ++t) top = fmax(top, b[t]);
         sum += top;
     }
-    for (int32_t k = 0; k < un->n_inc; ++k)
-        for (int32_t t = 0; t < un->states[un->inc_unit[k]]; ++t)
-            r->others[r->msg_begin[k] + t] = -r->lambda[r->msg_begin[k] + t];
+    /* a state no belief allows is out of every factor's reach (else its
+     * -inf multiplier would count as +inf there) */
+    for (int32_t k = 0; k < un->n_inc; ++k) {
+        const int32_t w = un->inc_unit[k];
+        const double *b = r->belief + r->belief_begin[w], *lam = r->lambda + r->msg_begin[k];
+        double *o = r->others + r->msg_begin[k];
+        for (int32_t t = 0; t < un->states[w]; ++t) o[t] = b[t] == -INFINITY ? -INFINITY : -lam[t];
+    }
     for (int32_t f = 0; f < r->g->n_factors; ++f) {
         if (un->own[f] >= 0) continue;
         double best;

@@ -22,7 +22,7 @@
 #include "solver.h"
 
 /* Iterations over which the best bound must improve to go on. */
-enum { STALL_WINDOW = 200 };
+enum { STALL_WINDOW = 1000 };
 
 typedef struct psdd_run {
     concord_solver *s;
