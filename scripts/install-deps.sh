@@ -4,7 +4,7 @@
 set -eu
 case "${1:-build}" in
   build) pkgs="gcc make cmake" ;;
-  test) pkgs="gcc make cmake pkgconf libcmocka-dev libglpk-dev glpk-utils clang libclang-rt-14-dev valgrind python3-numpy python3-scipy python3-cvxopt python3-pytest" ;;
+  test) pkgs="gcc make cmake pkgconf libcmocka-dev libglpk-dev glpk-utils toulbar2 clang libclang-rt-14-dev valgrind python3-numpy python3-scipy python3-cvxopt python3-pytest" ;;
   fuzz) pkgs="clang libclang-rt-14-dev" ;;
   *) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
 esac
