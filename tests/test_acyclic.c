@@ -334,7 +334,8 @@ static void random_forest(test_rng *rng, forest_kind kind, mg_graph *g) {
     for (int m = 0; m < n_multi; ++m)
         if (!g->multi_xor[m]) dense(g, 1, &m); /* its one-hot, as a leaf */
     for (int f = 0; f < g->n_factors; ++f)
-        for (int a = 0; a < g->factors[f].n_add; ++a) g->factors[f].add[a] = magnitude * rng_normal(rng);
+        for (int a = 0; a < g->factors[f].n_add; ++a)
+            g->factors[f].add[a] = magnitude * rng_normal(rng);
     const int n_units = n_multi + n_binary;
     int uf[MG_MAX_VARS];
     for (int u = 0; u < n_units; ++u) uf[u] = u;

@@ -212,9 +212,12 @@ static void cut_trees(glp_tree *tree, void *info) {
     if (glp_ios_reason(tree) != GLP_IROWGEN) return;
     const tree_arcs *t = info;
     glp_prob *lp = glp_ios_get_prob(tree);
-    double *cap = malloc((size_t)t->n * sizeof(double)), *flow = malloc((size_t)t->n * sizeof(double));
-    int *reach = malloc((size_t)t->length * sizeof(int)), *queue = malloc((size_t)t->length * sizeof(int));
-    int *via = malloc((size_t)t->length * sizeof(int)), *ind = malloc((size_t)(t->n + 1) * sizeof(int));
+    double *cap = malloc((size_t)t->n * sizeof(double));
+    double *flow = malloc((size_t)t->n * sizeof(double));
+    int *reach = malloc((size_t)t->length * sizeof(int));
+    int *queue = malloc((size_t)t->length * sizeof(int));
+    int *via = malloc((size_t)t->length * sizeof(int));
+    int *ind = malloc((size_t)(t->n + 1) * sizeof(int));
     double *val = malloc((size_t)(t->n + 1) * sizeof(double));
     assert_true(cap && flow && reach && queue && via && ind && val);
     for (int k = 0; k < t->n; ++k) cap[k] = fmax(glp_get_col_prim(lp, t->cols[k]), 0.0);

@@ -181,7 +181,8 @@ static void exact_map_matches_toulbar2_on_uai2014(void **state) {
         snprintf(evidence, sizeof evidence, "%s.evid", model);
         compared += compare(model, evidence);
     }
-    if (compared == 0) SKIP_BECAUSE("no UAI 2014 instance found in %s/uai2014", CONCORD_SHARED_DATA);
+    if (compared == 0)
+        SKIP_BECAUSE("no UAI 2014 instance found in %s/uai2014", CONCORD_SHARED_DATA);
 }
 
 static void exact_map_matches_toulbar2_on_ad3_models(void **state) {

@@ -276,7 +276,8 @@ int acyclic_try_map(concord_solver *s, const concord_settings *settings, concord
     }
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    out.seconds = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
+    out.seconds =
+        (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
     if (info) *info = out;
     return rc;
 }

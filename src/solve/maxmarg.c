@@ -138,7 +138,9 @@ static double linear_scores(maxmarg *m, int32_t f, int32_t target, const double 
         const double *x = in + m->msg_begin[k];
         int32_t arg;
         /* "none of the touched states on" stands for the best untouched one */
-        double none = !un->multi[w] ? x[0] : covers_all(un, k) ? 0.0 : best_untouched(m, k, x, &arg);
+        double none = !un->multi[w]     ? x[0]
+                      : covers_all(un, k) ? 0.0
+                                          : best_untouched(m, k, x, &arg);
         none = finite_or_big(m, none);
         for (int32_t q = un->inc_link_begin[k]; q < un->inc_link_begin[k + 1]; ++q) {
             const int32_t j = un->inc_link[q];

@@ -2,7 +2,8 @@
  * MPLP (Globerson and Jaakkola 2007, in its generalized form for factors
  * of any size): block coordinate descent on the dual of the local polytope
  * over units (units.h),
- *   min over lambda of  sum_w max_s b_w(s) + sum_f max_x [phi_f . v(x) - sum_{w in f} lambda_fw(x_w)],
+ *   min over lambda of  sum_w max_s b_w(s)
+ *                       + sum_f max_x [phi_f . v(x) - sum_{w in f} lambda_fw(x_w)],
  *   b_w(s) = score of unit w's state s + sum_{f touching w} lambda_fw(s).
  * The block of factor f is updated in closed form: with
  * lambda^{-f}_w = b_w - lambda_fw (what the rest of the graph says of w)

@@ -181,7 +181,8 @@ static void initial_multipliers(psdd_run *r) {
         double sum = 0.0;
         for (int32_t q = b; q < e && warm; ++q) sum += s->lambda[s->var_links[q]];
         for (int32_t q = b; q < e; ++q)
-            s->lambda[s->var_links[q]] = warm ? s->lambda[s->var_links[q]] - sum * s->inv_deg[i] : 0.0;
+            s->lambda[s->var_links[q]] =
+                warm ? s->lambda[s->var_links[q]] - sum * s->inv_deg[i] : 0.0;
     }
 }
 

@@ -162,7 +162,8 @@ static void place_incidences(const concord_graph *g, units *un, int32_t *mark, i
             un->inc_link_begin[q] = cursor[q] = links;
             links += count;
         }
-        for (int32_t j = 0; j < fa->degree; ++j) un->inc_link[cursor[mark[un->unit_of[var[j]]]]++] = j;
+        for (int32_t j = 0; j < fa->degree; ++j)
+            un->inc_link[cursor[mark[un->unit_of[var[j]]]]++] = j;
         for (int32_t q = first; q < k; ++q) mark[un->inc_unit[q]] = -1;
         if (k - first > un->max_factor_units) un->max_factor_units = k - first;
     }

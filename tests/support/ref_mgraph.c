@@ -79,7 +79,8 @@ double mg_factor_score(const mg_factor *f, const mg_graph *g, const int *lx) {
     case MG_DENSE: {
         if (!block_states(f, g, lx, state)) return -INFINITY;
         int index = 0;
-        for (int b = 0; b < f->n_multi; ++b) index = index * g->multi_states[f->multi[b]] + state[b];
+        for (int b = 0; b < f->n_multi; ++b)
+            index = index * g->multi_states[f->multi[b]] + state[b];
         return f->add[index];
     }
     case MG_SEQUENCE: {
@@ -489,8 +490,8 @@ void mg_random_graph(test_rng *rng, unsigned kinds, mg_graph *out) {
         n_binary += f->degree;
     }
     if ((kinds & (1u << MG_TREE)) && rng_int(rng, 3) == 0 && n_vars + 9 <= MG_MAX_VARS) {
-        const int length = (enumeration << (n_binary + 9)) <= MG_MAX_ENUMERATION ? 3 + rng_int(rng, 2)
-                                                                                   : 3;
+        const bool room = (enumeration << (n_binary + 9)) <= MG_MAX_ENUMERATION;
+        const int length = room ? 3 + rng_int(rng, 2) : 3;
         if ((enumeration << (n_binary + (length == 3 ? 4 : 9))) <= MG_MAX_ENUMERATION) {
             mg_factor *f = &out->factors[out->n_factors++];
             memset(f, 0, sizeof *f);
