@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 600
 PREFIX ?= /usr/local
 
-.PHONY: all build demo test fuzz bench install clean
+.PHONY: all build demo test fuzz bench check-exact install clean
 
 all: build
 
@@ -38,7 +38,14 @@ fuzz:
 # Every benchmark, one after the other (figures in docs/performance.md).
 bench: build
 	@for b in bench_ad3 bench_uai bench_read bench_sparse bench_oracles_trees bench_oracles_sequence \
-		bench_memory; do echo "== $$b"; $(BUILD)/$$b || exit 1; done
+		bench_memory bench_dual; do echo "== $$b"; $(BUILD)/$$b || exit 1; done
+
+# Exact MAP against toulbar2 (and AD3's --exact when AD3_MULTI names its
+# ad3_multi) on every shared instance, 60-second limits, 3 runs each: about
+# half an hour (figures in docs/performance.md).
+check-exact: build
+	@scripts/install-deps.sh check-exact
+	@$(BUILD)/bench_exact ../shared/data 3 60
 
 # The header, the libraries, the executable, pkg-config and CMake package
 # files under PREFIX (default /usr/local).

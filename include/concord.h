@@ -463,10 +463,11 @@ typedef enum concord_step_rule {
     CONCORD_STEP_SQRT = 0, /* eta_t = psdd_eta / sqrt(t) */
     CONCORD_STEP_DECREASE, /* eta_t = psdd_eta / (1 + k), k the number of
                               iterations so far at which the dual went up */
-    CONCORD_STEP_POLYAK    /* eta_t = (dual_t - best value) / |g_t|^2, the
-                              best value being that of the best rounded
+    CONCORD_STEP_POLYAK    /* eta_t = gamma (dual_t - best value) / |g_t|^2,
+                              the best value being that of the best rounded
                               assignment so far (psdd_eta / sqrt(t) until
-                              there is one) */
+                              there is one), gamma from 1, halved whenever
+                              20 iterations pass without a better bound */
 } concord_step_rule;
 
 typedef struct concord_settings {

@@ -1,12 +1,13 @@
 #!/bin/sh
 # Installs the Debian packages a target needs, only those missing.
-# usage: scripts/install-deps.sh build|test|fuzz
+# usage: scripts/install-deps.sh build|test|fuzz|check-exact
 set -eu
 case "${1:-build}" in
   build) pkgs="gcc make cmake" ;;
   test) pkgs="gcc make cmake pkgconf libcmocka-dev libglpk-dev glpk-utils toulbar2 clang libclang-rt-14-dev valgrind python3-numpy python3-scipy python3-cvxopt python3-pytest" ;;
   fuzz) pkgs="clang libclang-rt-14-dev" ;;
-  *) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
+  check-exact) pkgs="toulbar2" ;;
+  *) echo "usage: $0 build|test|fuzz|check-exact" >&2; exit 2 ;;
 esac
 missing=""
 for p in $pkgs; do

@@ -10,8 +10,10 @@
  * = 0 is subtracting the mean, which ubar does). The sum of the factors'
  * MAP values is the dual, an upper bound on LP-MAP for any lambda. The
  * step: eta_t = eta / sqrt(t), or eta / (1 + k) after k rises of the
- * dual, or Polyak's (dual - best value) / |g|^2, eta relative to the RMS
- * of the link-level scores. The primal estimate is the average of ubar
+ * dual, or Polyak's gamma (dual - best value) / |g|^2 (gamma from 1,
+ * halved whenever 20 iterations pass without a better bound: the best
+ * value so far underestimates the optimum, and the full step then
+ * overshoots forever), eta relative to the RMS of the link-level scores. The primal estimate is the average of ubar
  * weighted by the steps, which tends to an LP-MAP solution.
  */
 #include <math.h>
@@ -23,6 +25,8 @@
 
 /* Iterations over which the best bound must improve to go on. */
 enum { STALL_WINDOW = 1000 };
+/* Iterations without a better bound after which Polyak's factor halves. */
+enum { POLYAK_PATIENCE = 20 };
 
 typedef struct psdd_run {
     concord_solver *s;
@@ -35,6 +39,7 @@ typedef struct psdd_run {
     double best_value;   /* its value (-INFINITY: none yet) */
     double *avg_u, *avg_v, weight; /* the step-weighted averages */
     double *history;     /* best bound at each of the last STALL_WINDOW iterations */
+    double polyak;       /* Polyak's step factor gamma */
     int64_t solves;
     struct timespec start;
 } psdd_run;
@@ -145,7 +150,8 @@ static double step_size(const psdd_run *r, int32_t t, int32_t rises, double dual
     switch (r->st.psdd_step) {
     case CONCORD_STEP_DECREASE: return eta / (1.0 + rises);
     case CONCORD_STEP_POLYAK:
-        if (r->best_value > -INFINITY && norm2 > 0.0) return (dual - r->best_value) / norm2;
+        if (r->best_value > -INFINITY && norm2 > 0.0)
+            return r->polyak * (dual - r->best_value) / norm2;
         return eta / sqrt((double)t);
     default: return eta / sqrt((double)t);
     }
@@ -191,7 +197,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
     if (!s) return CONCORD_EINVAL;
     int rc = solver_check_graph(s);
     if (rc) return rc;
-    psdd_run r = {.s = s, .g = s->g, .best_value = -INFINITY};
+    psdd_run r = {.s = s, .g = s->g, .best_value = -INFINITY, .polyak = 1.0};
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if (settings) r.st = *settings;
     else concord_default_settings(&r.st);
@@ -217,13 +223,14 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
     initial_multipliers(&r);
     const double gap_tol = r.st.tol * (r.l1 > 0.0 ? r.l1 : 1.0);
     double best_dual = INFINITY, previous = INFINITY, eta = 0.0, disagreement = 0.0;
-    int32_t rises = 0, t, failed = -1;
+    int32_t rises = 0, t, failed = -1, improved_at = 0;
     int status = CONCORD_STATUS_MAX_ITER;
     bool certified = false;
     for (t = 1; t <= r.st.max_iter; ++t) {
         double dual, norm2;
         if ((rc = factor_maps(&r, &dual, &failed))) break;
-        best_dual = fmin(best_dual, dual);
+        if (dual < best_dual) best_dual = dual, improved_at = t;
+        if (t - improved_at >= POLYAK_PATIENCE) r.polyak *= 0.5, improved_at = t;
         if (dual > previous) rises += 1;
         previous = dual;
         disagreement = average(&r, &norm2);
