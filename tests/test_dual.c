@@ -125,17 +125,7 @@ static double ref_value_of(const void *graph, const double *u) {
     const ref_graph *g = graph;
     int x[REF_MAX_VARS];
     for (int i = 0; i < g->n_vars; ++i) x[i] = u[i] > 0.5;
-    double value = 0.0;
-    for (int i = 0; i < g->n_vars; ++i) value += g->theta[i] * x[i];
-    for (int k = 0; k < g->n_factors; ++k) {
-        const ref_factor *f = &g->factors[k];
-        int xs[REF_MAX_DEGREE], y[1];
-        for (int j = 0; j < f->degree; ++j) xs[j] = x[f->vars[j]];
-        y[0] = f->kind == REF_PAIR && xs[0] && xs[1];
-        if (!ref_allowed(f, xs, y)) return -INFINITY;
-        if (f->kind == REF_PAIR) value += f->score * y[0];
-    }
-    return value;
+    return ref_assignment_value(g, x);
 }
 
 static double mg_value_of(const void *graph, const double *u) {

@@ -121,22 +121,6 @@ static int check_optimum(const outcome *o, const concord_settings *st, bool feas
 
 /* ---- graphs of binary variables -------------------------------------------- */
 
-/* The objective of the 0/1 assignment x by the tests' semantics (PAIR
- * outputs are products); -INFINITY when a factor disallows it. */
-static double ref_value(const ref_graph *g, const int *x) {
-    double value = 0.0;
-    for (int i = 0; i < g->n_vars; ++i) value += g->theta[i] * x[i];
-    for (int k = 0; k < g->n_factors; ++k) {
-        const ref_factor *f = &g->factors[k];
-        int xs[REF_MAX_DEGREE], y[1];
-        for (int j = 0; j < f->degree; ++j) xs[j] = x[f->vars[j]];
-        y[0] = f->kind == REF_PAIR && xs[0] && xs[1];
-        if (!ref_allowed(f, xs, y)) return -INFINITY;
-        if (f->kind == REF_PAIR) value += f->score * y[0];
-    }
-    return value;
-}
-
 static void exact_map_equals_brute_force_on_random_binary_graphs(void **state) {
     (void)state;
     test_rng rng = {20250601};
@@ -153,7 +137,7 @@ static void exact_map_equals_brute_force_on_random_binary_graphs(void **state) {
         outcome o;
         solve_exact(cg, &st, &o);
         concord_graph_free(cg);
-        const double own = o.has_x ? ref_value(&g, o.x) : -INFINITY;
+        const double own = o.has_x ? ref_assignment_value(&g, o.x) : -INFINITY;
         if (check_optimum(&o, &st, ok, brute, own, ref_graph_score_l1(&g))) {
             printf("  draw %d, configuration %d:\n", draw, draw % CONFIGURATIONS);
             ref_graph_print(stdout, &g);

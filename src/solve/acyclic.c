@@ -235,14 +235,11 @@ int acyclic_try_map(concord_solver *s, const concord_settings *settings, concord
     clock_gettime(CLOCK_MONOTONIC, &start);
     *done = false;
     concord_settings st;
-    if (settings) st = *settings;
-    else concord_default_settings(&st);
-    char message[160];
-    if (concord_check_settings(&st, message, sizeof message))
-        return solver_fail(s, CONCORD_EINVAL, "%s", message);
+    int rc = solver_settings(s, settings, &st);
+    if (rc) return rc;
     if (!st.acyclic) return CONCORD_OK;
     bool exact, lp_tight;
-    int rc = acyclic_prepare(s, &exact, &lp_tight);
+    rc = acyclic_prepare(s, &exact, &lp_tight);
     if (rc || !lp_tight) return rc;
     *done = true;
     bool feasible;
@@ -274,10 +271,7 @@ int acyclic_try_map(concord_solver *s, const concord_settings *settings, concord
         memcpy(s->ubar, s->sol_u, (size_t)s->g->n_vars * sizeof(double));
         s->mode = MODE_MAP;
     }
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    out.seconds =
-        (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
+    out.seconds = solver_seconds_since(&start);
     if (info) *info = out;
     return rc;
 }

@@ -110,12 +110,7 @@ typedef struct bb {
     double *link_vote, *votes; /* the factors' maximizers (node_bound) */
 } bb;
 
-static double elapsed(const bb *b) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - b->start.tv_sec) +
-           1e-9 * (double)(now.tv_nsec - b->start.tv_nsec);
-}
+static double elapsed(const bb *b) { return solver_seconds_since(&b->start); }
 
 static double cutoff(const bb *b) {
     return b->have_best ? b->best_value + b->gap_abs : -INFINITY;
@@ -804,11 +799,7 @@ int concord_solver_exact(concord_solver *s, const concord_settings *settings,
     b.s = s;
     b.g = s->g;
     clock_gettime(CLOCK_MONOTONIC, &b.start);
-    if (settings) b.st = *settings;
-    else concord_default_settings(&b.st);
-    char message[160];
-    if (concord_check_settings(&b.st, message, sizeof message))
-        return solver_fail(s, CONCORD_EINVAL, "%s", message);
+    if ((rc = solver_settings(s, settings, &b.st))) return rc;
     s->has_exact_info = false;
     if ((rc = units_build(s))) return rc;
     if ((rc = clamp_reserve(s))) return solver_fail(s, rc, "out of memory");

@@ -47,12 +47,6 @@ typedef struct mplp_run {
     struct timespec start;
 } mplp_run;
 
-static double seconds_since(const struct timespec *start) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
-}
-
 static double unit_score(const mplp_run *r, int32_t w, int32_t t) {
     if (r->un->multi[w]) return r->theta[r->un->first[w] + t];
     return t ? r->theta[r->un->first[w]] : 0.0;
@@ -268,11 +262,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
     if (rc) return rc;
     mplp_run r = {.s = s, .g = s->g, .best_value = -INFINITY};
     clock_gettime(CLOCK_MONOTONIC, &r.start);
-    if (settings) r.st = *settings;
-    else concord_default_settings(&r.st);
-    char message[160];
-    if (concord_check_settings(&r.st, message, sizeof message))
-        return solver_fail(s, CONCORD_EINVAL, "%s", message);
+    if ((rc = solver_settings(s, settings, &r.st))) return rc;
     if ((rc = units_build(s))) return rc;
     r.un = s->units;
     r.theta = solver_theta(s);
@@ -297,7 +287,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
         if (rc || (rc = dual_value(&r, &dual, &failed)) || (rc = decode_beliefs(&r, &failed)))
             break;
         best_dual = fmin(best_dual, dual);
-        if (best_dual < -r.l1 - 1e-9 * (r.l1 > 0.0 ? r.l1 : 1.0)) {
+        if (solver_bound_proves_infeasible(best_dual, r.l1)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
@@ -307,7 +297,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
         }
         if (r.st.progress) {
             concord_progress p = {t,   r.best_value, best_dual, 0.0, 0.0,
-                                  0.0, seconds_since(&r.start), 0, 0};
+                                  0.0, solver_seconds_since(&r.start), 0, 0};
             if (r.st.progress(r.st.progress_context, &p)) {
                 status = CONCORD_STATUS_INTERRUPTED;
                 break;
@@ -319,7 +309,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
             break;
         }
         history[slot] = best_dual;
-        if (r.st.time_limit > 0.0 && seconds_since(&r.start) >= r.st.time_limit) {
+        if (r.st.time_limit > 0.0 && solver_seconds_since(&r.start) >= r.st.time_limit) {
             status = CONCORD_STATUS_TIME_LIMIT;
             break;
         }
@@ -330,21 +320,9 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
     out.upper_bound = best_dual;
     out.factor_solves = r.solves;
     out.oracle_calls = r.calls;
-    s->mode = MODE_NONE;
-    s->solved = false;
-    s->have_decoded = false;
-    if (rc) {
-        out.status = CONCORD_STATUS_CALLBACK_FAILED;
-        rc = solver_callback_failed(s, failed, rc);
-    } else if (status == CONCORD_STATUS_INFEASIBLE) {
-        out.status = status;
-        out.value = -INFINITY;
-        rc = solver_fail(s, CONCORD_EINFEASIBLE,
-                         "the constraints admit no solution: after %d iterations the dual "
-                         "bound %.6g is below every feasible value (>= %.6g)",
-                         t, best_dual, -r.l1);
-    } else {
-        out.status = status;
+    bool handled;
+    rc = solver_dual_end(s, rc, failed, status, t, best_dual, r.l1, &out, &handled);
+    if (!handled) {
         const bool found = r.best_value > -INFINITY;
         double value = -INFINITY;
         rc = solver_take_assignment(s, found ? r.best_x : r.x, &value);
@@ -364,7 +342,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
                                  concord_status_name(status), t, best_dual, r.best_value);
         }
     }
-    out.seconds = seconds_since(&r.start);
+    out.seconds = solver_seconds_since(&r.start);
     if (info) *info = out;
     run_free(&r);
     return rc;

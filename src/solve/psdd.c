@@ -44,12 +44,6 @@ typedef struct psdd_run {
     struct timespec start;
 } psdd_run;
 
-static double seconds_since(const struct timespec *start) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
-}
-
 /* Every factor's MAP under theta/deg + lambda into s->uf and s->v; the
  * dual (with the variables in no factor at their best) to *dual. Returns
  * 0 or a user oracle's error (its factor in *failed). */
@@ -199,11 +193,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
     if (rc) return rc;
     psdd_run r = {.s = s, .g = s->g, .best_value = -INFINITY, .polyak = 1.0};
     clock_gettime(CLOCK_MONOTONIC, &r.start);
-    if (settings) r.st = *settings;
-    else concord_default_settings(&r.st);
-    char message[160];
-    if (concord_check_settings(&r.st, message, sizeof message))
-        return solver_fail(s, CONCORD_EINVAL, "%s", message);
+    if ((rc = solver_settings(s, settings, &r.st))) return rc;
     const concord_graph *g = s->g;
     const size_t nv = (size_t)(g->n_vars ? g->n_vars : 1);
     r.x = malloc(nv * sizeof(double));
@@ -234,7 +224,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
         if (dual > previous) rises += 1;
         previous = dual;
         disagreement = average(&r, &norm2);
-        if (best_dual < -r.l1 - 1e-9 * (r.l1 > 0.0 ? r.l1 : 1.0)) {
+        if (solver_bound_proves_infeasible(best_dual, r.l1)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
@@ -248,7 +238,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
             }
             if (r.st.progress) {
                 concord_progress p = {t,   r.best_value, best_dual, disagreement, 0.0,
-                                      eta / r.scale, seconds_since(&r.start), 0, 0};
+                                      eta / r.scale, solver_seconds_since(&r.start), 0, 0};
                 if (r.st.progress(r.st.progress_context, &p)) {
                     status = CONCORD_STATUS_INTERRUPTED;
                     break;
@@ -266,7 +256,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
             break;
         }
         r.history[slot] = best_dual;
-        if (r.st.time_limit > 0.0 && seconds_since(&r.start) >= r.st.time_limit) {
+        if (r.st.time_limit > 0.0 && solver_seconds_since(&r.start) >= r.st.time_limit) {
             status = CONCORD_STATUS_TIME_LIMIT;
             break;
         }
@@ -279,21 +269,9 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
     out.eta = eta / r.scale;
     out.factor_solves = r.solves;
     out.oracle_calls = r.solves;
-    s->mode = MODE_NONE;
-    s->solved = false;
-    s->have_decoded = false;
-    if (rc) {
-        out.status = CONCORD_STATUS_CALLBACK_FAILED;
-        rc = solver_callback_failed(s, failed, rc);
-    } else if (status == CONCORD_STATUS_INFEASIBLE) {
-        out.status = status;
-        out.value = -INFINITY;
-        rc = solver_fail(s, CONCORD_EINFEASIBLE,
-                         "the constraints admit no solution: after %d iterations the dual "
-                         "bound %.6g is below every feasible value (>= %.6g)",
-                         t, best_dual, -r.l1);
-    } else {
-        out.status = status;
+    bool handled;
+    rc = solver_dual_end(s, rc, failed, status, t, best_dual, r.l1, &out, &handled);
+    if (!handled) {
         if (certified) {
             double value;
             if ((rc = solver_take_assignment(s, r.best_x, &value)) == CONCORD_OK) {
@@ -327,7 +305,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
         if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED)
             s->mode = MODE_MAP; /* decode reads its multipliers */
     }
-    out.seconds = seconds_since(&r.start);
+    out.seconds = solver_seconds_since(&r.start);
     if (info) *info = out;
 done:
     free(r.x);

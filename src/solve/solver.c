@@ -275,6 +275,38 @@ int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const 
     return 0;
 }
 
+int solver_settings(concord_solver *s, const concord_settings *settings, concord_settings *out) {
+    if (settings) *out = *settings;
+    else concord_default_settings(out);
+    char message[160];
+    if (concord_check_settings(out, message, sizeof message))
+        return solver_fail(s, CONCORD_EINVAL, "%s", message);
+    return CONCORD_OK;
+}
+
+int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32_t iterations,
+                    double bound, double l1, concord_info *out, bool *handled) {
+    s->mode = MODE_NONE;
+    s->solved = false;
+    s->have_decoded = false;
+    *handled = true;
+    if (rc) {
+        out->status = CONCORD_STATUS_CALLBACK_FAILED;
+        return solver_callback_failed(s, failed, rc);
+    }
+    if (status == CONCORD_STATUS_INFEASIBLE) {
+        out->status = status;
+        out->value = -INFINITY;
+        return solver_fail(s, CONCORD_EINFEASIBLE,
+                           "the constraints admit no solution: after %d iterations the dual "
+                           "bound %.6g is below every feasible value (>= %.6g)",
+                           iterations, bound, -l1);
+    }
+    *handled = false;
+    out->status = status;
+    return CONCORD_OK;
+}
+
 int solver_take_assignment(concord_solver *s, const double *x, double *value) {
     const concord_graph *g = s->g;
     const double *theta = solver_theta(s), *phi = solver_phi(s);
