@@ -627,12 +627,13 @@ CONCORD_API const double *concord_solver_additionals(const concord_solver *s);
  * its states) max-product dynamic programming solves it directly.
  * Otherwise branch and bound over AD3 (Das, Martins and Smith 2012):
  * each node is LP-MAP with some variables fixed, solved by the ADMM loop
- * warm-started from its parent's multipliers and stopped as soon as its
- * dual bound falls below the best value found (the node is then pruned);
- * an assignment is decoded from the node's LP solution
- * (concord_solver_decode's search, settings.heuristic_every); a node
- * whose LP solution is fractional is split on its most fractional unit:
- * a binary variable into 0 and 1, a multi-variable (whose states are
+ * warm-started from its parent's multipliers and consensus, and stopped as
+ * soon as its dual bound (valid at any multipliers) falls to the best
+ * value found (the node is then pruned) or falls too slowly to get there
+ * soon; an integral LP solution closes its node; otherwise an assignment
+ * is decoded from the node's LP solution (concord_solver_decode's search,
+ * settings.heuristic_every) and the node is split on its most fractional
+ * unit: a binary variable into 0 and 1, a multi-variable (whose states are
  * one-hot) into two sets of states of about equal LP mass. Nodes are
  * taken best first or depth first (settings.search) until the upper bound
  * (the highest bound of an open node, or the best value) is within
@@ -640,7 +641,7 @@ CONCORD_API const double *concord_solver_additionals(const concord_solver *s);
  * time_limit or the progress callback (called per solved node when the
  * best value improves, and every 100 nodes, with nodes and open_nodes
  * filled in) stops it. max_iter, tol, eta and the other ADMM settings
- * apply to each node's solve.
+ * apply to each node's solve (bound_every at most 10 there).
  *
  * The solution (concord_solver_variables, _additionals, and
  * concord_solver_decoded) is the best assignment found, with its factors'
@@ -689,11 +690,13 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * factors' MAPs, which tends to an LP-MAP solution. It stops with status
  * "integral" when the factors agree or the best rounded assignment is
  * within tol * sum |scores| of the bound (the solution is then that
- * assignment, a certified MAP), "fractional" when the bound has not moved
- * by more than tol relative over the last 200 iterations, or at max_iter
- * or time_limit. info->upper_bound is the best dual bound and info->value
- * the solution's value; info->eta the last step (relative). After it,
- * concord_solver_decode decodes with PSDD's multipliers. */
+ * assignment, a certified MAP), "fractional" when the best bound has not
+ * fallen by more than tol * sum |scores| over the last 1000 iterations,
+ * or at max_iter or time_limit. It starts from the last AD3 or PSDD
+ * solve's multipliers (each variable's made to sum to 0) when
+ * settings.warm_start. info->upper_bound is the best dual bound and
+ * info->value the solution's value; info->eta the last step (relative).
+ * After it, concord_solver_decode decodes with PSDD's multipliers. */
 CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
                                     concord_info *info);
 
@@ -703,18 +706,20 @@ CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *s
  * factor in turn from its max-marginals, which its MAP oracle computes
  * (one call per state of each unit it touches, with the others' messages
  * as scores). Meant for pairwise and DENSE models over multi-variables,
- * it works on any graph whose factors have 0/1 vertices (not KNAPSACK:
- * CONCORD_EINVAL); a factor that may switch on two states of one
- * multi-variable makes that variable's states units of their own. The
- * dual never increases, but coordinate descent can stop above the LP
- * optimum. Each iteration ends with the dual bound and the assignment of
- * the states of largest belief (when it is feasible, its value). Stops
- * with status "integral" when that assignment is within tol * sum
- * |scores| of the bound (the solution is that assignment, a certified
- * MAP), "fractional" when the bound decreased by less than tol relative
- * over the last 10 iterations (the solution is the assignment of largest
- * beliefs, maybe infeasible), or at max_iter or time_limit. After it,
- * concord_solver_decode starts from that assignment. */
+ * it works on any graph whose factors have 0/1 vertices and never switch
+ * on two states of one multi-variable (otherwise CONCORD_EINVAL: KNAPSACK,
+ * say, or an OR over two states of one multi-variable). The dual never
+ * increases, but coordinate descent can stop above the LP optimum. Each
+ * iteration (a sweep over the factors) ends with the dual bound and the
+ * assignment of the states of largest belief, evaluated. It stops with
+ * status "integral" when the best such assignment allowed by every factor
+ * is within tol * sum |scores| of the bound (the solution is that
+ * assignment, a certified MAP), "fractional" when the bound fell by less
+ * than tol * sum |scores| over the last 10 iterations, or at max_iter or
+ * time_limit; the solution is then the best allowed assignment found, or
+ * the last one of largest beliefs when none was allowed. Every solve
+ * starts from zero messages. After it, concord_solver_decode starts from
+ * the solution, with the per-link multipliers the beliefs imply. */
 CONCORD_API int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
                                     concord_info *info);
 
