@@ -1,6 +1,7 @@
 /*
- * Exact MAP (concord_solver_exact) against brute force on random graphs:
- * at least 300 feasible graphs of binary variables with every logic,
+ * Exact MAP (concord_solver_exact) against brute force on random graphs
+ * (a third of them under AddressSanitizer, which checks memory rather than
+ * answers): at least 300 feasible graphs of binary variables with every logic,
  * budget, knapsack and pair factor (ref_random_graph: negated links,
  * degree-1 factors, isolated variables, ties, magnitudes 1e-9 to 1e6 and
  * graphs mixing them), and at least 300 graphs with multi-valued variables
@@ -11,8 +12,8 @@
  * own semantics: allowed by every factor, its value recomputed, equal to
  * the brute-force optimum within the gap; infeasible graphs must be
  * reported infeasible. Then the limits (nodes, time, interruption), the
- * progress reports, settings, batches, a failing user oracle, and the
- * solver's state after a search.
+ * progress reports, settings, a failing user oracle, and the solver's
+ * state after a search (batches are in test_solver).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -30,7 +31,9 @@
 #include "ref_mgraph.h"
 #include "testutil.h"
 
-enum { MIN_FEASIBLE = 300, MAX_DRAWS = 3000, CONFIGURATIONS = 4 };
+/* Under AddressSanitizer, which checks memory rather than answers, a third
+ * of the graphs. */
+enum { MIN_FEASIBLE = UNDER_ASAN ? 100 : 300, MAX_DRAWS = 3000, CONFIGURATIONS = 4 };
 
 /* ---- tolerances (and why) ------------------------------------------------
  * The search stops when the upper bound is within exact_gap (1e-9 by
@@ -151,7 +154,7 @@ static void exact_map_equals_brute_force_on_random_binary_graphs(void **state) {
            infeasible, branched);
     assert_int_equal(failures, 0);
     assert_true(feasible >= MIN_FEASIBLE);
-    assert_true(infeasible > 0 && branched >= 20);
+    assert_true(infeasible > 0 && branched >= MIN_FEASIBLE / 15);
 }
 
 /* ---- graphs with multi-valued variables and structured factors ---------- */
@@ -190,7 +193,7 @@ static void exact_map_equals_brute_force_on_random_multi_valued_graphs(void **st
            feasible, infeasible, branched, acyclic);
     assert_int_equal(failures, 0);
     assert_true(feasible >= MIN_FEASIBLE);
-    assert_true(infeasible > 0 && branched >= 20 && acyclic >= 20);
+    assert_true(infeasible > 0 && branched >= MIN_FEASIBLE / 15 && acyclic >= MIN_FEASIBLE / 15);
     for (int k = 0; k < MG_NUM_KINDS; ++k) assert_true(kinds_seen[k] >= 10);
 }
 
@@ -359,46 +362,6 @@ static void settings_are_checked_and_statuses_named(void **state) {
 
 /* ---- batches, failures, the solver afterwards ---------------------------- */
 
-static void a_batch_matches_sequential_solves_bit_for_bit(void **state) {
-    (void)state;
-    enum { COUNT = 8 };
-    test_rng rng = {777};
-    concord_graph *graphs[COUNT];
-    concord_solver *batch[COUNT], *alone[COUNT];
-    concord_info infos[COUNT], info;
-    for (int k = 0; k < COUNT; ++k) {
-        double optimum;
-        mg_graph g;
-        if (k < 2) {
-            graphs[k] = frustrated_grid(&optimum);
-        } else {
-            mg_random_graph(&rng, (1u << MG_NUM_KINDS) - 1, &g);
-            graphs[k] = mg_build(&g);
-        }
-        batch[k] = new_solver_or_fail(graphs[k]);
-        alone[k] = new_solver_or_fail(graphs[k]);
-    }
-    const int rc = concord_solve_batch(batch, COUNT, CONCORD_ALGORITHM_EXACT, NULL, infos, 2);
-    int first = CONCORD_OK;
-    for (int k = 0; k < COUNT; ++k) {
-        const int r = concord_solver_exact(alone[k], NULL, &info);
-        if (first == CONCORD_OK) first = r;
-        assert_int_equal(info.status, infos[k].status);
-        if (info.status == CONCORD_STATUS_INFEASIBLE) continue;
-        assert_memory_equal(&info.value, &infos[k].value, sizeof(double));
-        assert_memory_equal(&info.upper_bound, &infos[k].upper_bound, sizeof(double));
-        const int32_t n = concord_num_variables(graphs[k]);
-        assert_memory_equal(concord_solver_variables(alone[k]), concord_solver_variables(batch[k]),
-                            (size_t)n * sizeof(double));
-    }
-    assert_int_equal(rc, first);
-    for (int k = 0; k < COUNT; ++k) {
-        concord_solver_free(batch[k]);
-        concord_solver_free(alone[k]);
-        concord_graph_free(graphs[k]);
-    }
-}
-
 /* A user factor (exactly one of its literals on) whose oracle fails from
  * its `fail_after`-th call on. */
 typedef struct failing {
@@ -477,7 +440,6 @@ int main(void) {
         cmocka_unit_test(exact_map_equals_brute_force_on_random_multi_valued_graphs),
         cmocka_unit_test(limits_stop_the_search_with_valid_bounds),
         cmocka_unit_test(settings_are_checked_and_statuses_named),
-        cmocka_unit_test(a_batch_matches_sequential_solves_bit_for_bit),
         cmocka_unit_test(a_failing_user_oracle_ends_the_search),
         cmocka_unit_test(the_solver_is_left_unclamped),
     };

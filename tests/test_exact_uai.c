@@ -9,7 +9,8 @@
  * "optimal") matches the energy, that toulbar2's assignment evaluated in
  * concord's graph is no better than concord's value, and no worse than it
  * beyond toulbar2's rounding of the costs. A missing toulbar2 or data file
- * skips with a message naming it. The comparison on every instance with
+ * skips with a message naming it; under AddressSanitizer the slowest,
+ * Promedas_11, is skipped. The comparison on every instance with
  * 60-second limits is bench/bench_exact (docs/performance.md).
  */
 #include <math.h>
@@ -176,6 +177,10 @@ static void exact_map_matches_toulbar2_on_uai2014(void **state) {
                                         "Promedas_20", "Promedas_11"};
     int compared = 0;
     for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
+        if (UNDER_ASAN && !strcmp(names[k], "Promedas_11")) {
+            printf("skipped under AddressSanitizer (slow): %s\n", names[k]);
+            continue;
+        }
         char model[512], evidence[520];
         snprintf(model, sizeof model, "%s/uai2014/%s.uai", CONCORD_SHARED_DATA, names[k]);
         snprintf(evidence, sizeof evidence, "%s.evid", model);

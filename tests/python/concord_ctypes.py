@@ -66,6 +66,13 @@ class Settings(Structure):
         ("backward_tol", c_double),
         ("backward_max_iter", c_int32),
         ("backward_power", c_bool),
+        ("acyclic", c_bool),
+        ("node_limit", c_int64),
+        ("search", c_int),
+        ("exact_gap", c_double),
+        ("heuristic_every", c_int32),
+        ("psdd_step", c_int),
+        ("psdd_eta", c_double),
     ]
 
 
@@ -82,6 +89,7 @@ class Info(Structure):
         ("seconds", c_double),
         ("factor_solves", c_int64),
         ("oracle_calls", c_int64),
+        ("acyclic", c_bool),
     ]
 
 
