@@ -331,8 +331,12 @@ static double ad3_value(const char *posteriors, const concord_graph *g, const ch
                 const double v = strtod(p, &end);
                 if (end == p) ok = false;
                 p = end;
-                if (v > 1.0 - 1e-6) on += 1, labels[i] = (int32_t)(observed[i] >= 0 ? observed[i] : t);
-                else if (v > 1e-6) on += 2;
+                if (v > 1.0 - 1e-6) {
+                    on += 1;
+                    labels[i] = (int32_t)(observed[i] >= 0 ? observed[i] : t);
+                } else if (v > 1e-6) {
+                    on += 2;
+                }
             }
             ok = ok && on == 1;
         }
@@ -436,7 +440,8 @@ int main(int argc, char **argv) {
     const int repeats = argc > 2 && atoi(argv[2]) > 0 ? atoi(argv[2]) : 3;
     const double limit = argc > 3 && atof(argv[3]) > 0 ? atof(argv[3]) : 60.0;
     char buf[1024];
-    const char *tb2 = getenv("TOULBAR2") ? getenv("TOULBAR2") : on_path("toulbar2", buf, sizeof buf);
+    const char *tb2 = getenv("TOULBAR2");
+    if (!tb2) tb2 = on_path("toulbar2", buf, sizeof buf);
     const char *ad3 = getenv("AD3_MULTI");
     if (!mkdtemp(work_dir)) {
         perror("bench_exact: mkdtemp");

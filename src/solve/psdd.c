@@ -13,8 +13,9 @@
  * dual, or Polyak's gamma (dual - best value) / |g|^2 (gamma from 1,
  * halved whenever 20 iterations pass without a better bound: the best
  * value so far underestimates the optimum, and the full step then
- * overshoots forever), eta relative to the RMS of the link-level scores. The primal estimate is the average of ubar
- * weighted by the steps, which tends to an LP-MAP solution.
+ * overshoots forever), eta relative to the RMS of the link-level scores.
+ * The primal estimate is the average of ubar weighted by the steps, which
+ * tends to an LP-MAP solution.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -428,13 +428,12 @@ static void multi_factor(drawer *d, mg_graph *g, mg_kind kind, int n, const int 
     memset(f, 0, sizeof *f);
     f->kind = kind;
     f->n_multi = n;
-    int product = 1, sum = 0;
+    int product = 1;
     for (int b = 0; b < n; ++b) {
         f->multi[b] = ms[b];
         for (int t = 0; t < g->multi_states[ms[b]]; ++t)
             f->vars[f->degree++] = g->multi_first[ms[b]] + t;
         product *= g->multi_states[ms[b]];
-        sum += g->multi_states[ms[b]];
     }
     if (kind == MG_DENSE) {
         f->n_add = product;
@@ -449,7 +448,6 @@ static void multi_factor(drawer *d, mg_graph *g, mg_kind kind, int n, const int 
         for (int b = 1; b < n; ++b) f->n_add += g->multi_states[ms[b - 1]] * g->multi_states[ms[b]];
         for (int a = 0; a < f->n_add; ++a) f->add[a] = draw_score(d);
     }
-    (void)sum;
 }
 
 void mg_random_graph(test_rng *rng, unsigned kinds, mg_graph *out) {
@@ -474,7 +472,6 @@ void mg_random_graph(test_rng *rng, unsigned kinds, mg_graph *out) {
     /* binary variables, as many as brute force affords */
     int n_binary = rng_int(rng, 9);
     while (enumeration << n_binary > MG_MAX_ENUMERATION / 8) n_binary -= 1;
-    const int first_binary = n_vars;
     n_vars += n_binary;
     /* structured factors over fresh variables */
     if ((kinds & (1u << MG_MATCHING)) && rng_int(rng, 3) == 0 && n_vars + 6 <= MG_MAX_VARS &&
@@ -569,7 +566,6 @@ void mg_random_graph(test_rng *rng, unsigned kinds, mg_graph *out) {
             for (int j = 0; j < f->degree; ++j) f->negated[j] = rng_uniform(rng) < neg;
         out->n_factors += 1;
     }
-    (void)first_binary;
 }
 
 void mg_print(const mg_graph *g) {
