@@ -191,7 +191,9 @@ CONCORD_API int concord_multi_variable(const concord_graph *g, int32_t m, int32_
  * scores[...] in row-major order, the last variable changing fastest (NULL:
  * zeros). A score of -INFINITY forbids that joint state (a hard
  * constraint, e.g. a zero probability); its additional score is then 0 and
- * stays forbidden when scores are changed later. At least one joint state
+ * stays forbidden when scores are changed later (a score given to it later
+ * is ignored by the factor but still counts in the scale the stopping rule
+ * measures residuals against: leave it 0). At least one joint state
  * must be allowed. The factor's configurations are one-hot in each
  * variable. */
 CONCORD_API int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
