@@ -14,9 +14,11 @@
  *                   training batch.
  *
  * The lifecycle is that of OSQP or SCS: build the graph, create solvers
- * over it (concord_solver_new, the only call that allocates what a solve
- * needs), set each solver's scores, solve (alone, or many at once on
- * threads with concord_solve_batch), read the results, free.
+ * over it (concord_solver_new allocates what a solve needs; only the active
+ * sets of factors whose solutions need many configurations grow, during
+ * the first solves, and keep their room), set each solver's scores, solve
+ * (alone, or many at once on threads with concord_solve_batch), read the
+ * results, free.
  *
  * Every function returns an int code (CONCORD_OK or a CONCORD_E* code).
  * Builders and readers leave a message naming what was wrong in
