@@ -350,9 +350,10 @@ CONCORD_API int concord_add_sequence_compressor(concord_graph *g, int32_t n_word
  * already flipped for negated links: the oracle sees literals) and of its
  * additional outputs (additional_scores, num_additionals entries), it
  * writes a best allowed configuration: variable_values, 0 or 1 per link,
- * and additional_values, 0 or 1 per additional output (indicators, like
- * every built-in factor's: PAIR's "both are 1", DENSE's joint states); and
- * its score
+ * and additional_values, any real in [-1, 1] per additional output (the
+ * built-in factors' are indicators, as PAIR's "both are 1"; a larger
+ * value is its score's to carry: decoding and the losses recognize a
+ * configuration by link scores that must outweigh b . v); and its score
  * variable_scores . variable_values + additional_scores . additional_values
  * in *value. It returns 0, or any nonzero value to report an error, which
  * ends the solve with CONCORD_ECALLBACK (status "callback_failed").
