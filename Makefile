@@ -6,8 +6,9 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 600
 PREFIX ?= /usr/local
+VENV ?= .venv
 
-.PHONY: all build demo test fuzz bench check-exact install clean
+.PHONY: all build python demo test fuzz bench check-exact install clean
 
 all: build
 
@@ -16,18 +17,39 @@ build:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=OFF >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
-	@echo "== concord solve examples/data/alignment.fg"
-	@$(BUILD)/concord solve examples/data/alignment.fg
+# The Python package, built by pip from the same C sources into a virtual
+# environment over Debian's python3 (whose numpy, torch and matplotlib it
+# sees); rebuilt only when a source changed.
+PYTHON_SOURCES := setup.py setup.cfg pyproject.toml $(wildcard include/*.h src/*.[ch] \
+	src/*/*.[ch] python/concord/*.py python/concord/*.pyx python/concord/*.pxd)
 
+python:
+	@scripts/install-deps.sh python
+	@$(MAKE) -s --no-print-directory $(VENV)/.installed
+
+$(VENV)/.installed: $(PYTHON_SOURCES)
+	@echo "building the Python package into $(VENV)"
+	@test -x $(VENV)/bin/python || /usr/bin/python3 -m venv --system-site-packages $(VENV)
+	@$(VENV)/bin/pip install --no-build-isolation --no-deps --disable-pip-version-check . \
+		>$(VENV)/pip.log 2>&1 || { cat $(VENV)/pip.log; exit 1; }
+	@touch $@
+
+demo: build python
+	@scripts/demo.sh $(BUILD) $(VENV)
+
+# The build's log is shown only when it fails (with -Werror, a warning
+# fails it); the fuzzers run only when the sources changed since their last
+# passing run (make fuzz fuzzes for FUZZ_SECONDS); the last line is the
+# overall tally.
 test:
 	@scripts/install-deps.sh test
 	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON -DCONCORD_WERROR=ON >/dev/null
-	@cmake --build $(BUILD)-test -j $(JOBS)
-	@scripts/fuzz.sh $(BUILD)-test 60
-	@cd $(BUILD)-test && ctest --output-on-failure -j $(JOBS)
-	@CONCORD_LIB=$(abspath $(BUILD)-test)/libconcord.so PYTHONDONTWRITEBYTECODE=1 \
-		/usr/bin/python3 -m pytest tests/python -q -p no:cacheprovider
+	@echo "building the library, the tests and their sanitized twins"
+	@cmake --build $(BUILD)-test -j $(JOBS) >$(BUILD)-test/build.log 2>&1 || \
+		{ cat $(BUILD)-test/build.log; exit 1; }
+	@$(MAKE) -s --no-print-directory $(VENV)/.installed
+	@scripts/fuzz.sh $(BUILD)-test 30 --if-changed
+	@scripts/run-tests.sh $(BUILD)-test $(VENV)
 
 fuzz:
 	@scripts/install-deps.sh test
@@ -36,9 +58,11 @@ fuzz:
 	@scripts/fuzz.sh $(BUILD)-test $(FUZZ_SECONDS)
 
 # Every benchmark, one after the other (figures in docs/performance.md).
-bench: build
+bench: build python
 	@for b in bench_ad3 bench_uai bench_read bench_sparse bench_oracles_trees bench_oracles_sequence \
 		bench_memory bench_dual; do echo "== $$b"; $(BUILD)/$$b || exit 1; done
+	@echo "== python_overhead"; $(VENV)/bin/python bench/python_overhead.py $(BUILD)/bench_lp_matching
+	@for b in python_batch python_memory; do echo "== $$b"; $(VENV)/bin/python bench/$$b.py || exit 1; done
 
 # Exact MAP against toulbar2 (and AD3's --exact when AD3_MULTI names its
 # ad3_multi) on every shared instance, 60-second limits, 3 runs each: about
@@ -53,4 +77,4 @@ install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-test
+	rm -rf $(BUILD) $(BUILD)-test build-python $(VENV)

@@ -14,9 +14,11 @@
  *                   training batch.
  *
  * The lifecycle is that of OSQP or SCS: build the graph, create solvers
- * over it (concord_solver_new, the only call that allocates what a solve
- * needs), set each solver's scores, solve (alone, or many at once on
- * threads with concord_solve_batch), read the results, free.
+ * over it (concord_solver_new allocates what a solve needs; only the active
+ * sets of factors whose solutions need many configurations grow, during
+ * the first solves, and keep their room), set each solver's scores, solve
+ * (alone, or many at once on threads with concord_solve_batch), read the
+ * results, free.
  *
  * Every function returns an int code (CONCORD_OK or a CONCORD_E* code).
  * Builders and readers leave a message naming what was wrong in
@@ -97,6 +99,11 @@ CONCORD_API const char *concord_status_name(int status);
 
 /* ------------------------------------------------------------------------
  * Graphs
+ *
+ * Scores (log-potentials) are doubles that are 0 or between 1e-300 and
+ * 1e300 in magnitude: every function taking scores refuses others with
+ * CONCORD_EINVAL (beyond that range the solvers' penalties and sums would
+ * vanish into subnormal numbers or overflow).
  * ------------------------------------------------------------------------ */
 
 typedef struct concord_graph concord_graph;
@@ -113,7 +120,7 @@ CONCORD_API const char *concord_last_error(const concord_graph *g);
 
 /* Adds `count` binary variables with the given scores (log-potentials; NULL
  * means all zero). Their ids are *first, ..., *first + count - 1. `first`
- * may be NULL. Scores must be finite. */
+ * may be NULL. */
 CONCORD_API int concord_add_variables(concord_graph *g, int32_t count,
                                       const double *scores, int32_t *first);
 
@@ -192,7 +199,9 @@ CONCORD_API int concord_multi_variable(const concord_graph *g, int32_t m, int32_
  * scores[...] in row-major order, the last variable changing fastest (NULL:
  * zeros). A score of -INFINITY forbids that joint state (a hard
  * constraint, e.g. a zero probability); its additional score is then 0 and
- * stays forbidden when scores are changed later. At least one joint state
+ * stays forbidden when scores are changed later (a score given to it later
+ * is ignored by the factor but still counts in the scale the stopping rule
+ * measures residuals against: leave it 0). At least one joint state
  * must be allowed. The factor's configurations are one-hot in each
  * variable. */
 CONCORD_API int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
@@ -255,7 +264,7 @@ CONCORD_API int concord_add_matching(concord_graph *g, int32_t rows, int32_t col
  * Their links cannot be negated and their configurations are described
  * below; each has an exact MAP oracle (dynamic programming) and its QP
  * comes from the generic active set. `scores` are the scores of the
- * factor's additional outputs in the order given (NULL: zeros; all finite).
+ * factor's additional outputs in the order given (NULL: zeros).
  * The layouts are AD3's, so that .fg files map onto these calls one to one
  * (docs/formats.md). On error the graph is unchanged.
  * ------------------------------------------------------------------------ */
@@ -347,7 +356,10 @@ CONCORD_API int concord_add_sequence_compressor(concord_graph *g, int32_t n_word
  * already flipped for negated links: the oracle sees literals) and of its
  * additional outputs (additional_scores, num_additionals entries), it
  * writes a best allowed configuration: variable_values, 0 or 1 per link,
- * and additional_values, any real per additional output; and its score
+ * and additional_values, any real in [-1, 1] per additional output (the
+ * built-in factors' are indicators, as PAIR's "both are 1"; a larger
+ * value is its score's to carry: decoding and the losses recognize a
+ * configuration by link scores that must outweigh b . v); and its score
  * variable_scores . variable_values + additional_scores . additional_values
  * in *value. It returns 0, or any nonzero value to report an error, which
  * ends the solve with CONCORD_ECALLBACK (status "callback_failed").
@@ -378,7 +390,7 @@ typedef int (*concord_qp_fn)(void *user, const double *variable_scores,
 
 /* Adds a factor over `degree` >= 1 distinct variables (negated may be NULL)
  * with num_additionals >= 0 additional outputs scored by
- * additional_scores (NULL: zeros, all finite), whose configurations are
+ * additional_scores (NULL: zeros), whose configurations are
  * given by the oracle `map` (required). `user` is passed to the oracle and
  * must outlive the graph. The factor's id goes to *factor (may be NULL). */
 CONCORD_API int concord_add_factor(concord_graph *g, int32_t degree, const int32_t *vars,
@@ -408,7 +420,7 @@ CONCORD_API int concord_factor_additionals(const concord_graph *g, int32_t f,
 /* The graph's scores can be changed between solves without rebuilding it
  * (solvers that have no scores of their own read them at each solve).
  * Variable scores [first, first+count) and additional scores [first,
- * first+count) in the global additional index. Scores must be finite. */
+ * first+count) in the global additional index. */
 CONCORD_API int concord_set_variable_scores(concord_graph *g, int32_t first,
                                             int32_t count,
                                             const double *scores);
@@ -580,12 +592,13 @@ CONCORD_API const char *concord_solver_last_error(const concord_solver *s);
 /* Gives the solver its own scores: variable_scores (num_variables) and
  * additional_scores (num_additionals), copied; NULL for either means the
  * graph's (read at each solve). So N solvers over one graph hold N score
- * sets. Scores must be finite. */
+ * sets. On error (a score out of range) nothing changes. */
 CONCORD_API int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
                                           const double *additional_scores);
 
 /* The scores the solver uses (its own, or the graph's): num_variables and
- * num_additionals values. */
+ * num_additionals values. NULL once the graph's structure has changed
+ * since the solver was created (its sizes are no longer the graph's). */
 CONCORD_API const double *concord_solver_variable_scores(const concord_solver *s);
 CONCORD_API const double *concord_solver_additional_scores(const concord_solver *s);
 
@@ -615,7 +628,8 @@ CONCORD_API int concord_solver_sparse(concord_solver *s, const concord_settings 
                                       concord_info *info);
 
 /* The last solution: variable values u (length num_variables) and factor
- * additional values v (length num_additionals). NULL before any solve.
+ * additional values v (length num_additionals). NULL before any solve and
+ * once the graph's structure has changed since the solver was created.
  * Valid until the next solve on this solver, or its free. */
 CONCORD_API const double *concord_solver_variables(const concord_solver *s);
 CONCORD_API const double *concord_solver_additionals(const concord_solver *s);

@@ -1,8 +1,12 @@
 #!/bin/sh
 # Builds the libFuzzer targets with clang and fuzzes each for a bounded time.
-# usage: scripts/fuzz.sh BUILD_DIR SECONDS   (each target gets SECONDS/2)
-# Seeds: AD3's example graphs in ../shared/data/ad3 and the regression inputs
-# in tests/data/fuzz/. A crash fails the run and leaves the input in
+# usage: scripts/fuzz.sh BUILD_DIR SECONDS [--if-changed]
+#   (each target gets SECONDS/2). With --if-changed (make test), nothing is
+#   done when the library's sources and the fuzz targets are those of the
+#   last run that passed.
+# Seeds: AD3's example graphs in ../shared/data/ad3 (when it is there), the
+# repository's graphs and models in tests/data/fg and tests/data/uai, and the
+# regression inputs in tests/data/fuzz/. A crash fails the run and leaves the input in
 # BUILD_DIR/fuzz-artifacts/ (add it to tests/data/fuzz/ once fixed).
 set -eu
 build=$1
@@ -11,6 +15,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out="$build/fuzz"
 mkdir -p "$out" "$build/fuzz-artifacts"
 sources=$(ls "$root"/src/*.c "$root"/src/*/*.c)
+stamp="$out/passed.sha256"
+digest=$(cat $sources "$root"/src/*.h "$root"/src/*/*.h "$root"/include/*.h "$root"/fuzz/*.c |
+  sha256sum | cut -d' ' -f1)
+if [ "${3:-}" = "--if-changed" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
+  echo "fuzzing: the readers and solvers are unchanged since the last run that passed"
+  exit 0
+fi
+rm -f "$stamp"
 for target in fg uai; do
   bin="$out/fuzz_$target"
   clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -g -fsanitize=fuzzer,address,undefined \
@@ -19,8 +31,8 @@ for target in fg uai; do
   corpus="$out/corpus_$target"
   mkdir -p "$corpus"
   case $target in
-    fg) seeds="$root/../shared/data/ad3/*.fg $root/tests/data/fuzz/*" ;;
-    uai) seeds="$root/../shared/data/ad3/*.uai $root/tests/data/fuzz_uai/*" ;;
+    fg) seeds="$root/../shared/data/ad3/*.fg $root/tests/data/fg/*.fg $root/tests/data/fuzz/*" ;;
+    uai) seeds="$root/../shared/data/ad3/*.uai $root/tests/data/uai/*.uai $root/tests/data/fuzz_uai/*" ;;
   esac
   for f in $seeds; do
     [ -f "$f" ] || continue
@@ -36,3 +48,4 @@ for target in fg uai; do
   }
   grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs" "$out/fuzz_$target.log" | tail -1
 done
+echo "$digest" >"$stamp"

@@ -41,6 +41,10 @@ typedef struct factor_ops {
     /* The polytope has fractional vertices (KNAPSACK): its points are not
      * mixtures of 0/1 configurations, so it has no sparse distribution. */
     bool fractional_vertices;
+    /* A configuration's additional outputs may take any value in [-1, 1]
+     * (user factors); otherwise they are 0 or 1, like its variables, and
+     * the active set stores only which ones are 1. */
+    bool real_additionals;
     /* With qp, optional: the derivative of the QP solution on the face of
      * the polytope that holds it: `face` is the code qp returned with the
      * literal solution u (at additional scores b), so no QP is solved
@@ -61,8 +65,8 @@ typedef struct factor_ops {
 } factor_ops;
 
 /* The failure code of a user callback that returned 0 but wrote an
- * invalid configuration (a variable value outside [0, 1], a non-finite
- * value). */
+ * invalid configuration (a variable value outside [0, 1], an additional
+ * value outside [-1, 1]). */
 enum { FACTOR_INVALID_OUTPUT = -2147483647 - 1 };
 
 struct factor {
@@ -105,7 +109,9 @@ typedef struct qp_outcome {
     int32_t oracle_calls;
     bool exact;   /* solved to optimality (closed forms always are) */
     int32_t face; /* closed forms: the code of the solution's face (else 0) */
-    int error;    /* a user callback's error code (0: none) */
+    int32_t error; /* CONCORD_OK, or CONCORD_ENOMEM: the active set needed
+                      room it could not allocate (exact is then false) */
+    int callback_error; /* a user callback's error code (0: none) */
 } qp_outcome;
 
 /* A negated link's QP input and solution in literal space (l = 1 - u): the
@@ -139,7 +145,8 @@ static inline void factor_qp_literals(const factor *f, struct active_set *state,
         out->face = f->ops->qp(f, lit_a, b, d, lit_u, v, buf->scratch);
         out->oracle_calls = 0;
         out->exact = true;
-        out->error = factor_failure(f, buf->scratch);
+        out->error = 0;
+        out->callback_error = factor_failure(f, buf->scratch);
     } else {
         factor_qp_generic(f, state, lit_a, b, d, lit_u, v, max_inner, buf, out);
     }

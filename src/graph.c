@@ -6,6 +6,8 @@
  */
 #include "graph.h"
 
+#include "util.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,9 +79,9 @@ int graph_check_scores(concord_graph *g, int32_t count, const double *scores, co
                        int32_t first) {
     if (!scores) return CONCORD_OK;
     for (int32_t i = 0; i < count; ++i)
-        if (!isfinite(scores[i]))
-            return graph_fail(g, CONCORD_EINVAL, "%s score %ld is not finite (%g)", what,
-                              (long)first + i, scores[i]);
+        if (!score_in_range(scores[i]))
+            return graph_fail(g, CONCORD_EINVAL, "%s score %ld (%g) %s", what, (long)first + i,
+                              scores[i], score_problem(scores[i]));
     return CONCORD_OK;
 }
 

@@ -6,6 +6,8 @@
 #ifndef CONCORD_UTIL_H
 #define CONCORD_UTIL_H
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct keyed {
@@ -16,6 +18,20 @@ typedef struct keyed {
 
 /* Sorts x[0..n) by ascending key, in place, without allocating. */
 void sort_keyed(keyed *x, int32_t n);
+
+/* Scores the solvers take: finite, and 0 or of magnitude within [1e-300,
+ * 1e300]; beyond, penalties and sums over the graph would vanish into
+ * subnormals or overflow. */
+static inline bool score_in_range(double x) {
+    const double a = fabs(x);
+    return a == 0.0 || (a >= 1e-300 && a <= 1e300);
+}
+
+/* Why a score is refused, for messages. */
+static inline const char *score_problem(double x) {
+    return isfinite(x) ? "is out of range: scores are 0 or between 1e-300 and 1e300 in magnitude"
+                       : "is not finite";
+}
 
 static inline double clip01(double x) {
     return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);

@@ -7,7 +7,12 @@
  * (2) an independent solve by accelerated projected gradient (FISTA) over
  * the joint distribution; plus warm-started solves equal to cold ones, and
  * re-solves after d changes. Inputs include ties, forbidden joint states
- * and weights from 1e-3 to 1e3.
+ * and weights from 1e-3 to 1e3. Then the room of the state: solutions that
+ * need more configurations than it starts with (16) and than the former
+ * fixed limit (128), certified over every joint state of tables of up to
+ * 90 x 90 states; and a factor whose solutions need degree + 1
+ * configurations, the most the state may hold (the unit cube, where the
+ * answer clip(a / d) is known).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -21,6 +26,7 @@
 #include <cmocka.h>
 
 #include "graph.h"
+#include "pair_table.h"
 #include "qp/active_set.h"
 #include "testutil.h"
 
@@ -98,7 +104,6 @@ static concord_graph *build(const dense_case *t) {
 
 typedef struct qp_run {
     concord_graph *g;
-    void *memory;
     active_set *state;
     factor_buffers buf;
     double *buffers;
@@ -108,8 +113,8 @@ typedef struct qp_run {
 static void run_init(qp_run *r, const dense_case *t) {
     r->g = build(t);
     const factor *f = &r->g->factors[0];
-    r->memory = malloc(active_set_bytes(f));
-    r->state = active_set_init(f, r->memory);
+    r->state = active_set_new(f);
+    assert_non_null(r->state);
     r->buffers = calloc(4 * MAX_LINKS + MAX_JOINT, sizeof(double));
     r->scratch = malloc(factor_scratch_bytes(f) + 1);
     r->buf = (factor_buffers){r->buffers, r->buffers + MAX_LINKS, r->buffers + 2 * MAX_LINKS,
@@ -118,7 +123,7 @@ static void run_init(qp_run *r, const dense_case *t) {
 
 static void run_free(qp_run *r) {
     concord_graph_free(r->g);
-    free(r->memory);
+    active_set_free(r->state);
     free(r->buffers);
     free(r->scratch);
 }
@@ -145,18 +150,25 @@ static double assert_certified(const qp_run *r, const dense_case *t, const doubl
                                const double *v) {
     double ru[MAX_LINKS] = {0}, rv[MAX_JOINT] = {0}, total = 0.0;
     for (int32_t k = 0; k < active_set_size(r->state); ++k) {
-        const int32_t *ones;
-        int32_t n = active_set_config(r->state, k, &ones);
+        double cu[MAX_LINKS], cv[MAX_JOINT];
+        active_set_config(r->state, k, cu, cv);
         double w = active_set_weight(r->state, k);
         assert_true(w >= -1e-12);
         total += w;
-        /* One state per variable and the matching allowed joint state. */
-        assert_int_equal(n, t->n_vars + 1);
-        int c = ones[n - 1] - t->degree;
-        assert_true(c >= 0 && c < t->n_joint && !t->forbidden[c]);
+        /* One allowed joint state, and one state per variable: its own. */
+        int c = -1, on = 0;
+        for (int j = 0; j < t->n_joint; ++j) {
+            assert_true(cv[j] == 0.0 || cv[j] == 1.0);
+            if (cv[j] == 1.0) c = j, ++on;
+        }
+        assert_int_equal(on, 1);
+        assert_true(!t->forbidden[c]);
         int links[MAX_VARS];
         joint_links(t, c, links);
-        for (int j = 0; j < t->n_vars; ++j) assert_int_equal(ones[j], links[j]);
+        on = 0;
+        for (int i = 0; i < t->degree; ++i) on += cu[i] == 1.0;
+        assert_int_equal(on, t->n_vars);
+        for (int j = 0; j < t->n_vars; ++j) assert_true(cu[links[j]] == 1.0);
         for (int j = 0; j < t->n_vars; ++j) ru[links[j]] += w;
         rv[c] += w;
     }
@@ -392,12 +404,98 @@ static void affinely_dependent_configurations_are_handled(void **state) {
     }
 }
 
+/* Small table scores spread the solution over up to 2k - 1 joint states:
+ * the state must grow its room (16 at first) as the solve needs it, past
+ * the former fixed limit of 128, and warm starts must keep working. */
+static void solutions_beyond_the_initial_room_are_certified(void **state) {
+    (void)state;
+    test_rng rng = {14};
+    const int sizes[] = {12, 40, 90};
+    int32_t largest = 0;
+    for (size_t n = 0; n < sizeof sizes / sizeof sizes[0]; ++n) {
+        for (int trial = 0; trial < 2; ++trial) {
+            pair_table t;
+            pair_table_init(&t, sizes[n], 0.01, &rng);
+            for (int step = 0; step < 3; ++step) {
+                qp_outcome q = pair_table_solve(&t, 100000);
+                assert_true(q.exact);
+                assert_int_equal(q.error, CONCORD_OK);
+                pair_table_assert_distribution(&t);
+                const double gap = pair_table_relative_gap(&t);
+                if (!(gap <= 1e-10)) fail_msg("k %d: relative Frank-Wolfe gap %g", t.k, gap);
+                const int32_t size = active_set_size(t.state);
+                assert_true(active_set_capacity(t.state) >= size);
+                if (size > largest) largest = size;
+                /* the next solve starts warm from this one */
+                for (int i = 0; i < 2 * t.k; ++i) t.a[i] += 0.002 * rng_normal(&rng);
+            }
+            pair_table_free(&t);
+        }
+    }
+    print_message("largest active set: %d configurations\n", largest);
+    assert_true(largest > 128);
+}
+
+/* Every subset is allowed: the polytope is the unit cube, the QP is
+ * separable and its solution is clip(a_i / d_i, 0, 1). Points inside the
+ * cube take mixtures of up to degree + 1 vertices (fewer suffice for some:
+ * the centre of a square is the midpoint of a diagonal), the most the
+ * state may hold. */
+static double cube_map(const factor *f, const double *a, const double *b, double *u, double *v,
+                       void *scratch) {
+    (void)b, (void)v, (void)scratch;
+    double best = 0.0;
+    for (int32_t i = 0; i < f->degree; ++i) {
+        u[i] = a[i] > 0.0;
+        best += a[i] > 0.0 ? a[i] : 0.0;
+    }
+    return best;
+}
+
+static const factor_ops cube_ops = {.name = "cube", .map = cube_map};
+
+static void cube_solutions_stay_within_degree_plus_one(void **state) {
+    (void)state;
+    enum { D = 40 };
+    test_rng rng = {15};
+    factor f = {.ops = &cube_ops, .degree = D};
+    double a[D], d[D], u[D], v[1], lit_a[D], lit_u[D], oracle_a[D], oracle_u[D], oracle_v[1];
+    char scratch[1];
+    factor_buffers buf = {lit_a, lit_u, oracle_a, oracle_u, oracle_v, scratch};
+    int32_t largest = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+        active_set *s = active_set_new(&f);
+        assert_non_null(s);
+        int interior = trial % 2 == 0;
+        for (int i = 0; i < D; ++i) {
+            d[i] = 0.5 + rng_uniform(&rng);
+            /* interior: a / d in (0.05, 0.95); else some coordinates clip */
+            double target = interior ? 0.05 + 0.9 * rng_uniform(&rng) : 2.0 * rng_uniform(&rng) - 0.5;
+            a[i] = target * d[i];
+        }
+        active_set_result r = active_set_solve(s, &f, a, NULL, d, u, v, 100000, &buf);
+        assert_true(r.exact);
+        assert_int_equal(r.error, CONCORD_OK);
+        for (int i = 0; i < D; ++i) {
+            double expected = fmin(fmax(a[i] / d[i], 0.0), 1.0);
+            if (!(fabs(u[i] - expected) <= 1e-9))
+                fail_msg("trial %d coordinate %d: %.15g, expected %.15g", trial, i, u[i], expected);
+        }
+        assert_true(active_set_size(s) <= D + 1 && active_set_capacity(s) <= D + 1);
+        if (active_set_size(s) > largest) largest = active_set_size(s);
+        active_set_free(s);
+    }
+    print_message("largest active set: %d configurations of at most %d\n", largest, D + 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dense_qp_is_certified_optimal_on_random_factors),
         cmocka_unit_test(dense_qp_matches_an_independent_solver),
         cmocka_unit_test(warm_started_solves_equal_cold_solves),
         cmocka_unit_test(affinely_dependent_configurations_are_handled),
+        cmocka_unit_test(solutions_beyond_the_initial_room_are_certified),
+        cmocka_unit_test(cube_solutions_stay_within_degree_plus_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,8 +148,57 @@ static void bad_arguments_are_rejected_with_a_message(void **state) {
     concord_graph_free(g);
 }
 
+/* Setting no scores at all is fine (and hands memcpy no null pointer,
+ * which UBSan's build of this test would report). */
+static void setting_zero_scores_is_a_no_op(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    double s[2] = {1.0, 2.0};
+    concord_add_variables(g, 2, s, NULL);
+    int32_t vars[2] = {0, 1};
+    concord_add_pair(g, 0, 1, 0.5, NULL);
+    concord_add_logic(g, CONCORD_OR, 2, vars, NULL, NULL);
+    assert_int_equal(concord_set_variable_scores(g, 0, 0, NULL), CONCORD_OK);
+    assert_int_equal(concord_set_additional_scores(g, 1, 0, NULL), CONCORD_OK);
+    assert_true(concord_variable_scores(g)[1] == 2.0);
+    assert_int_equal(concord_set_variable_scores(g, 0, 1, NULL), CONCORD_EINVAL);
+    concord_graph_free(g);
+}
+
+/* A graph with one factor is solved factor by factor (SparseMAP itself),
+ * and still within max_iter rounds of max_inner_iter oracle calls: a
+ * 50 x 20 SEQUENCE needs more than 2 x 1, so it stops there. */
+static void the_iteration_cap_holds_on_a_graph_of_one_factor(void **state) {
+    (void)state;
+    enum { L = 50, K = 20 };
+    test_rng rng = {3};
+    static double theta[L * K], transitions[K + (L - 1) * K * K + K];
+    int32_t states[L], vars[L * K];
+    for (int i = 0; i < L * K; ++i) theta[i] = 2.0 * rng_uniform(&rng) - 1.0, vars[i] = i;
+    for (size_t i = 0; i < sizeof transitions / sizeof transitions[0]; ++i)
+        transitions[i] = 2.0 * rng_uniform(&rng) - 1.0;
+    for (int p = 0; p < L; ++p) states[p] = K;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, L * K, theta, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_sequence(g, L, states, vars, transitions, NULL), CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.max_iter = 2;
+    st.max_inner_iter = 1;
+    concord_info info;
+    assert_int_equal(concord_solver_sparse(solver, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_MAX_ITER);
+    assert_true(info.iterations <= 2);
+    assert_true(info.oracle_calls <= 2);
+    concord_solver_free(solver);
+    concord_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(setting_zero_scores_is_a_no_op),
+        cmocka_unit_test(the_iteration_cap_holds_on_a_graph_of_one_factor),
         cmocka_unit_test(xor_alone_selects_the_best_variable),
         cmocka_unit_test(resolving_with_new_scores_uses_them),
         cmocka_unit_test(repeated_solves_are_identical),

@@ -7,9 +7,11 @@
  * "name:LINE: " and a phrase naming the problem; well-formed input (several
  * graphs, comments, CRLF, no final newline, AD3's stray separator lines,
  * negated links, every factor type) must load with exactly the structure
- * written, checked through the API getters; and AD3's own example files
- * must load with the sizes their headers declare, or, for the structured
- * factor types the reader does not support, fail clearly on the right line.
+ * written, checked through the API getters; the repository's files of
+ * every factor type (tests/data/fg) must load with the sizes and scores
+ * their lines list, dense.fg solving to a brute force's optimum; and AD3's
+ * own example files (../shared/data/ad3, skipped when absent) must load
+ * with the sizes their headers declare.
  */
 #include <errno.h>
 #include <math.h>
@@ -487,7 +489,7 @@ static void a_tree_longer_than_its_arcs_is_refused_in_little_memory(void **state
 static void unreadable_paths_give_eio_and_name_the_path(void **state) {
     (void)state;
     const char *paths[] = {"/nonexistent-concord-dir/missing.fg", CONCORD_TEST_DATA "/no-such-file.fg",
-                           CONCORD_TEST_DATA, "/", CONCORD_SHARED_DATA "/ad3/example1.fg/x.fg"};
+                           CONCORD_TEST_DATA, "/", CONCORD_TEST_DATA "/fg/logic.fg/x.fg"};
     for (size_t k = 0; k < sizeof paths / sizeof paths[0]; ++k) {
         concord_graph *sentinel[1] = {NULL};
         concord_graph **graphs = sentinel;
@@ -838,9 +840,15 @@ static void ad3_example_files_load_with_their_declared_sizes(void **state) {
         "parsing_excerpt.fg", "srl_fract_001.fg", "srl_fract_002.fg", "srl_fract_003.fg",
         "srl_fract_004.fg", "srl_fract_005.fg",
     };
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, names[k]);
+    enum { N_NAMES = sizeof names / sizeof names[0] };
+    char paths[N_NAMES][1024];
+    for (size_t k = 0; k < N_NAMES; ++k) {
+        char relative[64];
+        snprintf(relative, sizeof relative, "ad3/%s", names[k]);
+        snprintf(paths[k], sizeof paths[k], "%s", shared_data_path_or_skip(relative));
+    }
+    for (size_t k = 0; k < N_NAMES; ++k) {
+        const char *path = paths[k];
         size_t size;
         char *data = read_whole_file_or_fail(path, &size);
         long n_vars, n_factors, stray_line;
@@ -871,9 +879,10 @@ static void ad3_example_files_load_with_their_declared_sizes(void **state) {
         assert_int_equal(w.count, expected_warnings);
         assert_int_equal(n_stray, expected_warnings);
         if (expected_warnings) {
-            char prefix[600];
-            snprintf(prefix, sizeof prefix, "%s:%ld: ", path, stray_line);
-            assert_int_equal(strncmp(w.first, prefix, strlen(prefix)), 0);
+            char line_part[64]; /* the warning starts with "PATH:LINE: " */
+            snprintf(line_part, sizeof line_part, ":%ld: ", stray_line);
+            assert_int_equal(strncmp(w.first, path, strlen(path)), 0);
+            assert_int_equal(strncmp(w.first + strlen(path), line_part, strlen(line_part)), 0);
             assert_non_null(strstr(w.first, stray));
         }
         concord_free_graphs(graphs, count);
@@ -909,6 +918,7 @@ static long declared_additionals(const char *line) {
     if (!strcmp(type, "GRANDPARENT_HEAD_AUTOMATON")) return params - 1;
     if (!strcmp(type, "GENERAL_TREE") || !strcmp(type, "GENERAL_TREE_COUNTS"))
         return params - 1 - 2 * first;
+    if (!strcmp(type, "DENSE")) return params - 1 - first; /* the table after m, K1..Km */
     return 0;
 }
 
@@ -919,12 +929,17 @@ static void ad3_structured_files_load_with_their_declared_sizes(void **state) {
     static const char *const names[] = {"parsing01.fg", "parsing02.fg", "sequence.fg",
                                         "sequence_budget.fg", "general_tree.fg",
                                         "general_tree_counts.fg"};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, names[k]);
+    enum { N_NAMES = sizeof names / sizeof names[0] };
+    char paths[N_NAMES][1024];
+    for (size_t k = 0; k < N_NAMES; ++k) {
+        char relative[64];
+        snprintf(relative, sizeof relative, "ad3/%s", names[k]);
+        snprintf(paths[k], sizeof paths[k], "%s", shared_data_path_or_skip(relative));
+    }
+    for (size_t k = 0; k < N_NAMES; ++k) {
+        const char *path = paths[k];
         size_t size;
-        char *data = read_whole_file(path, &size);
-        assert_non_null(data);
+        char *data = read_whole_file_or_fail(path, &size);
         long n_vars, n_factors, additionals = 0, line_no = 0;
         header_counts(data, &n_vars, &n_factors);
         for (char *p = data; *p;) {
@@ -949,6 +964,213 @@ static void ad3_structured_files_load_with_their_declared_sizes(void **state) {
         assert_sizes(graphs[0], (int32_t)n_vars, (int32_t)n_factors, (int32_t)additionals);
         concord_free_graphs(graphs, count);
     }
+}
+
+/* The repository's own .fg files (tests/data/fg, written by
+ * scripts/gen-test-data.py; every factor type of the format among them)
+ * load with exactly what their lines say, read here field by field: per
+ * graph the number of variables and their scores, the number of factors,
+ * and for each factor as many additional outputs as its line lists scores
+ * (its last fields), with those scores in that order. */
+static void repository_files_load_with_the_sizes_and_scores_they_list(void **state) {
+    (void)state;
+    static const struct {
+        const char *name;
+        size_t graphs;
+    } files[] = {
+        {"logic.fg", 3},        {"transitivity.fg", 1}, {"sequence.fg", 1},
+        {"sequence_budget.fg", 1}, {"general_tree.fg", 1}, {"general_tree_counts.fg", 1},
+        {"parser.fg", 1},       {"trees.fg", 4},        {"matching.fg", 4},
+        {"dense.fg", 1},        {"compressor.fg", 1},
+    };
+    long checked_scores = 0;
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; ++k) {
+        char relative[64];
+        snprintf(relative, sizeof relative, "fg/%s", files[k].name);
+        const char *path = test_data_path(relative);
+        concord_graph **graphs = NULL;
+        size_t count = 0;
+        char error[512];
+        warnings w = {0};
+        int rc = concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error,
+                                   collect_warning, &w);
+        if (rc != CONCORD_OK) fail_msg("%s: %s", path, error);
+        assert_int_equal(count, files[k].graphs);
+        assert_int_equal(w.count, 0);
+        /* the text: per graph N, M, N scores, M factor lines (blank
+         * separator lines vanish in the split) */
+        char *text = read_whole_file_or_fail(path, NULL), *save = NULL;
+        char *line = strtok_r(text, "\n", &save);
+        for (size_t gi = 0; gi < count; ++gi) {
+            const concord_graph *g = graphs[gi];
+            assert_non_null(line);
+            long n_vars = strtol(line, NULL, 10);
+            long n_factors = strtol(strtok_r(NULL, "\n", &save), NULL, 10);
+            assert_int_equal(concord_num_variables(g), n_vars);
+            assert_int_equal(concord_num_factors(g), n_factors);
+            for (long i = 0; i < n_vars; ++i) {
+                double x = strtod(strtok_r(NULL, "\n", &save), NULL);
+                if (concord_variable_scores(g)[i] != x)
+                    fail_msg("%s graph %zu: variable %ld scored %.17g, the file says %.17g", path,
+                             gi + 1, i + 1, concord_variable_scores(g)[i], x);
+                ++checked_scores;
+            }
+            long total = 0;
+            for (long f = 0; f < n_factors; ++f) {
+                line = strtok_r(NULL, "\n", &save);
+                assert_non_null(line);
+                long declared = declared_additionals(line);
+                int32_t first, n_add;
+                assert_int_equal(concord_factor_additionals(g, (int32_t)f, &first, &n_add),
+                                 CONCORD_OK);
+                if (n_add != declared)
+                    fail_msg("%s graph %zu factor %ld: %d additionals, the line lists %ld scores",
+                             path, gi + 1, f + 1, n_add, declared);
+                /* the line's last `declared` fields, in order */
+                long n_fields = 0;
+                const char *fields[1024];
+                for (const char *p = line; *p && n_fields < 1024;) {
+                    while (*p == ' ') ++p;
+                    if (!*p) break;
+                    fields[n_fields++] = p;
+                    while (*p && *p != ' ') ++p;
+                }
+                assert_true(n_fields >= declared && n_fields < 1024);
+                for (long j = 0; j < declared; ++j) {
+                    double x = strtod(fields[n_fields - declared + j], NULL);
+                    double got = concord_additional_scores(g)[first + j];
+                    /* a forbidden DENSE state (-inf) is a constraint, and its
+                     * score is not said (dense.fg's brute force checks it) */
+                    if (x == -INFINITY) continue;
+                    if (got != x)
+                        fail_msg("%s graph %zu factor %ld: additional score %ld is %.17g, the "
+                                 "file says %.17g",
+                                 path, gi + 1, f + 1, j + 1, got, x);
+                    ++checked_scores;
+                }
+                total += declared;
+            }
+            assert_int_equal(concord_num_additionals(g), total);
+            line = strtok_r(NULL, "\n", &save);
+        }
+        assert_null(line); /* nothing after the last graph */
+        free(text);
+        concord_free_graphs(graphs, count);
+    }
+    print_message("%zu files of tests/data/fg: %ld scores as listed\n",
+                  sizeof files / sizeof files[0], checked_scores);
+}
+
+/* tests/data/fg/dense.fg (multi-valued variables: two DENSE tables with
+ * forbidden joint states, an XOR, a PAIR; a tree over the multi-variables,
+ * so LP-MAP is the MAP) solves to the optimum of a brute force over all
+ * 2^14 assignments of its binary variables, which reads the file itself
+ * and scores assignments from the format's words: a DENSE factor allows
+ * exactly one state per multi-variable, its table is row-major with the
+ * last variable fastest, -inf forbids; XOR exactly one; PAIR scores both
+ * on. */
+enum { DENSE_MAX_VARS = 20, DENSE_MAX_FACTORS = 8, DENSE_MAX_LINKS = 16 };
+
+typedef struct dense_factor {
+    char type[16];
+    int degree, vars[DENSE_MAX_LINKS];
+    int m, card[DENSE_MAX_LINKS]; /* DENSE */
+    double table[256];           /* DENSE: the table; PAIR: table[0] */
+} dense_factor;
+
+static double dense_score(const dense_factor *f, const int *x) {
+    if (!strcmp(f->type, "XOR")) {
+        int on = 0;
+        for (int j = 0; j < f->degree; ++j) on += x[f->vars[j]];
+        return on == 1 ? 0.0 : -INFINITY;
+    }
+    if (!strcmp(f->type, "PAIR")) return x[f->vars[0]] && x[f->vars[1]] ? f->table[0] : 0.0;
+    long index = 0;
+    for (int q = 0, link = 0; q < f->m; ++q) {
+        int state = -1, on = 0;
+        for (int k = 0; k < f->card[q]; ++k, ++link)
+            if (x[f->vars[link]]) state = k, ++on;
+        if (on != 1) return -INFINITY;
+        index = index * f->card[q] + state;
+    }
+    return f->table[index];
+}
+
+static void dense_file_solves_to_the_brute_force_optimum(void **state) {
+    (void)state;
+    const char *path = test_data_path("fg/dense.fg");
+    char *text = read_whole_file_or_fail(path, NULL), *save = NULL;
+    int n = atoi(strtok_r(text, " \n", &save)), m = atoi(strtok_r(NULL, " \n", &save));
+    assert_true(n <= DENSE_MAX_VARS && m <= DENSE_MAX_FACTORS);
+    double theta[DENSE_MAX_VARS];
+    dense_factor factors[DENSE_MAX_FACTORS];
+    for (int i = 0; i < n; ++i) theta[i] = strtod(strtok_r(NULL, " \n", &save), NULL);
+    int n_dense = 0;
+    for (int f = 0; f < m; ++f) {
+        dense_factor *fa = &factors[f];
+        snprintf(fa->type, sizeof fa->type, "%s", strtok_r(NULL, " \n", &save));
+        fa->degree = atoi(strtok_r(NULL, " \n", &save));
+        assert_true(fa->degree <= DENSE_MAX_LINKS);
+        for (int j = 0; j < fa->degree; ++j) fa->vars[j] = atoi(strtok_r(NULL, " \n", &save)) - 1;
+        if (!strcmp(fa->type, "PAIR")) {
+            fa->table[0] = strtod(strtok_r(NULL, " \n", &save), NULL);
+        } else if (!strcmp(fa->type, "DENSE")) {
+            fa->m = atoi(strtok_r(NULL, " \n", &save));
+            long size = 1;
+            for (int q = 0; q < fa->m; ++q) {
+                fa->card[q] = atoi(strtok_r(NULL, " \n", &save));
+                size *= fa->card[q];
+            }
+            assert_true(size <= 256);
+            for (long e = 0; e < size; ++e)
+                fa->table[e] = strtod(strtok_r(NULL, " \n", &save), NULL);
+            ++n_dense;
+        } else {
+            assert_string_equal(fa->type, "XOR");
+        }
+    }
+    assert_null(strtok_r(NULL, " \n", &save));
+    free(text);
+    assert_int_equal(n_dense, 2);
+
+    int x[DENSE_MAX_VARS] = {0}, best_x[DENSE_MAX_VARS] = {0}, radix[DENSE_MAX_VARS];
+    for (int i = 0; i < n; ++i) radix[i] = 2;
+    top_two top = {-INFINITY, -INFINITY};
+    long allowed = 0;
+    do {
+        double score = 0.0;
+        for (int i = 0; i < n; ++i) score += theta[i] * x[i];
+        for (int f = 0; f < m && score > -INFINITY; ++f) score += dense_score(&factors[f], x);
+        if (score == -INFINITY) continue;
+        ++allowed;
+        if (top_two_offer(&top, score)) memcpy(best_x, x, sizeof x);
+    } while (odometer_next(x, radix, n));
+
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[512];
+    int rc = concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error,
+                               NULL, NULL);
+    if (rc != CONCORD_OK) fail_msg("%s", error);
+    assert_int_equal(count, 1);
+    concord_info info;
+    concord_solver *solver = new_solver_or_fail(graphs[0]);
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+    print_message("dense.fg: %ld allowed assignments, brute force %.10f (runner-up %.10f); "
+                  "concord %s, value %.10f, upper bound %.10f\n",
+                  allowed, top.best, top.second, concord_status_name(info.status), info.value,
+                  info.upper_bound);
+    assert_true(top.best - top.second > 1e-6); /* the optimum is unique */
+    assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
+    assert_true(fabs(info.value - top.best) <= 1e-8 * (1.0 + fabs(top.best)));
+    assert_true(fabs(info.upper_bound - top.best) <= 1e-6 * (1.0 + fabs(top.best)));
+    const double *u = concord_solver_variables(solver);
+    for (int i = 0; i < n; ++i)
+        if (u[i] != (double)best_x[i])
+            fail_msg("dense.fg: variable %d is %g, the brute force's optimum has %d", i + 1, u[i],
+                     best_x[i]);
+    concord_solver_free(solver);
+    concord_free_graphs(graphs, count);
 }
 
 /* A number token converts to exactly the double strtod gives, and only
@@ -1027,6 +1249,8 @@ int main(void) {
         cmocka_unit_test(numbers_in_usual_notations_load_exactly),
         cmocka_unit_test(ad3_example_files_load_with_their_declared_sizes),
         cmocka_unit_test(ad3_structured_files_load_with_their_declared_sizes),
+        cmocka_unit_test(repository_files_load_with_the_sizes_and_scores_they_list),
+        cmocka_unit_test(dense_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(huge_degrees_are_rejected_without_integer_overflow),
         cmocka_unit_test(a_tree_longer_than_its_arcs_is_refused_in_little_memory),
     };

@@ -3,13 +3,16 @@
  * meaning (concord.h): the test enumerates every modifier subset (and
  * grandparent) of small random automata, with its own table of sibling
  * pairs, and checks the oracles (best score, ties, negative scores) and the
- * active-set QP built on them (structured_check.h). AD3's parsing01.fg and
- * parsing02.fg also hold an ARBORESCENCE factor: to look at the automata
- * alone the test drops that line (test_tree.c checks the tree alone and
- * the whole graphs), loads the head automata, compares their structure
- * with its own reading of the lines, checks the oracles of the smaller ones
- * against enumeration with the file's scores, and runs AD3 on the rest.
- * Malformed lines are rejected with messages.
+ * active-set QP built on them (structured_check.h). Parser files
+ * (the repository's tests/data/fg/parser.fg, and AD3's parsing01.fg and
+ * parsing02.fg from ../shared/data, skipped when absent) also hold an
+ * ARBORESCENCE factor: to look at the automata alone the test drops that
+ * line (test_tree.c checks the tree alone and the whole graphs), loads the
+ * head automata, compares their structure with its own reading of the
+ * lines, checks the oracles of the smaller ones against enumeration with
+ * the file's scores, and runs AD3 on the rest; the repository's parser is
+ * also solved whole against GLPK. Malformed lines are rejected with
+ * messages.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -221,11 +224,8 @@ typedef struct ha_line {
     int G, n; /* G = 0: HEAD_AUTOMATON */
 } ha_line;
 
-static void parsing_file(const char *name, int expect_automata) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, name);
-    char *text = read_whole_file(path, NULL);
-    assert_non_null(text);
+static void parsing_file(const char *path, const char *name, int expect_automata) {
+    char *text = read_whole_file_or_fail(path, NULL);
     const size_t size = strlen(text);
     enum { CAP = 4096 };
     char **lines = malloc(CAP * sizeof *lines);
@@ -334,12 +334,119 @@ static void parsing_file(const char *name, int expect_automata) {
 
 static void ad3_parsing01_head_automata_load_and_solve(void **state) {
     (void)state;
-    parsing_file("parsing01.fg", 126);
+    parsing_file(shared_data_path_or_skip("ad3/parsing01.fg"), "parsing01.fg", 126);
 }
 
 static void ad3_parsing02_head_automata_load_and_solve(void **state) {
     (void)state;
-    parsing_file("parsing02.fg", 64);
+    parsing_file(shared_data_path_or_skip("ad3/parsing02.fg"), "parsing02.fg", 64);
+}
+
+/* The repository's parser of the same layout (tests/data/fg/parser.fg: 5
+ * tokens; for the root a HEAD_AUTOMATON per side, one of degree 0; for
+ * every token a GRANDPARENT_HEAD_AUTOMATON per side, some without
+ * modifiers). */
+static void repository_parser_head_automata_load_and_solve(void **state) {
+    (void)state;
+    parsing_file(test_data_path("fg/parser.fg"), "tests/data/fg/parser.fg", 12);
+}
+
+/* ---- the repository's parser whole, against GLPK ---- */
+
+/* Every dependency tree over the ARBORESCENCE line's arcs (k-th link: arc
+ * head[k] -> mod[k]; tokens 1..length-1, root 0): one incoming arc per
+ * token, every token reaching the root. */
+static void enumerate_arborescences(int length, int n_arcs, const int *head, const int *mod,
+                                    config_list *c) {
+    enum { MAX_TOKENS = 8, MAX_IN = 8 };
+    int incoming[MAX_TOKENS][MAX_IN], count[MAX_TOKENS] = {0}, choice[MAX_TOKENS] = {0};
+    assert_true(length <= MAX_TOKENS);
+    for (int k = 0; k < n_arcs; ++k) {
+        assert_true(count[mod[k]] < MAX_IN);
+        incoming[mod[k]][count[mod[k]]++] = k;
+    }
+    for (int m = 1; m < length; ++m) assert_true(count[m] > 0);
+    for (;;) {
+        int h[MAX_TOKENS];
+        for (int m = 1; m < length; ++m) h[m] = head[incoming[m][choice[m]]];
+        bool tree = true;
+        for (int m = 1; m < length && tree; ++m) {
+            int y = m, steps = 0;
+            while (y != 0 && steps++ < length) y = h[y];
+            tree = y == 0;
+        }
+        if (tree) {
+            double *x = configs_push(c);
+            for (int m = 1; m < length; ++m) x[incoming[m][choice[m]]] = 1.0;
+        }
+        int m = 1;
+        while (m < length && ++choice[m] == count[m]) choice[m++] = 0;
+        if (m == length) break;
+    }
+}
+
+/* tests/data/fg/parser.fg whole (its tree and its 12 automata), read here
+ * line by line: concord's LP-MAP value and bound against GLPK on the local
+ * polytope, the tree's polytope the hull of the trees enumerated over its
+ * arcs, each automaton's the hull of its configurations with the file's
+ * scores. */
+static void repository_parser_matches_glpk(void **state) {
+    (void)state;
+    const char *path = test_data_path("fg/parser.fg");
+    char *text = read_whole_file_or_fail(path, NULL), *save = NULL;
+    int n = atoi(strtok_r(text, " \n", &save)), m = atoi(strtok_r(NULL, " \n", &save));
+    enum { MAX_LINKS = 64 };
+    double theta[MAX_LINKS], b[MAX_GP * MAX_MOD + (MAX_MOD + 2) * (MAX_MOD + 3) / 2];
+    assert_true(n <= MAX_LINKS);
+    for (int i = 0; i < n; ++i) theta[i] = strtod(strtok_r(NULL, " \n", &save), NULL);
+    lp_ref *lp = lp_ref_new(n, theta);
+    int trees = 0, automata = 0;
+    for (int f = 0; f < m; ++f) {
+        char type[32];
+        snprintf(type, sizeof type, "%s", strtok_r(NULL, " \n", &save));
+        int degree = atoi(strtok_r(NULL, " \n", &save));
+        int32_t vars[MAX_LINKS];
+        assert_true(degree <= MAX_LINKS);
+        for (int j = 0; j < degree; ++j) vars[j] = atoi(strtok_r(NULL, " \n", &save)) - 1;
+        config_list c;
+        if (!strcmp(type, "ARBORESCENCE")) {
+            int length = atoi(strtok_r(NULL, " \n", &save)), head[MAX_LINKS], mod[MAX_LINKS];
+            for (int k = 0; k < degree; ++k) {
+                head[k] = atoi(strtok_r(NULL, " \n", &save));
+                mod[k] = atoi(strtok_r(NULL, " \n", &save));
+            }
+            configs_init(&c, degree, 0);
+            enumerate_arborescences(length, degree, head, mod, &c);
+            print_message("parser.fg: %d trees over %d arcs\n", c.count, degree);
+            lp_ref_add_configs(lp, &c, vars, NULL);
+            ++trees;
+        } else {
+            int G = 0;
+            if (!strcmp(type, "GRANDPARENT_HEAD_AUTOMATON")) G = atoi(strtok_r(NULL, " \n", &save));
+            else assert_string_equal(type, "HEAD_AUTOMATON");
+            assert_true(G <= MAX_GP && degree - G <= MAX_MOD);
+            automaton t;
+            automaton_init(&t, G, degree - G);
+            for (int k = 0; k < t.n_add; ++k) b[k] = strtod(strtok_r(NULL, " \n", &save), NULL);
+            configs_init(&c, t.degree, t.n_add);
+            enumerate(&t, &c);
+            lp_ref_add_configs(lp, &c, vars, b);
+            ++automata;
+        }
+        configs_free(&c);
+    }
+    assert_null(strtok_r(NULL, " \n", &save));
+    free(text);
+    assert_int_equal(trees, 1);
+    assert_int_equal(automata, 12);
+    concord_graph **graphs = read_single_graph_file(path);
+    int solved = 0, fractional = 0;
+    double worst = 0.0;
+    assert_true(check_lp_map_against_glpk(graphs[0], lp, 0, &solved, &fractional, &worst));
+    print_message("parser.fg: LP-MAP %s, |value - GLPK| %.2e\n",
+                  fractional ? "fractional" : "integral", worst);
+    lp_ref_free(lp);
+    concord_free_graphs(graphs, 1);
 }
 
 /* ---- errors ---- */
@@ -395,6 +502,8 @@ int main(void) {
         cmocka_unit_test(small_parsers_match_glpk),
         cmocka_unit_test(ad3_parsing01_head_automata_load_and_solve),
         cmocka_unit_test(ad3_parsing02_head_automata_load_and_solve),
+        cmocka_unit_test(repository_parser_head_automata_load_and_solve),
+        cmocka_unit_test(repository_parser_matches_glpk),
         cmocka_unit_test(malformed_automata_are_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

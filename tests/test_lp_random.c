@@ -59,6 +59,11 @@ static const double scales[NUM_SCALES] = {1.0, 1e3, 1e-3};
  *   tests, after which the two solves follow different paths to points
  *   that each meet the stopping tolerance 1e-6 per link; measured
  *   differences stay below 3e-6, hence 1e-5.
+ * GAP_TOL: upper_bound - lp <= GAP_TOL * max(|lp|, smallest nonzero |score|)
+ *   for a converged solve: convergence means a duality gap within tol =
+ *   1e-6 relative to the value (or, when the value is about zero, within
+ *   what moving the least-scored variable by tol changes), and the bound
+ *   is above lp; 1e-5 leaves a factor 10.
  * UNIQUE_WIDTH: the LP optimum is deemed unique when every coordinate
  *   varies by at most this much over {feasible, objective >= lp -
  *   1e-9 ||scores||_1} (GLPK's simplex, tolerances ~1e-7).
@@ -69,6 +74,7 @@ static const double scales[NUM_SCALES] = {1.0, 1e3, 1e-3};
 #define BOUND_TOL 1e-12
 #define MAP_TOL 1e-12
 #define SCALE_TOL 1e-5
+#define GAP_TOL 1e-5
 #define UNIQUE_WIDTH 1e-6
 #define UNIQUE_SLACK 1e-9
 
@@ -413,6 +419,146 @@ static void value_matches_the_glpk_local_polytope_optimum(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* A graph whose value (0.305) is small next to its scores (up to 1.4e6),
+ * written in AD3's format in the issue that found it:
+ *   5 variables, 4 factors, scores 3.38e-10 692224.9 -226411.8 0.3054 0.0665
+ *   OR 2 4 5 / PAIR 2 1 2 -1358745.4 / XOR 5 -4 2 3 1 -5 / XOROUT 5 1 5 2 4 -3
+ * Its LP optimum is integral (GLPK, brute force); a gap judged against the
+ * scores' size stopped at value 0.186 with bound 0.305, "converged". */
+static void a_small_value_among_large_scores_is_solved_to_its_optimum(void **state) {
+    (void)state;
+    ref_graph g;
+    memset(&g, 0, sizeof g);
+    g.n_vars = 5;
+    const double theta[5] = {3.3785872796217887e-10, 692224.8880926414, -226411.84838785912,
+                             0.30535670670721915, 0.06647586249503658};
+    memcpy(g.theta, theta, sizeof theta);
+    int or_vars[2] = {3, 4}, pair_vars[2] = {0, 1}, xor_vars[5] = {3, 1, 2, 0, 4},
+        xorout_vars[5] = {0, 4, 1, 3, 2};
+    bool xor_neg[5] = {true, false, false, false, true},
+         xorout_neg[5] = {false, false, false, false, true};
+    g.factors[0] = make_factor(REF_OR, 2, or_vars, NULL);
+    g.factors[1] = make_factor(REF_PAIR, 2, pair_vars, NULL);
+    g.factors[1].score = -1358745.4208746664;
+    g.factors[2] = make_factor(REF_XOR, 5, xor_vars, xor_neg);
+    g.factors[3] = make_factor(REF_XOROUT, 5, xorout_vars, xorout_neg);
+    g.n_factors = 4;
+    double lp, map;
+    assert_int_equal(ref_local_lp(&g, &lp, NULL, NULL), REF_LP_OPTIMAL);
+    assert_true(ref_brute_map(&g, &map, NULL));
+    assert_true(fabs(lp - map) <= 1e-12 * fabs(map)); /* integral LP optimum */
+    concord_graph *cg = ref_build(&g);
+    assert_non_null(cg);
+    concord_solver *solver = new_solver_or_fail(cg);
+    concord_info info;
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+    printf("value %.17g, bound %.17g, LP %.17g, %s after %d iterations\n", info.value,
+           info.upper_bound, lp, concord_status_name(info.status), info.iterations);
+    assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
+    assert_true(fabs(info.value - lp) <= 1e-6 * fabs(lp));
+    assert_true(fabs(info.upper_bound - lp) <= 1e-6 * fabs(lp));
+    concord_solver_free(solver);
+    concord_graph_free(cg);
+}
+
+/* Scores near the ends of the range the library takes (x1e200, x1e-200)
+ * are solved as well as ordinary ones: where the LP optimum is unique,
+ * LP-MAP finds it (GLPK's point, SCALE_TOL) and so does LP-SparseMAP at
+ * x1e200, whose quadratic term is then negligible; every point returned is
+ * within DIST_TOL of each factor's polytope. Sums of squared scores used
+ * to overflow or vanish there: LP-MAP ran to its cap and LP-SparseMAP
+ * returned a point outside the polytope. Scores beyond the range are
+ * refused. */
+static void scores_near_the_ends_of_their_range_are_solved(void **state) {
+    suite *s = *state;
+    int checked = 0;
+    for (int i = 0; i < s->n_cases && checked < 40; ++i) {
+        const graph_case *c = &s->cases[i];
+        if (!c->unique) continue;
+        checked += 1;
+        for (int big = 0; big <= 1; ++big) {
+            ref_graph g = c->graph;
+            ref_graph_scale_scores(&g, big ? 1e200 : 1e-200);
+            concord_graph *cg = ref_build(&g);
+            assert_non_null(cg);
+            concord_solver *solver = new_solver_or_fail(cg);
+            for (int sparse = 0; sparse <= big; ++sparse) {
+                concord_info info;
+                int rc = sparse ? concord_solver_sparse(solver, NULL, &info)
+                                : concord_solver_map(solver, NULL, &info);
+                const double *u = concord_solver_variables(solver);
+                double v[REF_MAX_FACTORS] = {0}, diff = 0.0;
+                memcpy(v, concord_solver_additionals(solver),
+                       (size_t)ref_graph_num_additionals(&g) * sizeof *v);
+                for (int j = 0; j < g.n_vars; ++j) diff = fmax(diff, fabs(u[j] - c->lp_u[j]));
+                double distance = ref_graph_max_distance(&g, u, v, NULL);
+                if (rc != CONCORD_OK || diff > SCALE_TOL || distance > DIST_TOL) {
+                    printf("scores x%s, %s: %s, %d iterations, |u - lp_u| %.3g, distance to "
+                           "the polytopes %.3g\n",
+                           big ? "1e200" : "1e-200", sparse ? "LP-SparseMAP" : "LP-MAP",
+                           concord_status_name(info.status), info.iterations, diff, distance);
+                    print_case(c);
+                    fail();
+                }
+            }
+            concord_solver_free(solver);
+            concord_graph_free(cg);
+        }
+    }
+    assert_true(checked == 40);
+    concord_graph *g = concord_graph_new();
+    const double beyond[4] = {1e301, -1e-301, 5e-324, -INFINITY};
+    for (int k = 0; k < 4; ++k) {
+        assert_int_equal(concord_add_variables(g, 1, &beyond[k], NULL), CONCORD_EINVAL);
+        assert_non_null(strstr(concord_last_error(g), k < 3 ? "out of range" : "not finite"));
+    }
+    assert_int_equal(concord_num_variables(g), 0);
+    concord_graph_free(g);
+}
+
+/* The smallest nonzero |score| of a graph at scale `scale` (0: none). */
+static double smallest_score(const ref_graph *g, double scale) {
+    double least = INFINITY;
+    for (int i = 0; i < g->n_vars; ++i)
+        if (g->theta[i] != 0.0) least = fmin(least, fabs(g->theta[i]));
+    for (int f = 0; f < g->n_factors; ++f)
+        if (g->factors[f].kind == REF_PAIR && g->factors[f].score != 0.0)
+            least = fmin(least, fabs(g->factors[f].score));
+    return isfinite(least) ? least * scale : 0.0;
+}
+
+/* A converged solve's dual bound is within GAP_TOL of GLPK's optimum
+ * relative to the optimum itself, not merely to the scores' size: on
+ * graphs whose value is small next to their scores a gap judged against
+ * the scores let the solver stop with its bound (and value) far off. */
+static void converged_bounds_are_within_the_tolerance_of_the_optimum_itself(void **state) {
+    suite *s = *state;
+    int failures = 0, checked = 0;
+    double worst = 0.0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        for (int k = 0; k < NUM_SCALES; ++k) {
+            const solve_result *r = &c->solves[k];
+            if (!converged(r)) continue;
+            const double size = fmax(fabs(r->lp_value), smallest_score(&c->graph, scales[k]));
+            const double excess = r->info.upper_bound - r->lp_value;
+            checked += 1;
+            if (size > 0.0) worst = fmax(worst, excess / size);
+            if (excess <= GAP_TOL * size) continue;
+            printf("scores %s: bound %.17g, GLPK %.17g (excess %.3g of %.3g), value %.17g, "
+                   "status %s\n",
+                   scale_name(k), r->info.upper_bound, r->lp_value, excess, size, r->info.value,
+                   concord_status_name(r->info.status));
+            print_case(c);
+            failures += 1;
+        }
+    }
+    printf("%d converged solves; largest bound excess over the optimum %.3g of it (tolerance "
+           "%g)\n",
+           checked, worst, GAP_TOL);
+    assert_int_equal(failures, 0);
+}
+
 /* Each factor's posterior (u restricted to its links, its additionals) is
  * within 1e-6 (max norm) of its polytope M_f (an LP per factor). */
 static void posteriors_are_within_1e_6_of_every_factor_polytope(void **state) {
@@ -666,6 +812,9 @@ int main(void) {
         cmocka_unit_test(
             posteriors_are_invariant_to_rescaling_the_scores_when_the_lp_optimum_is_unique),
         cmocka_unit_test(infeasible_local_polytopes_are_reported_infeasible),
+        cmocka_unit_test(converged_bounds_are_within_the_tolerance_of_the_optimum_itself),
+        cmocka_unit_test(a_small_value_among_large_scores_is_solved_to_its_optimum),
+        cmocka_unit_test(scores_near_the_ends_of_their_range_are_solved),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -5,7 +5,8 @@
  * enumerates every assignment of a column or nothing to each row, keeps
  * those its own checker accepts, and requires the MAP oracle and the
  * active-set QP to be optimal over exactly those (tests/support/
- * structure_qp.h). Also: argument checks, the .fg syntax, and LP-MAP of a
+ * structure_qp.h). Also: argument checks, the .fg syntax, a file with
+ * every option set (tests/data/fg/matching.fg), and LP-MAP of a
  * MATCHING alone and of the same problem written with XOR and ATMOSTONE
  * factors (the bipartite matching polytope is integral: both must find the
  * best matching).
@@ -313,6 +314,86 @@ static void fg_matching_errors_name_the_line(void **state) {
     }
 }
 
+/* tests/data/fg/matching.fg: one MATCHING per option set (EVERY_ROW 2 x 3,
+ * EVERY_COL 3 x 2, PERFECT 3 x 3, none 3 x 4; links in a shuffled
+ * variable order), read here line by line; LP-MAP over each (a single
+ * matching factor: an integral polytope) is the best of the matchings the
+ * test enumerates, and the solution is such a matching. */
+static void matching_file_solves_every_option_to_brute_force(void **state) {
+    (void)state;
+    const char *path = test_data_path("fg/matching.fg");
+    char *text = read_whole_file_or_fail(path, NULL), *save = NULL;
+    concord_graph **graphs;
+    size_t count;
+    char error[256];
+    int rc = concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error,
+                               NULL, NULL);
+    if (rc != CONCORD_OK) fail_msg("%s", error);
+    assert_int_equal(count, 4);
+    structure_list all;
+    structure_list_init(&all, 0);
+    unsigned seen = 0;
+    /* per graph the lines N, 1, N scores, the MATCHING line (the blank
+     * separator lines vanish in the split) */
+    char *line = strtok_r(text, "\n", &save);
+    for (size_t gi = 0; gi < count; ++gi, line = strtok_r(NULL, "\n", &save)) {
+        assert_non_null(line);
+        int n = atoi(line);
+        assert_int_equal(atoi(strtok_r(NULL, "\n", &save)), 1);
+        assert_true(n <= MAX_CELLS);
+        double theta[MAX_CELLS], a[MAX_CELLS];
+        for (int i = 0; i < n; ++i) theta[i] = strtod(strtok_r(NULL, "\n", &save), NULL);
+        char *save_words = NULL;
+        assert_string_equal(strtok_r(strtok_r(NULL, "\n", &save), " ", &save_words), "MATCHING");
+        int degree = atoi(strtok_r(NULL, " ", &save_words)), link_var[MAX_CELLS];
+        assert_true(degree <= MAX_CELLS);
+        for (int k = 0; k < degree; ++k) link_var[k] = atoi(strtok_r(NULL, " ", &save_words)) - 1;
+        grid s = {0, 0, 0};
+        s.rows = atoi(strtok_r(NULL, " ", &save_words));
+        s.cols = atoi(strtok_r(NULL, " ", &save_words));
+        assert_true(s.rows <= MAX_SIDE && s.cols <= MAX_SIDE && s.rows * s.cols == degree);
+        const char *option = strtok_r(NULL, " ", &save_words);
+        if (!option) s.flags = 0;
+        else if (!strcmp(option, "EVERY_ROW")) s.flags = CONCORD_MATCHING_EVERY_ROW;
+        else if (!strcmp(option, "EVERY_COL")) s.flags = CONCORD_MATCHING_EVERY_COL;
+        else if (!strcmp(option, "PERFECT")) s.flags = CONCORD_MATCHING_PERFECT;
+        else fail_msg("unexpected option %s", option);
+        assert_null(strtok_r(NULL, " ", &save_words));
+        seen |= 1u << s.flags;
+        for (int k = 0; k < degree; ++k) a[k] = theta[link_var[k]];
+        all.dim = degree;
+        enumerate_matchings(&s, &all);
+        double best = 0.0;
+        assert_true(structure_best(&all, a, &best) >= 0);
+        concord_info info;
+        concord_solver *solver = new_solver_or_fail(graphs[gi]);
+        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+        print_message("matching.fg graph %zu (%d x %d, flags %u): %d matchings, best %.10f; "
+                      "concord %s, value %.10f, upper bound %.10f\n",
+                      gi + 1, s.rows, s.cols, s.flags, all.count, best,
+                      concord_status_name(info.status), info.value, info.upper_bound);
+        assert_true(info.integral);
+        assert_true(fabs(info.value - best) <= 1e-9 * (1.0 + fabs(best)));
+        assert_true(fabs(info.upper_bound - best) <= 1e-6 * (1.0 + fabs(best)));
+        const double *u = concord_solver_variables(solver);
+        uint8_t x[MAX_CELLS];
+        double at = 0.0;
+        for (int k = 0; k < degree; ++k) {
+            x[k] = u[link_var[k]] == 1.0;
+            at += x[k] * a[k];
+        }
+        assert_true(is_matching(x, &s));
+        assert_true(fabs(at - best) <= 1e-9 * (1.0 + fabs(best)));
+        concord_solver_free(solver);
+    }
+    /* the four option sets: none, EVERY_ROW, EVERY_COL, PERFECT */
+    assert_int_equal(seen, 1u << 0 | 1u << CONCORD_MATCHING_EVERY_ROW |
+                               1u << CONCORD_MATCHING_EVERY_COL | 1u << CONCORD_MATCHING_PERFECT);
+    structure_list_free(&all);
+    concord_free_graphs(graphs, count);
+    free(text);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(partial_matching_matches_brute_force),
@@ -324,6 +405,7 @@ int main(void) {
         cmocka_unit_test(matching_and_its_lp_formulation_agree),
         cmocka_unit_test(fg_matching_reads_with_options),
         cmocka_unit_test(fg_matching_errors_name_the_line),
+        cmocka_unit_test(matching_file_solves_every_option_to_brute_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

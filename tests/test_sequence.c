@@ -3,9 +3,11 @@
  * the test enumerates every state sequence of small random factors, with
  * its own encoding of the transition outputs, and checks the Viterbi
  * oracles (best score, ties, negative scores) and the active-set QP built
- * on them (see structured_check.h); then AD3's sequence.fg and
- * sequence_budget.fg are solved and compared with a brute force over all
- * their state sequences; then malformed input is rejected with messages.
+ * on them (see structured_check.h); then files with one such factor
+ * (the repository's tests/data/fg/sequence*.fg, and AD3's sequence.fg and
+ * sequence_budget.fg from ../shared/data, skipped when absent) are read
+ * here, solved, and compared with a brute force over all their state
+ * sequences; then malformed input is rejected with messages.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -288,9 +290,7 @@ static double brute_force(const seq_file *sf, int *best_s, bool *unique) {
     return top.best;
 }
 
-static void solve_shared_file(const char *name, bool budgeted) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, name);
+static void solve_file(const char *path, const char *name, bool budgeted) {
     seq_file *sf = calloc(1, sizeof *sf);
     assert_non_null(sf);
     read_seq_file(path, budgeted, sf);
@@ -318,12 +318,25 @@ static void solve_shared_file(const char *name, bool budgeted) {
 
 static void ad3_sequence_file_solves_to_the_brute_force_optimum(void **state) {
     (void)state;
-    solve_shared_file("sequence.fg", false);
+    solve_file(shared_data_path_or_skip("ad3/sequence.fg"), "sequence.fg", false);
 }
 
 static void ad3_sequence_budget_file_solves_to_the_brute_force_optimum(void **state) {
     (void)state;
-    solve_shared_file("sequence_budget.fg", true);
+    solve_file(shared_data_path_or_skip("ad3/sequence_budget.fg"), "sequence_budget.fg", true);
+}
+
+/* The repository's own files (tests/data/fg), of the same layout: 7
+ * positions of 2 to 4 states whose indicators are listed in a shuffled
+ * order of the file's variables. */
+static void repository_sequence_file_solves_to_the_brute_force_optimum(void **state) {
+    (void)state;
+    solve_file(test_data_path("fg/sequence.fg"), "tests/data/fg/sequence.fg", false);
+}
+
+static void repository_sequence_budget_file_solves_to_the_brute_force_optimum(void **state) {
+    (void)state;
+    solve_file(test_data_path("fg/sequence_budget.fg"), "tests/data/fg/sequence_budget.fg", true);
 }
 
 /* ---- errors ---- */
@@ -391,6 +404,8 @@ int main(void) {
         cmocka_unit_test(sequences_in_mixed_graphs_match_glpk),
         cmocka_unit_test(ad3_sequence_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(ad3_sequence_budget_file_solves_to_the_brute_force_optimum),
+        cmocka_unit_test(repository_sequence_file_solves_to_the_brute_force_optimum),
+        cmocka_unit_test(repository_sequence_budget_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(malformed_sequences_are_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

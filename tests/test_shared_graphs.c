@@ -1,7 +1,9 @@
 /*
- * The concord command-line tool on AD3's own example graphs
- * (../shared/data/ad3: example1, example2, coref, srl_fract_001..005,
- * mln_large) against GLPK. The files are read by a small .fg parser written
+ * The concord command-line tool on factor graph files against GLPK: the
+ * repository's tests/data/fg/logic.fg and transitivity.fg, and AD3's own
+ * example graphs (../shared/data/ad3: example1, example2, coref,
+ * srl_fract_001..005, mln_large; each skipped, with a line naming it, when
+ * ../shared/data is absent). The files are read by a small .fg parser written
  * here (independent of the library's reader; like AD3 it swallows the one
  * line after each graph, so the stray CARALHO3/CARALHO4 lines of
  * srl_fract_003/004 are skipped), the local-polytope LP is written in
@@ -547,6 +549,7 @@ static bool parse_json_line(const char *line, cli_graph *out) {
 
 typedef struct shared_case {
     const char *file;
+    bool repository; /* in tests/data/fg, else in ../shared/data/ad3 */
     int computed; /* 0: not yet, 1: done, -1: failed */
     char path[1024];
     fg_graph *graphs;
@@ -560,6 +563,8 @@ typedef struct shared_case {
 } shared_case;
 
 static shared_case cases[] = {
+    {.file = "logic.fg", .repository = true},
+    {.file = "transitivity.fg", .repository = true},
     {.file = "example1.fg"},      {.file = "example2.fg"},      {.file = "coref.fg"},
     {.file = "srl_fract_001.fg"}, {.file = "srl_fract_002.fg"}, {.file = "srl_fract_003.fg"},
     {.file = "srl_fract_004.fg"}, {.file = "srl_fract_005.fg"}, {.file = "mln_large.fg"},
@@ -603,7 +608,6 @@ static int run_cli(shared_case *c) {
 static int compute(shared_case *c) {
     if (c->computed) return c->computed;
     c->computed = -1;
-    snprintf(c->path, sizeof c->path, "%s/ad3/%s", CONCORD_SHARED_DATA, c->file);
     if (fg_read_file(c->path, &c->graphs, &c->n_graphs) != 0 || c->n_graphs < 1) return -1;
     c->glpk = calloc((size_t)c->n_graphs, sizeof *c->glpk);
     if (!c->glpk) return -1;
@@ -641,6 +645,10 @@ static shared_case *prepare(void **state) {
                c->file);
         skip();
     }
+    char relative[256];
+    snprintf(relative, sizeof relative, "%s/%s", c->repository ? "fg" : "ad3", c->file);
+    snprintf(c->path, sizeof c->path, "%s",
+             c->repository ? test_data_path(relative) : shared_data_path_or_skip(relative));
     assert_int_equal(compute(c), 1);
     return c;
 }
@@ -845,7 +853,8 @@ int main(void) {
     for (int k = 0; k < N_CASES; ++k)
         for (int j = 0; j < N_CHECKS; ++j) {
             char *name = names[k * N_CHECKS + j];
-            snprintf(name, sizeof names[0], "%s_%s", checks[j].name, cases[k].file);
+            snprintf(name, sizeof names[0], "%s_%s%s", checks[j].name,
+                     cases[k].repository ? "repository_" : "", cases[k].file);
             for (char *q = name; *q; ++q)
                 if (*q == '.') *q = '_';
             tests[k * N_CHECKS + j] = (struct CMUnitTest){name, checks[j].fn, NULL, NULL, &cases[k]};

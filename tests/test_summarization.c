@@ -4,9 +4,12 @@
  * of small random factors (random trees whose nodes are numbered in any
  * order), with its own encoding of the outputs, and checks the oracles
  * (best score, ties, negative scores) and the active-set QP built on them
- * (structured_check.h); then AD3's general_tree.fg and
- * general_tree_counts.fg are solved and compared with a brute force over
- * all their state assignments; then malformed input is rejected.
+ * (structured_check.h); then files with one tree factor (the
+ * repository's tests/data/fg/general_tree*.fg, and AD3's general_tree.fg
+ * and general_tree_counts.fg from ../shared/data, skipped when absent) are
+ * read here, solved, and compared with a brute force over all their state
+ * assignments, and the summarization graph of tests/data/fg/compressor.fg
+ * with GLPK; then malformed input is rejected.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -389,9 +392,7 @@ static double tree_brute_force(const tree_file *tf, int *best_s, bool *unique) {
     return top.best;
 }
 
-static void solve_tree_file(const char *name, bool counts) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, name);
+static void solve_tree_file(const char *path, const char *name, bool counts) {
     tree_file *tf = calloc(1, sizeof *tf);
     assert_non_null(tf);
     read_tree_file(path, counts, tf);
@@ -418,22 +419,38 @@ static void solve_tree_file(const char *name, bool counts) {
 
 static void ad3_general_tree_file_solves_to_the_brute_force_optimum(void **state) {
     (void)state;
-    solve_tree_file("general_tree.fg", false);
+    solve_tree_file(shared_data_path_or_skip("ad3/general_tree.fg"), "general_tree.fg", false);
 }
 
 static void ad3_general_tree_counts_file_solves_to_the_brute_force_optimum(void **state) {
     (void)state;
-    solve_tree_file("general_tree_counts.fg", true);
+    solve_tree_file(shared_data_path_or_skip("ad3/general_tree_counts.fg"),
+                    "general_tree_counts.fg", true);
 }
 
-/* The count scores matter: a reward on an unusual count moves the optimum
- * of general_tree_counts.fg (brute force with the same reward). */
-static void count_scores_change_the_optimum(void **state) {
+/* The repository's own files (tests/data/fg), of the same layout: trees
+ * of 8 nodes not numbered parents first, indicators in a shuffled order. */
+static void repository_general_tree_file_solves_to_the_brute_force_optimum(void **state) {
     (void)state;
-    char path[512];
-    snprintf(path, sizeof path, "%s/ad3/general_tree_counts.fg", CONCORD_SHARED_DATA);
+    solve_tree_file(test_data_path("fg/general_tree.fg"), "tests/data/fg/general_tree.fg", false);
+}
+
+static void repository_general_tree_counts_file_solves_to_the_brute_force_optimum(void **state) {
+    (void)state;
+    solve_tree_file(test_data_path("fg/general_tree_counts.fg"),
+                    "tests/data/fg/general_tree_counts.fg", true);
+}
+
+/* The count scores matter: a reward on every fourth count, one at a time,
+ * moves the optimum of a GENERAL_TREE_COUNTS file at least once, and
+ * concord follows the brute force with the same reward. */
+static void count_scores_change_the_optimum_of(const char *path, const char *name,
+                                               double reward) {
     tree_file *tf = calloc(1, sizeof *tf);
     read_tree_file(path, true, tf);
+    int base_s[MAX_NODES], moved = 0;
+    bool base_unique;
+    double base = tree_brute_force(tf, base_s, &base_unique);
     concord_graph **graphs = NULL;
     size_t count = 0;
     char error[512];
@@ -442,11 +459,12 @@ static void count_scores_change_the_optimum(void **state) {
                      CONCORD_OK);
     for (int c = 0; c <= tf->t.n; c += 4) {
         int var = tf->vars[tf->t.link[tf->t.n] + c];
-        double reward = 0.5;
+        double original = tf->theta[var];
         tf->theta[var] = reward;
         int best_s[MAX_NODES];
         bool unique;
         double expected = tree_brute_force(tf, best_s, &unique);
+        moved += fabs(expected - base) > 1e-9;
         assert_int_equal(concord_set_variable_scores(graphs[0], var, 1, &reward), CONCORD_OK);
         concord_info info;
         concord_solver *solver = new_solver_or_fail(graphs[0]);
@@ -454,15 +472,87 @@ static void count_scores_change_the_optimum(void **state) {
         concord_solver_free(solver);
         assert_true(fabs(info.upper_bound - expected) <= 1e-6);
         if (info.integral) assert_true(fabs(info.value - expected) <= 1e-8);
-        printf("general_tree_counts.fg with reward %.1f on count %d: value %.10f, upper bound "
-               "%.10f, brute force %.10f, %s\n",
-               reward, c, info.value, info.upper_bound, expected, concord_status_name(info.status));
-        double zero = 0.0;
-        tf->theta[var] = 0.0;
-        concord_set_variable_scores(graphs[0], var, 1, &zero);
+        printf("%s with reward %.1f on count %d: value %.10f, upper bound %.10f, brute force "
+               "%.10f, %s\n",
+               name, reward, c, info.value, info.upper_bound, expected,
+               concord_status_name(info.status));
+        tf->theta[var] = original;
+        assert_int_equal(concord_set_variable_scores(graphs[0], var, 1, &original), CONCORD_OK);
     }
+    assert_true(moved > 0);
     concord_free_graphs(graphs, count);
     free(tf);
+}
+
+static void count_scores_change_the_optimum(void **state) {
+    (void)state;
+    count_scores_change_the_optimum_of(test_data_path("fg/general_tree_counts.fg"),
+                                       "tests/data/fg/general_tree_counts.fg", 2.0);
+}
+
+static void count_scores_change_the_optimum_of_ad3_general_tree_counts(void **state) {
+    (void)state;
+    count_scores_change_the_optimum_of(shared_data_path_or_skip("ad3/general_tree_counts.fg"),
+                                       "general_tree_counts.fg", 0.5);
+}
+
+/* tests/data/fg/compressor.fg, a summarization graph (three
+ * SEQUENCE_COMPRESSOR factors, a BUDGET on the kept words, an ATMOSTONE on
+ * two sentence indicators), read here line by line: concord's LP-MAP value
+ * and bound against GLPK on the local polytope, each compressor's polytope
+ * the hull of its enumerated configurations with the file's scores. */
+static void repository_summarization_file_matches_glpk(void **state) {
+    (void)state;
+    const char *path = test_data_path("fg/compressor.fg");
+    char *text = read_whole_file_or_fail(path, NULL), *save = NULL;
+    int n = atoi(strtok_r(text, " \n", &save)), m = atoi(strtok_r(NULL, " \n", &save));
+    double theta[64], b[(MAX_WORDS + 2) * (MAX_WORDS + 3) / 2];
+    assert_true(n <= 64);
+    for (int i = 0; i < n; ++i) theta[i] = strtod(strtok_r(NULL, " \n", &save), NULL);
+    lp_ref *lp = lp_ref_new(n, theta);
+    int compressors = 0;
+    for (int f = 0; f < m; ++f) {
+        char type[32];
+        snprintf(type, sizeof type, "%s", strtok_r(NULL, " \n", &save));
+        int degree = atoi(strtok_r(NULL, " \n", &save));
+        int32_t vars[64];
+        assert_true(degree <= 64);
+        for (int j = 0; j < degree; ++j) {
+            vars[j] = atoi(strtok_r(NULL, " \n", &save)) - 1;
+            assert_true(vars[j] >= 0 && vars[j] < n); /* no negated links here */
+        }
+        if (!strcmp(type, "SEQUENCE_COMPRESSOR")) {
+            compressor t;
+            assert_true(degree - 1 <= MAX_WORDS);
+            compressor_init(&t, degree - 1);
+            for (int k = 0; k < t.n_add; ++k) b[k] = strtod(strtok_r(NULL, " \n", &save), NULL);
+            config_list c;
+            configs_init(&c, t.degree, t.n_add);
+            for (unsigned kept = 0; kept < 1u << t.n; ++kept) {
+                double *x = configs_push(&c);
+                compressor_encode(&t, kept, x, x + t.degree);
+            }
+            lp_ref_add_configs(lp, &c, vars, b);
+            configs_free(&c);
+            ++compressors;
+        } else if (!strcmp(type, "BUDGET")) {
+            lp_ref_add_sum(lp, degree, vars, -INFINITY, atoi(strtok_r(NULL, " \n", &save)));
+        } else {
+            assert_string_equal(type, "ATMOSTONE");
+            lp_ref_add_sum(lp, degree, vars, -INFINITY, 1.0);
+        }
+    }
+    assert_null(strtok_r(NULL, " \n", &save));
+    free(text);
+    assert_int_equal(compressors, 3);
+    concord_graph **graphs = read_single_graph_file(path);
+    int solved = 0, fractional = 0;
+    double worst = 0.0;
+    assert_true(check_lp_map_against_glpk(graphs[0], lp, 0, &solved, &fractional, &worst));
+    printf("compressor.fg: LP-MAP %s, |value - GLPK| %.2e\n",
+           fractional ? "fractional" : "integral", worst);
+    lp_ref_free(lp);
+    concord_free_graphs(graphs, 1);
 }
 
 /* GENERAL_TREE_COUNTS tables grow as n^2: a 3000-node star fits (and its
@@ -577,7 +667,11 @@ int main(void) {
         cmocka_unit_test(summaries_match_glpk),
         cmocka_unit_test(ad3_general_tree_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(ad3_general_tree_counts_file_solves_to_the_brute_force_optimum),
+        cmocka_unit_test(repository_general_tree_file_solves_to_the_brute_force_optimum),
+        cmocka_unit_test(repository_general_tree_counts_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(count_scores_change_the_optimum),
+        cmocka_unit_test(repository_summarization_file_matches_glpk),
+        cmocka_unit_test(count_scores_change_the_optimum_of_ad3_general_tree_counts),
         cmocka_unit_test(large_counted_trees_are_bounded),
         cmocka_unit_test(malformed_summarization_factors_are_rejected),
     };

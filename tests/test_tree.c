@@ -8,7 +8,9 @@
  * tests/support/structure_qp.h). Construction must fail with
  * CONCORD_EINFEASIBLE exactly when the enumeration finds no tree. Also: the
  * builder's argument checks, the .fg syntax (AD3's ARBORESCENCE and
- * concord's TREE), a real AD3 parsing graph, and LP-MAP on small graphs
+ * concord's TREE), files (every TREE variant in tests/data/fg/trees.fg
+ * against brute force; parsing graphs, the repository's parser.fg and AD3's
+ * from ../shared/data, skipped when absent), and LP-MAP on small graphs
  * mixing a tree with BUDGET and XOR factors, checked by brute force.
  */
 #include <math.h>
@@ -500,17 +502,35 @@ static void fg_tree_errors_name_the_line(void **state) {
     }
 }
 
-/* AD3's own parsing graph, its ARBORESCENCE alone: every token must be
- * reachable over its pruned arcs, and LP-MAP over the tree polytope is the
- * oracle's best tree. */
-static void ad3_parsing_tree_reads_and_solves(void **state) {
-    (void)state;
-    size_t size;
-    char *data = read_whole_file(CONCORD_SHARED_DATA "/ad3/parsing01.fg", &size);
-    if (!data) {
-        print_message("parsing01.fg not found: skipped\n");
-        skip();
+/* The ARBORESCENCE line of a parser file as a sentence: its length and,
+ * per link, the arc's head and modifier (the test's own reading). */
+static void sentence_from_line(const char *line, sentence *s) {
+    char *copy = strdup(line), *save = NULL;
+    assert_string_equal(strtok_r(copy, " ", &save), "ARBORESCENCE");
+    s->n_arcs = atoi(strtok_r(NULL, " ", &save));
+    assert_true(s->n_arcs <= MAX_ARCS);
+    for (int k = 0; k < s->n_arcs; ++k) strtok_r(NULL, " ", &save);
+    s->length = atoi(strtok_r(NULL, " ", &save));
+    assert_true(s->length <= MAX_LEN);
+    s->flags = 0;
+    for (int k = 0; k < s->n_arcs; ++k) {
+        s->head[k] = atoi(strtok_r(NULL, " ", &save));
+        s->mod[k] = atoi(strtok_r(NULL, " ", &save));
     }
+    assert_null(strtok_r(NULL, " ", &save));
+    free(copy);
+}
+
+/* A parsing graph's ARBORESCENCE alone (the file's variable scores and
+ * that line): it reads with `degree` links, every token must be reachable
+ * over its pruned arcs, the oracle's best tree has `tokens` arcs, and
+ * LP-MAP over the tree polytope is its value. With `brute_force` (small
+ * sentences), that value is also the best over the trees enumerated here. */
+static void parsing_tree_reads_and_solves(const char *path, int32_t degree, int tokens,
+                                          bool brute_force) {
+    size_t size;
+    char *data = read_whole_file_or_fail(path, &size);
+    sentence sent = {0};
     /* lines: N, M, N scores, then factors; keep the scores and the tree */
     char *text = malloc(size + 64), *out = text;
     assert_non_null(text);
@@ -527,6 +547,7 @@ static void ad3_parsing_tree_reads_and_solves(void **state) {
             out += sprintf(out, "%s\n", line);
         } else if (strncmp(line, "ARBORESCENCE ", 13) == 0) {
             out += sprintf(out, "%s\n", line);
+            if (brute_force) sentence_from_line(line, &sent);
             break;
         }
     }
@@ -539,7 +560,7 @@ static void ad3_parsing_tree_reads_and_solves(void **state) {
                      CONCORD_OK);
     concord_graph *g = graphs[0];
     const factor *f = &g->factors[0];
-    assert_int_equal(f->degree, 354);
+    assert_int_equal(f->degree, degree);
     double *a = malloc((size_t)f->degree * sizeof *a), *u = malloc((size_t)f->degree * sizeof *u);
     void *scratch = malloc(factor_scratch_bytes(f));
     for (int32_t j = 0; j < f->degree; ++j) a[j] = g->theta[g->link_var[f->link_begin + j]];
@@ -547,7 +568,18 @@ static void ad3_parsing_tree_reads_and_solves(void **state) {
     double best = f->ops->map(f, a, b, u, v, scratch);
     int on = 0;
     for (int32_t j = 0; j < f->degree; ++j) on += u[j] == 1.0;
-    assert_int_equal(on, 62); /* the sentence length counting the root is 63 */
+    assert_int_equal(on, tokens); /* one head per token */
+    if (brute_force) {
+        structure_list all;
+        structure_list_init(&all, sent.n_arcs);
+        enumerate_trees(&sent, &all);
+        double enumerated = 0.0;
+        assert_true(structure_best(&all, a, &enumerated) >= 0);
+        print_message("%s: the best of %d trees scores %.10f, the oracle's %.10f\n", path,
+                      all.count, enumerated, best);
+        assert_true(fabs(best - enumerated) <= 1e-12 * (1.0 + fabs(enumerated)));
+        structure_list_free(&all);
+    }
     concord_info info;
     concord_solver *solver = new_solver_or_fail(g);
     assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
@@ -558,52 +590,160 @@ static void ad3_parsing_tree_reads_and_solves(void **state) {
     concord_free_graphs(graphs, count);
 }
 
-/* AD3's three parsing graphs whole (tree, head automata, OROUT of degree
- * 2, PAIR...): LP-MAP must converge. The certificate needs no reference
- * solver: a dual bound is an upper bound on every feasible value, so when
- * the solution is integral, feasible for every factor (concord_solver_evaluate,
- * which asks each factor's own MAP oracle whether the point is allowed) and
- * scores within the tolerance of the bound, it is a MAP assignment; when it
- * is fractional the bound must still hold above the relaxed value. */
+/* AD3's parsing01.fg: 354 arcs, 62 tokens (63 counting the root). */
+static void ad3_parsing_tree_reads_and_solves(void **state) {
+    (void)state;
+    parsing_tree_reads_and_solves(shared_data_path_or_skip("ad3/parsing01.fg"), 354, 62, false);
+}
+
+/* The repository's parser: 23 arcs, 5 tokens, small enough to enumerate. */
+static void repository_parsing_tree_reads_and_solves(void **state) {
+    (void)state;
+    parsing_tree_reads_and_solves(test_data_path("fg/parser.fg"), 23, 5, true);
+}
+
+/* A parsing graph whole (AD3's three: tree, head automata, OROUT of
+ * degree 2, PAIR...; the repository's parser.fg): LP-MAP must converge.
+ * The certificate needs no reference solver: a dual bound is an upper
+ * bound on every feasible value, so when the solution is integral,
+ * feasible for every factor (concord_solver_evaluate, which asks each
+ * factor's own MAP oracle whether the point is allowed) and scores within
+ * the tolerance of the bound, it is a MAP assignment; when it is
+ * fractional the bound must still hold above the relaxed value. (The
+ * repository's parser is also checked against GLPK in
+ * test_head_automaton.c.) */
+static void parsing_graph_solves_with_a_certified_gap(const char *path, const char *name) {
+    char error[256];
+    concord_graph **graphs;
+    size_t count;
+    int rc = concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error,
+                               NULL, NULL);
+    if (rc != CONCORD_OK) fail_msg("%s", error);
+    assert_int_equal(count, 1);
+    concord_graph *g = graphs[0];
+    concord_info info;
+    concord_solver *solver = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+    double l1 = 0.0;
+    for (int32_t i = 0; i < concord_num_variables(g); ++i)
+        l1 += fabs(concord_variable_scores(g)[i]);
+    for (int32_t i = 0; i < concord_num_additionals(g); ++i)
+        l1 += fabs(concord_additional_scores(g)[i]);
+    assert_true(info.upper_bound >= info.value - 1e-6 * l1);
+    if (info.integral) {
+        concord_decoding at;
+        assert_int_equal(concord_solver_evaluate(solver, concord_solver_variables(solver), &at),
+                         CONCORD_OK);
+        assert_int_equal(at.violated, 0);
+        assert_true(fabs(at.value - info.value) <= 1e-9 * l1);
+        assert_true(info.upper_bound - at.value <= 1e-6 * l1);
+    }
+    print_message("%s: %s, value %.10g, bound %.10g, %d iterations\n", name,
+                  concord_status_name(info.status), info.value, info.upper_bound,
+                  info.iterations);
+    concord_solver_free(solver);
+    concord_free_graphs(graphs, count);
+}
+
 static void ad3_parsing_graphs_solve_with_a_certified_gap(void **state) {
     (void)state;
     static const char *const names[] = {"parsing01.fg", "parsing02.fg", "parsing_excerpt.fg"};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
-        char path[512], error[256];
-        snprintf(path, sizeof path, "%s/ad3/%s", CONCORD_SHARED_DATA, names[k]);
-        concord_graph **graphs;
-        size_t count;
-        if (concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error,
-                              NULL, NULL) == CONCORD_EIO) {
-            print_message("%s not found: skipped\n", names[k]);
-            continue;
-        }
-        assert_int_equal(count, 1);
-        concord_graph *g = graphs[0];
-        concord_info info;
-        concord_solver *solver = new_solver_or_fail(g);
-        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
-        double l1 = 0.0;
-        for (int32_t i = 0; i < concord_num_variables(g); ++i)
-            l1 += fabs(concord_variable_scores(g)[i]);
-        for (int32_t i = 0; i < concord_num_additionals(g); ++i)
-            l1 += fabs(concord_additional_scores(g)[i]);
-        assert_true(info.upper_bound >= info.value - 1e-6 * l1);
-        if (info.integral) {
-            concord_decoding at;
-            assert_int_equal(
-                concord_solver_evaluate(solver, concord_solver_variables(solver), &at),
-                CONCORD_OK);
-            assert_int_equal(at.violated, 0);
-            assert_true(fabs(at.value - info.value) <= 1e-9 * l1);
-            assert_true(info.upper_bound - at.value <= 1e-6 * l1);
-        }
-        print_message("%s: %s, value %.10g, bound %.10g, %d iterations\n", names[k],
-                      concord_status_name(info.status), info.value, info.upper_bound,
-                      info.iterations);
-        concord_solver_free(solver);
-        concord_free_graphs(graphs, count);
+    enum { N_NAMES = sizeof names / sizeof names[0] };
+    char paths[N_NAMES][1024];
+    for (size_t k = 0; k < N_NAMES; ++k) {
+        char relative[64];
+        snprintf(relative, sizeof relative, "ad3/%s", names[k]);
+        snprintf(paths[k], sizeof paths[k], "%s", shared_data_path_or_skip(relative));
     }
+    for (size_t k = 0; k < N_NAMES; ++k)
+        parsing_graph_solves_with_a_certified_gap(paths[k], names[k]);
+}
+
+static void repository_parsing_graph_solves_with_a_certified_gap(void **state) {
+    (void)state;
+    parsing_graph_solves_with_a_certified_gap(test_data_path("fg/parser.fg"),
+                                              "tests/data/fg/parser.fg");
+}
+
+/* tests/data/fg/trees.fg: one TREE per variant (no option, SINGLE_ROOT,
+ * PROJECTIVE, both), read here line by line; LP-MAP over each (a single
+ * tree factor: an integral polytope) is the best of the trees of that
+ * variant the test enumerates over the line's arcs, and the solution is
+ * that tree. */
+static void tree_file_solves_every_variant_to_brute_force(void **state) {
+    (void)state;
+    const char *path = test_data_path("fg/trees.fg");
+    char *text = read_whole_file_or_fail(path, NULL), *save = NULL;
+    concord_graph **graphs;
+    size_t count;
+    char error[256];
+    int rc = concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error,
+                               NULL, NULL);
+    if (rc != CONCORD_OK) fail_msg("%s", error);
+    assert_int_equal(count, 4);
+    structure_list all;
+    structure_list_init(&all, 0);
+    unsigned seen = 0;
+    /* per graph the lines N, 1, N scores, the TREE line (the blank
+     * separator lines vanish in the split) */
+    char *line = strtok_r(text, "\n", &save);
+    for (size_t gi = 0; gi < count; ++gi, line = strtok_r(NULL, "\n", &save)) {
+        assert_non_null(line);
+        int n = atoi(line);
+        assert_int_equal(atoi(strtok_r(NULL, "\n", &save)), 1);
+        assert_true(n <= MAX_ARCS);
+        double theta[MAX_ARCS], a[MAX_ARCS];
+        for (int i = 0; i < n; ++i) theta[i] = strtod(strtok_r(NULL, "\n", &save), NULL);
+        char *save_words = NULL;
+        assert_string_equal(strtok_r(strtok_r(NULL, "\n", &save), " ", &save_words), "TREE");
+        sentence s = {0};
+        s.n_arcs = atoi(strtok_r(NULL, " ", &save_words));
+        assert_true(s.n_arcs <= MAX_ARCS);
+        int link_var[MAX_ARCS];
+        for (int k = 0; k < s.n_arcs; ++k) link_var[k] = atoi(strtok_r(NULL, " ", &save_words)) - 1;
+        s.length = atoi(strtok_r(NULL, " ", &save_words));
+        assert_true(s.length <= MAX_LEN);
+        for (int k = 0; k < s.n_arcs; ++k) {
+            s.head[k] = atoi(strtok_r(NULL, " ", &save_words));
+            s.mod[k] = atoi(strtok_r(NULL, " ", &save_words));
+            a[k] = theta[link_var[k]];
+        }
+        for (char *word; (word = strtok_r(NULL, " ", &save_words));) {
+            if (!strcmp(word, "PROJECTIVE")) s.flags |= CONCORD_TREE_PROJECTIVE;
+            else if (!strcmp(word, "SINGLE_ROOT")) s.flags |= CONCORD_TREE_SINGLE_ROOT;
+            else fail_msg("unexpected word %s", word);
+        }
+        seen |= 1u << s.flags;
+        all.dim = s.n_arcs;
+        enumerate_trees(&s, &all);
+        double best = 0.0;
+        int32_t arg = structure_best(&all, a, &best);
+        assert_true(arg >= 0);
+        concord_info info;
+        concord_solver *solver = new_solver_or_fail(graphs[gi]);
+        assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+        print_message("trees.fg graph %zu (flags %u): %d trees, best %.10f; concord %s, value "
+                      "%.10f, upper bound %.10f\n",
+                      gi + 1, s.flags, all.count, best, concord_status_name(info.status),
+                      info.value, info.upper_bound);
+        assert_true(info.integral);
+        assert_true(fabs(info.value - best) <= 1e-9 * (1.0 + fabs(best)));
+        assert_true(fabs(info.upper_bound - best) <= 1e-6 * (1.0 + fabs(best)));
+        const double *u = concord_solver_variables(solver);
+        double at = 0.0;
+        uint8_t x[MAX_ARCS];
+        for (int k = 0; k < s.n_arcs; ++k) {
+            x[k] = u[link_var[k]] == 1.0;
+            at += x[k] * a[k];
+        }
+        assert_true(is_tree(x, &s)); /* a tree of this variant, scoring the best */
+        assert_true(fabs(at - best) <= 1e-9 * (1.0 + fabs(best)));
+        concord_solver_free(solver);
+    }
+    assert_int_equal(seen, 0xfu); /* all four variants */
+    structure_list_free(&all);
+    concord_free_graphs(graphs, count);
+    free(text);
 }
 
 int main(void) {
@@ -622,6 +762,9 @@ int main(void) {
         cmocka_unit_test(fg_tree_errors_name_the_line),
         cmocka_unit_test(ad3_parsing_tree_reads_and_solves),
         cmocka_unit_test(ad3_parsing_graphs_solve_with_a_certified_gap),
+        cmocka_unit_test(repository_parsing_tree_reads_and_solves),
+        cmocka_unit_test(repository_parsing_graph_solves_with_a_certified_gap),
+        cmocka_unit_test(tree_file_solves_every_variant_to_brute_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

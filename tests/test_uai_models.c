@@ -1,7 +1,9 @@
 /*
- * concord on real UAI models (AD3's examples in ../shared/data/ad3 and the
- * UAI 2014 MAP instances in ../shared/data/uai2014), checked against
- * references that share no code with concord: this file parses the model,
+ * concord on UAI models, checked against references that share no code
+ * with concord: the repository's small models (tests/data/uai), and AD3's
+ * examples (../shared/data/ad3) and the UAI 2014 MAP instances
+ * (../shared/data/uai2014), whose tests skip with a line naming the first
+ * missing file when ../shared/data is absent. This file parses the model,
  * evidence and result files itself, builds the local-polytope LP with GLPK
  * (one simplex of joint states per table of two or more variables, one of
  * states per variable, marginalization constraints, zero potentials and
@@ -9,7 +11,8 @@
  * the allowed entries) and evaluates assignments as the sum of the natural
  * logs of their table entries. concord's LP-MAP value must equal GLPK's
  * optimum, its dual bound must not fall below it nor below any known
- * assignment (the .MAP files hold the best known ones), its decoded
+ * assignment (the .MAP files hold the best known ones; the repository's
+ * models are small enough for a brute force to find the MAP), its decoded
  * assignment must be feasible and worth what this file computes, and the
  * CLI's --uai-map output must be a valid result file worth its JSON
  * map_value. Under AddressSanitizer the slowest instances are skipped.
@@ -38,42 +41,61 @@
 #define EVAL_TOL 1e-9   /* two evaluations of one assignment */
 
 typedef struct instance {
-    const char *path; /* under CONCORD_SHARED_DATA; uai2014 ones have .evid, .MAP */
+    const char *path; /* under tests/data (repository) or ../shared/data */
+    bool repository;  /* in the repository: small enough for a brute force */
+    bool evidence;    /* PATH.evid holds its evidence */
     bool glpk;        /* its LP is small enough for GLPK in a few seconds */
     bool slow;        /* skipped under ASan */
 } instance;
 
-static const instance instances[] = {
-    {"ad3/grid3x3.uai", true, false},
-    {"ad3/grid4x4.uai", true, false},
-    {"ad3/grid10x10.f2.wrap.uai", true, false},
-    {"ad3/network.uai", true, false},
-    {"ad3/smokers_10.uai", true, false},
-    {"ad3/GEOM30a_3.uai", true, false},
-    {"ad3/deer_rescaled_0034.K10.F1.25.model.uai", true, false},
-    {"ad3/Family2Dominant.1.5loci.uai", true, false},
-    {"ad3/10_14_s.binary.uai", true, false},
-    {"ad3/or_chain_10.fg.uai", true, false},
-    {"ad3/30markers.uai", true, true},
-    {"uai2014/Grids_26.uai", true, false},
-    {"uai2014/Grids_28.uai", true, false},
-    {"uai2014/Grids_30.uai", true, false},
-    {"uai2014/ObjectDetection_11.uai", false, true},
-    {"uai2014/Promedas_11.uai", true, true},
-    {"uai2014/Promedas_20.uai", true, false},
-    {"uai2014/Promedas_30.uai", true, false},
-    {"uai2014/ProteinFolding_11.uai", true, false},
-    {"uai2014/Segmentation_12.uai", true, false},
-    {"uai2014/Segmentation_14.uai", true, false},
-    {"uai2014/wcsp_15.uai", true, false},
+/* The repository's models (scripts/gen-test-data.py): a MARKOV grid with
+ * zeros and evidence, a BAYES network with evidence in the older format, a
+ * MARKOV model with a ternary table, repeated unary tables and a variable
+ * in no larger table, a frustrated triangle (fractional LP-MAP). Their best
+ * assignments are found by brute force. */
+static const instance repository_models[] = {
+    {"uai/grid3x3.uai", true, true, true, false},
+    {"uai/bayes.uai", true, true, true, false},
+    {"uai/mixed.uai", true, false, true, false},
+    {"uai/frustrated.uai", true, false, true, false},
 };
-enum { N_INSTANCES = sizeof instances / sizeof instances[0] };
+
+/* ../shared/data: AD3's examples, and UAI 2014 MAP instances with their
+ * evidence and best known assignment (PATH.MAP). */
+static const instance shared_models[] = {
+    {"ad3/grid3x3.uai", false, false, true, false},
+    {"ad3/grid4x4.uai", false, false, true, false},
+    {"ad3/grid10x10.f2.wrap.uai", false, false, true, false},
+    {"ad3/network.uai", false, false, true, false},
+    {"ad3/smokers_10.uai", false, false, true, false},
+    {"ad3/GEOM30a_3.uai", false, false, true, false},
+    {"ad3/deer_rescaled_0034.K10.F1.25.model.uai", false, false, true, false},
+    {"ad3/Family2Dominant.1.5loci.uai", false, false, true, false},
+    {"ad3/10_14_s.binary.uai", false, false, true, false},
+    {"ad3/or_chain_10.fg.uai", false, false, true, false},
+    {"ad3/30markers.uai", false, false, true, true},
+    {"uai2014/Grids_26.uai", false, true, true, false},
+    {"uai2014/Grids_28.uai", false, true, true, false},
+    {"uai2014/Grids_30.uai", false, true, true, false},
+    {"uai2014/ObjectDetection_11.uai", false, true, false, true},
+    {"uai2014/Promedas_11.uai", false, true, true, true},
+    {"uai2014/Promedas_20.uai", false, true, true, false},
+    {"uai2014/Promedas_30.uai", false, true, true, false},
+    {"uai2014/ProteinFolding_11.uai", false, true, true, false},
+    {"uai2014/Segmentation_12.uai", false, true, true, false},
+    {"uai2014/Segmentation_14.uai", false, true, true, false},
+    {"uai2014/wcsp_15.uai", false, true, true, false},
+};
+
+#define COUNT(list) ((int)(sizeof list / sizeof list[0]))
 
 static double rel_tol(double tol, double reference) {
     return tol * (fabs(reference) > 1.0 ? fabs(reference) : 1.0);
 }
 
-static bool is_uai2014(const instance *in) { return strncmp(in->path, "uai2014/", 8) == 0; }
+/* The shared instances with evidence (UAI 2014) have a best known
+ * assignment in PATH.MAP; the repository's get theirs by brute force. */
+static bool has_best_known(const instance *in) { return in->repository || in->evidence; }
 
 static const char *base_name(const char *path) {
     const char *slash = strrchr(path, '/');
@@ -82,9 +104,23 @@ static const char *base_name(const char *path) {
 
 static bool skipped(const instance *in) { return UNDER_ASAN && in->slow; }
 
-static void data_path(char *buf, size_t size, const char *path, const char *suffix) {
-    int n = snprintf(buf, size, "%s/%s%s", CONCORD_SHARED_DATA, path, suffix);
+static void data_path(char *buf, size_t size, const instance *in, const char *suffix) {
+    int n = snprintf(buf, size, "%s/%s%s", in->repository ? CONCORD_TEST_DATA : CONCORD_SHARED_DATA,
+                     in->path, suffix);
     assert_true(n > 0 && (size_t)n < size);
+}
+
+/* Skips the running test, naming the first missing file, unless every
+ * file of the shared instances is there (models, evidence, .MAP). */
+static void require_shared_files(const instance *list, int n) {
+    for (int k = 0; k < n; ++k) {
+        char relative[512];
+        const char *suffixes[] = {"", ".evid", ".MAP"};
+        for (int j = 0; j < (list[k].evidence ? 3 : 1); ++j) {
+            snprintf(relative, sizeof relative, "%s%s", list[k].path, suffixes[j]);
+            if (!list[k].repository) shared_data_path_or_skip(relative);
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -438,14 +474,14 @@ static void check_structure(const uai_model *m, const int *observed, const conco
 
 static void load(const instance *in, loaded *out) {
     char path[1024], evid[1024];
-    data_path(path, sizeof path, in->path, "");
-    data_path(evid, sizeof evid, in->path, ".evid");
+    data_path(path, sizeof path, in, "");
+    data_path(evid, sizeof evid, in, ".evid");
     char *text = read_whole_file_or_fail(path, NULL);
     model_parse(text, &out->model);
     free(text);
     out->observed = malloc((size_t)out->model.n * sizeof *out->observed);
     assert_non_null(out->observed);
-    bool has_evidence = is_uai2014(in);
+    bool has_evidence = in->evidence;
     if (has_evidence) {
         text = read_whole_file_or_fail(evid, NULL);
         evidence_parse(text, &out->model, out->observed);
@@ -481,13 +517,35 @@ static int solve(concord_solver *s, concord_info *info) {
  * Tests
  * ------------------------------------------------------------------------ */
 
-static void lp_map_value_equals_the_glpk_local_polytope_optimum(void **state) {
-    (void)state;
+/* The best assignment that agrees with the evidence, by enumerating all
+ * of them: its labels into best and its log probability (-inf when every
+ * one is impossible). */
+static double brute_force_map(const uai_model *m, const int *observed, int32_t *best) {
+    int *digit = calloc((size_t)m->n, sizeof *digit), *radix = malloc((size_t)m->n * sizeof *radix);
+    int32_t *x = malloc((size_t)m->n * sizeof *x);
+    assert_true(digit && radix && x);
+    for (int i = 0; i < m->n; ++i) radix[i] = observed[i] >= 0 ? 1 : m->card[i];
+    double best_value = -INFINITY;
+    do {
+        for (int i = 0; i < m->n; ++i) x[i] = observed[i] >= 0 ? observed[i] : digit[i];
+        double value = log_prob(m, x);
+        if (value > best_value) {
+            best_value = value;
+            memcpy(best, x, (size_t)m->n * sizeof *x);
+        }
+    } while (odometer_next(digit, radix, m->n));
+    free(digit);
+    free(radix);
+    free(x);
+    return best_value;
+}
+
+static void lp_map_value_equals_the_glpk_optimum_on(const instance *list, int n) {
     printf("%-44s %18s %18s %18s %9s %7s %7s\n", "instance", "GLPK optimum", "concord value",
            "concord bound", "rel diff", "glpk s", "ad3 s");
     int failures = 0;
-    for (int k = 0; k < N_INSTANCES; ++k) {
-        const instance *in = &instances[k];
+    for (int k = 0; k < n; ++k) {
+        const instance *in = &list[k];
         if (!in->glpk) continue;
         if (skipped(in)) {
             printf("%-44s skipped under ASan (slow)\n", base_name(in->path));
@@ -514,14 +572,30 @@ static void lp_map_value_equals_the_glpk_local_polytope_optimum(void **state) {
     assert_int_equal(failures, 0);
 }
 
-static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(void **state) {
+static void lp_map_value_equals_the_glpk_local_polytope_optimum(void **state) {
     (void)state;
+    lp_map_value_equals_the_glpk_optimum_on(repository_models, COUNT(repository_models));
+}
+
+static void lp_map_value_equals_the_glpk_local_polytope_optimum_on_shared_models(void **state) {
+    (void)state;
+    require_shared_files(shared_models, COUNT(shared_models));
+    lp_map_value_equals_the_glpk_optimum_on(shared_models, COUNT(shared_models));
+}
+
+/* The best known assignment (the repository's: the brute force's optimum;
+ * the shared ones: PATH.MAP) is worth to concord what this file computes,
+ * the dual bound is not below it, and the decoded assignment is feasible,
+ * worth what this file computes, and not above the bound; a brute force's
+ * optimum is the MAP, so the decoded assignment is not above it either,
+ * and reaches it when LP-MAP is integral. */
+static void best_known_assignments_check_on(const instance *list, int n) {
     printf("%-24s %18s %18s %18s %7s %8s\n", "instance", "upper bound", "best known", "decoded",
            "iters", "status");
     int failures = 0;
-    for (int k = 0; k < N_INSTANCES; ++k) {
-        const instance *in = &instances[k];
-        if (!is_uai2014(in)) continue;
+    for (int k = 0; k < n; ++k) {
+        const instance *in = &list[k];
+        if (!has_best_known(in)) continue;
         if (skipped(in)) {
             printf("%-24s skipped under ASan (slow)\n", base_name(in->path));
             continue;
@@ -537,12 +611,18 @@ static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(vo
         assert_true(x && best && decoded);
 
         /* The best known assignment, evaluated here and by concord. */
-        char path[1024];
-        data_path(path, sizeof path, in->path, ".MAP");
-        char *text = read_whole_file_or_fail(path, NULL);
-        result_parse(text, m, best);
-        free(text);
-        double best_value = log_prob(m, best);
+        double best_value;
+        if (in->repository) {
+            best_value = brute_force_map(m, l.observed, best);
+            assert_true(isfinite(best_value)); /* the repository's models are feasible */
+        } else {
+            char path[1024];
+            data_path(path, sizeof path, in, ".MAP");
+            char *text = read_whole_file_or_fail(path, NULL);
+            result_parse(text, m, best);
+            free(text);
+            best_value = log_prob(m, best);
+        }
         bool consistent = true;
         for (int i = 0; i < m->n; ++i)
             consistent &= l.observed[i] < 0 || l.observed[i] == best[i];
@@ -590,6 +670,9 @@ static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(vo
                   info.upper_bound >= best_value - rel_tol(BOUND_TOL, best_value) &&
                   dec.value <= info.upper_bound + rel_tol(BOUND_TOL, info.upper_bound) &&
                   info.value <= info.upper_bound + rel_tol(LP_TOL, info.upper_bound);
+        if (in->repository && ok) /* the brute force's optimum is the MAP */
+            ok = own <= best_value + rel_tol(EVAL_TOL, best_value) &&
+                 (!info.integral || fabs(own - best_value) <= rel_tol(EVAL_TOL, best_value));
         printf("%-24s %18.8f %18.8f %18.8f %7d %8s%s\n", base_name(in->path), info.upper_bound,
                best_value, dec.value, info.iterations, concord_status_name(info.status),
                ok ? "" : "  <-- FAILS");
@@ -606,15 +689,26 @@ static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(vo
     assert_int_equal(failures, 0);
 }
 
+static void best_known_assignments_respect_the_bound_and_decoding_is_feasible(void **state) {
+    (void)state;
+    best_known_assignments_check_on(repository_models, COUNT(repository_models));
+}
+
+static void best_known_assignments_respect_the_bound_on_shared_models(void **state) {
+    (void)state;
+    require_shared_files(shared_models, COUNT(shared_models));
+    best_known_assignments_check_on(shared_models, COUNT(shared_models));
+}
+
 /* `concord solve MODEL --evid EVID --uai-map OUT --json`: OUT is a result
  * file ("MAP", N, N states in range that agree with the evidence) whose
- * value, computed here, is the JSON's map_value. */
-static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
-    (void)state;
-    const instance in = {"uai2014/Promedas_30.uai", true, false};
+ * value, computed here, is the JSON's map_value; for a repository model
+ * that value is at most the brute force's optimum. */
+static void cli_uai_map_output_check(const instance *in) {
     char model_path[1024], evid_path[1024];
-    data_path(model_path, sizeof model_path, in.path, "");
-    data_path(evid_path, sizeof evid_path, in.path, ".evid");
+    data_path(model_path, sizeof model_path, in, "");
+    data_path(evid_path, sizeof evid_path, in, ".evid");
+    assert_true(in->evidence);
     char dir[] = "/tmp/concord_uai_cli_XXXXXX";
     assert_non_null(mkdtemp(dir));
     char out_path[1100], json_path[1100];
@@ -655,15 +749,32 @@ static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
     assert_true(n_observed > 0); /* the instance does have evidence */
     double own = log_prob(&m, labels);
     printf("CLI on %s: map_value %.17g, this file's evaluation of --uai-map %.17g\n",
-           base_name(in.path), map_value, own);
+           base_name(in->path), map_value, own);
     assert_true(isfinite(own));
     assert_true(fabs(own - map_value) <= rel_tol(EVAL_TOL, own));
+    if (in->repository) {
+        double best = brute_force_map(&m, observed, labels);
+        printf("CLI on %s: the brute force's optimum %.17g\n", base_name(in->path), best);
+        assert_true(own <= best + rel_tol(EVAL_TOL, best));
+    }
 
     free(json);
     free(observed);
     free(labels);
     model_free(&m);
     remove_tree(dir);
+}
+
+static void cli_uai_map_output_is_worth_its_json_map_value(void **state) {
+    (void)state;
+    cli_uai_map_output_check(&repository_models[0]); /* grid3x3.uai, with evidence */
+}
+
+static void cli_uai_map_output_is_worth_its_json_map_value_on_promedas_30(void **state) {
+    (void)state;
+    static const instance in = {"uai2014/Promedas_30.uai", false, true, true, false};
+    require_shared_files(&in, 1);
+    cli_uai_map_output_check(&in);
 }
 
 int main(void) {
@@ -674,6 +785,9 @@ int main(void) {
         cmocka_unit_test(lp_map_value_equals_the_glpk_local_polytope_optimum),
         cmocka_unit_test(best_known_assignments_respect_the_bound_and_decoding_is_feasible),
         cmocka_unit_test(cli_uai_map_output_is_worth_its_json_map_value),
+        cmocka_unit_test(lp_map_value_equals_the_glpk_local_polytope_optimum_on_shared_models),
+        cmocka_unit_test(best_known_assignments_respect_the_bound_on_shared_models),
+        cmocka_unit_test(cli_uai_map_output_is_worth_its_json_map_value_on_promedas_30),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     glp_free_env();

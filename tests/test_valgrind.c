@@ -1,7 +1,9 @@
 /*
  * The `concord` CLI under valgrind (memcheck, full leak check, definite and
- * indirect leaks counted as errors): a good multi-graph file, AD3's
- * coref.fg, a malformed file and a missing file must run without a single
+ * indirect leaks counted as errors): a good multi-graph file, a UAI model
+ * with evidence, a coreference graph (the repository's, and AD3's coref.fg
+ * from ../shared/data, skipped when absent), an infeasible graph, a
+ * malformed file and a missing file must run without a single
  * memory error or leak, on the success path and on every error path, and
  * still exit with the CLI's own code. This covers the plain (uninstrumented)
  * executable that users run, which the ASan tests do not. Valgrind and ASan
@@ -22,7 +24,10 @@
 #include "child_process.h"
 #include "testutil.h"
 
-#define AD3_DATA CONCORD_SHARED_DATA "/ad3"
+/* The repository's inputs (tests/data): a UAI grid with evidence, a
+ * coreference graph of 252 OR factors. */
+#define UAI_GRID CONCORD_TEST_DATA "/uai/grid3x3.uai"
+#define FG_COREF CONCORD_TEST_DATA "/fg/transitivity.fg"
 
 static char work_dir[256];
 
@@ -131,9 +136,10 @@ static void a_good_multi_graph_file_runs_clean_under_valgrind(void **state) {
     const char *args_json[] = {"solve", "--json", "-", NULL};
     run_under_valgrind(args_json, good_path, 0);
     /* a UAI model: posteriors per model variable, decoded labels */
-    const char *args_uai[] = {"solve", AD3_DATA "/grid3x3.uai", "--decode", "-o", out, NULL};
+    const char *args_uai[] = {"solve", UAI_GRID, "--decode", "-o", out, NULL};
     run_under_valgrind(args_uai, NULL, 0);
-    const char *args_uai_json[] = {"solve", "--json", "--decode", AD3_DATA "/grid3x3.uai", NULL};
+    const char *args_uai_json[] = {"solve",    "--json",         "--decode", UAI_GRID,
+                                   "--evid",   UAI_GRID ".evid", "--uai-map", out, NULL};
     run_under_valgrind(args_uai_json, NULL, 0);
     unlink(out);
 }
@@ -152,14 +158,25 @@ static void an_infeasible_graph_runs_clean_under_valgrind(void **state) {
     unlink(out);
 }
 
+/* A graph of hundreds of factors solved to the end, and the not-converged
+ * path. */
+static void coref_runs_clean_under_valgrind_on(const char *path) {
+    const char *args[] = {"solve", "-q", path, NULL};
+    run_under_valgrind(args, NULL, 0);
+    const char *args_iter[] = {"solve", "--json", "--max-iter", "3", path, NULL};
+    run_under_valgrind(args_iter, NULL, 4);
+}
+
 static void coref_runs_clean_under_valgrind(void **state) {
     (void)state;
     if (skip_under_asan()) skip();
-    const char *args[] = {"solve", "-q", AD3_DATA "/coref.fg", NULL};
-    run_under_valgrind(args, NULL, 0);
-    /* The not-converged path too. */
-    const char *args_iter[] = {"solve", "--json", "--max-iter", "3", AD3_DATA "/coref.fg", NULL};
-    run_under_valgrind(args_iter, NULL, 4);
+    coref_runs_clean_under_valgrind_on(FG_COREF);
+}
+
+static void ad3_coref_runs_clean_under_valgrind(void **state) {
+    (void)state;
+    if (skip_under_asan()) skip();
+    coref_runs_clean_under_valgrind_on(shared_data_path_or_skip("ad3/coref.fg"));
 }
 
 static void a_malformed_file_runs_clean_under_valgrind(void **state) {
@@ -189,6 +206,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_good_multi_graph_file_runs_clean_under_valgrind),
         cmocka_unit_test(coref_runs_clean_under_valgrind),
+        cmocka_unit_test(ad3_coref_runs_clean_under_valgrind),
         cmocka_unit_test(an_infeasible_graph_runs_clean_under_valgrind),
         cmocka_unit_test(a_malformed_file_runs_clean_under_valgrind),
         cmocka_unit_test(a_missing_file_runs_clean_under_valgrind),

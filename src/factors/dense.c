@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "../graph.h"
+#include "../util.h"
 
 typedef struct dense_params {
     int32_t n_vars;     /* multi-valued variables */
@@ -134,11 +135,11 @@ int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_state
         if (x == -INFINITY) {
             p->forbidden[c] = 1;
             x = 0.0;
-        } else if (!isfinite(x)) {
+        } else if (!score_in_range(x)) {
             free(p);
             free(table);
-            return graph_fail(g, CONCORD_EINVAL, "DENSE factor: score %lld is %g",
-                              (long long)c, x);
+            return graph_fail(g, CONCORD_EINVAL, "DENSE factor: score %lld (%g) %s",
+                              (long long)c, x, score_problem(x));
         } else {
             ++allowed;
         }

@@ -16,7 +16,14 @@
  * d, so a call usually costs one linear solve and one oracle call; the
  * inverse is also what the backward pass needs. Configurations are stored
  * as sorted lists of the indices that are 1 (links, then additional outputs
- * offset by the degree), in memory sized once: nothing grows across calls.
+ * offset by the degree).
+ *
+ * Capacity: the active configurations are affinely independent in u, so
+ * there are at most degree + 1 of them. The state starts with room for a
+ * few and doubles its room when an independent configuration must enter,
+ * up to that bound (the inverse is copied into the larger layout, not
+ * rebuilt). Room is never given back, so repeated solves of one factor
+ * stop allocating once the largest active set it needed fits.
  */
 #ifndef CONCORD_ACTIVE_SET_H
 #define CONCORD_ACTIVE_SET_H
@@ -29,21 +36,30 @@
 
 typedef struct active_set active_set;
 
-/* Bytes of state a factor needs (including the struct). */
-size_t active_set_bytes(const factor *f);
+/* An empty state for factor f; NULL when out of memory. */
+active_set *active_set_new(const factor *f);
 
-/* Lays out an empty state in `memory` (active_set_bytes(f) bytes, aligned
- * for doubles) and returns it. */
-active_set *active_set_init(const factor *f, void *memory);
+/* Frees the state (NULL is allowed). */
+void active_set_free(active_set *s);
 
 /* Forgets the active configurations and the weights (the next solve
- * starts cold, exactly as after active_set_init). */
+ * starts cold, exactly as after active_set_new; the room already
+ * allocated is kept). */
 void active_set_reset(active_set *s);
 
 typedef struct active_set_result {
     int32_t oracle_calls;
-    bool exact; /* optimality verified (else stopped at max_iter/capacity) */
-    int error;  /* a user oracle's error code, which ended the solve (0: none) */
+    /* Optimality verified: the oracle found no configuration that improves
+     * the linearized objective by more than rounding (the Frank-Wolfe gap
+     * certificate). Otherwise u, v are the best point reached, a feasible
+     * one, and a later call resumes from it: the solve stopped at max_iter
+     * oracle calls, or numerically stalled, or `error` is set. */
+    bool exact;
+    /* CONCORD_OK, or CONCORD_ENOMEM when the active set needed more room
+     * and could not allocate it (the state stays valid). */
+    int error;
+    /* A user oracle's error code, which ended the solve (0: none). */
+    int callback_error;
 } active_set_result;
 
 /* Solves the QP in literal space, warm-started from the previous call.
@@ -56,17 +72,20 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
 /* The active configurations and their weights after a solve. */
 int32_t active_set_size(const active_set *s);
 double active_set_weight(const active_set *s, int32_t k);
-/* Sorted indices that are 1 in configuration k (links < degree, then
- * degree + additional index); returns their count. */
-int32_t active_set_config(const active_set *s, int32_t k, const int32_t **ones);
+/* Configuration k in literal space: u (degree values, 0 or 1) and v
+ * (n_add values). */
+void active_set_config(const active_set *s, int32_t k, double *u, double *v);
+/* The number of configurations the state has room for now. */
+int32_t active_set_capacity(const active_set *s);
 
 /* The derivative of the solution on the face spanned by the active
  * configurations, for the metric w (the backward pass uses the degree
  * weights): with Z the weight block of the inverse of K built with D = W,
  *   dp = Z (S^T W x + N^T y),  du = S dp,  dv = N dp,
  * S and N the configurations' u and v parts (literal space). Prepare once
- * after the solve (returns 0 if the configurations turned out dependent),
- * then call jvp any number of times; y and dv may be NULL. */
+ * after the solve, then call jvp any number of times; y and dv may be NULL.
+ * prepare returns CONCORD_OK, CONCORD_ENUMERIC when the configurations
+ * turned out dependent in the metric w, or CONCORD_ENOMEM. */
 int active_set_prepare_jvp(active_set *s, const double *w);
 void active_set_jvp(active_set *s, const double *w, const double *x, const double *y,
                     double *du, double *dv);

@@ -28,6 +28,7 @@
  * max(scale, 1)). A factor whose inputs did not change since its last
  * solve is not solved again (its multipliers and variables did not move).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,8 @@ enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
 /* the range the relative penalty adapts within */
 static const double ETA_REL_MIN = 1e-4, ETA_REL_MAX = 1e4;
 #define CACHE_FRACTION 0.01
+/* the gap's floor, in units of the rounding error of a sum of the scores */
+#define GAP_ROUNDING 1024.0
 
 /* How a solve ended. */
 typedef enum outcome {
@@ -53,7 +56,8 @@ typedef enum outcome {
     STOPPED_INTERRUPTED,
     FAILED_NUMERIC,
     FAILED_INFEASIBLE,
-    FAILED_CALLBACK
+    FAILED_CALLBACK,
+    FAILED_MEMORY
 } outcome;
 
 /* One solve: the settings, scales and counters its steps share. */
@@ -67,15 +71,17 @@ typedef struct admm_run {
     double eta_rel, eta;   /* the penalty, relative and absolute */
     double cache_slack;    /* see factor_step */
     double l1;             /* sum of |scores| */
-    double gap_tol;        /* the LP-MAP gap that counts as closed */
+    double gap_floor;      /* the LP-MAP gap that counts as closed at any value */
     double upper_bound;    /* best dual bound so far */
     int32_t last_bound;    /* iteration of the last bound */
     int32_t adaptations;   /* penalty changes so far */
     int64_t solves, oracle_calls;
     double primal, dual;   /* the last iteration's residuals (max) */
     double primal_sq, change_sq; /* and their squares summed, for the RMS */
-    int callback_error;    /* a user callback's code, in callback_factor */
-    int32_t callback_factor;
+    int32_t failed_factor; /* a factor whose callback failed (callback_error), whose
+                              active set ran out of memory, or whose SparseMAP solve
+                              was not certified; -1: none */
+    int callback_error;
     int32_t iteration;     /* the current one, for the acceleration's calls */
     struct timespec start;
 } admm_run;
@@ -86,30 +92,55 @@ static double seconds_since(const struct timespec *start) {
     return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
 }
 
+/* The RMS of the nonzero entries of x and y, computed directly where the
+ * squares can neither overflow nor vanish (largest: their largest
+ * magnitude, > 0) and with the entries divided by the largest elsewhere
+ * (scores beyond 1e150 or below 1e-150). The direct sum is kept where it
+ * is safe: its rounding decides the penalty's last bits, and the paths of
+ * long solves (AD3's parsing01: 979 against 1371 iterations) with them. */
+static double rms_nonzero(const double *x, int32_t nx, const double *y, int32_t ny,
+                          double largest) {
+    const double unit = largest > 1e-150 && largest < 1e150 ? 1.0 : largest;
+    double sum = 0.0;
+    int64_t count = 0;
+    for (int32_t k = 0; k < nx; ++k)
+        if (x[k] != 0.0) sum += (x[k] / unit) * (x[k] / unit), ++count;
+    for (int32_t k = 0; k < ny; ++k)
+        if (y[k] != 0.0) sum += (y[k] / unit) * (y[k] / unit), ++count;
+    return unit * sqrt(sum / (double)count);
+}
+
 /* Sets the link-level scores theta_i / deg_i and returns the RMS of the
- * non-zero ones and of phi: the unit of the penalty. */
+ * nonzero ones and of phi: the unit of the penalty. */
 static double link_scores(const admm_run *r) {
     const concord_graph *g = r->g;
     concord_solver *s = r->s;
-    double sum = 0.0;
-    int64_t count = 0;
+    double largest = 0.0;
     for (int32_t l = 0; l < g->n_links; ++l) {
         int32_t i = g->link_var[l];
-        double x = r->theta[i] * s->inv_deg[i];
-        s->link_score[l] = x;
-        if (x != 0.0) sum += x * x, ++count;
+        s->link_score[l] = r->theta[i] * s->inv_deg[i];
+        largest = fmax(largest, fabs(s->link_score[l]));
     }
-    for (int32_t k = 0; k < g->n_add; ++k)
-        if (r->phi[k] != 0.0) sum += r->phi[k] * r->phi[k], ++count;
-    double scale = count ? sqrt(sum / (double)count) : 1.0;
-    return scale > 0.0 && isfinite(scale) ? scale : 1.0;
+    for (int32_t k = 0; k < g->n_add; ++k) largest = fmax(largest, fabs(r->phi[k]));
+    return largest > 0.0 ? rms_nonzero(s->link_score, g->n_links, r->phi, g->n_add, largest)
+                         : 1.0;
 }
 
-/* Sum of |scores|: bounds |objective| over the whole box. */
-static double score_l1(const admm_run *r) {
-    double sum = 0.0;
-    for (int32_t i = 0; i < r->g->n_vars; ++i) sum += fabs(r->theta[i]);
-    for (int32_t k = 0; k < r->g->n_add; ++k) sum += fabs(r->phi[k]);
+/* Sum of |scores| (it bounds |objective| over the whole box), and the
+ * smallest nonzero |score| (0: none). */
+static double score_l1(const admm_run *r, double *smallest) {
+    double sum = 0.0, least = INFINITY;
+    for (int32_t i = 0; i < r->g->n_vars; ++i) {
+        const double x = fabs(r->theta[i]);
+        sum += x;
+        if (x > 0.0 && x < least) least = x;
+    }
+    for (int32_t k = 0; k < r->g->n_add; ++k) {
+        const double x = fabs(r->phi[k]);
+        sum += x;
+        if (x > 0.0 && x < least) least = x;
+    }
+    *smallest = isfinite(least) ? least : 0.0;
     return sum;
 }
 
@@ -130,6 +161,18 @@ static double current_value(const admm_run *r) {
     for (int32_t i = 0; i < r->g->n_vars; ++i) value += r->theta[i] * r->s->ubar[i];
     for (int32_t k = 0; k < r->g->n_add; ++k) value += r->phi[k] * r->s->v[k];
     return value;
+}
+
+/* Whether the LP-MAP value is within the tolerance of the best dual bound,
+ * relative to the value itself: a gap judged against the scores' size let
+ * a graph whose value is small next to its scores stop far from its
+ * optimum (value 0.19 against an optimum of 0.31, with scores of 1e6).
+ * When the value is about zero, the gap need only be below gap_floor:
+ * what moving the smallest-scored variable by the tolerance would change,
+ * and at least the rounding error of sums of the scores. */
+static bool gap_closed(const admm_run *r, double value) {
+    const double size = fmax(fabs(value), fabs(r->upper_bound));
+    return isfinite(size) && fabs(r->upper_bound - value) <= fmax(r->st.tol * size, r->gap_floor);
 }
 
 /* LP-MAP weighs every link alike (d_i = eta): s->d is filled once per
@@ -176,8 +219,9 @@ static void start(admm_run *r, bool warm) {
         s->active[i] = s->deg[i] > 0;
     }
     memset(s->dirty, 1, (size_t)g->n_factors);
-    r->l1 = score_l1(r);
-    r->gap_tol = r->st.tol * (r->l1 > 0.0 ? r->l1 : 1.0);
+    double smallest;
+    r->l1 = score_l1(r, &smallest);
+    r->gap_floor = fmax(r->st.tol * smallest, GAP_ROUNDING * DBL_EPSILON * r->l1);
     r->upper_bound = INFINITY;
 }
 
@@ -240,12 +284,24 @@ solve_factor(concord_solver *s, const double *phi, int32_t f, double eta, bool s
     s->face[f] = out->face;
 }
 
+/* Records a failure of factor f's solve (a callback's error or an active
+ * set out of memory); returns whether there was one. */
+static bool factor_failed(admm_run *r, int32_t f, const qp_outcome *out) {
+    if (!out->callback_error && !out->error) return false;
+    r->failed_factor = f;
+    r->callback_error = out->callback_error;
+    return true;
+}
+
+/* The outcome of a solve a factor's failure ended. */
+static outcome failure_outcome(const admm_run *r) {
+    return r->callback_error ? FAILED_CALLBACK : FAILED_MEMORY;
+}
+
 /* The factor step: every factor whose inputs moved is solved again.
  * Returns how many inner solves were inexact (each is resumed at the next
- * iteration); a callback's failure is left in r. Not inlined: inside the
- * loop's function its inner loops ran short of registers (srl_fract_004:
- * +6% instructions). */
-static __attribute__((noinline)) int32_t factor_step(admm_run *r) {
+ * iteration); a callback's failure is left in r. */
+static int32_t factor_step(admm_run *r) {
     concord_solver *s = r->s;
     const double *phi = r->phi, eta = r->eta;
     const bool sparse = r->sparse;
@@ -257,11 +313,7 @@ static __attribute__((noinline)) int32_t factor_step(admm_run *r) {
         solve_factor(s, phi, f, eta, sparse, max_inner, &out);
         ++solves;
         oracle_calls += out.oracle_calls;
-        if (out.error) {
-            r->callback_error = out.error;
-            r->callback_factor = f;
-            break;
-        }
+        if (factor_failed(r, f, &out)) break;
         s->dirty[f] = !out.exact;
         inexact += !out.exact;
     }
@@ -278,8 +330,12 @@ typedef struct residuals {
 } residuals;
 
 /* The consensus and dual update of variable i; with `accelerate`, it
- * tells the acceleration when the variable changed (compiled twice, with
- * it a constant). */
+ * keeps the variable's block of the acceleration's vector up to date and
+ * tells the acceleration when it changed (compiled twice, with it a
+ * constant). Keeping the block here, where the multipliers are written
+ * anyway, costs a store per link; rebuilding the blocks before each
+ * acceleration step cost 4% of the instructions of a solve of
+ * srl_fract_003. */
 static inline __attribute__((always_inline)) void
 update_variable(admm_run *r, int32_t i, int32_t t, const bool accelerate, residuals *res) {
     concord_solver *s = r->s;
@@ -299,7 +355,8 @@ update_variable(admm_run *r, int32_t i, int32_t t, const bool accelerate, residu
     res->change_sq += deg * moved * moved;
     s->ubar[i] = now;
     bool still = now != old;
-    const double base = r->theta[i] * s->inv_deg[i] + eta * now;
+    const double base = r->theta[i] * s->inv_deg[i] + eta * now, consensus = eta * now;
+    double *slots = s->slot_state + s->var_link_begin[i];
     for (int32_t k = 0; k < deg; ++k) {
         int32_t l = links[k];
         double copy = uf[l];
@@ -311,6 +368,7 @@ update_variable(admm_run *r, int32_t i, int32_t t, const bool accelerate, residu
         lambda[l] -= step;
         still |= step != 0.0;
         solver_mark_if_moved(s, l, base + lambda[l], slack);
+        if (accelerate) slots[k] = lambda[l] + consensus;
     }
     if (accelerate && still) anderson_changed(s->aa, i, t);
     s->active[i] = still;
@@ -323,7 +381,7 @@ static bool consensus_and_dual_step(admm_run *r, int32_t t) {
     concord_solver *s = r->s;
     const int32_t n = r->g->n_vars;
     residuals res = {0.0, 0.0, 0.0, 0.0, true};
-    if (r->st.acceleration > 0 && s->aa) {
+    if (r->st.acceleration > 0 && s->aa && anderson_running(s->aa)) {
         for (int32_t i = next_set(s->active, 0, n); i < n; i = next_set(s->active, i + 1, n))
             update_variable(r, i, t, true, &res);
     } else {
@@ -355,7 +413,7 @@ static int dual_bound(admm_run *r, double *bound) {
                      : solver_factor_map(s, f, s->a, r->phi + fa->add_begin, s->u, s->vmap, &best);
         if (rc) {
             r->callback_error = rc;
-            r->callback_factor = f;
+            r->failed_factor = f;
             return rc;
         }
         sum += best;
@@ -390,10 +448,10 @@ static int bound_step(admm_run *r, int32_t t, bool small) {
     r->last_bound = t;
     if (bound < r->upper_bound) r->upper_bound = bound;
     if (proves_infeasible(r, bound)) return FAILED_INFEASIBLE;
-    const double value = current_value(r);
-    if (small && fabs(r->upper_bound - value) <= r->gap_tol) return CONVERGED;
+    if (small && gap_closed(r, current_value(r))) return CONVERGED;
     if (r->st.progress) {
-        concord_progress p = {t,      r->sparse ? objective(r, r->s->ubar, r->s->v) : value,
+        concord_progress p = {t,
+                              r->sparse ? objective(r, r->s->ubar, r->s->v) : current_value(r),
                               r->upper_bound,      r->primal,
                               r->dual, r->eta_rel, seconds_since(&r->start), 0, 0};
         if (r->st.progress(r->st.progress_context, &p)) return STOPPED_INTERRUPTED;
@@ -476,22 +534,14 @@ static void apply_slot_state(void *context, int32_t i) {
     }
 }
 
-/* The acceleration step, when one is due: the per-link state of the
- * variables it reads is brought up to date, and the ones it extrapolates
- * (or restores) go back into consensus and multipliers. When its memory
+/* The acceleration step, when one is due, on the per-link state the
+ * consensus step keeps up to date: the variables it extrapolates (or
+ * restores) go back into consensus and multipliers. When its memory
  * grows, it restarts from the whole state. */
 static void acceleration_step(admm_run *r, int32_t t) {
     concord_solver *s = r->s;
     if (r->st.acceleration == 0 || !s->aa) return;
-    const int32_t *vars;
-    int32_t n;
-    if (anderson_due(s->aa, t, &vars, &n)) {
-        for (int32_t k = 0; k < n; ++k) {
-            const int32_t i = vars[k];
-            const double consensus = r->eta * s->ubar[i];
-            for (int32_t q = s->var_link_begin[i]; q < s->var_link_begin[i + 1]; ++q)
-                s->slot_state[q] = s->lambda[s->var_links[q]] + consensus;
-        }
+    if (anderson_due(s->aa, t)) {
         r->iteration = t;
         anderson_step(s->aa, s->slot_state, apply_slot_state, r);
     }
@@ -508,8 +558,8 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
     outcome end = STOPPED_MAX_ITER;
     for (t = 1; t <= st->max_iter; ++t) {
         const int32_t inexact = factor_step(r);
-        if (r->callback_error) {
-            end = FAILED_CALLBACK;
+        if (r->failed_factor >= 0) {
+            end = failure_outcome(r);
             break;
         }
         if (!consensus_and_dual_step(r, t)) {
@@ -520,7 +570,7 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
          * LP-MAP the value within gap_tol of the best dual bound,
          * recomputed when stale. */
         const bool small = r->primal <= st->tol && r->dual <= st->tol && inexact == 0;
-        if (small && (r->sparse || fabs(r->upper_bound - current_value(r)) <= r->gap_tol)) {
+        if (small && (r->sparse || gap_closed(r, current_value(r)))) {
             end = CONVERGED;
             break;
         }
@@ -552,30 +602,33 @@ static bool separable(const concord_solver *s) {
 /* Solves a separable graph exactly: LP-MAP by each factor's MAP oracle
  * (the LP over one polytope has a vertex optimum), LP-SparseMAP by each
  * factor's QP with d = 1 (the penalty is 0: SparseMAP itself), resumed
- * until exact within max_iter rounds of max_inner_iter oracle calls. */
+ * until exact within max_iter rounds of max_inner_iter oracle calls. When
+ * the scores are beyond 1/DBL_EPSILON, |u|^2 / 2 is below their rounding
+ * and the QP is solved by the MAP oracle too: in closed form it would put
+ * u at a / d - tau with a / d and tau both huge, which rounding leaves
+ * wherever it likes, outside the polytope included. */
 static outcome solve_separable(admm_run *r, int32_t *iterations) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
+    const bool by_qp = r->sparse && r->scale * DBL_EPSILON < 1.0;
     set_penalty(r, 0.0);
     *iterations = 1;
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
         const int32_t b = fa->link_begin;
-        if (r->sparse) {
+        if (by_qp) {
             qp_outcome out = {0};
             for (int32_t round = 0; round < r->st.max_iter && !out.exact; ++round) {
                 solve_factor(s, r->phi, f, r->eta, true, r->st.max_inner_iter, &out);
                 r->oracle_calls += out.oracle_calls;
                 if (round + 1 > *iterations) *iterations = round + 1;
-                if (out.error) break;
+                if (factor_failed(r, f, &out)) return failure_outcome(r);
             }
             r->solves += 1;
-            if (out.error) {
-                r->callback_error = out.error;
-                r->callback_factor = f;
-                return FAILED_CALLBACK;
+            if (!out.exact) {
+                r->failed_factor = f; /* not certified within the cap */
+                return STOPPED_MAX_ITER;
             }
-            if (!out.exact) return STOPPED_MAX_ITER;
         } else {
             for (int32_t j = 0; j < fa->degree; ++j) {
                 s->a[j] = r->theta[g->link_var[b + j]];
@@ -590,7 +643,7 @@ static outcome solve_separable(admm_run *r, int32_t *iterations) {
             r->solves += 1;
             if (rc) {
                 r->callback_error = rc;
-                r->callback_factor = f;
+                r->failed_factor = f;
                 return FAILED_CALLBACK;
             }
         }
@@ -618,7 +671,7 @@ static int round_if_integral(admm_run *r, bool *rounded) {
                                   s->round_v + g->factors[f].add_begin);
         if (rc) {
             r->callback_error = rc;
-            r->callback_factor = f;
+            r->failed_factor = f;
             return rc;
         }
         if (!allowed) return 0;
@@ -635,8 +688,8 @@ static int round_if_integral(admm_run *r, bool *rounded) {
 static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
-    if (end != FAILED_CALLBACK && end != FAILED_NUMERIC &&
-        !(end == CONVERGED && r->last_bound == t)) {
+    const bool failed = end == FAILED_CALLBACK || end == FAILED_MEMORY || end == FAILED_NUMERIC;
+    if (!failed && !(end == CONVERGED && r->last_bound == t)) {
         double bound;
         if (dual_bound(r, &bound)) end = FAILED_CALLBACK;
         else if (bound < r->upper_bound) r->upper_bound = bound;
@@ -644,13 +697,10 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     memcpy(s->sol_u, s->ubar, (size_t)g->n_vars * sizeof(double));
     memcpy(s->sol_v, s->v, (size_t)g->n_add * sizeof(double));
     bool integral = false;
-    if (end != FAILED_CALLBACK && end != FAILED_NUMERIC && round_if_integral(r, &integral))
-        end = FAILED_CALLBACK;
+    if (!failed && round_if_integral(r, &integral)) end = FAILED_CALLBACK;
     s->sol_integral = integral;
-    s->solved = end != FAILED_CALLBACK;
-    s->mode = end == FAILED_CALLBACK || end == FAILED_NUMERIC
-                  ? MODE_NONE
-                  : (r->sparse ? MODE_SPARSE : MODE_MAP);
+    s->solved = end != FAILED_CALLBACK && end != FAILED_MEMORY;
+    s->mode = failed || end == FAILED_CALLBACK ? MODE_NONE : (r->sparse ? MODE_SPARSE : MODE_MAP);
     s->eta_rel = r->eta_rel;
     s->eta = r->eta;
     s->have_decoded = false;
@@ -673,9 +723,17 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
         break;
     case STOPPED_MAX_ITER:
         out.status = CONCORD_STATUS_MAX_ITER;
-        rc = solver_fail(s, CONCORD_ENOTCONVERGED,
-                         "not converged after %d iterations (primal residual %.3g, dual %.3g)",
-                         t, r->primal, r->dual);
+        if (r->failed_factor >= 0)
+            rc = solver_fail(s, CONCORD_ENOTCONVERGED,
+                             "factor %d: its active set did not certify its SparseMAP solution "
+                             "in %d rounds of %d oracle calls (the solution is the best point "
+                             "it reached)",
+                             r->failed_factor, t, r->st.max_inner_iter);
+        else
+            rc = solver_fail(s, CONCORD_ENOTCONVERGED,
+                             "not converged after %d iterations (primal residual %.3g, dual "
+                             "%.3g)",
+                             t, r->primal, r->dual);
         break;
     case STOPPED_TIME_LIMIT:
         out.status = CONCORD_STATUS_TIME_LIMIT;
@@ -703,7 +761,13 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     case FAILED_CALLBACK:
         out.status = CONCORD_STATUS_CALLBACK_FAILED;
         out.integral = false;
-        rc = solver_callback_failed(s, r->callback_factor, r->callback_error);
+        rc = solver_callback_failed(s, r->failed_factor, r->callback_error);
+        break;
+    case FAILED_MEMORY:
+        out.status = CONCORD_STATUS_UNSOLVED;
+        out.integral = false;
+        rc = solver_fail(s, CONCORD_ENOMEM, "factor %d: out of memory for its active set",
+                         r->failed_factor);
         break;
     }
     out.seconds = seconds_since(&r->start);
@@ -713,7 +777,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
 
 int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse,
                 const double *theta, concord_info *info) {
-    admm_run r = {.s = s, .g = s->g, .sparse = sparse};
+    admm_run r = {.s = s, .g = s->g, .sparse = sparse, .failed_factor = -1};
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if (settings) r.st = *settings;
     else concord_default_settings(&r.st);

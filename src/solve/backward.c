@@ -164,7 +164,10 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
         /* a user factor solved by its own QP: its active set first */
         if (g->factors[f].ops->qp && (rc = solver_active_set_at_final_inputs(w, f, w->state[f])))
             return rc;
-        if (!active_set_prepare_jvp(w->state[f], bw.w_link + g->factors[f].link_begin))
+        const int jvp =
+            active_set_prepare_jvp(w->state[f], bw.w_link + g->factors[f].link_begin);
+        if (jvp == CONCORD_ENOMEM) return solver_fail(w, jvp, "out of memory");
+        if (jvp)
             return solver_fail(w, CONCORD_ENUMERIC,
                                "factor %d: its active configurations are degenerate", f);
     }

@@ -20,10 +20,13 @@ int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *
         s->buf.lit_a[j] = literal_qp_input(g->link_neg[b + j], s->a_solved[b + j], s->d[j]);
     active_set_result r = active_set_solve(state, fa, s->buf.lit_a, solver_phi(s) + fa->add_begin,
                                            s->d, s->buf.lit_u, s->vmap, 1000, &s->buf);
-    if (r.error) return solver_callback_failed(s, f, r.error);
+    if (r.callback_error) return solver_callback_failed(s, f, r.callback_error);
+    if (r.error) return solver_fail(s, r.error, "factor %d: out of memory in the active set", f);
     if (!r.exact)
-        return solver_fail(s, CONCORD_ENUMERIC,
-                           "factor %d: the active set did not reach its solution", f);
+        return solver_fail(s, CONCORD_ENOTCONVERGED,
+                           "factor %d: the active set did not certify its solution in %d "
+                           "oracle calls",
+                           f, r.oracle_calls);
     return CONCORD_OK;
 }
 
@@ -43,13 +46,8 @@ static int copy_distribution(concord_solver *s, int32_t f, const active_set *sta
     }
     const uint8_t *neg = s->g->link_neg + fa->link_begin;
     for (int32_t k = 0; k < count; ++k) {
-        const int32_t *ones;
-        int32_t n = active_set_config(state, k, &ones);
         double *u = d->u + (size_t)k * (size_t)deg, *v = d->v + (size_t)k * (size_t)n_add;
-        for (int32_t j = 0; j < n; ++j) {
-            if (ones[j] < deg) u[ones[j]] = 1.0;
-            else v[ones[j] - deg] = 1.0;
-        }
+        active_set_config(state, k, u, v);
         for (int32_t j = 0; j < deg; ++j)
             if (neg[j]) u[j] = 1.0 - u[j];
         d->weight[k] = active_set_weight(state, k);
@@ -80,12 +78,11 @@ int concord_solver_factor_distribution(concord_solver *s, int32_t f, int32_t *co
         rc = copy_distribution(s, f, s->state[f]);
     } else {
         /* A fresh active set at the final inputs of the factor. */
-        void *memory = malloc(active_set_bytes(fa));
-        if (!memory) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
-        active_set *state = active_set_init(fa, memory);
+        active_set *state = active_set_new(fa);
+        if (!state) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
         rc = solver_active_set_at_final_inputs(s, f, state);
         if (!rc) rc = copy_distribution(s, f, state);
-        free(memory);
+        active_set_free(state);
     }
     if (rc == CONCORD_OK) *count = s->dist.count;
     return rc;

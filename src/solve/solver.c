@@ -6,6 +6,7 @@
 
 #include "acyclic.h"
 #include "units.h"
+#include "../util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,8 +29,9 @@ int solver_callback_failed(concord_solver *s, int32_t f, int code) {
     const factor *fa = &s->g->factors[f];
     if (code == FACTOR_INVALID_OUTPUT)
         return solver_fail(s, CONCORD_ECALLBACK,
-                           "factor %d (%s): its callback wrote an invalid configuration (a "
-                           "variable value not in [0, 1], or a non-finite value)",
+                           "factor %d (%s): its callback wrote an invalid configuration (an "
+                           "oracle's variable values must be 0 or 1, a QP's within [0, "
+                           "1], additional values within [-1, 1])",
                            f, fa->ops->name);
     return solver_fail(s, CONCORD_ECALLBACK, "factor %d (%s): its callback returned error %d",
                        f, fa->ops->name, code);
@@ -78,8 +80,8 @@ void concord_solver_free(concord_solver *s) {
     free(s->link_score);
     free(s->slot_state);
     free(s->face);
+    for (int32_t f = 0; s->state && f < s->g->n_factors; ++f) active_set_free(s->state[f]);
     free(s->state);
-    free(s->state_memory);
     anderson_free(s->aa);
     free(s->a);
     free(s->d);
@@ -172,14 +174,13 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     s->decoded = alloc_array(nv, sizeof(double), &failed);
     s->backward_memory = alloc_array(7 * (nl ? nl : 1), sizeof(double), &failed);
     int32_t max_degree = 1, max_add = 1;
-    size_t max_scratch = 1, state_bytes = 0;
+    size_t max_scratch = 1;
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
         if (fa->degree > max_degree) max_degree = fa->degree;
         if (fa->n_add > max_add) max_add = fa->n_add;
         size_t bytes = factor_scratch_bytes(fa);
         if (bytes > max_scratch) max_scratch = bytes;
-        if (factor_needs_active_set(fa)) state_bytes += active_set_bytes(fa);
         s->has_callbacks |= fa->ops->failure != NULL;
     }
     s->max_degree = max_degree;
@@ -194,7 +195,10 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     s->buf.oracle_v = alloc_array((size_t)max_add, sizeof(double), &failed);
     s->buf.scratch = alloc_array(max_scratch, 1, &failed);
     s->state = alloc_array(nf, sizeof(active_set *), &failed);
-    s->state_memory = alloc_array(state_bytes, 1, &failed);
+    for (int32_t f = 0; !failed && f < g->n_factors; ++f)
+        if (factor_needs_active_set(&g->factors[f]) &&
+            !(s->state[f] = active_set_new(&g->factors[f])))
+            failed = true;
     if (!failed) {
         build_layout(s);
         if (anderson_worthwhile(g->n_links) &&
@@ -204,12 +208,6 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     if (failed) {
         concord_solver_free(s);
         return CONCORD_ENOMEM;
-    }
-    char *memory = s->state_memory;
-    for (int32_t f = 0; f < g->n_factors; ++f) {
-        if (!factor_needs_active_set(&g->factors[f])) continue;
-        s->state[f] = active_set_init(&g->factors[f], memory);
-        memory += active_set_bytes(&g->factors[f]);
     }
     *out = s;
     return CONCORD_OK;
@@ -223,13 +221,13 @@ int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
     const concord_graph *g = s->g;
     /* Both are checked before either is taken: on error nothing changes. */
     for (int32_t i = 0; variable_scores && i < g->n_vars; ++i)
-        if (!isfinite(variable_scores[i]))
-            return solver_fail(s, CONCORD_EINVAL, "variable score %d is not finite (%g)", i,
-                               variable_scores[i]);
+        if (!score_in_range(variable_scores[i]))
+            return solver_fail(s, CONCORD_EINVAL, "variable score %d (%g) %s", i,
+                               variable_scores[i], score_problem(variable_scores[i]));
     for (int32_t k = 0; additional_scores && k < g->n_add; ++k)
-        if (!isfinite(additional_scores[k]))
-            return solver_fail(s, CONCORD_EINVAL, "additional score %d is not finite (%g)", k,
-                               additional_scores[k]);
+        if (!score_in_range(additional_scores[k]))
+            return solver_fail(s, CONCORD_EINVAL, "additional score %d (%g) %s", k,
+                               additional_scores[k], score_problem(additional_scores[k]));
     if (variable_scores && g->n_vars > 0)
         memcpy(s->own_theta, variable_scores, (size_t)g->n_vars * sizeof(double));
     if (additional_scores && g->n_add > 0)
@@ -240,18 +238,24 @@ int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
     return CONCORD_OK;
 }
 
+/* A solver's buffers are sized by the graph it was made over: once the
+ * graph's structure changed, none of them is handed out. */
+static bool solver_is_current(const concord_solver *s) {
+    return s && s->structure_revision == s->g->structure_revision;
+}
+
 const double *concord_solver_variable_scores(const concord_solver *s) {
-    return s ? solver_theta(s) : NULL;
+    return solver_is_current(s) ? solver_theta(s) : NULL;
 }
 const double *concord_solver_additional_scores(const concord_solver *s) {
-    return s ? solver_phi(s) : NULL;
+    return solver_is_current(s) ? solver_phi(s) : NULL;
 }
 
 const double *concord_solver_variables(const concord_solver *s) {
-    return s && s->solved ? s->sol_u : NULL;
+    return solver_is_current(s) && s->solved ? s->sol_u : NULL;
 }
 const double *concord_solver_additionals(const concord_solver *s) {
-    return s && s->solved ? s->sol_v : NULL;
+    return solver_is_current(s) && s->solved ? s->sol_v : NULL;
 }
 
 int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const double *x,
@@ -259,6 +263,10 @@ int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const 
     const concord_graph *g = s->g;
     const factor *fa = &g->factors[f];
     const double *phi = phi_all + fa->add_begin;
+    /* Link scores of +-big make x the oracle's choice when it is allowed:
+     * every additional value is within [-1, 1], so b.v moves by at most
+     * 2 sum |b| < big between configurations, less than one link that
+     * differs from x costs. */
     double big = 1.0;
     for (int32_t k = 0; k < fa->n_add; ++k) big += 2.0 * fabs(phi[k]);
     for (int32_t j = 0; j < fa->degree; ++j)

@@ -63,7 +63,6 @@ struct concord_solver {
                            the vector the acceleration works on */
     int32_t *face;      /* per factor: the face code of its last closed-form QP */
     active_set **state; /* per factor: its active set (NULL: closed form) */
-    void *state_memory;
     anderson *aa;       /* NULL when acceleration cannot pay on this graph */
     solve_mode mode;    /* what lambda, ubar, the active sets hold */
     double eta_rel;     /* the last solve's final penalty (relative) */

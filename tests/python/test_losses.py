@@ -30,8 +30,8 @@ import pytest
 from scipy.optimize import linprog
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import concord_ctypes as cc  # noqa: E402
-from test_lp_sparsemap_forward import (LocalQP, feasible_spec, solve_reference,  # noqa: E402
+from graph_specs import build, loss_of  # noqa: E402
+from test_lp_sparsemap_forward import (feasible_spec, solve_reference,  # noqa: E402
                                        tight_settings)
 
 SPARSE = tight_settings(tol=1e-11)
@@ -92,16 +92,15 @@ def test_losses_are_zero_at_the_gold_structure_with_large_margins():
         theta = (2.0 * u_gold - 1.0) * margin
         phi = rng.uniform(-0.5, 0.5, size=n_add)
         spec.theta, spec.phi = theta, phi
-        with cc.Graph(spec) as graph:
-            for which, settings in (("sparsemap", None), ("hinge", None), ("sparsemap", SPARSE),
-                                    ("hinge", MAP)):
-                for vg in (v_gold, None):
-                    rc, loss, dtheta, dphi, info = graph.loss(which, u_gold, vg, settings)
-                    assert rc == cc.OK, (which, graph.last_error())
-                    if loss != 0.0 or np.any(dtheta != 0.0) or np.any(dphi != 0.0):
-                        pytest.fail("%s loss %r (gradient %s %s) at the gold structure %s\n%s" % (
-                            which, loss, dtheta.tolist(), dphi.tolist(), u_gold.tolist(),
-                            spec.describe()))
+        solver = build(spec)
+        for which, settings in (("sparsemap", None), ("hinge", None), ("sparsemap", SPARSE),
+                                ("hinge", MAP)):
+            for vg in (v_gold, None):
+                loss, dtheta, dphi, info = loss_of(solver, which, u_gold, vg, settings)
+                if loss != 0.0 or np.any(dtheta != 0.0) or np.any(dphi != 0.0):
+                    pytest.fail("%s loss %r (gradient %s %s) at the gold structure %s\n%s" % (
+                        which, loss, dtheta.tolist(), dphi.tolist(), u_gold.tolist(),
+                        spec.describe()))
         checked += 1
     print("\nlosses at the gold structure (large margins): %d graphs x 2 losses x 2 settings "
           "x (v* given, v* by concord): all exactly 0" % checked)
@@ -122,12 +121,10 @@ def test_losses_equal_their_definitions_and_are_positive_off_gold():
         ref_sparse = ref.value - gold_value
         ref_hinge = hinge_reference(qp, theta, phi, u_gold, v_gold)
         scale = 1.0 + np.abs(theta).sum() + np.abs(phi).sum()
-        with cc.Graph(spec) as graph:
-            rc, ls, gs_t, gs_p, _ = graph.loss("sparsemap", u_gold, v_gold, SPARSE)
-            assert rc == cc.OK
-            u_hat, _ = graph.solution()
-            rc, lh, gh_t, gh_p, _ = graph.loss("hinge", u_gold, v_gold, MAP)
-            assert rc == cc.OK
+        solver = build(spec)
+        ls, gs_t, gs_p, _ = loss_of(solver, "sparsemap", u_gold, v_gold, SPARSE)
+        u_hat = solver.variables
+        lh, gh_t, gh_p, _ = loss_of(solver, "hinge", u_gold, v_gold, MAP)
         err_s = abs(ls - ref_sparse)
         err_h = abs(lh - ref_hinge) / scale
         fy_bound = 0.5 * np.sum((u_hat - u_gold) ** 2)
@@ -164,15 +161,15 @@ def test_loss_gradients_equal_finite_differences(which, h, settings):
         n, n_add = spec.sizes()
         s0 = np.concatenate([spec.theta, spec.phi])
         d = rng.normal(size=n + n_add)
-        with cc.Graph(spec) as graph:
-            def loss_at(s):
-                graph.set_scores(s[:n], s[n:])
-                rc, loss, gt, gp, _ = graph.loss(which, u_gold, v_gold, settings)
-                assert rc == cc.OK, graph.last_error()
-                return loss, np.concatenate([gt, gp])
-            plus, g_plus = loss_at(s0 + h * d)
-            minus, g_minus = loss_at(s0 - h * d)
-            base, grad = loss_at(s0)
+        solver = build(spec)
+
+        def loss_at(s):
+            solver.set_scores(s[:n], s[n:])
+            loss, gt, gp, _ = loss_of(solver, which, u_gold, v_gold, settings)
+            return loss, np.concatenate([gt, gp])
+        plus, g_plus = loss_at(s0 + h * d)
+        minus, g_minus = loss_at(s0 - h * d)
+        base, grad = loss_at(s0)
         # Away from kinks the LP-SparseMAP loss is quadratic along d (its
         # gradient affine) and the hinge linear (its gradient constant), and
         # the central difference is then exact: a gradient that does not

@@ -37,26 +37,27 @@ import time
 
 import numpy as np
 import pytest
+from concord import _core
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import concord_ctypes as cc  # noqa: E402
+from graph_specs import GraphSpec, build, solve_sparse  # noqa: E402
 from test_lp_sparsemap_forward import (LocalQP, feasible_spec, reference_factors,  # noqa: E402
                                        reference_jacobian, solve_reference, tight_settings)
 
 FORWARD = tight_settings(tol=1e-12)
 
 
-def _solve(graph, theta, phi):
-    graph.set_scores(theta, phi)
-    rc, u, v, info = graph.solve_sparse(FORWARD)
-    assert info.status in (cc.STATUS_INTEGRAL, cc.STATUS_FRACTIONAL)
+def _solve(solver, theta, phi):
+    solver.set_scores(theta, phi)
+    u, v, info = solve_sparse(solver, FORWARD)
+    assert info.converged
     return np.concatenate([u, v])
 
 
-def _backward(graph, vec, settings=None):
-    n = graph.n_vars
-    dtheta, dphi, binfo = graph.backward(vec[:n], vec[n:] if graph.n_add else None,
-                                         settings or cc.default_settings(backward_tol=1e-13))
+def _backward(solver, vec, settings=None):
+    n, n_add = solver.graph.num_variables, solver.graph.num_additionals
+    dtheta, dphi, binfo = solver.backward(vec[:n], vec[n:] if n_add else None,
+                                          settings or _core.Settings(backward_tol=1e-13))
     return np.concatenate([dtheta, dphi]), binfo
 
 
@@ -70,51 +71,51 @@ def test_backward_equals_finite_differences_of_the_forward_pass():
     while checked < 220:
         spec, factors, qp = feasible_spec(rng)
         n, n_add = spec.sizes()
-        with cc.Graph(spec) as graph:
-            s0 = np.concatenate([spec.theta, spec.phi])
-            ok = True
-            results = []
-            for _ in range(2):
-                d = rng.normal(size=n + n_add)
-                pick = rng.random()
-                if pick < 0.25:  # variable scores only
-                    d[n:] = 0.0
-                elif pick < 0.5 and n_add:  # additional scores only
-                    d[:n] = 0.0
-                g = rng.normal(size=n + n_add)
-                plus = _solve(graph, s0[:n] + h * d[:n], s0[n:] + h * d[n:])
-                minus = _solve(graph, s0[:n] - h * d[:n], s0[n:] - h * d[n:])
-                base = _solve(graph, s0[:n], s0[n:])
-                forward, backward_ = (plus - base) / h, (base - minus) / h
-                if np.abs(forward - backward_).max() > 1e-6:
-                    ok = False  # a piece boundary within h: no derivative to compare
-                    break
-                central = (plus - minus) / (2 * h)
-                # the graph now holds the solve at s0: differentiate there
-                jvp, binfo = _backward(graph, d)
-                vjp, _ = _backward(graph, g)
-                cg_iters.append(binfo.iterations)
-                power, pinfo = _backward(graph, d, cc.default_settings(
-                    backward_power=True, backward_tol=1e-13, backward_max_iter=200000))
-                power_iters.append(pinfo.iterations)
-                results.append((d, g, central, jvp, vjp, power))
-            if not ok:
-                skipped += 1
-                continue
-            for d, g, central, jvp, vjp, power in results:
-                err_jvp = np.abs(jvp - central).max()
-                err_vjp = abs(g @ central - vjp @ d) / max(1.0, np.abs(g).sum())
-                err_power = np.abs(power - jvp).max()
-                if err_jvp > 1e-5 or err_vjp > 1e-5 or err_power > 1e-6:
-                    pytest.fail("backward disagrees: |JVP - FD| %.3g, VJP %.3g, |power - CG| %.3g"
-                                "\ndirection %s\nFD %s\nJVP %s\npower %s\n%s" % (
-                                    err_jvp, err_vjp, err_power, d.tolist(), central.tolist(),
-                                    jvp.tolist(), power.tolist(), spec.describe()))
-                worst_jvp = max(worst_jvp, err_jvp)
-                worst_vjp = max(worst_vjp, err_vjp)
-                worst_power = max(worst_power, err_power)
-                directions += 1
-            checked += 1
+        solver = build(spec)
+        s0 = np.concatenate([spec.theta, spec.phi])
+        ok = True
+        results = []
+        for _ in range(2):
+            d = rng.normal(size=n + n_add)
+            pick = rng.random()
+            if pick < 0.25:  # variable scores only
+                d[n:] = 0.0
+            elif pick < 0.5 and n_add:  # additional scores only
+                d[:n] = 0.0
+            g = rng.normal(size=n + n_add)
+            plus = _solve(solver, s0[:n] + h * d[:n], s0[n:] + h * d[n:])
+            minus = _solve(solver, s0[:n] - h * d[:n], s0[n:] - h * d[n:])
+            base = _solve(solver, s0[:n], s0[n:])
+            forward, backward_ = (plus - base) / h, (base - minus) / h
+            if np.abs(forward - backward_).max() > 1e-6:
+                ok = False  # a piece boundary within h: no derivative to compare
+                break
+            central = (plus - minus) / (2 * h)
+            # the graph now holds the solve at s0: differentiate there
+            jvp, binfo = _backward(solver, d)
+            vjp, _ = _backward(solver, g)
+            cg_iters.append(binfo.iterations)
+            power, pinfo = _backward(solver, d, _core.Settings(
+                backward_power=True, backward_tol=1e-13, backward_max_iter=200000))
+            power_iters.append(pinfo.iterations)
+            results.append((d, g, central, jvp, vjp, power))
+        if not ok:
+            skipped += 1
+            continue
+        for d, g, central, jvp, vjp, power in results:
+            err_jvp = np.abs(jvp - central).max()
+            err_vjp = abs(g @ central - vjp @ d) / max(1.0, np.abs(g).sum())
+            err_power = np.abs(power - jvp).max()
+            if err_jvp > 1e-5 or err_vjp > 1e-5 or err_power > 1e-6:
+                pytest.fail("backward disagrees: |JVP - FD| %.3g, VJP %.3g, |power - CG| %.3g"
+                            "\ndirection %s\nFD %s\nJVP %s\npower %s\n%s" % (
+                                err_jvp, err_vjp, err_power, d.tolist(), central.tolist(),
+                                jvp.tolist(), power.tolist(), spec.describe()))
+            worst_jvp = max(worst_jvp, err_jvp)
+            worst_vjp = max(worst_vjp, err_vjp)
+            worst_power = max(worst_power, err_power)
+            directions += 1
+        checked += 1
     print("\nbackward vs finite differences: %d graphs (%d directions) checked, %d skipped "
           "(ties within h=%g); max |JVP - FD| %.2e, max VJP error %.2e, max |power - CG| %.2e; "
           "CG iterations median %d max %d, power iterations median %d max %d; %.1fs" % (
@@ -146,14 +147,14 @@ def test_full_jacobian_equals_the_kkt_jacobian_and_is_symmetric():
             continue
         J_ref, unique_v = reference_jacobian(ref, active)
         ranks.append(np.linalg.matrix_rank(J_ref[:n, :n], 1e-9))
-        with cc.Graph(spec) as graph:
-            rc, u, v, info = graph.solve_sparse(FORWARD)
-            assert np.abs(u - ref.u).max() <= 1e-8
-            rows = []
-            for k in range(n + n_add):
-                e = np.zeros(n + n_add)
-                e[k] = 1.0
-                rows.append(_backward(graph, e)[0])  # e_k^T J
+        solver = build(spec)
+        u, v, info = solve_sparse(solver, FORWARD)
+        assert np.abs(u - ref.u).max() <= 1e-8
+        rows = []
+        for k in range(n + n_add):
+            e = np.zeros(n + n_add)
+            e[k] = 1.0
+            rows.append(_backward(solver, e)[0])  # e_k^T J
         J = np.array(rows)
         # without unique weights v (hence the v rows and phi columns) is not
         # differentiable: compare the u block w.r.t. theta only
@@ -182,15 +183,15 @@ def test_kkt_jacobian_on_a_hand_solved_case():
     """The reference Jacobian itself: XOR over three variables with theta
     (1, 0.5, -1) is sparsemax with support {0, 1}; its Jacobian is
     I - 11^T/2 on the support, 0 elsewhere."""
-    spec = cc.GraphSpec([("vars", 3), ("logic", "XOR", [0, 1, 2], None)], [1.0, 0.5, -1.0], [])
+    spec = GraphSpec([("vars", 3), ("logic", "XOR", [0, 1, 2], None)], [1.0, 0.5, -1.0], [])
     qp = LocalQP(spec, reference_factors(spec), spec.theta, spec.phi)
     ref = solve_reference(qp)
     J, unique_v = reference_jacobian(ref, ref.differentiable_face(1e-9))
     expect = np.array([[0.5, -0.5, 0], [-0.5, 0.5, 0], [0, 0, 0]])
     assert np.allclose(J, expect, atol=1e-12)
-    with cc.Graph(spec) as graph:
-        graph.solve_sparse()
-        rows = [_backward(graph, np.eye(3)[k])[0] for k in range(3)]
+    solver = build(spec)
+    solver.solve_sparse()
+    rows = [_backward(solver, np.eye(3)[k])[0] for k in range(3)]
     assert np.allclose(np.array(rows), expect, atol=1e-12)
 
 
@@ -201,19 +202,19 @@ def test_backward_is_zero_at_a_vertex_with_tied_losing_scores():
     # the tied breakpoint; u_1..u_3 must come out exactly 0, not ~1e-16
     # that the face derivative would take as free (I - 11^T/3 on them).
     theta = [0.60808410749890018] + [-0.99781547216845223] * 3
-    spec = cc.GraphSpec([("vars", 4), ("logic", "XOR", [0, 1, 2, 3], None)], theta, [])
-    with cc.Graph(spec) as graph:
-        rc, u, v, info = graph.solve_sparse()
-        assert np.array_equal(u, [1.0, 0.0, 0.0, 0.0])
-        for k in range(4):
-            shifted = np.array(theta)
-            shifted[k] += 1e-3
-            graph.set_scores(shifted)
-            assert np.array_equal(graph.solve_sparse()[1], u)  # locally constant
-        graph.set_scores(np.array(theta))
-        graph.solve_sparse()
-        J = np.array([_backward(graph, np.eye(4)[k])[0] for k in range(4)])
-        assert np.abs(J).max() == 0.0, J
+    spec = GraphSpec([("vars", 4), ("logic", "XOR", [0, 1, 2, 3], None)], theta, [])
+    solver = build(spec)
+    u, v, info = solve_sparse(solver)
+    assert np.array_equal(u, [1.0, 0.0, 0.0, 0.0])
+    for k in range(4):
+        shifted = np.array(theta)
+        shifted[k] += 1e-3
+        solver.set_scores(shifted)
+        assert np.array_equal(solve_sparse(solver)[0], u)  # locally constant
+    solver.set_scores(np.array(theta))
+    solver.solve_sparse()
+    J = np.array([_backward(solver, np.eye(4)[k])[0] for k in range(4)])
+    assert np.abs(J).max() == 0.0, J
 
 
 def test_backward_is_zero_when_the_polytope_is_a_point():
@@ -222,10 +223,10 @@ def test_backward_is_zero_when_the_polytope_is_a_point():
     # factor's weights are d = 1/2 + eta and its closed form returns three of
     # the coordinates as 1 - 1e-16, which its face derivative treats as free.
     theta = [-0.1321048632913019] * 3 + [0.6404226504432821]
-    spec = cc.GraphSpec([("vars", 4), ("budget", [0, 1, 2, 3], None, 4, True),
+    spec = GraphSpec([("vars", 4), ("budget", [0, 1, 2, 3], None, 4, True),
                          ("logic", "OR", [0, 1, 2, 3], None)], theta, [])
-    with cc.Graph(spec) as graph:
-        rc, u, v, info = graph.solve_sparse(tight_settings(tol=1e-10))
-        assert np.array_equal(u, [1.0, 1.0, 1.0, 1.0])
-        J = np.array([_backward(graph, np.eye(4)[k])[0] for k in range(4)])
-        assert np.abs(J).max() == 0.0, J
+    solver = build(spec)
+    u, v, info = solve_sparse(solver, tight_settings(tol=1e-10))
+    assert np.array_equal(u, [1.0, 1.0, 1.0, 1.0])
+    J = np.array([_backward(solver, np.eye(4)[k])[0] for k in range(4)])
+    assert np.abs(J).max() == 0.0, J

@@ -29,24 +29,25 @@ What is asserted:
     factor's part of the solution (1e-7); the number of active
     configurations per factor is printed (mean/max, by kind). Two kinds
     has none (NO_DISTRIBUTION: concord must refuse it);
-  * the ctypes layout of concord_settings matches the header, and the
+  * every setting reaches its concord_settings field, and the
     reference reproduces hand-solved cases.
 """
 
-import ctypes
 import itertools
 import os
 import sys
 import time
 
+import concord
 import numpy as np
 import pytest
+from concord import _core
 import scipy.linalg
 from cvxopt import matrix, solvers
 from scipy.optimize import linprog, nnls
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import concord_ctypes as cc  # noqa: E402
+from graph_specs import GraphSpec, build, solve_sparse  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -645,9 +646,9 @@ def random_spec(rng, max_vars=12, n_factors=None, kinds=KINDS, single=False):
                 steps.append(_dense_step(rng, multis, [int(c) for c in chosen]))
             else:
                 _draw_factor(rng, kind, pool, multis, steps)
-    n_vars, n_add = cc.GraphSpec(steps, [], []).sizes()
+    n_vars, n_add = GraphSpec(steps, [], []).sizes()
     theta, phi = draw_scores(rng, n_vars, n_add)
-    return cc.GraphSpec(steps, theta, phi)
+    return GraphSpec(steps, theta, phi)
 
 
 def feasible_spec(rng, **kwargs):
@@ -661,26 +662,23 @@ def feasible_spec(rng, **kwargs):
 
 
 def tight_settings(tol=1e-10, **kw):
-    return cc.default_settings(tol=tol, max_iter=2000000, **kw)
+    return _core.Settings(tol=tol, max_iter=2000000, **kw)
 
 
 # ---------------------------------------------------------------------------
 # Tests.
 
 
-def test_struct_layout_matches_the_header():
-    """Each settings field, made invalid alone, is the one
-    concord_check_settings names: the ctypes layout is the C one."""
+def test_settings_map_onto_the_c_struct():
+    """Each setting, made invalid alone, is the one concord_check_settings
+    names: the keyword arguments reach the C struct's fields."""
     for field, bad in [("max_iter", 0), ("tol", -1.0), ("eta", 0.0), ("relaxation", 3.0),
                        ("bound_every", 0), ("max_inner_iter", 0), ("backward_tol", 0.0),
                        ("backward_max_iter", 0)]:
-        s = cc.default_settings(**{field: bad})
-        buf = ctypes.create_string_buffer(128)
-        assert cc.concord_check_settings(s, buf, 128) == cc.EINVAL
-        assert buf.value.decode().startswith(field), (field, buf.value)
-    s = cc.default_settings()
-    assert cc.concord_check_settings(s, None, 0) == cc.OK
-    assert s.backward_power is False and s.adapt_eta is True
+        with pytest.raises(ValueError, match="^" + field):
+            _core.Settings(**{field: bad})
+    s = _core.Settings()
+    assert s.backward_power is False and s.adapt_eta is True and s.tol == 1e-6
 
 
 # KNAPSACK has no sparse distribution (its polytope has fractional
@@ -692,10 +690,10 @@ class DistributionError(AssertionError):
     pass
 
 
-def check_distribution(graph, f, factor, u, v, tol):
+def check_distribution(solver, f, factor, u, v, tol):
     """Factor f's distribution: weights >= 0 summing to 1, allowed
     configurations, reproducing (u, v) on its links. Returns its size."""
-    w, U, V = graph.distribution(f, factor.degree, factor.n_add)
+    w, U, V = solver.factor_distribution(f)
 
     def require(cond, what):
         if not cond:
@@ -722,17 +720,17 @@ def check_distribution(graph, f, factor, u, v, tol):
     return len(w)
 
 
-def check_distributions(graph, factors, u, v, known_bad):
+def check_distributions(solver, factors, u, v, known_bad):
     """Every factor's distribution; returns [(kind, size)] of the checked
     ones. KNAPSACK must be refused (counted in known_bad)."""
     sizes = []
     for f, factor in enumerate(factors):
         if factor.kind in NO_DISTRIBUTION:
-            with pytest.raises(cc.ConcordError):
-                graph.distribution(f, factor.degree, factor.n_add)
+            with pytest.raises(concord.ConcordError):
+                solver.factor_distribution(f)
             known_bad[factor.kind] = known_bad.get(factor.kind, 0) + 1
             continue
-        sizes.append((factor.kind, check_distribution(graph, f, factor, u, v, 1e-7)))
+        sizes.append((factor.kind, check_distribution(solver, f, factor, u, v, 1e-7)))
     return sizes
 
 
@@ -756,17 +754,17 @@ def test_lp_sparsemap_matches_the_qp_reference_on_random_graphs():
         spec, factors, qp = feasible_spec(rng)
         ref = solve_reference(qp)
         assert ref.polished, "reference not polished:\n" + spec.describe()
-        with cc.Graph(spec) as graph:
-            rc, u, v, info = graph.solve_sparse(settings)
-            assert info.status in (cc.STATUS_INTEGRAL, cc.STATUS_FRACTIONAL)
-            err_u = np.abs(u - ref.u).max()
-            value = spec.theta @ u + spec.phi @ v - 0.5 * u @ u
-            err_obj = max(abs(value - ref.value), abs(info.value - ref.value))
-            if err_u > 1e-6 or err_obj > 1e-6:
-                pytest.fail("LP-SparseMAP differs from the reference: |du| %.3g |dobj| %.3g\n"
-                            "concord u %s\nreference u %s\n%s" % (
-                                err_u, err_obj, u.tolist(), ref.u.tolist(), spec.describe()))
-            sizes += check_distributions(graph, factors, u, v, known_bad)
+        solver = build(spec)
+        u, v, info = solve_sparse(solver, settings)
+        assert info.converged
+        err_u = np.abs(u - ref.u).max()
+        value = spec.theta @ u + spec.phi @ v - 0.5 * u @ u
+        err_obj = max(abs(value - ref.value), abs(info.value - ref.value))
+        if err_u > 1e-6 or err_obj > 1e-6:
+            pytest.fail("LP-SparseMAP differs from the reference: |du| %.3g |dobj| %.3g\n"
+                        "concord u %s\nreference u %s\n%s" % (
+                            err_u, err_obj, u.tolist(), ref.u.tolist(), spec.describe()))
+        sizes += check_distributions(solver, factors, u, v, known_bad)
         worst_u, worst_obj = max(worst_u, err_u), max(worst_obj, err_obj)
         for factor in factors:
             kinds_seen[factor.kind] = kinds_seen.get(factor.kind, 0) + 1
@@ -793,14 +791,14 @@ def test_single_factor_graphs_equal_sparsemap():
         spec, factors, qp = feasible_spec(rng, single=True)
         ref = solve_reference(qp)
         assert ref.polished, spec.describe()
-        with cc.Graph(spec) as graph:
-            rc, u, v, info = graph.solve_sparse()  # separable: no tolerance involved
-            err = max(np.abs(u - ref.u).max(), abs(info.value - ref.value))
-            if err > 1e-9:
-                pytest.fail("SparseMAP differs from the reference by %.3g\nconcord u %s\n"
-                            "reference u %s\n%s" % (err, u.tolist(), ref.u.tolist(),
-                                                     spec.describe()))
-            sizes += check_distributions(graph, factors, u, v, known_bad)
+        solver = build(spec)
+        u, v, info = solve_sparse(solver)  # separable: no tolerance involved
+        err = max(np.abs(u - ref.u).max(), abs(info.value - ref.value))
+        if err > 1e-9:
+            pytest.fail("SparseMAP differs from the reference by %.3g\nconcord u %s\n"
+                        "reference u %s\n%s" % (err, u.tolist(), ref.u.tolist(),
+                                                 spec.describe()))
+        sizes += check_distributions(solver, factors, u, v, known_bad)
         worst = max(worst, err)
         by_kind[factors[0].kind] = by_kind.get(factors[0].kind, 0) + 1
         n += 1
@@ -825,12 +823,12 @@ def test_separable_graphs_equal_sparsemap_per_factor():
             shift += spec.sizes()[0]
             theta += spec.theta.tolist()
             phi += spec.phi.tolist()
-        spec = cc.GraphSpec(steps, theta, phi)
+        spec = GraphSpec(steps, theta, phi)
         factors = reference_factors(spec)
         ref = solve_reference(LocalQP(spec, factors, spec.theta, spec.phi))
         assert ref.polished
-        with cc.Graph(spec) as graph:
-            rc, u, v, info = graph.solve_sparse()
+        solver = build(spec)
+        u, v, info = solve_sparse(solver)
         err = max(np.abs(u - ref.u).max(), abs(info.value - ref.value))
         assert err <= 1e-9, "separable graph off by %.3g\n%s" % (err, spec.describe())
         worst = max(worst, err)
@@ -857,27 +855,27 @@ def test_reference_on_hand_solved_cases():
     """The reference itself, on problems solved by hand."""
     # XOR alone is the Euclidean projection onto the simplex (sparsemax):
     # theta (1, 0.5, -1) -> (0.75, 0.25, 0).
-    spec = cc.GraphSpec([("vars", 3), ("logic", "XOR", [0, 1, 2], None)], [1.0, 0.5, -1.0], [])
+    spec = GraphSpec([("vars", 3), ("logic", "XOR", [0, 1, 2], None)], [1.0, 0.5, -1.0], [])
     ref = solve_reference(LocalQP(spec, reference_factors(spec), spec.theta, spec.phi))
     assert ref.polished and np.allclose(ref.u, [0.75, 0.25, 0.0], atol=1e-12)
     # A free variable is clip(theta, 0, 1).
-    spec = cc.GraphSpec([("vars", 3)], [-2.0, 0.3, 5.0], [])
+    spec = GraphSpec([("vars", 3)], [-2.0, 0.3, 5.0], [])
     ref = solve_reference(LocalQP(spec, reference_factors(spec), spec.theta, spec.phi))
     assert np.allclose(ref.u, [0.0, 0.3, 1.0], atol=1e-12)
     # KNAPSACK u0 + 2 u1 <= 1 from theta (1, 1): minimize |u - theta|^2 on
     # the line u0 + 2 u1 = 1 -> u = (1, 1) - t (1, 2), t = 2/5 -> (0.6, 0.2).
-    spec = cc.GraphSpec([("vars", 2), ("knapsack", [0, 1], None, [1.0, 2.0], 1.0)], [1.0, 1.0], [])
+    spec = GraphSpec([("vars", 2), ("knapsack", [0, 1], None, [1.0, 2.0], 1.0)], [1.0, 1.0], [])
     ref = solve_reference(LocalQP(spec, reference_factors(spec), spec.theta, spec.phi))
     assert np.allclose(ref.u, [0.6, 0.2], atol=1e-12)
     # XOR(u0, u1) and XOR(u1, u2): u = (t, 1 - t, t), objective
     # 2t - (t^2 + (1-t)^2 + t^2)/2, derivative 3 - 3t >= 0 on [0, 1]: t = 1.
-    spec = cc.GraphSpec([("vars", 3), ("logic", "XOR", [0, 1], None),
+    spec = GraphSpec([("vars", 3), ("logic", "XOR", [0, 1], None),
                          ("logic", "XOR", [1, 2], None)], [2.0, 0.0, 0.0], [])
     ref = solve_reference(LocalQP(spec, reference_factors(spec), spec.theta, spec.phi))
     assert np.allclose(ref.u, [1.0, 0.0, 1.0], atol=1e-12)
     # PAIR with theta (0.95, 0.54), phi -0.15: on the face v = u0 + u1 - 1,
     # u = clip(theta + phi) = (0.8, 0.39), v = 0.19 (checked: u0 + u1 >= 1).
-    spec = cc.GraphSpec([("vars", 2), ("pair", 0, 1)], [0.95, 0.54], [-0.15])
+    spec = GraphSpec([("vars", 2), ("pair", 0, 1)], [0.95, 0.54], [-0.15])
     ref = solve_reference(LocalQP(spec, reference_factors(spec), spec.theta, spec.phi))
     assert np.allclose(ref.u, [0.8, 0.39], atol=1e-12) and np.allclose(ref.v, [0.19], atol=1e-12)
 
@@ -889,12 +887,12 @@ def test_reference_on_hand_solved_cases():
 def test_knapsack_distribution_is_refused_with_a_reason():
     # u0 <= 1/2 (cost 2, budget 1); theta 1: SparseMAP u0 = 1/2, a fractional
     # vertex: no mixture of 0/1 configurations gives it.
-    spec = cc.GraphSpec([("vars", 1), ("knapsack", [0], None, [2.0], 1.0)], [1.0], [])
-    with cc.Graph(spec) as graph:
-        rc, u, v, info = graph.solve_sparse()
-        assert np.allclose(u, [0.5], atol=1e-12)
-        with pytest.raises(cc.ConcordError, match="fractional vertices"):
-            graph.distribution(0, 1, 0)
+    spec = GraphSpec([("vars", 1), ("knapsack", [0], None, [2.0], 1.0)], [1.0], [])
+    solver = build(spec)
+    u, v, info = solve_sparse(solver)
+    assert np.allclose(u, [0.5], atol=1e-12)
+    with pytest.raises(concord.ConcordError, match="fractional vertices"):
+        solver.factor_distribution(0)
 
 
 def test_pair_distribution_reproduces_its_solution():
@@ -902,9 +900,9 @@ def test_pair_distribution_reproduces_its_solution():
     # above), a mix of (1,0,0), (0,1,0), (1,1,1). The active set holds three
     # configurations and is offered a fourth, affinely dependent on them in
     # u: the degenerate step must swap it in even at capacity.
-    spec = cc.GraphSpec([("vars", 2), ("pair", 0, 1)], [0.95, 0.54], [-0.15])
+    spec = GraphSpec([("vars", 2), ("pair", 0, 1)], [0.95, 0.54], [-0.15])
     factors = reference_factors(spec)
-    with cc.Graph(spec) as graph:
-        rc, u, v, info = graph.solve_sparse()
-        assert np.allclose(u, [0.8, 0.39], atol=1e-12)
-        check_distribution(graph, 0, factors[0], u, v, 1e-9)
+    solver = build(spec)
+    u, v, info = solve_sparse(solver)
+    assert np.allclose(u, [0.8, 0.39], atol=1e-12)
+    check_distribution(solver, 0, factors[0], u, v, 1e-9)

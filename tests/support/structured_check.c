@@ -120,8 +120,8 @@ void check_map_oracle(const factor *f, const config_list *c, config_valid_fn val
 
 void qp_checker_init(qp_checker *q, const factor *f) {
     q->f = f;
-    q->memory = xcalloc(active_set_bytes(f), 1);
-    q->state = active_set_init(f, q->memory);
+    q->state = active_set_new(f);
+    assert_non_null(q->state);
     size_t deg = (size_t)f->degree, add = (size_t)f->n_add;
     q->buf.lit_a = xcalloc(deg, sizeof(double));
     q->buf.lit_u = xcalloc(deg, sizeof(double));
@@ -135,7 +135,7 @@ void qp_checker_init(qp_checker *q, const factor *f) {
 }
 
 void qp_checker_free(qp_checker *q) {
-    free(q->memory);
+    active_set_free(q->state);
     free(q->buf.lit_a);
     free(q->buf.lit_u);
     free(q->buf.oracle_a);
@@ -222,16 +222,8 @@ qp_report check_qp(qp_checker *q, const config_list *c, config_valid_fn valid, c
     rep.active = active_set_size(q->state);
     assert_true(rep.active >= 1);
     for (int32_t k = 0; k < rep.active; ++k) {
-        const int32_t *on;
-        int32_t cnt = active_set_config(q->state, k, &on);
+        active_set_config(q->state, k, xu, xv);
         double w = active_set_weight(q->state, k);
-        for (int32_t i = 0; i < deg; ++i) xu[i] = 0.0;
-        for (int32_t j = 0; j < add; ++j) xv[j] = 0.0;
-        for (int32_t e = 0; e < cnt; ++e) {
-            assert_true(on[e] >= 0 && on[e] < deg + add);
-            if (on[e] < deg) xu[on[e]] = 1.0;
-            else xv[on[e] - deg] = 1.0;
-        }
         assert_true(valid(ctx, xu, xv));
         assert_true(config_find(c, xu, xv) >= 0);
         assert_true(w >= 0.0);

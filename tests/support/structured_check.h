@@ -42,7 +42,6 @@ void check_map_oracle(const factor *f, const config_list *c, config_valid_fn val
 /* Reusable state for check_qp: an active set for one factor. */
 typedef struct qp_checker {
     const factor *f;
-    void *memory;
     struct active_set *state;
     factor_buffers buf;
     double *u, *v, *fw_u;

@@ -110,6 +110,31 @@ bool top_two_offer(top_two *t, double x) {
     return false;
 }
 
+/* The ring of paths handed out by shared_data_path_or_skip and
+ * test_data_path. */
+static const char *path_in_ring(const char *dir, const char *relative) {
+    static char ring[8][1024];
+    static unsigned next;
+    char *buf = ring[next++ % 8];
+    int n = snprintf(buf, sizeof ring[0], "%s/%s", dir, relative);
+    if (n < 0 || (size_t)n >= sizeof ring[0]) fail_msg("path too long: %s/%s", dir, relative);
+    return buf;
+}
+
+const char *shared_data_path_or_skip(const char *relative) {
+    const char *path = path_in_ring(CONCORD_SHARED_DATA, relative);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        print_message("skipped: ../shared/data/%s not found\n", relative);
+        skip();
+    }
+    return path;
+}
+
+const char *test_data_path(const char *relative) {
+    return path_in_ring(CONCORD_TEST_DATA, relative);
+}
+
 concord_solver *new_solver_or_fail(const concord_graph *g) {
     concord_solver *s = NULL;
     int rc = concord_solver_new(g, &s);

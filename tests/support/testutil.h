@@ -1,8 +1,8 @@
 /*
  * Helpers shared by the C tests: a seeded random generator (splitmix64, so
  * every run draws the same cases), whether the build is sanitized,
- * enumeration (an odometer, the best two values), a clock, and reading,
- * writing and removing files.
+ * enumeration (an odometer, the best two values), a clock, reading,
+ * writing and removing files, and the paths of the tests' input files.
  */
 #ifndef CONCORD_TESTUTIL_H
 #define CONCORD_TESTUTIL_H
@@ -77,6 +77,20 @@ char *read_whole_file_or_fail(const char *path, size_t *size);
 /* Writes text to the file at path, created or truncated; 0, or -1 on any
  * failure. */
 int write_text_file(const char *path, const char *text);
+
+/* Real inputs kept outside the repository, in ../shared/data beside it
+ * (CONCORD_SHARED_DATA), which a clone of the repository alone lacks: the
+ * path of `relative` under that directory when the file exists; otherwise
+ * prints one line, "skipped: ../shared/data/RELATIVE not found", and skips
+ * the running cmocka test (skip() does not return). Call it before
+ * allocating anything the test would free, and for every file a test needs
+ * before using any. The path lives in a ring of 8 static buffers: it stays
+ * valid for the next 7 calls (to this and to test_data_path). */
+const char *shared_data_path_or_skip(const char *relative);
+
+/* The path of `relative` under tests/data (CONCORD_TEST_DATA), the inputs
+ * that live in the repository; in the same ring of buffers. */
+const char *test_data_path(const char *relative);
 
 /* A new solver over g, failing the running cmocka test if it cannot be
  * made. */

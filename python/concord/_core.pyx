@@ -1,0 +1,1365 @@
+# cython: language_level=3
+"""concord's low-level module: the C API of include/concord.h, one call for one.
+
+Everything here maps onto a C function or struct, with NumPy arrays in
+place of pointers; the pythonic layer (concord.FactorGraph and the factor
+classes) and the drop-in layers are built on it.
+
+- ``Graph``: a concord_graph (the problem). Its ``add_*`` methods take
+  variable ids as integer arrays and return the new factor's id (or the
+  first new variable's id); scores are read from any float array (float64
+  and C-contiguous arrays are read in place, others are converted).
+- ``Solver``: a concord_solver over a Graph (its own scores, solves, the
+  solution, the backward pass, decoding, distributions, losses).
+- ``solve_batch``: many solvers on C threads, the GIL released.
+- ``Settings``: a concord_settings, built from keyword arguments.
+- ``Reader``, ``read_file``, ``read_buffer``, ``read_uai``: the readers.
+
+Errors: a C function's error code becomes an exception carrying the C
+message: CONCORD_EINVAL, EPARSE and EINFEASIBLE are ``ValueError``
+subclasses, ENOMEM is ``MemoryError``, EIO ``OSError``, ENUMERIC
+``ArithmeticError``. A solve that stops early (iteration cap, time limit,
+interrupt) or finds the constraints infeasible is not an error: its
+``Info.status`` says so. An exception raised by a Python oracle or progress
+callback during a C call is stored, the C call ends (CONCORD_ECALLBACK, or
+an interrupted solve), and the exception is raised again when it returns.
+
+Every solve, backward pass, decoding and loss runs with the GIL released;
+Python callbacks take it back while they run.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memcpy, memset
+from libc.stdlib cimport malloc, free
+cimport cython
+
+from concord._capi cimport *
+
+__all__ = ["Graph", "Solver", "solve_batch", "Settings", "Info", "BackwardInfo", "Decoding",
+           "Progress", "Reader", "read_file", "read_buffer", "read_uai", "check_scores",
+           "strerror", "status_name", "version", "LOGIC_KINDS", "HAS_EXACT", "ConcordError",
+           "InvalidArgumentError", "ParseError", "InfeasibleError", "NumericError", "FileError",
+           "CallbackError", "OK", "EINVAL", "ENOMEM", "EPARSE", "EIO", "ENOTCONVERGED",
+           "ENUMERIC", "EINFEASIBLE", "ECALLBACK"]
+
+# ---------------------------------------------------------------------------
+# Errors
+
+cdef extern from *:
+    """
+    #define CONCORD_INT32_MAX 2147483647
+    """
+    int64_t CONCORD_INT32_MAX
+
+
+class ConcordError(Exception):
+    """An error reported by the C library. ``code`` is the C return code
+    (``CONCORD_E*``), the message is the library's."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+class InvalidArgumentError(ConcordError, ValueError):
+    """CONCORD_EINVAL: a bad argument (index out of range, repeated
+    variable, non-finite score, wrong size...)."""
+
+
+class ParseError(ConcordError, ValueError):
+    """CONCORD_EPARSE: a malformed file ("name:line: ..." in the message)."""
+
+
+class InfeasibleError(ConcordError, ValueError):
+    """CONCORD_EINFEASIBLE from a builder: the factor has no allowed
+    configuration (a tree over arcs that span no tree, a matching flag that
+    cannot be met...)."""
+
+
+class NumericError(ConcordError, ArithmeticError):
+    """CONCORD_ENUMERIC: the solve produced non-finite values."""
+
+
+class FileError(ConcordError, OSError):
+    """CONCORD_EIO: a file could not be read."""
+
+
+class CallbackError(ConcordError, RuntimeError):
+    """CONCORD_ECALLBACK when no Python exception explains it: a user
+    factor's oracle wrote an invalid configuration."""
+
+
+_ERRORS = {
+    CONCORD_EINVAL: InvalidArgumentError,
+    CONCORD_EPARSE: ParseError,
+    CONCORD_EINFEASIBLE: InfeasibleError,
+    CONCORD_ENUMERIC: NumericError,
+    CONCORD_EIO: FileError,
+    CONCORD_ECALLBACK: CallbackError,
+}
+
+
+def _error(int code, message):
+    """The exception for C return code `code` with the C message."""
+    if code == CONCORD_ENOMEM:
+        return MemoryError(message or "out of memory")
+    text = message or concord_strerror(code).decode()
+    return _ERRORS.get(code, ConcordError)(code, text)
+
+
+def strerror(int code):
+    """concord_strerror: a short description of a return code."""
+    return concord_strerror(code).decode()
+
+
+def status_name(int status):
+    """concord_status_name: "integral", "fractional", "max_iter", ..."""
+    return concord_status_name(status).decode()
+
+
+def version():
+    """The C library's version, "MAJOR.MINOR.PATCH"."""
+    return concord_version().decode()
+
+
+OK = CONCORD_OK
+EINVAL = CONCORD_EINVAL
+ENOMEM = CONCORD_ENOMEM
+EPARSE = CONCORD_EPARSE
+EIO = CONCORD_EIO
+ENOTCONVERGED = CONCORD_ENOTCONVERGED
+ENUMERIC = CONCORD_ENUMERIC
+EINFEASIBLE = CONCORD_EINFEASIBLE
+ECALLBACK = CONCORD_ECALLBACK
+
+LOGIC_KINDS = {"XOR": CONCORD_XOR, "XOROUT": CONCORD_XOROUT,
+               "ATMOSTONE": CONCORD_ATMOSTONE, "OR": CONCORD_OR, "OROUT": CONCORD_OROUT,
+               "ANDOUT": CONCORD_ANDOUT, "IMPLY": CONCORD_IMPLY}
+
+# Exact MAP (branch and bound) is not in this version of the C library; the
+# pythonic layer's FactorGraph.solve_exact checks this flag.
+HAS_EXACT = False
+
+# ---------------------------------------------------------------------------
+# Arrays in
+
+cdef object _float64 = np.float64
+cdef object _int32 = np.int32
+
+
+cdef const double[::1] _doubles(object values, Py_ssize_t size, str what):
+    """values as a flat float64 buffer (no copy when it already is one),
+    checked to hold `size` numbers (any size when size < 0)."""
+    array = np.ascontiguousarray(values, dtype=_float64).reshape(-1)
+    if size >= 0 and array.shape[0] != size:
+        raise ValueError("%s: expected %d values, got %d" % (what, size, array.shape[0]))
+    return array
+
+
+cdef const int32_t[::1] _ids(object values, Py_ssize_t size, str what):
+    """values as a flat int32 buffer: integers only, each within int32 (the C
+    library checks that they name existing variables)."""
+    array = np.asarray(values)
+    if array.size == 0:
+        array = array.astype(_int32)
+    elif array.dtype.kind not in "iu":
+        raise TypeError("%s: expected integers, got %s" % (what, array.dtype))
+    elif array.dtype.itemsize > 4 or array.dtype == np.uint32:
+        if array.min() < -CONCORD_INT32_MAX - 1 or array.max() > CONCORD_INT32_MAX:
+            raise ValueError("%s: index out of range (%d..%d)" % (what, array.min(),
+                                                                   array.max()))
+    array = np.ascontiguousarray(array, dtype=_int32).reshape(-1)
+    if size >= 0 and array.shape[0] != size:
+        raise ValueError("%s: expected %d values, got %d" % (what, size, array.shape[0]))
+    return array
+
+
+cdef const unsigned char[::1] _flags(object values, Py_ssize_t size, str what):
+    """values (one truth value per link) as C bools, or None for none."""
+    if values is None:
+        return None
+    array = np.ascontiguousarray(values, dtype=np.bool_).reshape(-1)
+    if array.shape[0] != size:
+        raise ValueError("%s: expected %d flags, got %d" % (what, size, array.shape[0]))
+    return array.view(np.uint8)
+
+
+cdef inline const double *_dptr(const double[::1] view):
+    return &view[0] if view is not None and view.shape[0] > 0 else NULL
+
+
+cdef inline const int32_t *_iptr(const int32_t[::1] view):
+    return &view[0] if view is not None and view.shape[0] > 0 else NULL
+
+
+cdef inline const cbool *_bptr(const unsigned char[::1] view):
+    return <const cbool *>&view[0] if view is not None and view.shape[0] > 0 else NULL
+
+
+cdef object _copy_doubles(const double *data, Py_ssize_t n):
+    """A new float64 array holding n doubles copied from data."""
+    out = np.empty(n, dtype=_float64)
+    cdef double[::1] view = out
+    if n > 0 and data != NULL:
+        memcpy(&view[0], data, n * sizeof(double))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Results
+
+_InfoBase = namedtuple("Info", "status iterations value upper_bound primal_residual "
+                               "dual_residual integral eta seconds factor_solves oracle_calls")
+
+
+class Info(_InfoBase):
+    """How a solve ended (concord_info). ``status`` is the status name:
+    "integral", "fractional" (both converged), "max_iter", "time_limit",
+    "interrupted" (stopped early; the solution is the last iterate) or
+    "infeasible"; ``value`` the objective at the solution, ``upper_bound``
+    the LP-MAP dual bound, the residuals those of the stopping rule."""
+
+    __slots__ = ()
+
+    @property
+    def converged(self):
+        """True when the solve met its tolerance."""
+        return self.status in ("integral", "fractional")
+
+
+BackwardInfo = namedtuple("BackwardInfo", "iterations residual converged seconds")
+BackwardInfo.__doc__ = ("The backward pass's conjugate-gradient (or power) iterations, "
+                        "relative residual, whether it reached backward_tol, and time.")
+
+Decoding = namedtuple("Decoding", "value violated passes")
+Decoding.__doc__ = ("A decoded (or evaluated) 0/1 assignment: its value, the number of "
+                    "factors it violates (0: feasible), local-search passes.")
+
+Progress = namedtuple("Progress", "iteration value upper_bound primal_residual dual_residual "
+                                  "eta seconds")
+Progress.__doc__ = "What a progress callback receives (concord_progress)."
+
+
+cdef object _info(const concord_info *c):
+    return Info(status_name(c.status), c.iterations, c.value, c.upper_bound,
+                c.primal_residual, c.dual_residual, bool(c.integral), c.eta, c.seconds,
+                c.factor_solves, c.oracle_calls)
+
+
+# ---------------------------------------------------------------------------
+# Settings
+
+_SETTING_NAMES = ("max_iter", "tol", "eta", "adapt_eta", "relaxation", "bound_every",
+                  "max_inner_iter", "acceleration", "warm_start", "time_limit", "progress",
+                  "backward_tol", "backward_max_iter", "backward_power")
+
+
+cdef int _progress_trampoline(void *context, const concord_progress *p) nogil:
+    with gil:
+        return (<Settings>context).report(p)
+
+
+cdef class Settings:
+    """Solver settings (concord_settings), from keyword arguments; the rest
+    keep the library's defaults:
+
+    max_iter (100000), tol (1e-6), eta (0.1), adapt_eta (True), relaxation
+    (1.0), bound_every (25), max_inner_iter (10), acceleration (8),
+    warm_start (True), time_limit (0: none), backward_tol (1e-10),
+    backward_max_iter (1000), backward_power (False), and progress: None or
+    a callable taking a ``Progress`` and returning True to stop the solve
+    (called every bound_every iterations; an exception it raises stops the
+    solve and is raised again by the solving call).
+
+    A setting out of range raises ValueError naming it.
+    """
+
+    cdef concord_settings c
+    cdef object _progress
+    cdef object _error
+
+    def __init__(self, **settings):
+        concord_default_settings(&self.c)
+        for name, value in settings.items():
+            if name not in _SETTING_NAMES:
+                raise TypeError("unknown setting %r (settings: %s)" % (name,
+                                                                      ", ".join(_SETTING_NAMES)))
+            setattr(self, name, value)
+        cdef char message[160]
+        if concord_check_settings(&self.c, message, sizeof(message)) != CONCORD_OK:
+            raise ValueError(message.decode())
+
+    property max_iter:
+        def __get__(self): return self.c.max_iter
+        def __set__(self, value): self.c.max_iter = value
+    property tol:
+        def __get__(self): return self.c.tol
+        def __set__(self, value): self.c.tol = value
+    property eta:
+        def __get__(self): return self.c.eta
+        def __set__(self, value): self.c.eta = value
+    property adapt_eta:
+        def __get__(self): return self.c.adapt_eta
+        def __set__(self, value): self.c.adapt_eta = bool(value)
+    property relaxation:
+        def __get__(self): return self.c.relaxation
+        def __set__(self, value): self.c.relaxation = value
+    property bound_every:
+        def __get__(self): return self.c.bound_every
+        def __set__(self, value): self.c.bound_every = value
+    property max_inner_iter:
+        def __get__(self): return self.c.max_inner_iter
+        def __set__(self, value): self.c.max_inner_iter = value
+    property acceleration:
+        def __get__(self): return self.c.acceleration
+        def __set__(self, value): self.c.acceleration = value
+    property warm_start:
+        def __get__(self): return self.c.warm_start
+        def __set__(self, value): self.c.warm_start = bool(value)
+    property time_limit:
+        def __get__(self): return self.c.time_limit
+        def __set__(self, value): self.c.time_limit = value
+    property backward_tol:
+        def __get__(self): return self.c.backward_tol
+        def __set__(self, value): self.c.backward_tol = value
+    property backward_max_iter:
+        def __get__(self): return self.c.backward_max_iter
+        def __set__(self, value): self.c.backward_max_iter = value
+    property backward_power:
+        def __get__(self): return self.c.backward_power
+        def __set__(self, value): self.c.backward_power = bool(value)
+
+    property progress:
+        def __get__(self):
+            return self._progress
+
+        def __set__(self, callback):
+            if callback is not None and not callable(callback):
+                raise TypeError("progress must be callable or None")
+            self._progress = callback
+            if callback is None:
+                self.c.progress = NULL
+                self.c.progress_context = NULL
+            else:
+                self.c.progress = _progress_trampoline
+                self.c.progress_context = <void *>self
+
+    def __repr__(self):
+        return "Settings(%s)" % ", ".join("%s=%r" % (name, getattr(self, name))
+                                          for name in _SETTING_NAMES)
+
+    cdef int report(self, const concord_progress *p):
+        """Calls the progress callback (with the GIL); nonzero stops."""
+        if self._error is not None:
+            return 1
+        try:
+            stop = self._progress(Progress(p.iteration, p.value, p.upper_bound,
+                                           p.primal_residual, p.dual_residual, p.eta,
+                                           p.seconds))
+            return 1 if stop else 0
+        except BaseException as e:
+            self._error = e
+            return 1
+
+    cdef void raise_stored(self) except *:
+        """Raises the exception the progress callback raised, if any."""
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+
+cdef Settings _settings(object settings):
+    """A Settings from None (defaults), a Settings, or a dict of settings."""
+    if settings is None:
+        return _DEFAULT_SETTINGS
+    if isinstance(settings, Settings):
+        return settings
+    return Settings(**settings)
+
+
+cdef Settings _DEFAULT_SETTINGS = Settings()
+
+
+# ---------------------------------------------------------------------------
+# User factors: a Python MAP oracle (and optionally a QP) behind the C
+# callbacks. The callbacks run with the GIL released around them, take it
+# back, and store any exception for the solving call to raise.
+
+cdef int _map_trampoline(void *user, const double *a, const double *b, double *u, double *v,
+                         double *value) nogil:
+    with gil:
+        return (<_UserFactor>user).call_map(a, b, u, v, value)
+
+
+cdef int _qp_trampoline(void *user, const double *a, const double *b, const double *d,
+                        double *u, double *v) nogil:
+    with gil:
+        return (<_UserFactor>user).call_qp(a, b, d, u, v)
+
+
+cdef class _UserFactor:
+    """What a user factor's C callbacks call: the oracle `map(a, b)`, which
+    returns the best configuration u (0/1, one per link) or (u, v) when the
+    factor has additional outputs, and optionally `qp(a, b, d)`, which
+    returns the QP's solution the same way."""
+
+    cdef readonly object map
+    cdef readonly object qp
+    cdef int32_t degree
+    cdef int32_t n_add
+    cdef object error
+
+    def __init__(self, map, qp, int32_t degree, int32_t n_add):
+        self.map = map
+        self.qp = qp
+        self.degree = degree
+        self.n_add = n_add
+        self.error = None
+
+    cdef int write(self, result, double *u, double *v) except -1:
+        """Copies an oracle's result (u, or (u, v)) to the C outputs."""
+        if isinstance(result, tuple):
+            if len(result) != 2:
+                raise ValueError("a user factor's callback must return u or (u, v)")
+            result_u, result_v = result
+        else:
+            result_u, result_v = result, None
+        cdef const double[::1] ru = _doubles(result_u, self.degree,
+                                             "user factor: variable values")
+        if self.degree > 0:
+            memcpy(u, &ru[0], self.degree * sizeof(double))
+        cdef const double[::1] rv
+        if self.n_add > 0:
+            if result_v is None:
+                raise ValueError("user factor with %d additional outputs: its callback "
+                                 "must return (u, v)" % self.n_add)
+            rv = _doubles(result_v, self.n_add, "user factor: additional values")
+            memcpy(v, &rv[0], self.n_add * sizeof(double))
+        return 0
+
+    cdef int call_map(self, const double *a, const double *b, double *u, double *v,
+                      double *value):
+        cdef int32_t i
+        cdef double total = 0.0
+        if self.error is not None:
+            return 1
+        try:
+            self.write(self.map(_copy_doubles(a, self.degree), _copy_doubles(b, self.n_add)),
+                       u, v)
+            for i in range(self.degree):
+                total += a[i] * u[i]
+            for i in range(self.n_add):
+                total += b[i] * v[i]
+            value[0] = total
+            return 0
+        except BaseException as e:
+            self.error = e
+            return 1
+
+    cdef int call_qp(self, const double *a, const double *b, const double *d, double *u,
+                     double *v):
+        if self.error is not None:
+            return 1
+        try:
+            self.write(self.qp(_copy_doubles(a, self.degree), _copy_doubles(b, self.n_add),
+                               _copy_doubles(d, self.degree)), u, v)
+            return 0
+        except BaseException as e:
+            self.error = e
+            return 1
+
+
+def check_scores(scores):
+    """Raises the C library's error (InvalidArgumentError) for scores it
+    would refuse: checked by adding them as the variables of a scratch
+    graph, so that a builder made of several C calls can check all its
+    scores before the first call."""
+    cdef const double[::1] s = _doubles(scores, -1, "scores")
+    cdef concord_graph *g = concord_graph_new()
+    if g == NULL:
+        raise MemoryError("out of memory creating a graph")
+    cdef int rc = concord_add_variables(g, s.shape[0], _dptr(s), NULL)
+    message = concord_last_error(g).decode()
+    concord_graph_free(g)
+    if rc != CONCORD_OK:
+        raise _error(rc, message.replace("variable score", "score"))
+
+
+# ---------------------------------------------------------------------------
+# Graphs
+
+@cython.no_gc_clear
+cdef class Graph:
+    """A concord_graph: binary variables, factors and their scores.
+
+    Variables are numbered from 0 in order of creation; factors too. Every
+    ``add_*`` method mirrors the C builder of the same name (see
+    include/concord.h for each family's configurations and the layout of
+    its additional scores): `vars` are variable ids (any integer array),
+    `negated` one truth value per link or None, `scores` the factor's
+    additional scores or None (zeros). On error nothing is added and the
+    C message is raised (ValueError for bad arguments).
+    """
+
+    cdef concord_graph *g
+    cdef list _user_factors   # keeps the Python oracles alive with the graph
+    cdef list _degrees        # each factor's degree (None for a graph read from a file)
+    cdef int _solving         # solves running on this graph (GIL released)
+
+    def __cinit__(self):
+        self.g = concord_graph_new()
+        if self.g == NULL:
+            raise MemoryError("out of memory creating a graph")
+        self._user_factors = []
+        self._degrees = []
+        self._solving = 0
+
+    def __dealloc__(self):
+        concord_graph_free(self.g)
+
+    cdef int check(self, int rc) except -1:
+        if rc != CONCORD_OK:
+            raise _error(rc, concord_last_error(self.g).decode())
+        return 0
+
+    cdef int writable(self) except -1:
+        if self._solving:
+            raise RuntimeError("the graph is being solved (on another thread)")
+        return 0
+
+    def __repr__(self):
+        return "<concord._core.Graph: %d variables, %d factors, %d additionals>" % (
+            self.num_variables, self.num_factors, self.num_additionals)
+
+    @property
+    def num_variables(self):
+        """Number of binary variables."""
+        return concord_num_variables(self.g)
+
+    @property
+    def num_factors(self):
+        """Number of factors."""
+        return concord_num_factors(self.g)
+
+    @property
+    def num_additionals(self):
+        """Number of factor additional outputs, all factors together."""
+        return concord_num_additionals(self.g)
+
+    @property
+    def last_error(self):
+        """The message of the last error on this graph ("" if none)."""
+        return concord_last_error(self.g).decode()
+
+    cdef int32_t added(self, int32_t factor, Py_ssize_t degree):
+        """Records the degree of a factor just added; returns its id."""
+        self._degrees.append(degree)
+        return factor
+
+    def factor_degree(self, int32_t factor):
+        """The number of variables of a factor added through this object (the
+        C API cannot tell it for graphs read from files: ValueError then)."""
+        if self._degrees is None:
+            raise ValueError("the degrees of the factors of a graph read from a file are "
+                             "unknown (the C API has no concord_factor_degree)")
+        if not 0 <= factor < len(self._degrees):
+            raise ValueError("factor %d out of range (the graph has %d)" % (
+                factor, len(self._degrees)))
+        return self._degrees[factor]
+
+    def factor_additionals(self, int32_t factor):
+        """(first, count): factor's additional outputs in the global index."""
+        cdef int32_t first = 0, count = 0
+        self.check(concord_factor_additionals(self.g, factor, &first, &count))
+        return first, count
+
+    @property
+    def multi_variables(self):
+        """The registered multi-variables, in order: (first state variable,
+        number of states) each."""
+        cdef int32_t first = 0, states = 0
+        out = []
+        for m in range(concord_num_multi_variables(self.g)):
+            self.check(concord_multi_variable(self.g, m, &first, &states))
+            out.append((first, states))
+        return out
+
+    # ---- variables
+
+    def add_variables(self, int32_t count, scores=None):
+        """Adds `count` binary variables (scores: None for zeros); returns
+        the first one's id."""
+        self.writable()
+        cdef const double[::1] s = None if scores is None else _doubles(scores, count, "scores")
+        cdef int32_t first = 0
+        self.check(concord_add_variables(self.g, count, _dptr(s), &first))
+        return first
+
+    def add_multi_variable(self, int32_t num_states, scores=None, bint one_hot=True):
+        """Adds a multi-valued variable: num_states binary variables, one-hot
+        (by an XOR factor when one_hot; pass False only when DENSE factors
+        cover it). Returns the first state variable's id."""
+        self.writable()
+        cdef const double[::1] s = (None if scores is None
+                                    else _doubles(scores, num_states, "scores"))
+        cdef int32_t first = 0
+        self.check(concord_add_multi_variable(self.g, num_states, _dptr(s), one_hot, &first))
+        if one_hot:  # its XOR factor
+            self.added(self.num_factors - 1, num_states)
+        return first
+
+    # ---- factors over binary variables
+
+    def add_logic(self, kind, vars, negated=None):
+        """A logic factor; kind is "XOR", "XOROUT", "ATMOSTONE", "OR",
+        "OROUT", "ANDOUT" or "IMPLY" (see concord_add_logic)."""
+        self.writable()
+        if kind not in LOGIC_KINDS:
+            raise ValueError("unknown logic factor %r (kinds: %s)" % (kind, ", ".join(LOGIC_KINDS)))
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        cdef const unsigned char[::1] n = _flags(negated, v.shape[0], "negated")
+        cdef int32_t f = 0
+        self.check(concord_add_logic(self.g, LOGIC_KINDS[kind], v.shape[0], _iptr(v), _bptr(n),
+                                     &f))
+        return self.added(f, v.shape[0])
+
+    def add_budget(self, vars, double budget, bint exact=False, negated=None):
+        """BUDGET: at most (exact: exactly) `budget` literals are 1."""
+        self.writable()
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        cdef const unsigned char[::1] n = _flags(negated, v.shape[0], "negated")
+        cdef int32_t f = 0
+        self.check(concord_add_budget(self.g, v.shape[0], _iptr(v), _bptr(n), budget, exact, &f))
+        return self.added(f, v.shape[0])
+
+    def add_knapsack(self, vars, costs, double budget, negated=None):
+        """KNAPSACK: sum of costs[i] * literal_i <= budget."""
+        self.writable()
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        cdef const double[::1] c = _doubles(costs, v.shape[0], "costs")
+        cdef const unsigned char[::1] n = _flags(negated, v.shape[0], "negated")
+        cdef int32_t f = 0
+        self.check(concord_add_knapsack(self.g, v.shape[0], _iptr(v), _bptr(n), _dptr(c), budget,
+                                        &f))
+        return self.added(f, v.shape[0])
+
+    def add_pair(self, int32_t var1, int32_t var2, double score):
+        """PAIR: `score` when both variables are 1 (one additional output)."""
+        self.writable()
+        cdef int32_t f = 0
+        self.check(concord_add_pair(self.g, var1, var2, score, &f))
+        return self.added(f, 2)
+
+    def add_dense(self, num_states, vars, scores=None):
+        """DENSE: a score table over the joint states of multi-valued
+        variables; vars lists each one's state variables in turn, scores
+        has prod(num_states) entries, row-major (-inf forbids a state)."""
+        self.writable()
+        cdef const int32_t[::1] k = _ids(num_states, -1, "num_states")
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        cdef const double[::1] s = None if scores is None else _doubles(scores, -1, "scores")
+        if s is not None and s.shape[0] != int(np.prod(np.asarray(k), dtype=np.int64)):
+            raise ValueError("DENSE factor: expected %d scores, got %d" % (
+                int(np.prod(np.asarray(k), dtype=np.int64)), s.shape[0]))
+        if v.shape[0] != int(np.sum(np.asarray(k), dtype=np.int64)):
+            raise ValueError("DENSE factor: expected %d state variables, got %d" % (
+                int(np.sum(np.asarray(k), dtype=np.int64)), v.shape[0]))
+        cdef int32_t f = 0
+        self.check(concord_add_dense(self.g, k.shape[0], _iptr(k), _iptr(v), _dptr(s), &f))
+        return self.added(f, v.shape[0])
+
+    # ---- structured factors
+
+    def add_tree(self, int32_t length, heads, modifiers, vars, bint projective=False,
+                 bint single_root=False):
+        """TREE: dependency trees over `length` nodes (the root is 0); arc k
+        goes from heads[k] to modifiers[k] and is variable vars[k]."""
+        self.writable()
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        cdef const int32_t[::1] h = _ids(heads, v.shape[0], "heads")
+        cdef const int32_t[::1] m = _ids(modifiers, v.shape[0], "modifiers")
+        cdef unsigned flags = ((CONCORD_TREE_PROJECTIVE if projective else 0)
+                               | (CONCORD_TREE_SINGLE_ROOT if single_root else 0))
+        cdef int32_t f = 0
+        self.check(concord_add_tree(self.g, length, v.shape[0], _iptr(h), _iptr(m), _iptr(v),
+                                    flags, &f))
+        return self.added(f, v.shape[0])
+
+    def add_matching(self, int32_t rows, int32_t cols, vars, bint every_row=False,
+                     bint every_col=False):
+        """MATCHING between rows and cols; vars row-major (rows * cols)."""
+        self.writable()
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        if v.shape[0] != <int64_t>rows * cols:
+            raise ValueError("MATCHING factor: expected %d variables (%d x %d), got %d" % (
+                <int64_t>rows * cols, rows, cols, v.shape[0]))
+        cdef unsigned flags = ((CONCORD_MATCHING_EVERY_ROW if every_row else 0)
+                               | (CONCORD_MATCHING_EVERY_COL if every_col else 0))
+        cdef int32_t f = 0
+        self.check(concord_add_matching(self.g, rows, cols, _iptr(v), flags, &f))
+        return self.added(f, v.shape[0])
+
+    def add_sequence(self, num_states, vars, scores=None):
+        """SEQUENCE: num_states[i] states at position i; vars position by
+        position; scores: start, transitions, stop (concord_add_sequence)."""
+        self.writable()
+        cdef const int32_t[::1] k = _ids(num_states, -1, "num_states")
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        _check_sum(v.shape[0], k, "SEQUENCE factor: state variables")
+        cdef const double[::1] s = (None if scores is None
+                                    else _doubles(scores, _sequence_size(k), "scores"))
+        cdef int32_t f = 0
+        self.check(concord_add_sequence(self.g, k.shape[0], _iptr(k), _iptr(v), _dptr(s), &f))
+        return self.added(f, v.shape[0])
+
+    def add_sequence_budget(self, num_states, vars, int32_t budget, scores=None):
+        """SEQUENCE_BUDGET: a SEQUENCE with at most `budget` positions in
+        state 0."""
+        self.writable()
+        cdef const int32_t[::1] k = _ids(num_states, -1, "num_states")
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        _check_sum(v.shape[0], k, "SEQUENCE_BUDGET factor: state variables")
+        cdef const double[::1] s = (None if scores is None
+                                    else _doubles(scores, _sequence_size(k), "scores"))
+        cdef int32_t f = 0
+        self.check(concord_add_sequence_budget(self.g, k.shape[0], _iptr(k), _iptr(v), budget,
+                                               _dptr(s), &f))
+        return self.added(f, v.shape[0])
+
+    def add_head_automaton(self, vars, scores=None):
+        """HEAD_AUTOMATON over a head's arcs to its modifiers on one side,
+        nearest first; (n+1)(n+2)/2 sibling scores."""
+        self.writable()
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        cdef Py_ssize_t n = v.shape[0]
+        cdef const double[::1] s = (None if scores is None
+                                    else _doubles(scores, (n + 1) * (n + 2) // 2, "scores"))
+        cdef int32_t f = 0
+        self.check(concord_add_head_automaton(self.g, n, _iptr(v), _dptr(s), &f))
+        return self.added(f, v.shape[0])
+
+    def add_grandparent_head_automaton(self, int32_t n_grandparents, vars, scores=None):
+        """GRANDPARENT_HEAD_AUTOMATON: vars are the n_grandparents incoming
+        arcs, then the modifiers' arcs."""
+        self.writable()
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        cdef Py_ssize_t n = v.shape[0] - n_grandparents
+        if n < 0:
+            raise ValueError("GRANDPARENT_HEAD_AUTOMATON factor: %d variables for %d "
+                             "grandparents" % (v.shape[0], n_grandparents))
+        cdef const double[::1] s = (None if scores is None else _doubles(
+            scores, n_grandparents * n + (n + 1) * (n + 2) // 2, "scores"))
+        cdef int32_t f = 0
+        self.check(concord_add_grandparent_head_automaton(self.g, n_grandparents, n, _iptr(v),
+                                                          _dptr(s), &f))
+        return self.added(f, v.shape[0])
+
+    def add_general_tree(self, num_states, parents, vars, scores=None):
+        """GENERAL_TREE: a tree-shaped MRF; parents[0] = -1."""
+        self.writable()
+        cdef const int32_t[::1] k = _ids(num_states, -1, "num_states")
+        cdef const int32_t[::1] p = _ids(parents, k.shape[0], "parents")
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        _check_sum(v.shape[0], k, "GENERAL_TREE factor: state variables")
+        cdef const double[::1] s = (None if scores is None
+                                    else _doubles(scores, _tree_size(k, p), "scores"))
+        cdef int32_t f = 0
+        self.check(concord_add_general_tree(self.g, k.shape[0], _iptr(k), _iptr(p), _iptr(v),
+                                            _dptr(s), &f))
+        return self.added(f, v.shape[0])
+
+    def add_general_tree_counts(self, num_states, parents, vars, scores=None):
+        """GENERAL_TREE_COUNTS: vars continue with n_nodes + 1 count
+        indicators."""
+        self.writable()
+        cdef const int32_t[::1] k = _ids(num_states, -1, "num_states")
+        cdef const int32_t[::1] p = _ids(parents, k.shape[0], "parents")
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        _check_sum(v.shape[0] - k.shape[0] - 1, k,
+                   "GENERAL_TREE_COUNTS factor: state variables (before the counts)")
+        cdef const double[::1] s = (None if scores is None
+                                    else _doubles(scores, _tree_size(k, p), "scores"))
+        cdef int32_t f = 0
+        self.check(concord_add_general_tree_counts(self.g, k.shape[0], _iptr(k), _iptr(p),
+                                                   _iptr(v), _dptr(s), &f))
+        return self.added(f, v.shape[0])
+
+    def add_sequence_compressor(self, vars, scores=None):
+        """SEQUENCE_COMPRESSOR: n word indicators then the sentence one;
+        (n+1)(n+2)/2 scores."""
+        self.writable()
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        cdef Py_ssize_t n = v.shape[0] - 1
+        if n < 0:
+            raise ValueError("SEQUENCE_COMPRESSOR factor: no sentence variable")
+        cdef const double[::1] s = (None if scores is None
+                                    else _doubles(scores, (n + 1) * (n + 2) // 2, "scores"))
+        cdef int32_t f = 0
+        self.check(concord_add_sequence_compressor(self.g, n, _iptr(v), _dptr(s), &f))
+        return self.added(f, v.shape[0])
+
+    # ---- user factors
+
+    def add_factor(self, vars, map, negated=None, int32_t num_additionals=0,
+                   additional_scores=None, qp=None):
+        """A factor whose configurations come from a Python MAP oracle.
+
+        map(a, b) gets the link scores a (literals: flipped for negated
+        links) and the additional scores b as new float64 arrays, and
+        returns the best configuration: u (0 or 1 per link), or (u, v) when
+        num_additionals > 0. qp(a, b, d), optional, returns the solution of
+        argmax a.u + b.v - sum(d u^2)/2 over the factor's polytope the same
+        way. Both must be deterministic; an exception they raise ends the
+        solve and is raised by the solving call.
+        """
+        self.writable()
+        if not callable(map) or (qp is not None and not callable(qp)):
+            raise TypeError("map (and qp, when given) must be callable")
+        cdef const int32_t[::1] v = _ids(vars, -1, "vars")
+        cdef const unsigned char[::1] n = _flags(negated, v.shape[0], "negated")
+        cdef const double[::1] s = (None if additional_scores is None else
+                                    _doubles(additional_scores, num_additionals,
+                                             "additional_scores"))
+        cdef _UserFactor user = _UserFactor(map, qp, v.shape[0], num_additionals)
+        cdef int32_t f = 0
+        self.check(concord_add_factor(self.g, v.shape[0], _iptr(v), _bptr(n), num_additionals,
+                                      _dptr(s), _map_trampoline, <void *>user, &f))
+        self._user_factors.append(user)
+        self.added(f, v.shape[0])
+        if qp is not None:
+            self.check(concord_set_factor_qp(self.g, f, _qp_trampoline))
+        return f
+
+    cdef object take_callback_error(self):
+        """The first exception a user factor stored (and forgets them all)."""
+        found = None
+        for user in self._user_factors:
+            if (<_UserFactor>user).error is not None and found is None:
+                found = (<_UserFactor>user).error
+            (<_UserFactor>user).error = None
+        return found
+
+    # ---- scores
+
+    def set_variable_scores(self, scores, int32_t first=0):
+        """Sets the scores of variables first, first+1, ... (read in place
+        when float64 and contiguous)."""
+        self.writable()
+        cdef const double[::1] s = _doubles(scores, -1, "scores")
+        self.check(concord_set_variable_scores(self.g, first, s.shape[0], _dptr(s)))
+
+    def set_additional_scores(self, scores, int32_t first=0):
+        """Sets additional scores first, first+1, ... (global index)."""
+        self.writable()
+        cdef const double[::1] s = _doubles(scores, -1, "scores")
+        self.check(concord_set_additional_scores(self.g, first, s.shape[0], _dptr(s)))
+
+    @property
+    def variable_scores(self):
+        """A copy of the variable scores."""
+        return _copy_doubles(concord_variable_scores(self.g), self.num_variables)
+
+    @property
+    def additional_scores(self):
+        """A copy of the additional scores."""
+        return _copy_doubles(concord_additional_scores(self.g), self.num_additionals)
+
+    def assignment_from_labels(self, labels):
+        """The 0/1 assignment putting each multi-variable in the state with
+        the given label (concord_assignment_from_labels)."""
+        cdef const int32_t[::1] l = _ids(labels, concord_num_multi_variables(self.g), "labels")
+        out = np.zeros(self.num_variables)
+        cdef double[::1] x = out
+        self.check(concord_assignment_from_labels(self.g, _iptr(l),
+                                                  &x[0] if x.shape[0] else NULL))
+        return out
+
+
+cdef int _check_sum(Py_ssize_t n_vars, const int32_t[::1] num_states, str what) except -1:
+    expected = int(np.sum(np.asarray(num_states), dtype=np.int64))
+    if n_vars != expected:
+        raise ValueError("%s: expected %d, got %d" % (what, expected, n_vars))
+    return 0
+
+
+cdef Py_ssize_t _sequence_size(const int32_t[::1] k) except -1:
+    """Additional outputs of a SEQUENCE: start, transitions, stop."""
+    ks = np.asarray(k, dtype=np.int64)
+    if ks.size == 0:
+        return 0
+    return int(ks[0] + np.sum(ks[:-1] * ks[1:]) + ks[-1])
+
+
+cdef Py_ssize_t _tree_size(const int32_t[::1] k, const int32_t[::1] p) except -1:
+    """Additional outputs of a GENERAL_TREE: one table per edge."""
+    ks = np.asarray(k, dtype=np.int64)
+    ps = np.asarray(p, dtype=np.int64)
+    if ks.size < 2:
+        return 0
+    if ps[1:].min() < 0 or ps[1:].max() >= ks.size:
+        raise ValueError("GENERAL_TREE factor: a parent is out of range")
+    return int(np.sum(ks[ps[1:]] * ks[1:]))
+
+
+# ---------------------------------------------------------------------------
+# Solvers
+
+@cython.no_gc_clear
+cdef class Solver:
+    """A concord_solver over a Graph: its own scores (until set, the
+    graph's), the solutions and everything the next solve or the backward
+    pass needs. One per thread, or one per example of a batch. A solver
+    refuses to work once its graph's structure changed (create a new one).
+    """
+
+    cdef concord_solver *s
+    cdef readonly Graph graph
+    cdef bint _busy
+    # the graph's sizes when the solver was made: its buffers' sizes
+    cdef int32_t n_vars, n_add, n_factors, n_multi
+
+    def __cinit__(self, Graph graph not None):
+        self.graph = graph
+        graph.writable()
+        cdef int rc = concord_solver_new(graph.g, &self.s)
+        if rc != CONCORD_OK:
+            raise _error(rc, "creating a solver")
+        self.n_vars = concord_num_variables(graph.g)
+        self.n_add = concord_num_additionals(graph.g)
+        self.n_factors = concord_num_factors(graph.g)
+        self.n_multi = concord_num_multi_variables(graph.g)
+
+    def __dealloc__(self):
+        concord_solver_free(self.s)
+
+    def __repr__(self):
+        return "<concord._core.Solver over %r>" % (self.graph,)
+
+    @property
+    def last_error(self):
+        """The message of the last error on this solver ("" if none)."""
+        return concord_solver_last_error(self.s).decode()
+
+    # ---- running C calls
+
+    cdef int fresh(self) except -1:
+        """Refuses a solver whose graph grew since it was made (its buffers
+        have the old sizes; the C library refuses its solves too)."""
+        if (concord_num_variables(self.graph.g) != self.n_vars
+                or concord_num_additionals(self.graph.g) != self.n_add
+                or concord_num_factors(self.graph.g) != self.n_factors
+                or concord_num_multi_variables(self.graph.g) != self.n_multi):
+            raise InvalidArgumentError(CONCORD_EINVAL, "the graph's structure changed since "
+                                       "this solver was created (create a new solver)")
+        return 0
+
+    cdef int enter(self) except -1:
+        """Marks the solver (and its graph) busy before the GIL is released."""
+        self.fresh()
+        if self._busy:
+            raise RuntimeError("the solver is already in use (on another thread)")
+        self._busy = True
+        self.graph._solving += 1
+        return 0
+
+    cdef void leave(self):
+        self._busy = False
+        self.graph._solving -= 1
+
+    cdef int check(self, int rc, Settings settings=None) except -1:
+        """Raises what a C call's return code means: the exception a Python
+        callback stored, or the C error. Solve outcomes (not converged,
+        infeasible) are not errors here."""
+        if settings is not None:
+            settings.raise_stored()
+        if rc == CONCORD_OK or rc == CONCORD_ENOTCONVERGED or rc == CONCORD_EINFEASIBLE:
+            return 0
+        if rc == CONCORD_ECALLBACK:
+            stored = self.graph.take_callback_error()
+            if stored is not None:
+                raise stored
+        raise _error(rc, concord_solver_last_error(self.s).decode())
+
+    # ---- scores
+
+    def set_scores(self, variable_scores=None, additional_scores=None):
+        """Gives the solver its own scores (copied): num_variables and
+        num_additionals values; None for either keeps reading the graph's."""
+        self.fresh()
+        cdef const double[::1] t = (None if variable_scores is None else
+                                    _doubles(variable_scores, self.n_vars, "variable_scores"))
+        cdef const double[::1] p = (None if additional_scores is None else
+                                    _doubles(additional_scores, self.n_add, "additional_scores"))
+        if self._busy:
+            raise RuntimeError("the solver is in use (on another thread)")
+        # a graph without additionals has no additional scores to copy
+        cdef const double *pp = _dptr(p) if p is not None and p.shape[0] else NULL
+        self.check(concord_solver_set_scores(self.s, _dptr(t), pp))
+
+    @property
+    def variable_scores(self):
+        """A copy of the variable scores the solver uses."""
+        self.fresh()
+        return _copy_doubles(concord_solver_variable_scores(self.s), self.n_vars)
+
+    @property
+    def additional_scores(self):
+        """A copy of the additional scores the solver uses."""
+        self.fresh()
+        return _copy_doubles(concord_solver_additional_scores(self.s), self.n_add)
+
+    # ---- solves
+
+    def solve_map(self, settings=None):
+        """LP-MAP by AD3 (concord_solver_map); returns an Info. settings:
+        None, a Settings or a dict."""
+        return self._solve(False, _settings(settings))
+
+    def solve_sparse(self, settings=None):
+        """LP-SparseMAP (concord_solver_sparse); returns an Info."""
+        return self._solve(True, _settings(settings))
+
+    cdef object _solve(self, bint sparse, Settings settings):
+        cdef concord_info info
+        cdef int rc
+        memset(&info, 0, sizeof(info))
+        self.enter()
+        try:
+            with nogil:
+                if sparse:
+                    rc = concord_solver_sparse(self.s, &settings.c, &info)
+                else:
+                    rc = concord_solver_map(self.s, &settings.c, &info)
+        finally:
+            self.leave()
+        self.check(rc, settings)
+        return _info(&info)
+
+    @property
+    def variables(self):
+        """A copy of the last solution's variable values u (None before any
+        solve)."""
+        self.fresh()
+        cdef const double *u = concord_solver_variables(self.s)
+        return None if u == NULL else _copy_doubles(u, self.n_vars)
+
+    @property
+    def additionals(self):
+        """A copy of the last solution's additional values v."""
+        self.fresh()
+        cdef const double *v = concord_solver_additionals(self.s)
+        return None if v == NULL else _copy_doubles(v, self.n_add)
+
+    # ---- backward pass
+
+    def backward(self, du, dv=None, settings=None):
+        """The backward pass of the last solve_sparse: returns (dtheta, dphi,
+        BackwardInfo) with dtheta = J_u^T du + J_v^T dv w.r.t. the variable
+        scores and dphi the same w.r.t. the additional scores (the Jacobian
+        is symmetric: this is also the Jacobian-vector product)."""
+        cdef Settings st = _settings(settings)
+        cdef int32_t n = self.n_vars, m = self.n_add
+        cdef const double[::1] a = _doubles(du, n, "du")
+        cdef const double[::1] b = None if dv is None else _doubles(dv, m, "dv")
+        dtheta = np.zeros(n)
+        dphi = np.zeros(m)
+        cdef double[::1] t = dtheta
+        cdef double[::1] p = dphi
+        cdef double *pt = &t[0] if n else NULL
+        cdef double *pp = &p[0] if m else NULL
+        cdef const double *pa = _dptr(a)
+        cdef const double *pb = _dptr(b)
+        cdef concord_backward_info info
+        cdef int rc
+        memset(&info, 0, sizeof(info))
+        self.enter()
+        try:
+            with nogil:
+                rc = concord_solver_backward(self.s, &st.c, pa, pb, pt, pp, &info)
+        finally:
+            self.leave()
+        self.check(rc)
+        return dtheta, dphi, BackwardInfo(info.iterations, info.residual, bool(info.converged),
+                                          info.seconds)
+
+    # ---- decoding
+
+    def decode(self):
+        """Rounds the last solution to a 0/1 assignment (concord_solver_decode);
+        returns (assignment, Decoding)."""
+        cdef concord_decoding result
+        cdef int rc
+        self.enter()
+        try:
+            with nogil:
+                rc = concord_solver_decode(self.s, &result)
+        finally:
+            self.leave()
+        self.check(rc)
+        return (_copy_doubles(concord_solver_decoded(self.s), self.n_vars),
+                Decoding(result.value, result.violated, result.passes))
+
+    def decoded_labels(self):
+        """The decoded state label of every multi-variable."""
+        self.fresh()
+        out = np.zeros(self.n_multi, dtype=_int32)
+        cdef int32_t[::1] labels = out
+        self.check(concord_solver_decoded_labels(self.s, &labels[0] if labels.shape[0] else NULL))
+        return out
+
+    def evaluate(self, x):
+        """Value and violated factors of a 0/1 assignment x (a Decoding)."""
+        cdef const double[::1] a = _doubles(x, self.n_vars, "x")
+        cdef concord_decoding result
+        cdef int rc
+        cdef const double *pa = _dptr(a)
+        self.enter()
+        try:
+            with nogil:
+                rc = concord_solver_evaluate(self.s, pa, &result)
+        finally:
+            self.leave()
+        self.check(rc)
+        return Decoding(result.value, result.violated, result.passes)
+
+    # ---- sparse distributions
+
+    def factor_distribution(self, int32_t factor):
+        """The sparse distribution behind factor's part of the last solution:
+        (weights (k,), U (k, degree), V (k, n_additionals)), U and V the
+        configurations' variable (link order) and additional values. Needs
+        the factor's degree (Graph.factor_degree): not for graphs read from
+        files."""
+        cdef int32_t degree = self.graph.factor_degree(factor)
+        cdef int32_t count = 0
+        cdef int rc
+        self.enter()
+        try:
+            with nogil:
+                rc = concord_solver_factor_distribution(self.s, factor, &count)
+        finally:
+            self.leave()
+        self.check(rc)
+        cdef int32_t first = 0, n_add = 0
+        self.graph.check(concord_factor_additionals(self.graph.g, factor, &first, &n_add))
+        weights = np.zeros(count)
+        U = np.zeros((count, degree))
+        V = np.zeros((count, n_add))
+        cdef double[::1] w = weights
+        cdef double[:, ::1] u = U
+        cdef double[:, ::1] v = V
+        for k in range(count):
+            self.check(concord_solver_distribution_entry(
+                self.s, k, &w[k], &u[k, 0] if degree else NULL, &v[k, 0] if n_add else NULL))
+        return weights, U, V
+
+    # ---- losses
+
+    def loss_sparsemap(self, u_gold, v_gold=None, settings=None):
+        """The LP-SparseMAP (Fenchel-Young) loss of gold (u_gold, v_gold; None:
+        the factors' best at u_gold); returns (loss, dtheta, dphi, Info)."""
+        return self._loss(True, u_gold, v_gold, _settings(settings))
+
+    def loss_hinge(self, u_gold, v_gold=None, settings=None):
+        """The structured hinge loss with the Hamming cost (by cost-augmented
+        LP-MAP); returns (loss, dtheta, dphi, Info)."""
+        return self._loss(False, u_gold, v_gold, _settings(settings))
+
+    cdef object _loss(self, bint sparse, u_gold, v_gold, Settings settings):
+        cdef int32_t n = self.n_vars, m = self.n_add
+        cdef const double[::1] ug = _doubles(u_gold, n, "u_gold")
+        cdef const double[::1] vg = None if v_gold is None else _doubles(v_gold, m, "v_gold")
+        dtheta = np.zeros(n)
+        dphi = np.zeros(m)
+        cdef double[::1] t = dtheta
+        cdef double[::1] p = dphi
+        cdef double *pt = &t[0] if n else NULL
+        cdef double *pp = &p[0] if m else NULL
+        cdef const double *pu = _dptr(ug)
+        cdef const double *pv = _dptr(vg) if vg is not None and m else NULL
+        cdef double loss = 0.0
+        cdef concord_info info
+        cdef int rc
+        memset(&info, 0, sizeof(info))
+        self.enter()
+        try:
+            with nogil:
+                if sparse:
+                    rc = concord_solver_loss_sparsemap(self.s, &settings.c, pu, pv, &loss, pt,
+                                                       pp, &info)
+                else:
+                    rc = concord_solver_loss_hinge(self.s, &settings.c, pu, pv, &loss, pt, pp,
+                                                   &info)
+        finally:
+            self.leave()
+        self.check(rc, settings)
+        return loss, dtheta, dphi, _info(&info)
+
+
+def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
+    """Solves many solvers at once on `threads` C threads (0: one per
+    processor; never more than the solvers) with the GIL released; each
+    result is bit for bit that of a sequential solve. algorithm: "sparse"
+    (LP-SparseMAP) or "map" (AD3). Returns one Info per solver."""
+    if algorithm not in ("sparse", "map"):
+        raise ValueError("algorithm must be 'sparse' or 'map', not %r" % (algorithm,))
+    cdef list items = list(solvers)
+    cdef Py_ssize_t count = len(items), k
+    cdef Settings st = _settings(settings)
+    cdef concord_algorithm alg = (CONCORD_ALGORITHM_SPARSE if algorithm == "sparse"
+                                  else CONCORD_ALGORITHM_AD3)
+    if count == 0:
+        return []
+    for item in items:
+        if not isinstance(item, Solver):
+            raise TypeError("solve_batch takes Solver objects, not %s" % type(item).__name__)
+    if len(set(map(id, items))) != count:
+        raise ValueError("solve_batch: a solver is listed twice")
+    cdef concord_solver **handles = <concord_solver **>malloc(count * sizeof(concord_solver *))
+    cdef concord_info *infos = <concord_info *>malloc(count * sizeof(concord_info))
+    cdef int rc
+    cdef Py_ssize_t entered = 0
+    if handles == NULL or infos == NULL:
+        free(handles)
+        free(infos)
+        raise MemoryError("out of memory for a batch")
+    try:
+        memset(infos, 0, count * sizeof(concord_info))
+        for k in range(count):
+            (<Solver>items[k]).enter()
+            entered += 1
+            handles[k] = (<Solver>items[k]).s
+        with nogil:
+            rc = concord_solve_batch(handles, count, alg, &st.c, infos, threads)
+    finally:
+        for k in range(entered):
+            (<Solver>items[k]).leave()
+        free(handles)
+    try:
+        st.raise_stored()
+        if rc not in (CONCORD_OK, CONCORD_ENOTCONVERGED, CONCORD_EINFEASIBLE):
+            # rc is the code of the first solver that failed: the first one
+            # left unsolved, or ended numeric or callback_failed
+            for k in range(count):
+                if infos[k].status in (0, 4, 8):
+                    (<Solver>items[k]).check(rc)
+            raise _error(rc, "")
+        return [_info(&infos[k]) for k in range(count)]
+    finally:
+        free(infos)
+
+
+# ---------------------------------------------------------------------------
+# Readers
+
+cdef void _warning_trampoline(void *context, const char *message) nogil:
+    with gil:
+        (<list>context).append(message.decode())
+
+
+_FORMATS = {"auto": CONCORD_FORMAT_AUTO, "fg": CONCORD_FORMAT_FG, "uai": CONCORD_FORMAT_UAI}
+
+
+cdef Graph _wrap_graph(concord_graph *g):
+    """A Graph object owning an existing concord_graph."""
+    cdef Graph graph = Graph.__new__(Graph)
+    concord_graph_free(graph.g)
+    graph.g = g
+    graph._degrees = None
+    return graph
+
+
+cdef class Reader:
+    """The streaming reader (concord_reader_*): iterating over it yields the
+    graphs of a file (or bytes) one at a time, as Graph objects. Warnings
+    (lines AD3 would skip) collect in ``warnings``. A malformed input raises
+    ParseError ("name:line: ...") when its bad graph is reached.
+
+    Reader(path, format="auto") or Reader(data=bytes, name=..., format=...);
+    format "auto" (".uai" is UAI), "fg" or "uai"; evidence: a UAI evidence
+    file.
+    """
+
+    cdef concord_reader *r
+    cdef bytes _data
+    cdef char _message[1024]
+    cdef readonly list warnings
+
+    def __cinit__(self, path=None, format="auto", data=None, name=None, evidence=None):
+        self.warnings = []
+        self._message[0] = 0
+        if format not in _FORMATS:
+            raise ValueError("format must be 'auto', 'fg' or 'uai', not %r" % (format,))
+        if (path is None) == (data is None):
+            raise TypeError("Reader takes a path or data, not both")
+        cdef int rc
+        cdef bytes bname
+        if path is not None:
+            bpath = str(path).encode()
+            rc = concord_reader_open_file(bpath, _FORMATS[format], &self.r, self._message,
+                                          sizeof(self._message), _warning_trampoline,
+                                          <void *>self.warnings)
+        else:
+            self._data = bytes(data)
+            bname = (name or "<buffer>").encode()
+            rc = concord_reader_open_buffer(self._data, len(self._data), bname,
+                                            _FORMATS[format], &self.r, self._message,
+                                            sizeof(self._message), _warning_trampoline,
+                                            <void *>self.warnings)
+        if rc != CONCORD_OK:
+            raise _error(rc, self._message.decode())
+        if evidence is not None:
+            rc = concord_reader_set_evidence(self.r, str(evidence).encode())
+            if rc != CONCORD_OK:
+                raise _error(rc, self._message.decode())
+
+    def __dealloc__(self):
+        concord_reader_close(self.r)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        cdef concord_graph *g = NULL
+        cdef int rc = concord_reader_next(self.r, &g)
+        if rc != CONCORD_OK:
+            raise _error(rc, self._message.decode())
+        if g == NULL:
+            raise StopIteration
+        return _wrap_graph(g)
+
+    def uai_states(self, int32_t var):
+        """For a UAI model: the graph's binary variable for each state of
+        model variable `var` (-1 where evidence or a zero removed it)."""
+        cdef int32_t count = 0
+        cdef const int32_t *states = NULL
+        cdef int rc = concord_reader_uai_states(self.r, var, &count, &states)
+        if rc != CONCORD_OK:
+            raise _error(rc, "no UAI graph read, or variable %d out of range" % var)
+        out = np.empty(count, dtype=_int32)
+        for k in range(count):
+            out[k] = states[k]
+        return out
+
+
+def read_file(path, format="auto"):
+    """Every graph in a file (AD3 .fg or UAI), as a list of Graph objects."""
+    return list(Reader(path, format=format))
+
+
+def read_buffer(data, name="<buffer>", format="fg"):
+    """Every graph in `data` (bytes or str)."""
+    if isinstance(data, str):
+        data = data.encode()
+    return list(Reader(data=data, name=name, format=format))
+
+
+def read_uai(model, evidence=None):
+    """A UAI model (and optional evidence file) as one Graph; every model
+    variable is a multi-variable, in order."""
+    graphs = list(Reader(model, format="uai", evidence=evidence))
+    return graphs[0]

@@ -1,0 +1,484 @@
+"""The pythonic layer: factor graphs built from arrays, solved, read back as arrays.
+
+A ``FactorGraph`` holds variables created from score arrays
+(``variable_from``), each an array of binary variables with the scores'
+shape, and factors over slices of them (``add``). ``solve`` (LP-SparseMAP),
+``solve_map`` (LP-MAP by AD3) and ``decode`` set every variable's ``value``,
+an array of its shape. Scores are read when a solve starts, so a graph is
+built once and solved again after its score arrays change.
+
+Scores may be NumPy arrays (any float dtype; float64 C-contiguous arrays are
+read in place) or PyTorch tensors: with tensors, ``solve`` is differentiable
+(concord.torch) and values are tensors.
+
+The graph is built in C as it is described: every ``add`` calls the C
+builder at once, so a bad index or size raises ValueError with the C
+library's message where the mistake is made.
+"""
+
+import sys
+
+import numpy as np
+
+from concord import _core
+
+__all__ = ["FactorGraph", "Variable", "VariableSlice", "OutOfRangeError", "solve_batch",
+           "read_fg", "read_uai"]
+
+
+def is_tensor(value):
+    """True for a PyTorch tensor (without importing torch)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def as_numpy(scores):
+    """Scores as a float64 NumPy array (a tensor is detached and copied to
+    the CPU; a float64 array is returned as is)."""
+    if is_tensor(scores):
+        return scores.detach().to("cpu", dtype=sys.modules["torch"].float64).numpy()
+    return np.asarray(scores, dtype=np.float64)
+
+
+def like(values, scores):
+    """values (a NumPy array) as the type of `scores`: a tensor of its dtype
+    and device for a tensor, else the array itself."""
+    if is_tensor(scores):
+        torch = sys.modules["torch"]
+        return torch.from_numpy(values).to(device=scores.device, dtype=scores.dtype)
+    return values
+
+
+class OutOfRangeError(IndexError, ValueError):
+    """An index outside a Variable's shape (an IndexError as in NumPy, and a
+    ValueError as every other bad index)."""
+
+
+def _pick(index_array, index):
+    try:
+        return index_array[index]
+    except IndexError as error:
+        raise OutOfRangeError(str(error)) from None
+
+
+class VariableSlice:
+    """Part of a Variable, picked by any NumPy index (``x[i, :]``,
+    ``x[:, j]``, ``x[[0, 2]]``, ``x[mask]``...), possibly negated (``~``).
+
+    Factors take slices: they see the variables in the slice's C order, as
+    literals (1 - u for a negated slice). ``value`` is the slice of the
+    variable's value (1 - value when negated).
+    """
+
+    __slots__ = ("variable", "index", "negated")
+
+    def __init__(self, variable, index, negated=False):
+        self.variable = variable
+        self.index = index
+        self.negated = negated
+
+    @property
+    def shape(self):
+        """The slice's shape."""
+        return self.index.shape
+
+    @property
+    def size(self):
+        """Number of variables in the slice."""
+        return self.index.size
+
+    @property
+    def ids(self):
+        """The graph's variable ids in the slice (shaped like it)."""
+        return self.index + self.variable.first
+
+    @property
+    def T(self):
+        """The transposed slice."""
+        return VariableSlice(self.variable, self.index.T, self.negated)
+
+    @property
+    def value(self):
+        """The slice of the variable's value (None before a solve)."""
+        value = self.variable.value
+        if value is None:
+            return None
+        if is_tensor(value):
+            torch = sys.modules["torch"]
+            picked = value.reshape(-1)[torch.as_tensor(self.index)]
+        else:
+            picked = value.reshape(-1)[self.index]
+        return 1 - picked if self.negated else picked
+
+    def __getitem__(self, index):
+        return VariableSlice(self.variable, _pick(self.index, index), self.negated)
+
+    def __invert__(self):
+        return VariableSlice(self.variable, self.index, not self.negated)
+
+    def __repr__(self):
+        return "VariableSlice(shape=%s%s)" % (self.shape, ", negated" if self.negated else "")
+
+
+class Variable:
+    """An array of binary variables of a FactorGraph, shaped like its scores.
+
+    ``scores``: the scores (log-potentials) read at each solve; assign a new
+    array (or change this one in place) to solve again with other scores.
+    ``value``: the last result (posteriors of solve and solve_map, 0/1 of
+    decode), an array of the variable's shape; None before.
+    Index it like an array to get a VariableSlice; ``~x`` negates.
+    """
+
+    def __init__(self, graph, first, shape, scores):
+        self.graph = graph
+        self.first = first
+        self.shape = tuple(shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.scores = scores
+        self.value = None
+        # int32 like the C ids (a graph has fewer than 2^31 variables), so
+        # that ids go to C without a conversion
+        self._index = np.arange(self.size, dtype=np.int32).reshape(self.shape)
+
+    @property
+    def ids(self):
+        """The graph's variable ids, shaped like the variable."""
+        return self._index + self.first
+
+    @property
+    def T(self):
+        """The transposed variable, as a slice."""
+        return VariableSlice(self, self._index.T)
+
+    def __getitem__(self, index):
+        return VariableSlice(self, _pick(self._index, index))
+
+    def __invert__(self):
+        return VariableSlice(self, self._index, True)
+
+    def __repr__(self):
+        return "Variable(shape=%s)" % (self.shape,)
+
+
+def links(graph, variables):
+    """The variables of a factor argument (a Variable, a VariableSlice, or a
+    list or tuple of them, in order) as (ids, negated or None, shape): ids
+    flat, shape the argument's (flat when it is a list)."""
+    if isinstance(variables, Variable):
+        variables = VariableSlice(variables, variables._index)
+    if isinstance(variables, VariableSlice):
+        ids, negated = _slice_links(graph, variables)
+        return ids, (np.ones(ids.size, dtype=bool) if negated else None), variables.shape
+    if not isinstance(variables, (list, tuple)) or not variables:
+        raise TypeError("expected a Variable, a slice of one, or a list of them; got %r"
+                        % (variables,))
+    ids, negated = [], []
+    for part in variables:
+        if isinstance(part, Variable):
+            part = VariableSlice(part, part._index)
+        if not isinstance(part, VariableSlice):
+            raise TypeError("expected a Variable or a slice of one, got %r" % (part,))
+        part_ids, part_negated = _slice_links(graph, part)
+        ids.append(part_ids)
+        negated.append(np.full(part_ids.size, part_negated))
+    ids = np.concatenate(ids)
+    negated = np.concatenate(negated)
+    return ids, (negated if negated.any() else None), ids.shape
+
+
+def _slice_links(graph, part):
+    """A slice's flat variable ids and whether it is negated."""
+    if part.variable.graph is not graph:
+        raise ValueError("a factor's variables must belong to its FactorGraph")
+    return part.ids.reshape(-1), part.negated
+
+
+class FactorGraph:
+    """A factor graph over arrays of binary variables.
+
+        fg = concord.FactorGraph()
+        x = fg.variable_from(scores)           # scores of shape (n, n)
+        for i in range(n):
+            fg.add(concord.Xor(x[i, :]))
+        fg.solve()                             # LP-SparseMAP
+        x.value                                # (n, n) posteriors
+
+    Settings are keyword arguments of the solving methods (max_iter, tol,
+    eta, adapt_eta, relaxation, bound_every, max_inner_iter, acceleration,
+    warm_start, time_limit, progress, backward_tol, backward_max_iter,
+    backward_power; see concord.Settings). Repeated solves warm-start from
+    the previous one unless warm_start=False.
+    """
+
+    def __init__(self):
+        self._graph = _core.Graph()
+        self.variables = []
+        self.factors = []
+        self._solver = None      # the solver of numpy solves, for this structure
+        self.last_solver = None  # the solver of the last solve (for decode, distributions)
+
+    # ---- building
+
+    def variable_from(self, scores):
+        """A Variable shaped like `scores` (an array or a tensor), which it
+        keeps: the scores are read at each solve."""
+        values = as_numpy(scores)
+        first = self._graph.add_variables(values.size, values)
+        return self._new_variable(first, values.shape, scores)
+
+    def variable(self, shape):
+        """A Variable of the given shape with zero scores."""
+        return self.variable_from(np.zeros(shape))
+
+    def multi_variable_from(self, scores, one_hot=True):
+        """Multi-valued variables: scores of shape (..., k) give one
+        variable with k states per row of the last axis (k binary
+        variables, exactly one of them 1). one_hot adds the XOR that
+        enforces it; pass False only when Dense factors cover every row.
+        Decoding picks each row's best state."""
+        values = as_numpy(scores)
+        if values.ndim < 1 or values.shape[-1] < 1:
+            raise ValueError("multi_variable_from: scores need a last axis of states")
+        rows = values.reshape(-1, values.shape[-1])
+        _core.check_scores(values)  # before the first of several C calls
+        first = None
+        for row in rows:
+            start = self._graph.add_multi_variable(row.size, row, one_hot)
+            first = start if first is None else first
+        if first is None:
+            first = self._graph.num_variables
+        return self._new_variable(first, values.shape, scores)
+
+    def _new_variable(self, first, shape, scores):
+        variable = Variable(self, first, shape, scores)
+        self.variables.append(variable)
+        self._solver = None
+        return variable
+
+    def add(self, factor):
+        """Adds a factor (an instance of a class in concord.factors) and
+        returns it. A factor belongs to one graph."""
+        from concord.factors import Factor
+        if not isinstance(factor, Factor):
+            raise TypeError("expected a factor, got %r" % (factor,))
+        if factor.graph is not None:
+            raise ValueError("%r is already in a FactorGraph" % (factor,))
+        factor._add_to(self)
+        self.factors.append(factor)
+        self._solver = None
+        return factor
+
+    # ---- sizes
+
+    @property
+    def num_variables(self):
+        """Number of binary variables."""
+        return self._graph.num_variables
+
+    @property
+    def num_factors(self):
+        """Number of factors in C (a Pair over n positions is n of them)."""
+        return self._graph.num_factors
+
+    @property
+    def num_additionals(self):
+        """Number of factor additional outputs."""
+        return self._graph.num_additionals
+
+    @property
+    def graph(self):
+        """The low-level concord._core.Graph."""
+        return self._graph
+
+    def __repr__(self):
+        return "FactorGraph(%d variables, %d factors, %d additionals)" % (
+            self.num_variables, self.num_factors, self.num_additionals)
+
+    # ---- solving
+
+    def solve(self, **settings):
+        """LP-SparseMAP: sets every variable's value (and factors' additional
+        values) to the solution; returns an Info (status, value, bound,
+        iterations, seconds...). With tensor scores the values are tensors
+        differentiable w.r.t. the scores (concord.torch)."""
+        return solve_batch([self], "sparse", **settings)[0]
+
+    def solve_map(self, **settings):
+        """LP-MAP by AD3: the same for the linear relaxation."""
+        return solve_batch([self], "map", **settings)[0]
+
+    def solve_exact(self, **settings):
+        """Exact MAP (branch and bound). Not in this version of the C
+        library: raises NotImplementedError."""
+        if not _core.HAS_EXACT:
+            raise NotImplementedError("exact MAP needs concord_solver_exact, which this "
+                                      "version of the C library does not have")
+
+    def decode(self):
+        """Rounds the last solution to a 0/1 assignment (multi-variables to
+        their best state, then a local search): sets every value to it and
+        returns a Decoding (value, violated factors, passes)."""
+        solver = self._require_solution()
+        assignment, decoding = solver.decode()
+        self._set_values(assignment, None, None)
+        return decoding
+
+    def labels(self):
+        """The decoded state of every multi-variable (after decode), in
+        order of creation: for a UAI model, the assignment."""
+        return self._require_solution().decoded_labels()
+
+    def distribution(self, factor):
+        """The sparse distribution behind a factor's part of the last
+        LP-SparseMAP solution: (weights (k,), configurations (k, *shape)),
+        the configurations shaped like the factor's variables. For a factor
+        made of several C factors (Pair), the first one's."""
+        solver = self._require_solution()
+        if factor.graph is not self:
+            raise ValueError("%r is not in this FactorGraph" % (factor,))
+        weights, configurations, _ = solver.factor_distribution(factor.ids[0])
+        return weights, configurations.reshape((len(weights),) + factor.shape)
+
+    def loss(self, gold, kind="sparsemap", gold_additionals=None, **settings):
+        """The LP-SparseMAP (Fenchel-Young) loss (kind="sparsemap") or the
+        structured hinge loss (kind="hinge") of a gold structure: gold maps
+        every Variable to its 0/1 array; gold_additionals maps factors to
+        their gold additional values (default: their best at gold).
+
+        Returns the loss (a float; a differentiable 0-d tensor with tensor
+        scores) and sets every variable's value to the solution it solved
+        for: the loss's gradient w.r.t. x's scores is x.value - gold[x].
+        """
+        if kind not in ("sparsemap", "hinge"):
+            raise ValueError("kind must be 'sparsemap' or 'hinge', not %r" % (kind,))
+        u_gold = np.zeros(self.num_variables)
+        if set(gold) != set(self.variables):
+            raise ValueError("gold must give every variable of the graph (and nothing else)")
+        for variable, value in gold.items():
+            u_gold[variable.first:variable.first + variable.size] = _sized(
+                as_numpy(value), variable.shape, "gold value")
+        v_gold = None
+        if gold_additionals is not None:
+            v_gold = np.full(self.num_additionals, np.nan)
+            for factor, value in gold_additionals.items():
+                first, count = factor.additionals
+                v_gold[first:first + count] = _sized(factor._flatten_values(value), (count,),
+                                                     "gold additional values")
+            if np.isnan(v_gold).any():
+                raise ValueError("gold_additionals must give every factor with additional "
+                                 "outputs")
+        if self._has_tensors():
+            from concord.torch import graph_loss
+            return graph_loss(self, kind, u_gold, v_gold, settings)
+        self._push_scores()
+        solver = self._numpy_solver()
+        method = solver.loss_sparsemap if kind == "sparsemap" else solver.loss_hinge
+        loss, _, _, _ = method(u_gold, v_gold, settings)
+        self.last_solver = solver
+        self._set_values(solver.variables, solver.additionals, None)
+        return loss
+
+    # ---- internals shared with solve_batch and concord.torch
+
+    def _has_tensors(self):
+        return (any(is_tensor(x.scores) for x in self.variables)
+                or any(is_tensor(part) for f in self.factors for part in f._score_parts()))
+
+    def _numpy_solver(self):
+        if self._solver is None:
+            self._solver = _core.Solver(self._graph)
+        return self._solver
+
+    def _require_solution(self):
+        if self.last_solver is None:
+            raise RuntimeError("nothing solved yet: call solve or solve_map first")
+        return self.last_solver
+
+    def _push_scores(self):
+        """Copies the variables' and factors' current scores to the graph."""
+        for x in self.variables:
+            self._graph.set_variable_scores(_sized(as_numpy(x.scores), x.shape, "scores"),
+                                            x.first)
+        for factor in self.factors:
+            if factor.additionals[1]:
+                self._graph.set_additional_scores(factor._numpy_scores(),
+                                                  factor.additionals[0])
+
+    def _set_values(self, u, v, outputs):
+        """Sets the variables' and factors' values from (u, v); outputs, when
+        given, are the same as tensors (which the values then slice)."""
+        for x in self.variables:
+            if outputs is not None:
+                x.value = outputs[0][x.first:x.first + x.size].reshape(x.shape)
+            else:
+                x.value = like(u[x.first:x.first + x.size].reshape(x.shape), x.scores)
+        for factor in self.factors:
+            first, count = factor.additionals
+            if not count:
+                continue
+            if outputs is not None:
+                factor.value = factor._shape_values(outputs[1][first:first + count])
+            elif v is not None:
+                parts = factor._score_parts()
+                factor.value = factor._shape_values(
+                    like(v[first:first + count], parts[0] if parts else None))
+
+
+def _sized(values, shape, what):
+    """values, checked to have the given number of entries, flattened."""
+    size = int(np.prod(shape, dtype=np.int64))
+    if values.size != size:
+        raise ValueError("%s: expected shape %s (%d values), got %s" % (
+            what, tuple(shape), size, values.shape))
+    return values.reshape(-1)
+
+
+def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
+    """Solves several FactorGraphs at once on C threads (concord_solve_batch,
+    the GIL released): algorithm "sparse" (LP-SparseMAP) or "map" (AD3);
+    threads None for one per processor. Sets every graph's values as its own
+    solve would, bit for bit, and returns their Infos. Graphs with tensor
+    scores get differentiable values (concord.torch)."""
+    graphs = list(graphs)
+    if algorithm not in ("sparse", "map"):
+        raise ValueError("algorithm must be 'sparse' or 'map', not %r" % (algorithm,))
+    if not graphs:
+        return []
+    if algorithm == "sparse" and any(g._has_tensors() for g in graphs):
+        from concord.torch import solve_graphs
+        return solve_graphs(graphs, settings, threads)
+    checked = _core.Settings(**settings)
+    solvers = []
+    for g in graphs:
+        g._push_scores()
+        solvers.append(g._numpy_solver())
+    infos = _core.solve_batch(solvers, algorithm, checked, 0 if threads is None else threads)
+    for g, solver in zip(graphs, solvers):
+        g.last_solver = solver
+        g._set_values(solver.variables, solver.additionals, None)
+    return infos
+
+
+def _from_core(graph):
+    """A FactorGraph around a low-level Graph (from a reader): one Variable
+    over all its binary variables; its factors stay in C."""
+    fg = FactorGraph()
+    fg._graph = graph
+    fg.variables.append(Variable(fg, 0, (graph.num_variables,), graph.variable_scores))
+    return fg
+
+
+def read_fg(path):
+    """The graphs of an AD3 .fg file, as FactorGraphs with one Variable each
+    (``fg.variables[0]``, all the file's binary variables in order; the
+    file's factors and scores are kept as read)."""
+    return [_from_core(g) for g in _core.read_file(path, format="fg")]
+
+
+def read_uai(path, evidence=None):
+    """A UAI model (with an optional evidence file) as a FactorGraph: one
+    Variable over all binary variables, every model variable a
+    multi-variable (its states, those evidence and zeros leave); after
+    solve_map and decode, ``labels()`` is the MAP assignment."""
+    return _from_core(_core.read_uai(path, evidence))

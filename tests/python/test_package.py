@@ -1,0 +1,744 @@
+"""The Python package against the C library and independent references.
+
+  * FactorGraphs built with the pythonic API (variables from arrays, slices,
+    negations, every logic family, budgets, knapsacks, pairs, dense tables
+    over multi-variables) solve bit for bit as the same graphs built call
+    by call with the low-level module (the random graphs of the forward
+    test), by LP-SparseMAP and by AD3;
+  * graphs read from .fg files (the repository's, and AD3's examples when
+    ../shared/data is present) give the command-line tool's posteriors
+    with both solvers, and UAI models (with evidence) its decoded MAP
+    labels;
+  * the structured factors' layouts are the documented ones: DepTree's and
+    Sequence's MAP equal brute force over every tree and every tag
+    sequence, Matching's the Hungarian method of scipy, with scores laid out
+    as their docstrings say; every other family builds and solves as the
+    low-level builder does;
+  * a Python oracle (concord.Factor) gives what the built-in factor with the
+    same configurations gives, also on two threads; an exception it raises
+    comes out of the solve as itself, with no reference kept;
+  * wrong shapes, out-of-range or repeated indices, non-finite scores and
+    bad settings raise ValueError (with the C message where C decides);
+  * repeated build/solve cycles (with failing oracles among them) keep the
+    resident memory flat (bench/python_memory.py runs 10^5);
+  * reprs show sizes; exact MAP is a clear NotImplementedError.
+"""
+
+import gc
+import glob
+import itertools
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+import concord
+from concord import _core
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graph_specs import build  # noqa: E402
+from test_lp_sparsemap_forward import random_spec, tight_settings  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+AD3_DATA = os.path.join(ROOT, "..", "shared", "data", "ad3")
+
+
+def cli_path():
+    for path in (os.environ.get("CONCORD_CLI"), os.path.join(ROOT, "build-test", "concord"),
+                 os.path.join(ROOT, "build", "concord")):
+        if path and os.path.exists(path):
+            return path
+    pytest.skip("the concord command-line tool is not built (make test builds it)")
+
+
+# ---------------------------------------------------------------------------
+# The pythonic API against the low-level one
+
+
+LOGIC_CLASSES = {"XOR": concord.Xor, "XOROUT": concord.XorOut, "ATMOSTONE": concord.AtMostOne,
+                 "OR": concord.Or, "OROUT": concord.OrOut, "ANDOUT": concord.AndOut,
+                 "IMPLY": concord.Imply}
+
+
+def pythonic(spec):
+    """The GraphSpec built with FactorGraph: its variables (one Variable per
+    "vars" step, one multi-variable per "multi" step) and factors over
+    single-variable slices, negated with ~."""
+    fg = concord.FactorGraph()
+    where = {}  # variable id -> (Variable, position)
+    multis = {}  # first state id -> Variable
+    n = n_add = 0
+
+    def literals(ids, negated):
+        negated = negated if negated is not None else [False] * len(ids)
+        return [~where[i][0][where[i][1]] if neg else where[i][0][where[i][1]]
+                for i, neg in zip(ids, negated)]
+
+    for step in spec.steps:
+        kind = step[0]
+        if kind in ("vars", "multi"):
+            count = step[1]
+            scores = spec.theta[n:n + count]
+            x = (fg.variable_from(scores) if kind == "vars"
+                 else fg.multi_variable_from(scores, one_hot=step[2]))
+            for k in range(count):
+                where[n + k] = (x, k)
+            if kind == "multi":
+                multis[n] = x
+            n += count
+        elif kind == "logic":
+            fg.add(LOGIC_CLASSES[step[1]](literals(step[2], step[3])))
+        elif kind == "budget":
+            _, ids, negated, budget, exact = step
+            fg.add(concord.Budget(literals(ids, negated), budget, exact))
+        elif kind == "knapsack":
+            _, ids, negated, costs, budget = step
+            fg.add(concord.Knapsack(literals(ids, negated), costs, budget))
+        elif kind == "pair":
+            a, b = where[step[1]], where[step[2]]
+            fg.add(concord.Pair(a[0][a[1]], b[0][b[1]], spec.phi[n_add]))
+            n_add += 1
+        elif kind == "dense":
+            _, states, ids, forbidden = step
+            size = int(np.prod(states))
+            table = np.where(forbidden, -np.inf, spec.phi[n_add:n_add + size]).reshape(states)
+            groups, start = [], 0
+            for k in states:
+                groups.append(multis[ids[start]])
+                start += k
+            fg.add(concord.Dense(groups, table))
+            n_add += size
+    return fg
+
+
+def values(fg):
+    u = np.concatenate([x.value.reshape(-1) for x in fg.variables])
+    v = [f.value for f in fg.factors if f.value is not None]
+    return u, np.concatenate([np.reshape(a, -1) for a in v]) if v else np.zeros(0)
+
+
+def with_forbidden_zero(spec):
+    """The spec's additional scores with those of forbidden DENSE states 0,
+    as Dense pushes them (C ignores them in the factor, but they would
+    still count in the scale of the scores that sets the penalty)."""
+    phi, n_add = spec.phi.copy(), 0
+    for step in spec.steps:
+        if step[0] == "pair":
+            n_add += 1
+        elif step[0] == "dense":
+            size = int(np.prod(step[1]))
+            phi[n_add:n_add + size][np.asarray(step[3], dtype=bool)] = 0.0
+            n_add += size
+    return phi
+
+
+def test_pythonic_graphs_equal_low_level_graphs_bit_for_bit():
+    rng = np.random.default_rng(5)
+    settings = dict(tol=1e-10, max_iter=2000000)
+    for _ in range(60):
+        spec = random_spec(rng)
+        fg = pythonic(spec)
+        graph = build(spec).graph  # built call by call, scores given to the graph
+        graph.set_variable_scores(spec.theta)
+        if len(spec.phi):
+            graph.set_additional_scores(with_forbidden_zero(spec))
+        solver = _core.Solver(graph)
+        for method, name in (("solve", "solve_sparse"), ("solve_map", "solve_map")):
+            info = getattr(fg, method)(**settings)
+            reference = getattr(solver, name)(tight_settings(tol=1e-10))
+            if reference.status == "infeasible":
+                assert info.status == "infeasible"
+                continue
+            u, v = values(fg)
+            assert np.array_equal(u, solver.variables), spec.describe()
+            assert np.array_equal(v, solver.additionals), spec.describe()
+            assert info._replace(seconds=0) == reference._replace(seconds=0)
+
+
+def test_slices_pick_what_numpy_picks():
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros((3, 4)))
+    y = fg.variable_from(np.zeros(5))
+    assert np.array_equal(x[1, :].ids, np.arange(4, 8))
+    assert np.array_equal(x[:, 2].ids, [2, 6, 10])
+    assert np.array_equal(x[[0, 2], 1:3].ids, [[1, 2], [9, 10]])
+    assert np.array_equal(x[x.ids % 5 == 0].ids, [0, 5, 10])
+    assert np.array_equal(x.T[1].ids, [1, 5, 9])
+    assert np.array_equal(y[::-2].ids, [16, 14, 12])
+    assert (~x[0]).negated and not (~~x[0]).negated
+    assert x[1:, ::2][1, 1].ids == 10
+    with pytest.raises(ValueError):
+        x[3]
+    with pytest.raises(IndexError):
+        y[[0, 7]]
+
+
+def test_values_have_the_shapes_of_variables_and_scores():
+    rng = np.random.default_rng(1)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(rng.normal(size=(3, 4)))
+    pair = fg.add(concord.Pair(x[:, :-1], x[:, 1:], rng.normal(size=(3, 3))))
+    seq = fg.add(concord.Sequence(x, transitions=rng.normal(size=(4, 4))))
+    fg.solve()
+    assert x.value.shape == (3, 4) and x[:, 1].value.shape == (3,)
+    assert np.array_equal((~x[0]).value, 1 - x.value[0])
+    assert pair.value.shape == (3, 3)
+    start, transitions, stop = seq.value
+    assert start.shape == (4,) and transitions.shape == (2, 4, 4) and stop.shape == (4,)
+    # the marginals of a sequence: its transitions sum to the positions'
+    assert np.allclose(transitions.sum(axis=2), x.value[:2], atol=1e-5)
+
+
+def test_scores_are_read_at_each_solve():
+    scores = np.array([0.75, 1.25, -0.5])
+    fg = concord.FactorGraph()
+    x = fg.variable_from(scores)
+    fg.add(concord.Xor(x))
+    fg.solve()
+    assert np.allclose(x.value, [0.25, 0.75, 0.0])
+    scores[2] = 5.0  # changed in place: seen
+    fg.solve()
+    assert np.array_equal(x.value, [0.0, 0.0, 1.0])
+    x.scores = [1.0, 0.5, -1.0]  # replaced: seen
+    fg.solve()
+    assert np.allclose(x.value, [0.75, 0.25, 0.0])
+
+
+# ---------------------------------------------------------------------------
+# Against the command-line tool
+
+
+def fg_files():
+    """The repository's .fg files, and AD3's examples when ../shared/data is
+    beside the repository."""
+    files = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "fg", "*.fg")))
+    for name in ("coref.fg", "general_tree_counts.fg", "sequence_budget.fg", "parsing02.fg",
+                 "srl_fract_001.fg"):
+        files.append(os.path.join(AD3_DATA, name))
+    return files
+
+
+@pytest.mark.parametrize("path", fg_files(), ids=os.path.basename)
+@pytest.mark.parametrize("algorithm", ["ad3", "sparse"])
+def test_graphs_read_from_files_solve_as_the_command_line_tool(path, algorithm, tmp_path):
+    if not os.path.exists(path):
+        pytest.skip("%s not found" % path)
+    out = tmp_path / "posteriors.txt"
+    subprocess.run([cli_path(), "solve", path, "--algorithm", algorithm, "-q", "-o", str(out)],
+                   check=True)
+    expected = np.loadtxt(out)
+    got = []
+    for fg in concord.read_fg(path):  # every graph of the file, in order
+        info = fg.solve() if algorithm == "sparse" else fg.solve_map()
+        assert info.converged
+        got += [fg.variables[0].value, fg.last_solver.additionals]
+    got = np.concatenate(got)
+    assert got.shape == expected.shape
+    assert np.abs(got - expected).max() <= 1e-12
+
+
+@pytest.mark.parametrize("model,evidence", [("grid3x3.uai", "grid3x3.uai.evid"),
+                                            ("bayes.uai", "bayes.uai.evid"),
+                                            ("mixed.uai", None), ("frustrated.uai", None)])
+def test_uai_models_decode_as_the_command_line_tool(model, evidence, tmp_path):
+    model = os.path.join(ROOT, "tests", "data", "uai", model)
+    evidence = evidence and os.path.join(ROOT, "tests", "data", "uai", evidence)
+    out = tmp_path / "model.MAP"
+    command = [cli_path(), "solve", model, "-q", "--uai-map", str(out), "-o", os.devnull]
+    subprocess.run(command + (["--evid", evidence] if evidence else []), check=True)
+    expected = [int(t) for t in out.read_text().split()[2:]]
+    fg = concord.read_uai(model, evidence)
+    fg.solve_map()
+    decoding = fg.decode()
+    assert decoding.violated == 0
+    assert fg.labels().tolist() == expected
+
+
+# ---------------------------------------------------------------------------
+# Structured factors: their layouts against brute force
+
+
+def all_trees(n, projective, single_root):
+    """Every dependency tree over n words, as head arrays (0 is the root)."""
+    for heads in itertools.product(range(n + 1), repeat=n):
+        if any(h == m + 1 for m, h in enumerate(heads)):
+            continue
+        if single_root and sum(h == 0 for h in heads) != 1:
+            continue
+        ok = True
+        for m in range(1, n + 1):  # reaches the root without a cycle
+            seen, node = set(), m
+            while node != 0 and ok:
+                ok = node not in seen
+                seen.add(node)
+                node = heads[node - 1]
+        if not ok:
+            continue
+        if projective and any(
+                min(h, m) < k < max(h, m) and not descends(k, h, heads)
+                for m, h in zip(range(1, n + 1), heads) for k in range(n + 1)):
+            continue
+        yield heads
+
+
+def descends(k, h, heads):
+    while k != 0 and k != h:
+        k = heads[k - 1]
+    return k == h
+
+
+@pytest.mark.parametrize("projective,single_root", [(False, False), (True, False), (False, True)])
+def test_deptree_map_is_the_best_tree_in_the_documented_layout(projective, single_root):
+    rng = np.random.default_rng(2)
+    n = 4
+    trees = list(all_trees(n, projective, single_root))
+    for _ in range(20):
+        scores = rng.normal(size=(n, n))
+
+        def score(heads):  # scores[h-1, m-1] for word h -> m, scores[m-1, m-1] root -> m
+            return sum(scores[m - 1 if h == 0 else h - 1, m - 1]
+                       for m, h in zip(range(1, n + 1), heads))
+        best = max(trees, key=score)
+        fg = concord.FactorGraph()
+        x = fg.variable_from(scores)
+        fg.add(concord.DepTree(x, projective=projective, single_root=single_root))
+        info = fg.solve_map()
+        assert info.status == "integral"
+        assert np.isclose(info.value, score(best))
+
+
+def test_sequence_map_is_viterbi_in_the_documented_layout():
+    rng = np.random.default_rng(3)
+    length, states = 4, 3
+    for _ in range(20):
+        unary = rng.normal(size=(length, states))
+        transitions = rng.normal(size=(length - 1, states, states))
+        start, stop = rng.normal(size=states), rng.normal(size=states)
+
+        def score(tags):
+            return (start[tags[0]] + stop[tags[-1]] + sum(unary[i, t] for i, t in enumerate(tags))
+                    + sum(transitions[i - 1, tags[i - 1], tags[i]] for i in range(1, length)))
+        best = max(itertools.product(range(states), repeat=length), key=score)
+        fg = concord.FactorGraph()
+        x = fg.variable_from(unary)
+        seq = fg.add(concord.Sequence(x, transitions, start, stop))
+        info = fg.solve_map()
+        assert np.isclose(info.value, score(best))
+        assert np.array_equal(x.value.argmax(axis=1), best)
+        assert seq.value[1][np.arange(length - 1), best[:-1], best[1:]].sum() == length - 1
+
+
+@pytest.mark.parametrize("rows,cols,every_row,every_col", [(4, 4, True, True), (3, 5, True, False),
+                                                           (5, 3, False, True)])
+def test_matching_map_is_the_assignment_of_scipy(rows, cols, every_row, every_col):
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        scores = rng.normal(size=(rows, cols))
+        r, c = linear_sum_assignment(scores, maximize=True)
+        fg = concord.FactorGraph()
+        x = fg.variable_from(scores)
+        fg.add(concord.Matching(x, every_row=every_row, every_col=every_col))
+        info = fg.solve_map()
+        assert np.isclose(info.value, scores[r, c].sum())
+
+
+def test_every_family_builds_as_the_low_level_builder():
+    """Each remaining family through its class and through the low-level
+    call with explicit ids: the same solution, bit for bit."""
+    rng = np.random.default_rng(6)
+
+    def both(make_pythonic, make_low_level, n_vars):
+        """make_pythonic(x) -> a factor over Variable x; make_low_level(graph)
+        adds the same factor over variables 0 .. n_vars-1."""
+        theta = rng.normal(size=n_vars)
+        fg = concord.FactorGraph()
+        x = fg.variable_from(theta)
+        factor = fg.add(make_pythonic(x))
+        fg.solve()
+        graph = _core.Graph()
+        graph.add_variables(n_vars, theta)
+        make_low_level(graph)
+        solver = _core.Solver(graph)
+        solver.solve_sparse()
+        assert np.array_equal(x.value, solver.variables)
+        return factor
+
+    scores = rng.normal(size=21)
+    both(lambda x: concord.HeadAutomaton(x, scores), lambda g: g.add_head_automaton(
+        np.arange(5), scores), 5)
+    scores = rng.normal(size=2 * 4 + 15)
+    both(lambda x: concord.GrandparentHeadAutomaton(x[:2], x[2:], scores),
+         lambda g: g.add_grandparent_head_automaton(2, np.arange(6), scores), 6)
+    parents, k = [-1, 0, 0, 1], 2
+    scores = rng.normal(size=3 * k * k)
+    both(lambda x: concord.GeneralTree(x[np.arange(8).reshape(4, 2)], parents, scores),
+         lambda g: g.add_general_tree([k] * 4, parents, np.arange(8), scores), 8)
+    both(lambda x: concord.GeneralTreeCounts([x[0:2], x[2:4], x[4:6], x[6:8]], x[8:13], parents,
+                                             scores),
+         lambda g: g.add_general_tree_counts([k] * 4, parents, np.arange(13), scores), 13)
+    scores = rng.normal(size=15)
+    both(lambda x: concord.SequenceCompressor(x[:4], x[4], scores),
+         lambda g: g.add_sequence_compressor(np.arange(5), scores), 5)
+    transitions = rng.normal(size=(3, 2, 2))
+    flat = np.concatenate([np.zeros(2), transitions.reshape(-1), np.zeros(2)])
+    both(lambda x: concord.SequenceBudget(x[np.arange(8).reshape(4, 2)], 2, transitions),
+         lambda g: g.add_sequence_budget([2] * 4, np.arange(8), 2, flat), 8)
+    both(lambda x: concord.Knapsack(~x, [1.0, 2.0, 0.5], 1.5),
+         lambda g: g.add_knapsack(np.arange(3), [1.0, 2.0, 0.5], 1.5, [True] * 3), 3)
+
+
+# ---------------------------------------------------------------------------
+# Python oracles
+
+
+def xor_oracle(a, b):
+    u = np.zeros(len(a))
+    u[np.argmax(a)] = 1.0
+    return u
+
+
+def pair_oracle(a, b):
+    """The PAIR factor's configurations (u1, u2; v = u1 u2), by enumeration."""
+    best = max(((0, 0), (1, 0), (0, 1), (1, 1)), key=lambda c: a @ c + b[0] * c[0] * c[1])
+    return np.array(best, dtype=float), np.array([best[0] * best[1]], dtype=float)
+
+
+def test_a_python_oracle_gives_what_the_built_in_factor_gives():
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        theta, phi = rng.normal(size=(3, 4)), rng.normal(size=(3, 3))
+        results = []
+        for python in (False, True):
+            fg = concord.FactorGraph()
+            x = fg.variable_from(theta)
+            for i in range(3):
+                fg.add(concord.Factor(x[i], map=xor_oracle) if python else concord.Xor(x[i]))
+            for j in range(3):
+                if python:
+                    fg.add(concord.Factor([x[0, j], x[1, j]], map=pair_oracle, scores=phi[0:1, j]))
+                else:
+                    fg.add(concord.Pair(x[0, j], x[1, j], phi[0, j]))
+            fg.solve(tol=1e-10, max_iter=1000000)
+            results.append(x.value)
+        assert np.abs(results[0] - results[1]).max() <= 1e-6
+
+
+def test_python_oracles_run_on_two_threads_as_one_by_one():
+    rng = np.random.default_rng(8)
+    graphs = []
+    for _ in range(6):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(rng.normal(size=(4, 4)))
+        for i in range(4):
+            fg.add(concord.Factor(x[i], map=xor_oracle))
+            fg.add(concord.AtMostOne(x[:, i]))
+        graphs.append((fg, x))
+    concord.solve_batch([fg for fg, _ in graphs], threads=2, warm_start=False)
+    batched = [x.value for _, x in graphs]
+    for (fg, x), expected in zip(graphs, batched):
+        fg.solve(warm_start=False)
+        assert np.array_equal(x.value, expected)
+
+
+class OracleFailure(Exception):
+    pass
+
+
+def failing_graph(payload, after=0):
+    """A graph whose Python oracle raises OracleFailure(payload) from its
+    (after+1)-th call."""
+    calls = [0]
+
+    def oracle(a, b):
+        calls[0] += 1
+        if calls[0] > after:
+            raise OracleFailure(payload)
+        return xor_oracle(a, b)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([[0.3, 0.2, 0.1], [0.1, 0.5, 0.2]]))
+    fg.add(concord.Factor(x[0], map=oracle))
+    fg.add(concord.Xor(x[1]))
+    fg.add(concord.AtMostOne(x[:, 1]))
+    return fg
+
+
+@pytest.mark.parametrize("solve", ["solve", "solve_map", "batch"])
+def test_an_oracle_exception_comes_out_of_the_solve_with_no_reference_kept(solve):
+    payload = object()
+    baseline = sys.getrefcount(payload)
+    for after in (0, 3):
+        fg = failing_graph(payload, after)
+        with pytest.raises(OracleFailure) as caught:
+            if solve == "batch":
+                healthy = [failing_graph(None, after=10 ** 9) for _ in range(3)]
+                concord.solve_batch(healthy + [fg], threads=2)
+            else:
+                getattr(fg, solve)()
+        assert caught.value.args[0] is payload
+        del caught, fg
+    gc.collect()
+    assert sys.getrefcount(payload) == baseline
+
+
+def test_a_graph_solves_again_after_its_oracle_failed():
+    state = {"fail": True}
+
+    def oracle(a, b):
+        if state["fail"]:
+            raise KeyError("no")
+        return xor_oracle(a, b)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([0.2, 0.9, 0.1]))
+    fg.add(concord.Factor(x, map=oracle))
+    with pytest.raises(KeyError):
+        fg.solve_map()
+    state["fail"] = False
+    assert fg.solve_map().status == "integral" and np.array_equal(x.value, [0, 1, 0])
+
+
+def test_an_oracle_returning_nonsense_is_a_clear_error():
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros(3))
+    fg.add(concord.Factor(x, map=lambda a, b: [0.5, 0.5, 0.0]))
+    with pytest.raises(concord.CallbackError, match="invalid configuration"):
+        fg.solve_map()
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros(3))
+    fg.add(concord.Factor(x, map=lambda a, b: [1.0, 0.0]))
+    with pytest.raises(ValueError, match="expected 3 values, got 2"):
+        fg.solve_map()
+
+
+def test_a_progress_callback_sees_the_solve_and_can_stop_it():
+    rng = np.random.default_rng(9)
+    seen = []
+    fg = concord.FactorGraph()
+    x = fg.variable_from(rng.normal(size=(8, 8)))
+    for i in range(8):
+        fg.add(concord.Xor(x[i]))
+        fg.add(concord.AtMostOne(x[:, i]))
+    info = fg.solve(progress=lambda p: seen.append(p.iteration) or len(seen) >= 2, bound_every=1,
+                    tol=1e-12)
+    assert info.status == "interrupted" and seen == [1, 2]
+
+    def boom(progress):
+        raise ZeroDivisionError("stop")
+    with pytest.raises(ZeroDivisionError):
+        fg.solve(progress=boom, warm_start=False)
+
+
+# ---------------------------------------------------------------------------
+# Bad input
+
+
+def test_bad_input_raises_value_errors_with_the_c_message():
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="variable 1 appears more than once"):
+        fg.add(concord.Xor(x[0, [1, 2, 1]]))
+    with pytest.raises(ValueError, match="not finite"):
+        fg.variable_from(np.array([0.0, np.nan]))
+    with pytest.raises(ValueError, match="not finite"):
+        fg.variable_from(np.array([np.inf]))
+    x.scores = np.array([[0.0, 1.0, 2.0], [np.nan, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="not finite"):
+        fg.solve()
+    x.scores = np.zeros(5)
+    with pytest.raises(ValueError, match=r"expected shape \(2, 3\)"):
+        fg.solve()
+    x.scores = np.zeros((2, 3))
+    with pytest.raises(ValueError, match="expected shape"):
+        fg.add(concord.Pair(x[0], x[1], np.zeros(4)))
+    with pytest.raises(ValueError, match="a has 3 variables, b 2"):
+        fg.add(concord.Pair(x[0], x[1, :2], 0.0))
+    with pytest.raises(ValueError, match="expected an \\(n, n\\) variable"):
+        fg.add(concord.DepTree(x))
+    with pytest.raises(ValueError, match="links cannot be negated"):
+        fg.add(concord.Matching(~x))
+    with pytest.raises(ValueError, match="budget"):
+        fg.add(concord.Budget(x, -1))
+    with pytest.raises(ValueError):
+        fg.add(concord.Xor(x[2]))  # out of the variable's shape
+    other = concord.FactorGraph().variable_from(np.zeros(3))
+    with pytest.raises(ValueError, match="belong to its FactorGraph"):
+        fg.add(concord.Xor(other))
+    with pytest.raises(TypeError, match="unknown setting"):
+        fg.solve(tolerance=1e-3)
+    with pytest.raises(ValueError, match="^tol must be in"):
+        fg.solve(tol=2.0)
+    assert fg.num_factors == 0  # nothing half-built
+
+
+def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_message():
+    graph = _core.Graph()
+    graph.add_variables(3)
+    with pytest.raises(ValueError, match=r"variable 7 out of range \(the graph has 3\)"):
+        graph.add_logic("XOR", [0, 7])
+    with pytest.raises(ValueError, match="variable -1 out of range"):
+        graph.add_budget([-1, 0], 1)
+    with pytest.raises(ValueError, match="index out of range"):
+        graph.add_logic("OR", np.array([0, 2 ** 40]))
+    with pytest.raises(TypeError, match="expected integers"):
+        graph.add_logic("OR", [0.0, 1.0])
+    with pytest.raises(ValueError, match="unknown logic factor"):
+        graph.add_logic("NAND", [0, 1])
+    with pytest.raises(ValueError, match="expected 2 flags, got 3"):
+        graph.add_logic("OR", [0, 1], [True, False, True])
+    with pytest.raises(concord.InfeasibleError):
+        graph.add_matching(2, 1, [0, 1], every_row=True)
+    solver = _core.Solver(graph)
+    with pytest.raises(ValueError, match="expected 3 values, got 2"):
+        solver.set_scores([0.0, 1.0])
+    with pytest.raises(ValueError, match="not finite"):
+        solver.set_scores([0.0, 1.0, np.inf])
+    solver.solve_map()
+    graph.add_multi_variable(2)  # the solver's buffers are now too short: refused
+    assert [graph.factor_degree(f) for f in range(graph.num_factors)] == [2]  # its XOR
+    for use in (lambda: solver.variables, lambda: solver.solve_map(), lambda: solver.decode()):
+        with pytest.raises(ValueError, match="structure changed"):
+            use()
+    with open(os.path.join(ROOT, "examples", "data", "alignment.fg")) as text:
+        (read,) = _core.read_buffer(text.read())
+    solver = _core.Solver(read)
+    solver.solve_sparse()
+    with pytest.raises(ValueError, match="concord_factor_degree"):
+        solver.factor_distribution(0)  # its degree is unknown: never a buffer too short
+    with pytest.raises(concord.ParseError, match="<buffer>:1"):
+        _core.read_buffer("this is not a graph")
+    with pytest.raises(OSError):
+        concord.read_fg("/nonexistent/graph.fg")
+
+
+def test_float32_and_strided_scores_are_converted():
+    scores = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2] / 10
+    fg = concord.FactorGraph()
+    x = fg.variable_from(scores)
+    fg.add(concord.Xor(x.T[0]))
+    fg.solve()
+    assert x.value.shape == (3, 2) and x.value.dtype == np.float64
+
+
+# ---------------------------------------------------------------------------
+# Memory, reprs, hooks
+
+
+def resident_kib():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def build_and_solve(rng, k):
+    fg = concord.FactorGraph()
+    x = fg.variable_from(rng.normal(size=(6, 6)))
+    for i in range(6):
+        fg.add(concord.Xor(x[i]))
+        fg.add(concord.AtMostOne(x[:, i]))
+    fg.add(concord.Pair(x[0, :-1], x[0, 1:], rng.normal(size=5)))
+    if k % 10 == 0:
+        fg.add(concord.Factor(x[1], map=failing_oracle))
+        with pytest.raises(OracleFailure):
+            fg.solve()
+    else:
+        fg.solve()
+        fg.decode()
+
+
+def failing_oracle(a, b):
+    raise OracleFailure(np.zeros(1000))
+
+
+def test_build_solve_cycles_keep_memory_flat():
+    rng = np.random.default_rng(10)
+    for k in range(1500):  # warm up allocators and caches
+        build_and_solve(rng, k)
+    gc.collect()
+    before = resident_kib()
+    for k in range(3000):
+        build_and_solve(rng, k)
+    gc.collect()
+    grown = resident_kib() - before
+    print("\nresident memory over 3000 build/solve cycles: %+d KiB" % grown)
+    assert grown < 2048
+
+
+def test_reprs_show_sizes():
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros((4, 5)))
+    f = fg.add(concord.Pair(x[:, :-1], x[:, 1:], 0.5))
+    assert repr(fg) == "FactorGraph(20 variables, 16 factors, 16 additionals)"
+    assert repr(x) == "Variable(shape=(4, 5))"
+    assert repr(~x[1:, 2]) == "VariableSlice(shape=(3,), negated)"
+    assert repr(f) == "Pair(16 pairs)"
+    assert repr(fg.add(concord.Xor(x[0]))) == "Xor(5 variables, 0 additionals)"
+    assert repr(concord.Xor(x)) == "Xor(not in a graph)"
+    assert "16 additionals" in repr(fg.graph)
+    assert "status='" in repr(fg.solve())
+    assert repr(concord.Settings(tol=1e-3)).startswith("Settings(max_iter=100000, tol=0.001")
+
+
+def test_exact_map_is_a_clear_hook():
+    fg = concord.FactorGraph()
+    fg.variable_from(np.zeros(2))
+    with pytest.raises(NotImplementedError, match="concord_solver_exact"):
+        fg.solve_exact()
+
+
+def test_distributions_reproduce_the_solution():
+    rng = np.random.default_rng(11)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(rng.normal(size=(5, 5)))
+    tree = fg.add(concord.DepTree(x))
+    fg.add(concord.Budget(x[0], 2))
+    fg.solve(tol=1e-10)
+    weights, trees = fg.distribution(tree)
+    assert trees.shape == (len(weights), 5, 5)
+    assert weights.min() > 0 and np.isclose(weights.sum(), 1.0)
+    assert np.abs(np.tensordot(weights, trees, 1) - x.value).max() < 1e-7
+
+
+def test_the_numpy_losses_equal_the_low_level_ones():
+    rng = np.random.default_rng(12)
+    theta = rng.normal(size=(3, 3))
+    gold = np.eye(3)
+    for kind in ("sparsemap", "hinge"):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(theta)
+        for i in range(3):
+            fg.add(concord.Xor(x[i]))
+            fg.add(concord.Xor(x[:, i]))
+        loss = fg.loss({x: gold}, kind=kind)
+        solver = _core.Solver(fg.graph)
+        expected, dtheta, _, _ = getattr(solver, "loss_" + kind)(gold.reshape(-1))
+        assert loss == expected and loss > 0
+        assert np.array_equal(x.value - gold, dtheta.reshape(3, 3))
+
+
+def test_a_python_qp_replaces_the_active_set():
+    """A user factor with the weighted simplex projection as its QP (the
+    XOR's polytope) solves as Xor does, and its QP is what the solves call."""
+    calls = [0]
+
+    def simplex_qp(a, b, d):
+        calls[0] += 1
+        low, high = np.min(a - d), np.max(a)  # sum of clip((a - tau) / d, 0) is 1 in between
+        for _ in range(200):
+            tau = 0.5 * (low + high)
+            low, high = (tau, high) if np.maximum((a - tau) / d, 0).sum() > 1 else (low, tau)
+        return np.maximum((a - tau) / d, 0)
+    rng = np.random.default_rng(13)
+    theta = rng.normal(size=(3, 4))
+    results = []
+    for python in (False, True):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(theta)
+        for i in range(3):
+            fg.add(concord.Factor(x[i], map=xor_oracle, qp=simplex_qp) if python
+                   else concord.Xor(x[i]))
+        for j in range(4):
+            fg.add(concord.AtMostOne(x[:, j]))
+        fg.solve(tol=1e-10)
+        results.append(x.value)
+    assert calls[0] > 0 and np.abs(results[0] - results[1]).max() <= 1e-6
