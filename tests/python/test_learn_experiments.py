@@ -45,8 +45,9 @@ def quiet(*args):
     pass
 
 
-def check_multilabel_ssvm(train, test, epochs):
-    results, all_off = multilabel_ssvm.run(train, test, epochs=epochs, threads=2, log=quiet)
+def check_multilabel_ssvm(train, test, epochs, inference="map"):
+    results, all_off = multilabel_ssvm.run(train, test, epochs=epochs, inference=inference,
+                                           threads=2, log=quiet)
     for result in results.values():
         assert result["loss_curve"][-1] < 0.7 * result["loss_curve"][0]
         assert result["hamming"] < 0.8 * all_off
@@ -54,8 +55,9 @@ def check_multilabel_ssvm(train, test, epochs):
         0, train[1].shape[1] - 1, train[1].shape[1] * (train[1].shape[1] - 1) // 2}
 
 
-def test_multilabel_ssvm_on_the_fixture():
-    check_multilabel_ssvm(*fixture_multilabel(), epochs=5)
+@pytest.mark.parametrize("inference", ["map", "exact"])
+def test_multilabel_ssvm_on_the_fixture(inference):
+    check_multilabel_ssvm(*fixture_multilabel(), epochs=5, inference=inference)
 
 
 def test_multilabel_ssvm_on_yeast_and_emotions():
