@@ -18,6 +18,7 @@
   SubgradientSSVM (no regularisation; and lambda1 = 1 / (C n)).
 * chow_liu_tree has the largest total mutual information of all spanning
   trees (enumerated by Pruefer sequences).
+* The python blocks of docs/learning.md run (their assertions included).
 """
 
 import itertools
@@ -31,6 +32,7 @@ from concord.learn import (ChainCRF, DistRepSSVM, GraphCRF, MultiLabelClf, Subgr
                            chow_liu_tree, nuclear_norm_prox, structured_hinge)
 from concord.learn import learners
 from concord.learn.datasets import load_conllu, load_mulan
+from test_docs import python_blocks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "data", "learn")
@@ -396,6 +398,15 @@ def test_parameters_follow_scikit_learn_conventions():
         SubgradientSSVM(ChainCRF(2, inference_method="viterbi")).fit(
             [np.ones((2, 1))], [np.array([0, 1])])
     assert "SubgradientSSVM(model=ChainCRF(n_states=4" in repr(learner)
+
+
+def test_the_learning_guide_runs(monkeypatch):
+    """Every python block of docs/learning.md, in order, in one namespace."""
+    monkeypatch.chdir(ROOT)
+    namespace = {"__name__": "docs"}
+    for number, block in enumerate(python_blocks("docs/learning.md"), 1):
+        exec(compile(block, "docs/learning.md, python block %d" % number, "exec"), namespace)
+    assert number >= 3
 
 
 def test_readers_on_the_repository_fixtures():
