@@ -103,16 +103,24 @@ class _Learner(Estimator):
         order = rng.permutation(n_examples) if self.shuffle else np.arange(n_examples)
         return [order[i:i + self.batch_size] for i in range(0, n_examples, self.batch_size)]
 
-    def _check(self):
+    def _begin(self):
+        """Checks the parameters, empties the curves and starts the clock."""
         if self.batch_size < 1 or self.max_iter < 0:
             raise ValueError("batch_size must be >= 1 and max_iter >= 0")
+        self.loss_curve_, self.objective_curve_, self.time_curve_ = [], [], []
+        self._start = time.perf_counter()
+        self._callback_seconds = 0.0
 
-    def _record(self, losses, objective, start):
+    def _record(self, losses, objective):
+        """An epoch's figures, then the callback (whose time is not
+        training time)."""
         self.loss_curve_.append(float(np.mean(losses)))
         self.objective_curve_.append(float(objective))
-        self.time_curve_.append(time.perf_counter() - start)
+        self.time_curve_.append(time.perf_counter() - self._start - self._callback_seconds)
         if self.callback is not None:
+            before = time.perf_counter()
             self.callback(self)
+            self._callback_seconds += time.perf_counter() - before
 
     def predict(self, X):
         """The model's inference (decoded labels) for every example of X."""
@@ -145,7 +153,8 @@ class SubgradientSSVM(_Learner):
     ``loss_curve_`` (each epoch's mean training loss, every example's loss
     taken when its minibatch was solved), ``objective_curve_`` (the same
     plus lambda/2 ||w||^2 at the epoch's end), ``time_curve_`` (seconds
-    since fit began). callback(learner), if given, runs after every epoch.
+    since fit began, the callback's excluded). callback(learner), if given,
+    runs after every epoch.
     """
 
     def __init__(self, model, C=1.0, max_iter=100, batch_size=32, learning_rate=0.1,
@@ -167,8 +176,7 @@ class SubgradientSSVM(_Learner):
 
     def fit(self, X, Y):
         """Trains on examples X labelled Y; returns self."""
-        self._check()
-        start = time.perf_counter()
+        self._begin()
         model = self.model
         data = _Training(model, model.initialize(X, Y), Y)
         n = len(data)
@@ -176,7 +184,6 @@ class SubgradientSSVM(_Learner):
         W = np.zeros((model.n_labels, model.n_features_))
         P = np.zeros((model.n_labels, model.n_labels))
         rng = np.random.default_rng(self.random_state)
-        self.loss_curve_, self.objective_curve_, self.time_curve_ = [], [], []
         self.w = model.join_weights(W, P)
         steps = 0
         for _ in range(self.max_iter):
@@ -190,7 +197,7 @@ class SubgradientSSVM(_Learner):
                 steps += 1
             self.w = model.join_weights(W, P)
             self._record(np.concatenate(losses), lam / 2 * self.w @ self.w
-                         + np.mean(np.concatenate(losses)), start)
+                         + np.mean(np.concatenate(losses)))
         return self
 
 
@@ -224,8 +231,8 @@ class DistRepSSVM(_Learner):
     A-step, ``step_curve_``): ``loss_curve_`` (mean training loss, each
     example's taken when its minibatch was solved), ``objective_curve_``
     (objective (1) with that mean), ``rank_curve_`` (rank of A),
-    ``time_curve_`` (seconds since fit began). callback(learner) runs
-    after every epoch.
+    ``time_curve_`` (seconds since fit began, the callback's excluded).
+    callback(learner) runs after every epoch.
     """
 
     def __init__(self, model, dim=None, lambda1=1e-4, lambda2=1e-3, max_iter=10, w_epochs=1,
@@ -284,8 +291,7 @@ class DistRepSSVM(_Learner):
 
     def fit(self, X, Y):
         """Trains on examples X labelled Y; returns self."""
-        self._check()
-        start = time.perf_counter()
+        self._begin()
         model = self.model
         data = _Training(model, model.initialize(X, Y), Y)
         rng = np.random.default_rng(self.random_state)
@@ -293,18 +299,17 @@ class DistRepSSVM(_Learner):
         dim = self.A.shape[0]
         self.W_a = np.zeros((dim, model.n_features_))
         self.W_p = np.zeros((dim, dim))
-        self.loss_curve_, self.objective_curve_, self.time_curve_ = [], [], []
         self.rank_curve_, self.step_curve_ = [], []
         self._w_steps = 0
         for round_ in range(self.max_iter):
             if round_ > 0:
                 for _ in range(self.a_epochs):
-                    self._epoch(data, rng, self._a_step, "A", start)
+                    self._epoch(data, rng, self._a_step, "A")
             for _ in range(self.w_epochs):
-                self._epoch(data, rng, self._w_step, "w", start)
+                self._epoch(data, rng, self._w_step, "w")
         return self
 
-    def _epoch(self, data, rng, step, kind, start):
+    def _epoch(self, data, rng, step, kind):
         losses = []
         for batch in self._epochs(len(data), rng):
             W, P = self._standard()
@@ -314,7 +319,7 @@ class DistRepSSVM(_Learner):
         losses = np.concatenate(losses)
         self.rank_curve_.append(int(np.linalg.matrix_rank(self.A, tol=1e-8)))
         self.step_curve_.append(kind)
-        self._record(losses, self._objective(losses), start)
+        self._record(losses, self._objective(losses))
 
     def _w_step(self, dU, dQ):
         """SSVM step on W_a, W_p: d score / d W_a = A dU, d / d W_p = A dQ A^T."""
