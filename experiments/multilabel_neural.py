@@ -32,7 +32,7 @@ import torch  # noqa: E402
 
 import concord.torch  # noqa: E402
 from concord import _core  # noqa: E402
-from concord.learn.datasets import load_mulan  # noqa: E402
+from concord.learn.datasets import load_mulan_split  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "..", "shared", "data", "multilabel", "bibtex")
@@ -184,13 +184,10 @@ def main():
     parser.add_argument("--output", default="multilabel_neural.png", help="the PNG to write")
     args = parser.parse_args()
     name = os.path.basename(os.path.normpath(args.data))
-    paths = [os.path.join(args.data, "%s%s" % (name, suffix))
-             for suffix in ("-train.arff", "-test.arff", ".xml")]
-    for path in paths:
-        if not os.path.exists(path):
-            sys.exit("%s not found" % path)
-    X, Y, _ = load_mulan(paths[0], paths[2])
-    X_test, Y_test, _ = load_mulan(paths[1], paths[2])
+    try:
+        (X, Y), (X_test, Y_test) = load_mulan_split(args.data, name)
+    except FileNotFoundError as missing:
+        sys.exit("%s not found" % missing.filename)
     print("%s: %d training examples, %d test, %d features, %d labels"
           % (name, len(X), len(X_test), X.shape[1], Y.shape[1]))
     results = run((X, Y), (X_test, Y_test), epochs=args.epochs, threads=args.threads)

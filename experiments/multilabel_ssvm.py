@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from concord.learn import INFERENCE_METHODS, MultiLabelClf, SubgradientSSVM  # noqa: E402
-from concord.learn.datasets import load_mulan  # noqa: E402
+from concord.learn.datasets import load_mulan_split  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "..", "shared", "data", "multilabel")
@@ -74,8 +74,9 @@ def plot(all_results, path):
                                                                   3.8))
     names = list(EDGES)
     for k, (dataset, (results, baseline)) in enumerate(all_results.items()):
-        axes[0].bar(np.arange(len(names)) + 0.4 * k, [results[n]["hamming"] for n in names],
-                    width=0.4, label=dataset)
+        bars = axes[0].bar(np.arange(len(names)) + 0.4 * k,
+                           [results[n]["hamming"] for n in names], width=0.4, label=dataset)
+        axes[0].bar_label(bars, fmt="%.4f", fontsize=7)
         axes[0].plot([-0.2, len(names) - 0.2], [baseline] * 2, "--", color="C%d" % k,
                      linewidth=1, label="%s: all labels off" % dataset)
         for name in names:
@@ -86,6 +87,7 @@ def plot(all_results, path):
         axes[k + 1].set_ylabel("mean structured hinge")
         axes[k + 1].legend(fontsize=8)
     axes[0].set_xticks(np.arange(len(names)) + 0.2, names)
+    axes[0].set_ylim(0.15, 0.35)
     axes[0].set_ylabel("test Hamming loss")
     axes[0].set_title("test Hamming loss (lower is better)")
     axes[0].legend(fontsize=7)
@@ -104,13 +106,10 @@ def main():
     args = parser.parse_args()
     all_results = {}
     for dataset in DATASETS:
-        paths = [os.path.join(args.data, dataset, dataset + suffix)
-                 for suffix in ("-train.arff", "-test.arff", ".xml")]
-        for path in paths:
-            if not os.path.exists(path):
-                sys.exit("%s not found" % path)
-        X, Y, _ = load_mulan(paths[0], paths[2])
-        X_test, Y_test, _ = load_mulan(paths[1], paths[2])
+        try:
+            (X, Y), (X_test, Y_test) = load_mulan_split(os.path.join(args.data, dataset), dataset)
+        except FileNotFoundError as missing:
+            sys.exit("%s not found" % missing.filename)
         print("%s: %d training examples, %d test, %d features, %d labels"
               % (dataset, len(X), len(X_test), X.shape[1], Y.shape[1]))
         all_results[dataset] = run((X, Y), (X_test, Y_test), epochs=args.epochs,

@@ -31,7 +31,7 @@ import concord
 from concord.learn import (ChainCRF, DistRepSSVM, GraphCRF, MultiLabelClf, SubgradientSSVM,
                            chow_liu_tree, nuclear_norm_prox, structured_hinge)
 from concord.learn import learners
-from concord.learn.datasets import load_conllu, load_mulan
+from concord.learn.datasets import load_conllu, load_mulan, load_mulan_split
 from test_docs import python_blocks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -414,5 +414,9 @@ def test_readers_on_the_repository_fixtures():
                              os.path.join(FIXTURES, "multilabel.xml"))
     assert Y.shape == (len(X), len(names)) and set(np.unique(Y)) <= {0, 1}
     assert X.shape[1] == 24 and set(np.unique(X)) <= {0.0, 1.0}
+    (X_split, Y_split), _ = load_mulan_split(FIXTURES, "multilabel")
+    assert np.array_equal(X_split, X) and np.array_equal(Y_split, Y)
+    with pytest.raises(FileNotFoundError, match="nothing-train.arff"):
+        load_mulan_split(FIXTURES, "nothing")
     sentences = load_conllu(os.path.join(FIXTURES, "pos-train.conllu"))
     assert all(len(words) == len(tags) > 0 for words, tags in sentences)

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from concord.learn.datasets import load_conllu, load_mulan
+from concord.learn.datasets import load_conllu, load_mulan_split
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "experiments"))
@@ -29,12 +29,11 @@ def existing(*paths):
     return paths
 
 
-def mulan(folder, name, train="-train.arff", test="-test.arff"):
-    train, test, xml = existing(*(os.path.join(folder, name + suffix)
-                                  for suffix in (train, test, ".xml")))
-    X, Y, _ = load_mulan(train, xml)
-    X_test, Y_test, _ = load_mulan(test, xml)
-    return (X, Y), (X_test, Y_test)
+def mulan(folder, name):
+    try:
+        return load_mulan_split(folder, name)
+    except FileNotFoundError as missing:
+        pytest.skip("%s not found" % os.path.relpath(missing.filename, ROOT))
 
 
 def fixture_multilabel():

@@ -1,11 +1,12 @@
 """Readers for the data sets of the experiments: MULAN's multilabel ARFF
 files and CoNLL-U treebanks."""
 
+import os
 import re
 
 import numpy as np
 
-__all__ = ["load_mulan", "load_conllu"]
+__all__ = ["load_mulan", "load_mulan_split", "load_conllu"]
 
 
 def load_mulan(arff_path, xml_path):
@@ -49,6 +50,21 @@ def load_mulan(arff_path, xml_path):
     label_columns = [position[name] for name in label_names]
     features = np.setdiff1d(np.arange(len(attributes)), label_columns)
     return table[:, features], table[:, label_columns].astype(int), label_names
+
+
+def load_mulan_split(folder, name):
+    """MULAN's train/test split of the data set `name` in `folder`
+    (name-train.arff, name-test.arff, name.xml). Returns ((X, Y), (X_test,
+    Y_test)) as load_mulan reads them; a missing file raises
+    FileNotFoundError naming it."""
+    train, test, xml = (os.path.join(folder, name + suffix)
+                        for suffix in ("-train.arff", "-test.arff", ".xml"))
+    for path in (train, test, xml):
+        if not os.path.exists(path):
+            raise FileNotFoundError(2, "not found", path)
+    X, Y, _ = load_mulan(train, xml)
+    X_test, Y_test, _ = load_mulan(test, xml)
+    return (X, Y), (X_test, Y_test)
 
 
 def _attribute_name(line):
