@@ -108,7 +108,7 @@ def predict(model, graph, kind, X, threads, chunk=64):
     return np.array(out)
 
 
-def run(train, test, epochs=10, losses=LOSSES, hidden=300, batch_size=32, threads=None,
+def run(train, test, epochs=20, losses=LOSSES, hidden=300, batch_size=32, threads=None,
         validation=0.1, seed=0, log=print):
     """Trains one model per loss; returns {loss: history}, the history a
     dict of per-epoch lists (train_loss, validation_f1, test_f1, seconds)
@@ -179,7 +179,7 @@ def plot(results, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DATA, help="the folder of bibtex-{train,test}.arff")
-    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--output", default="multilabel_neural.png", help="the PNG to write")
     args = parser.parse_args()
