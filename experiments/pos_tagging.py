@@ -181,6 +181,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=15, help="SubgradientSSVM's epochs")
     parser.add_argument("--rounds", type=int, default=8,
                         help="DistRepSSVM's rounds (a w-step each, an A-step between)")
+    parser.add_argument("--dim", type=int, default=None,
+                        help="DistRepSSVM's label vectors' size (default: the number of tags)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--output", default="pos_tagging.png", help="the PNG to write")
     args = parser.parse_args()
@@ -189,7 +191,7 @@ def main():
         if not os.path.exists(path):
             sys.exit("%s not found" % path)
     train, test = load_conllu(paths[0]), load_conllu(paths[1])
-    results = run(train, test, epochs=args.epochs, distrep_rounds=args.rounds,
+    results = run(train, test, epochs=args.epochs, distrep_rounds=args.rounds, dim=args.dim,
                   threads=args.threads)
     print("\n%d training sentences (%d tokens), %d test sentences (%d tokens), %d features, "
           "%d tags" % (len(train), sum(len(w) for w, _ in train), len(test),
