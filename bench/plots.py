@@ -43,36 +43,38 @@ def read(results, name):
         return f.read()
 
 
-def ad3_inproc(results, out):
-    data = table(read(results, "ad3_inproc.txt"))
-    names = [r[0].replace(".fg", "") for r in data]
-    ratio = [float(r[3]) for r in data]
+def log_bars(path, names, values, xlabel, title, colors="tab:blue", notes=None, mark=None):
+    """One horizontal bar per name on a log scale, first name on top;
+    notes, when given, are written at the bars' ends; mark, a value to draw
+    a vertical line at."""
     fig, ax = plt.subplots(figsize=(8, 4))
-    ax.barh(names, ratio, color=["tab:green" if x >= 1 else "tab:red" for x in ratio])
-    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.barh(names, values, color=colors)
+    if mark is not None:
+        ax.axvline(mark, color="black", linewidth=0.8)
+    for y, note in enumerate(notes or []):
+        ax.text(values[y], y, " " + note, va="center", fontsize=8)
     ax.set_xscale("log")
-    ax.set_xlabel("AD3 solve time / concord solve time (in one process; > 1: concord faster)")
-    ax.set_title("LP-MAP on AD3's example graphs")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
     ax.invert_yaxis()
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "ad3_inproc.png"), dpi=110)
+    fig.savefig(path, dpi=110)
+
+
+def ad3_inproc(results, out):
+    data = table(read(results, "ad3_inproc.txt"))
+    ratio = [float(r[3]) for r in data]
+    log_bars(os.path.join(out, "ad3_inproc.png"), [r[0].replace(".fg", "") for r in data], ratio,
+             "AD3 solve time / concord solve time (in one process; > 1: concord faster)",
+             "LP-MAP on AD3's example graphs",
+             colors=["tab:green" if x >= 1 else "tab:red" for x in ratio], mark=1.0)
 
 
 def uai(results, out):
     data = table(read(results, "bench_uai.txt"))
-    names = [r[0] for r in data]
-    solve = [float(r[2]) for r in data]
-    iters = [int(r[4]) for r in data]
-    fig, ax = plt.subplots(figsize=(8, 4))
-    ax.barh(names, solve, color="tab:blue")
-    for y, (t, n) in enumerate(zip(solve, iters)):
-        ax.text(t, y, " %d it" % n, va="center", fontsize=8)
-    ax.set_xscale("log")
-    ax.set_xlabel("LP-MAP solve, CPU ms (median)")
-    ax.set_title("UAI 2014 MAP instances")
-    ax.invert_yaxis()
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "uai.png"), dpi=110)
+    log_bars(os.path.join(out, "uai.png"), [r[0] for r in data], [float(r[2]) for r in data],
+             "LP-MAP solve, CPU ms (median)", "UAI 2014 MAP instances",
+             notes=["%s it" % r[4] for r in data])
 
 
 def sparse(results, out):

@@ -292,6 +292,16 @@ int solver_settings(concord_solver *s, const concord_settings *settings, concord
     return CONCORD_OK;
 }
 
+int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dual,
+                     double gap_tol, double time_limit, const struct timespec *start) {
+    const int32_t slot = t % window;
+    if (t > window && history[slot] - best_dual <= gap_tol) return CONCORD_STATUS_FRACTIONAL;
+    history[slot] = best_dual;
+    if (time_limit > 0.0 && solver_seconds_since(start) >= time_limit)
+        return CONCORD_STATUS_TIME_LIMIT;
+    return CONCORD_STATUS_UNSOLVED;
+}
+
 int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32_t iterations,
                     double bound, double l1, concord_info *out, bool *handled) {
     s->mode = MODE_NONE;
