@@ -14,9 +14,11 @@
  *                   training batch.
  *
  * The lifecycle is that of OSQP or SCS: build the graph, create solvers
- * over it (concord_solver_new, the only call that allocates what a solve
- * needs), set each solver's scores, solve (alone, or many at once on
- * threads with concord_solve_batch), read the results, free.
+ * over it (concord_solver_new allocates what a solve needs; only the active
+ * sets of factors whose solutions need many configurations grow, during
+ * the first solves, and keep their room), set each solver's scores, solve
+ * (alone, or many at once on threads with concord_solve_batch), read the
+ * results, free.
  *
  * Every function returns an int code (CONCORD_OK or a CONCORD_E* code).
  * Builders and readers leave a message naming what was wrong in
@@ -191,7 +193,9 @@ CONCORD_API int concord_multi_variable(const concord_graph *g, int32_t m, int32_
  * scores[...] in row-major order, the last variable changing fastest (NULL:
  * zeros). A score of -INFINITY forbids that joint state (a hard
  * constraint, e.g. a zero probability); its additional score is then 0 and
- * stays forbidden when scores are changed later. At least one joint state
+ * stays forbidden when scores are changed later (a score given to it later
+ * is ignored by the factor but still counts in the scale the stopping rule
+ * measures residuals against: leave it 0). At least one joint state
  * must be allowed. The factor's configurations are one-hot in each
  * variable. */
 CONCORD_API int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
@@ -389,9 +393,10 @@ CONCORD_API int concord_add_sequence_compressor(concord_graph *g, int32_t n_word
  * already flipped for negated links: the oracle sees literals) and of its
  * additional outputs (additional_scores, num_additionals entries), it
  * writes a best allowed configuration: variable_values, 0 or 1 per link,
- * and additional_values, 0 or 1 per additional output (indicators, like
- * every built-in factor's: PAIR's "both are 1", DENSE's joint states); and
- * its score
+ * and additional_values, any real in [-1, 1] per additional output (the
+ * built-in factors' are indicators, as PAIR's "both are 1"; a larger
+ * value is its score's to carry: decoding and the losses recognize a
+ * configuration by link scores that must outweigh b . v); and its score
  * variable_scores . variable_values + additional_scores . additional_values
  * in *value. It returns 0, or any nonzero value to report an error, which
  * ends the solve with CONCORD_ECALLBACK (status "callback_failed").

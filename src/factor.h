@@ -41,6 +41,10 @@ typedef struct factor_ops {
     /* The polytope has fractional vertices (KNAPSACK): its points are not
      * mixtures of 0/1 configurations, so it has no sparse distribution. */
     bool fractional_vertices;
+    /* A configuration's additional outputs may take any value in [-1, 1]
+     * (user factors); otherwise they are 0 or 1, like its variables, and
+     * the active set stores only which ones are 1. */
+    bool real_additionals;
     /* With qp, optional: the derivative of the QP solution on the face of
      * the polytope that holds it: `face` is the code qp returned with the
      * literal solution u (at additional scores b), so no QP is solved
@@ -61,8 +65,8 @@ typedef struct factor_ops {
 } factor_ops;
 
 /* The failure code of a user callback that returned 0 but wrote an
- * invalid configuration (a variable value outside [0, 1], a non-finite
- * value). */
+ * invalid configuration (a variable value outside [0, 1], an additional
+ * value outside [-1, 1]). */
 enum { FACTOR_INVALID_OUTPUT = -2147483647 - 1 };
 
 struct factor {

@@ -150,18 +150,25 @@ static double assert_certified(const qp_run *r, const dense_case *t, const doubl
                                const double *v) {
     double ru[MAX_LINKS] = {0}, rv[MAX_JOINT] = {0}, total = 0.0;
     for (int32_t k = 0; k < active_set_size(r->state); ++k) {
-        const int32_t *ones;
-        int32_t n = active_set_config(r->state, k, &ones);
+        double cu[MAX_LINKS], cv[MAX_JOINT];
+        active_set_config(r->state, k, cu, cv);
         double w = active_set_weight(r->state, k);
         assert_true(w >= -1e-12);
         total += w;
-        /* One state per variable and the matching allowed joint state. */
-        assert_int_equal(n, t->n_vars + 1);
-        int c = ones[n - 1] - t->degree;
-        assert_true(c >= 0 && c < t->n_joint && !t->forbidden[c]);
+        /* One allowed joint state, and one state per variable: its own. */
+        int c = -1, on = 0;
+        for (int j = 0; j < t->n_joint; ++j) {
+            assert_true(cv[j] == 0.0 || cv[j] == 1.0);
+            if (cv[j] == 1.0) c = j, ++on;
+        }
+        assert_int_equal(on, 1);
+        assert_true(!t->forbidden[c]);
         int links[MAX_VARS];
         joint_links(t, c, links);
-        for (int j = 0; j < t->n_vars; ++j) assert_int_equal(ones[j], links[j]);
+        on = 0;
+        for (int i = 0; i < t->degree; ++i) on += cu[i] == 1.0;
+        assert_int_equal(on, t->n_vars);
+        for (int j = 0; j < t->n_vars; ++j) assert_true(cu[links[j]] == 1.0);
         for (int j = 0; j < t->n_vars; ++j) ru[links[j]] += w;
         rv[c] += w;
     }

@@ -268,11 +268,8 @@ static enum outcome check_one(test_rng *r, ref_kind kind, kind_stats *st) {
         double *hull = malloc((size_t)(n_active + 1) * (size_t)dim * sizeof(double));
         assert_non_null(hull);
         for (int k = 0; k < n_active; ++k) {
-            const int32_t *ones;
-            int32_t n = active_set_config(state, k, &ones);
             double *row = hull + (size_t)k * (size_t)dim;
-            for (int c = 0; c < dim; ++c) row[c] = 0.0;
-            for (int32_t t = 0; t < n; ++t) row[ones[t]] = 1.0;
+            active_set_config(state, k, row, row + p);
             for (int j = 0; j < p; ++j)
                 if (neg[j]) row[j] = 1.0 - row[j];
         }

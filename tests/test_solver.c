@@ -520,69 +520,93 @@ static void backward_through_user_factors_equals_finite_differences(void **state
     assert_true(checked >= 15);
 }
 
-/* PAIR as a user factor: a best configuration of two links with one
- * additional output, "both are 1"; `half` makes it write 0.5 there. */
-static int pair_oracle(void *user, const double *a, const double *b, double *u, double *v,
-                       double *value) {
-    const bool *half = user;
+/* PAIR as a user factor whose additional output is `scale` when both
+ * links are 1 (0 otherwise), scale in [-1, 1]. */
+static int scaled_pair_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                              double *value) {
+    const double *scale = user;
     double best = -INFINITY;
     for (int c = 0; c < 4; ++c) {
-        const double x = c & 1, y = c >> 1, score = a[0] * x + a[1] * y + b[0] * x * y;
+        const double x = c & 1, y = c >> 1, score = a[0] * x + a[1] * y + b[0] * *scale * x * y;
         if (score > best) {
             best = score;
             u[0] = x;
             u[1] = y;
-            v[0] = *half ? 0.5 : x * y;
+            v[0] = *scale * x * y;
         }
     }
     *value = best;
     return 0;
 }
 
-/* A user factor's additional output is an indicator like PAIR's: solved
- * as the built-in PAIR, it gives the same variables and additional for AD3
- * and LP-SparseMAP; an oracle writing 0.5 there is refused. */
-static void a_user_factors_additional_outputs_are_indicators(void **state) {
+/* A user factor's additional outputs may be reals in [-1, 1]: PAIR with
+ * its additional output scaled by c and score phi is the built-in PAIR
+ * with score c phi, so both give the same variables, the user's additional
+ * is c times the built-in's, and so are its distribution's entries and
+ * its gradient with respect to phi. An oracle writing 1.5 is refused. */
+static void a_user_factors_additional_outputs_may_be_real(void **state) {
     (void)state;
     test_rng rng = {29};
     concord_settings st;
     concord_default_settings(&st);
     st.tol = 1e-10;
-    for (int trial = 0; trial < 20; ++trial) {
-        double theta[3], pair_score = 2.0 * rng_normal(&rng);
+    st.backward_tol = 1e-12;
+    const double scales[3] = {0.4, -0.7, 1.0};
+    for (int trial = 0; trial < 30; ++trial) {
+        double scale = scales[trial % 3], theta[3], phi = 2.0 * rng_normal(&rng);
+        double scaled_phi = scale * phi;
         random_normals(&rng, theta, 3, 1.0);
-        bool half = false;
         concord_graph *g[2];
         for (int user = 0; user <= 1; ++user) {
             g[user] = concord_graph_new();
             concord_add_variables(g[user], 3, theta, NULL);
             int32_t vars[2] = {0, 1}, budget_vars[2] = {1, 2};
             if (user)
-                assert_int_equal(concord_add_factor(g[user], 2, vars, NULL, 1, &pair_score,
-                                                    pair_oracle, &half, NULL),
+                assert_int_equal(concord_add_factor(g[user], 2, vars, NULL, 1, &phi,
+                                                    scaled_pair_oracle, &scale, NULL),
                                  CONCORD_OK);
             else
-                concord_add_pair(g[user], 0, 1, pair_score, NULL);
+                concord_add_pair(g[user], 0, 1, scaled_phi, NULL);
             concord_add_logic(g[user], CONCORD_ATMOSTONE, 2, budget_vars, NULL, NULL);
         }
         concord_solver *s[2] = {new_solver_or_fail(g[0]), new_solver_or_fail(g[1])};
-        for (int sparse = 0; sparse <= 1; ++sparse) {
-            for (int k = 0; k < 2; ++k) {
-                concord_info info;
-                assert_int_equal(sparse ? concord_solver_sparse(s[k], &st, &info)
-                                        : concord_solver_map(s[k], &st, &info),
-                                 CONCORD_OK);
-            }
-            if (!sparse) continue; /* LP-MAP's solution need not be unique */
-            for (int i = 0; i < 3; ++i)
-                assert_true(fabs(concord_solver_variables(s[0])[i] -
-                                 concord_solver_variables(s[1])[i]) <= 1e-6);
-            assert_true(fabs(concord_solver_additionals(s[0])[0] -
-                             concord_solver_additionals(s[1])[0]) <= 1e-6);
+        concord_info info[2];
+        for (int k = 0; k < 2; ++k) {
+            assert_int_equal(concord_solver_map(s[k], &st, &info[k]), CONCORD_OK);
+            assert_true(fabs(info[0].value - info[k].value) <= 1e-8);
         }
-        half = true;
-        concord_info info;
-        assert_int_equal(concord_solver_sparse(s[1], &st, &info), CONCORD_ECALLBACK);
+        for (int k = 0; k < 2; ++k)
+            assert_int_equal(concord_solver_sparse(s[k], &st, &info[k]), CONCORD_OK);
+        for (int i = 0; i < 3; ++i)
+            assert_true(fabs(concord_solver_variables(s[0])[i] -
+                             concord_solver_variables(s[1])[i]) <= 1e-7);
+        assert_true(fabs(scale * concord_solver_additionals(s[0])[0] -
+                         concord_solver_additionals(s[1])[0]) <= 1e-7);
+        /* the distribution's additional entries are 0 or the scale */
+        int32_t count;
+        assert_int_equal(concord_solver_factor_distribution(s[1], 0, &count), CONCORD_OK);
+        double mean = 0.0;
+        for (int32_t k = 0; k < count; ++k) {
+            double w, u[2], v;
+            assert_int_equal(concord_solver_distribution_entry(s[1], k, &w, u, &v), CONCORD_OK);
+            assert_true(v == (u[0] == 1.0 && u[1] == 1.0 ? scale : 0.0));
+            mean += w * v;
+        }
+        assert_true(fabs(mean - concord_solver_additionals(s[1])[0]) <= 1e-9);
+        /* d/dphi of the user's graph = c d/d(c phi) of the built-in's */
+        double du[3], dtheta[2][3], dphi[2];
+        random_normals(&rng, du, 3, 1.0);
+        for (int k = 0; k < 2; ++k)
+            assert_int_equal(concord_solver_backward(s[k], &st, du, NULL, dtheta[k], &dphi[k],
+                                                     NULL),
+                             CONCORD_OK);
+        for (int i = 0; i < 3; ++i) assert_true(fabs(dtheta[0][i] - dtheta[1][i]) <= 1e-6);
+        assert_true(fabs(scale * dphi[0] - dphi[1]) <= 1e-6);
+        /* scores under which (1, 1) is the oracle's first answer */
+        const double high[3] = {5.0, 5.0, 0.0}, positive = 1.0;
+        assert_int_equal(concord_solver_set_scores(s[1], high, &positive), CONCORD_OK);
+        scale = 1.5;
+        assert_int_equal(concord_solver_sparse(s[1], &st, &info[1]), CONCORD_ECALLBACK);
         assert_non_null(strstr(concord_solver_last_error(s[1]), "invalid configuration"));
         for (int k = 0; k < 2; ++k) {
             concord_solver_free(s[k]);
@@ -922,7 +946,7 @@ int main(void) {
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
         cmocka_unit_test(user_factor_arguments_are_checked),
         cmocka_unit_test(a_qp_callback_gives_the_oracles_solution),
-        cmocka_unit_test(a_user_factors_additional_outputs_are_indicators),
+        cmocka_unit_test(a_user_factors_additional_outputs_may_be_real),
         cmocka_unit_test(the_progress_callback_reports_and_can_interrupt),
         cmocka_unit_test(a_solve_stops_at_the_time_limit),
         cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),

@@ -6,6 +6,7 @@
  * the `failure` entry (factor_failure). A failed call leaves zeros in its
  * outputs, which keeps the caller's arithmetic finite until it notices.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "../graph.h"
@@ -25,20 +26,16 @@ static void set_zero(int32_t n, double *x) {
     for (int32_t i = 0; i < n; ++i) x[i] = 0.0;
 }
 
-/* A configuration's value is 0 or 1; a QP solution's, a mean of
- * configurations, lies in [0, 1]. */
-static bool valid_value(double x, bool binary) {
-    return binary ? x == 0.0 || x == 1.0 : x >= 0.0 && x <= 1.0;
-}
-
-/* Checks a callback's outputs, variable and additional values alike: the
- * active set stores a configuration as the list of its outputs that are 1,
- * so an oracle's additional outputs are indicators too. */
+/* Checks a callback's outputs: variable values 0 or 1 in a configuration,
+ * within [0, 1] in a QP solution (a mean of configurations); additional
+ * values within [-1, 1] (decoding tells an allowed configuration by
+ * scores that outweigh b.v only when |v| <= 1, solver_factor_at). */
 static int check_outputs(const factor *f, const double *u, const double *v, bool binary) {
     for (int32_t i = 0; i < f->degree; ++i)
-        if (!valid_value(u[i], binary)) return FACTOR_INVALID_OUTPUT;
+        if (binary ? u[i] != 0.0 && u[i] != 1.0 : !(u[i] >= 0.0 && u[i] <= 1.0))
+            return FACTOR_INVALID_OUTPUT;
     for (int32_t k = 0; k < f->n_add; ++k)
-        if (!valid_value(v[k], binary)) return FACTOR_INVALID_OUTPUT;
+        if (!(fabs(v[k]) <= 1.0)) return FACTOR_INVALID_OUTPUT;
     return 0;
 }
 
@@ -92,11 +89,13 @@ static int user_failure(const factor *f, const void *scratch) {
 static const factor_ops user_ops = {.name = "USER",
                                     .map = user_map,
                                     .scratch_bytes = user_scratch_bytes,
+                                    .real_additionals = true,
                                     .failure = user_failure};
 static const factor_ops user_qp_ops = {.name = "USER",
                                        .map = user_map,
                                        .qp = user_qp,
                                        .scratch_bytes = user_scratch_bytes,
+                                       .real_additionals = true,
                                        .failure = user_failure};
 
 int concord_add_factor(concord_graph *g, int32_t degree, const int32_t *vars,

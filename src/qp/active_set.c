@@ -26,6 +26,11 @@
  * of iterative refinement (solve_target says when). Q also makes a
  * rebuild of the inverse O(k^3) with no pass over the configurations.
  *
+ * Configurations are stored as the sorted indices of their nonzero
+ * outputs; a user factor's additional outputs may be any value in
+ * [-1, 1], and then each entry's value is stored beside its index (1 for
+ * a link).
+ *
  * Memory: the struct and the arrays sized by the factor (d, marks, the
  * oracle's configuration) come in one allocation; the arrays sized by the
  * capacity (weights, Q, the inverse, the configurations) in a second one,
@@ -52,12 +57,14 @@ struct active_set {
     bool have_d;
     bool uniform;    /* every d_i is the same */
     bool refine;     /* refine every solve until the next rebuild */
+    bool real_values; /* configurations' additional outputs may be reals */
     int32_t checked; /* the update count at the last accurate check */
     /* sized by the factor, allocated with the struct */
     double *d;       /* the d the inverse was built for (degree) */
     double *mark;    /* degree: d_i on the links of the configuration being
                         bordered, 0 elsewhere (kept all zero in between) */
     int32_t *cand;   /* the oracle's configuration (config_size) */
+    double *cand_value; /* its entries' values (config_size) */
     /* sized by the capacity k, in one block */
     void *block;
     double *p;       /* weights (k) */
@@ -70,6 +77,8 @@ struct active_set {
     int32_t *count;  /* ones per configuration (k) */
     int32_t *links;  /* of which links, listed first (k) */
     int32_t *ones;   /* configurations: k rows of config_size */
+    double *values;  /* with real_values, their entries' values (same
+                        layout); NULL otherwise: every entry is 1 */
     /* the inverse for the metric of the backward pass, on demand */
     double *kinv_w;
     int32_t jvp_capacity; /* kinv_w has room for this many (stride +1) */
@@ -120,6 +129,7 @@ static size_t block_layout(active_set *s, int32_t capacity, char *memory) {
     const size_t hashes = align8(mul_size(k, sizeof(uint64_t)));
     const size_t ints_k = align8(mul_size(k, sizeof(int32_t)));
     const size_t configs = align8(mul_size(mul_size(k, l), sizeof(int32_t)));
+    const size_t values = s->real_values ? mul_size(mul_size(k, l), sizeof(double)) : 0;
     if (memory) {
         char *m = memory;
         s->p = (double *)m, m += doubles_k;
@@ -132,14 +142,16 @@ static size_t block_layout(active_set *s, int32_t capacity, char *memory) {
         s->hash = (uint64_t *)m, m += hashes;
         s->count = (int32_t *)m, m += ints_k;
         s->links = (int32_t *)m, m += ints_k;
-        s->ones = (int32_t *)m;
+        s->ones = (int32_t *)m, m += configs;
+        s->values = s->real_values ? (double *)m : NULL;
     }
     size_t bytes = add_size(mul_size(doubles_k, 2), inverse);
     bytes = add_size(bytes, gram);
     bytes = add_size(bytes, mul_size(doubles_k1, 3));
     bytes = add_size(bytes, hashes);
     bytes = add_size(bytes, mul_size(ints_k, 2));
-    return add_size(bytes, configs);
+    bytes = add_size(bytes, configs);
+    return add_size(bytes, values);
 }
 
 active_set *active_set_new(const factor *f) {
@@ -148,6 +160,7 @@ active_set *active_set_new(const factor *f) {
     size_t fixed = align8(sizeof(active_set));
     fixed = add_size(fixed, mul_size(align8(mul_size(deg, sizeof(double))), 2));
     fixed = add_size(fixed, align8(mul_size((size_t)l, sizeof(int32_t))));
+    fixed = add_size(fixed, mul_size((size_t)l, sizeof(double)));
     char *m = alloc_bytes(fixed);
     if (!m) return NULL;
     active_set *s = (active_set *)m;
@@ -155,6 +168,7 @@ active_set *active_set_new(const factor *f) {
     s->degree = f->degree;
     s->n_add = f->n_add;
     s->config_size = l;
+    s->real_values = f->ops->real_additionals;
     s->max_capacity = f->degree < INT32_MAX ? f->degree + 1 : INT32_MAX;
     s->capacity = s->max_capacity < INITIAL_CAPACITY ? s->max_capacity : INITIAL_CAPACITY;
     s->jvp_size = -1;
@@ -162,7 +176,8 @@ active_set *active_set_new(const factor *f) {
     s->d = (double *)m, m += align8(deg * sizeof(double));
     s->mark = (double *)m, m += align8(deg * sizeof(double));
     memset(s->mark, 0, deg * sizeof(double));
-    s->cand = (int32_t *)m;
+    s->cand = (int32_t *)m, m += align8((size_t)l * sizeof(int32_t));
+    s->cand_value = (double *)m;
     s->block = alloc_bytes(block_layout(s, s->capacity, NULL));
     if (!s->block) {
         free(s);
@@ -193,10 +208,6 @@ void active_set_reset(active_set *s) {
 int32_t active_set_size(const active_set *s) { return s->size; }
 double active_set_weight(const active_set *s, int32_t k) { return s->p[k]; }
 int32_t active_set_capacity(const active_set *s) { return s->capacity; }
-int32_t active_set_config(const active_set *s, int32_t k, const int32_t **ones) {
-    *ones = s->ones + (size_t)k * (size_t)s->config_size;
-    return s->count[k];
-}
 
 static inline double *at(double *matrix, int32_t stride, int32_t i, int32_t j) {
     return &matrix[(size_t)i * (size_t)stride + (size_t)j];
@@ -229,6 +240,7 @@ static int grow(active_set *s) {
     memcpy(next.count, s->count, n * sizeof(int32_t));
     memcpy(next.links, s->links, n * sizeof(int32_t));
     memcpy(next.ones, s->ones, n * l * sizeof(int32_t));
+    if (s->values) memcpy(next.values, s->values, n * l * sizeof(double));
     for (size_t i = 0; i < m; ++i)
         memcpy(next.kinv + i * ((size_t)capacity + 1), s->kinv + i * ((size_t)s->capacity + 1),
                m * sizeof(double));
@@ -263,17 +275,50 @@ static void matvec(const double *matrix, int32_t stride, const double *x, int32_
     for (int32_t i = 0; i < m; ++i) out[i] = dot(matrix + (size_t)i * (size_t)stride, x, m);
 }
 
-static uint64_t hash_list(const int32_t *x, int32_t n) {
+static uint64_t hash_mix(uint64_t h, uint64_t word) { return (h ^ word) * 1099511628211ull; }
+
+/* Of a configuration's indices x and, with real values, their values xv. */
+static uint64_t hash_config(const active_set *s, const int32_t *x, const double *xv, int32_t n) {
     uint64_t h = 1469598103934665603ull;
-    for (int32_t k = 0; k < n; ++k) {
-        h ^= (uint64_t)(uint32_t)x[k];
-        h *= 1099511628211ull;
+    for (int32_t k = 0; k < n; ++k) h = hash_mix(h, (uint32_t)x[k]);
+    for (int32_t k = 0; s->real_values && k < n; ++k) {
+        uint64_t bits;
+        memcpy(&bits, &xv[k], sizeof bits);
+        h = hash_mix(h, bits);
     }
     return h;
 }
 
 static const int32_t *config(const active_set *s, int32_t k) {
     return s->ones + (size_t)k * (size_t)s->config_size;
+}
+
+/* The values of configuration k's entries, or NULL: all 1. */
+static const double *config_values(const active_set *s, int32_t k) {
+    return s->values ? s->values + (size_t)k * (size_t)s->config_size : NULL;
+}
+
+/* Moves configuration `from` (entries, values, weight, score) into slot
+ * `to`. */
+static void move_config(active_set *s, int32_t to, int32_t from) {
+    const size_t l = (size_t)s->config_size, n = (size_t)s->count[from];
+    memmove(s->ones + (size_t)to * l, config(s, from), n * sizeof(int32_t));
+    if (s->values) memmove(s->values + (size_t)to * l, config_values(s, from), n * sizeof(double));
+    s->count[to] = s->count[from];
+    s->links[to] = s->links[from];
+    s->hash[to] = s->hash[from];
+    s->p[to] = s->p[from];
+    s->score[to] = s->score[from];
+}
+
+void active_set_config(const active_set *s, int32_t k, double *u, double *v) {
+    const int32_t *x = config(s, k);
+    const double *xv = config_values(s, k);
+    for (int32_t i = 0; i < s->degree; ++i) u[i] = 0.0;
+    for (int32_t i = 0; i < s->n_add; ++i) v[i] = 0.0;
+    int32_t j = 0;
+    for (; j < s->links[k]; ++j) u[x[j]] = 1.0;
+    for (; j < s->count[k]; ++j) v[x[j] - s->degree] = xv ? xv[j] : 1.0;
 }
 
 /* The number of links in index list x (they come first). */
@@ -392,13 +437,17 @@ static void border_commit(active_set *s, double *inv, int32_t stride, int32_t si
     *at(inv, stride, m, m) = 1.0 / schur;
 }
 
-/* Appends configuration x with weight 0; its row of Q is q in s->rhs. */
-static void append_config(active_set *s, const int32_t *x, int32_t n, double gamma) {
+/* Appends configuration x (values xv) with weight 0; its row of Q is q in
+ * s->rhs. */
+static void append_config(active_set *s, const int32_t *x, const double *xv, int32_t n,
+                          double gamma) {
     const int32_t k = s->size;
-    memcpy(s->ones + (size_t)k * (size_t)s->config_size, x, (size_t)n * sizeof(int32_t));
+    const size_t row = (size_t)k * (size_t)s->config_size;
+    memcpy(s->ones + row, x, (size_t)n * sizeof(int32_t));
+    if (s->values) memcpy(s->values + row, xv, (size_t)n * sizeof(double));
     s->count[k] = n;
     s->links[k] = links_of(s, x, n);
-    s->hash[k] = hash_list(x, n);
+    s->hash[k] = hash_config(s, x, xv, n);
     s->p[k] = 0.0;
     for (int32_t t = 0; t < k; ++t) *gram_at(s, k, t) = *gram_at(s, t, k) = s->rhs[t + 1];
     *gram_at(s, k, k) = gamma;
@@ -412,7 +461,7 @@ static void append_config(active_set *s, const int32_t *x, int32_t n, double gam
  * room if needed. DEPENDENT and FULL leave x's affine coefficients in s->w
  * (FULL: x looks independent, but degree + 1 configurations are already
  * active, so that can only be rounding). */
-static int border(active_set *s, const int32_t *x, int32_t n) {
+static int border(active_set *s, const int32_t *x, const double *xv, int32_t n) {
     const double gamma = border_column(s, s->d, s->size, x, links_of(s, x, n));
     double schur = 0.0;
     if (s->size > 0) {
@@ -425,7 +474,7 @@ static int border(active_set *s, const int32_t *x, int32_t n) {
         }
     }
     border_commit(s, s->kinv, s->capacity + 1, s->size, schur, gamma);
-    append_config(s, x, n, gamma);
+    append_config(s, x, xv, n, gamma);
     return ENTERED;
 }
 
@@ -448,13 +497,7 @@ static void remove_config(active_set *s, int32_t r) {
         for (int32_t j = 0; j < m; ++j) *kinv_at(s, rr, j) = *kinv_at(s, last + 1, j);
         for (int32_t i = 0; i < s->size; ++i) *gram_at(s, i, r) = *gram_at(s, i, last);
         for (int32_t j = 0; j < s->size; ++j) *gram_at(s, r, j) = *gram_at(s, last, j);
-        memcpy(s->ones + (size_t)r * (size_t)s->config_size, config(s, last),
-               (size_t)s->count[last] * sizeof(int32_t));
-        s->count[r] = s->count[last];
-        s->links[r] = s->links[last];
-        s->hash[r] = s->hash[last];
-        s->p[r] = s->p[last];
-        s->score[r] = s->score[last];
+        move_config(s, r, last);
     }
     s->size -= 1;
     s->updates += 1;
@@ -500,15 +543,7 @@ static void rebuild(active_set *s) {
         const int32_t from = (int32_t)s->sol[i];
         for (int32_t j = 0; j < kept; ++j)
             *gram_at(s, i, j) = *gram_at(s, from, (int32_t)s->sol[j]);
-        if (from != i) {
-            memmove(s->ones + (size_t)i * (size_t)s->config_size, config(s, from),
-                    (size_t)s->count[from] * sizeof(int32_t));
-            s->count[i] = s->count[from];
-            s->links[i] = s->links[from];
-            s->hash[i] = s->hash[from];
-            s->p[i] = s->p[from];
-            s->score[i] = s->score[from];
-        }
+        if (from != i) move_config(s, i, from);
     }
     s->size = kept;
     if (kept > 0 && total > 0.0)
@@ -535,21 +570,31 @@ static void rescale(active_set *s, double rho) {
         for (int32_t j = 0; j < s->size; ++j) *gram_at(s, i, j) *= rho;
 }
 
-/* The oracle's configuration as a sorted index list in s->cand. */
+/* The oracle's configuration as a sorted list of its nonzero entries in
+ * s->cand, their values in s->cand_value. */
 static int32_t oracle_config(active_set *s, const double *u, const double *v) {
     int32_t n = 0;
     for (int32_t i = 0; i < s->degree && n < s->config_size; ++i)
-        if (u[i] > 0.5) s->cand[n++] = i;
+        if (u[i] > 0.5) {
+            s->cand_value[n] = 1.0;
+            s->cand[n++] = i;
+        }
     for (int32_t k = 0; k < s->n_add && n < s->config_size; ++k)
-        if (v[k] > 0.5) s->cand[n++] = s->degree + k;
+        if (s->real_values ? v[k] != 0.0 : v[k] > 0.5) {
+            s->cand_value[n] = s->real_values ? v[k] : 1.0;
+            s->cand[n++] = s->degree + k;
+        }
     return n;
 }
 
-static int32_t find_config(const active_set *s, const int32_t *x, int32_t n) {
-    uint64_t h = hash_list(x, n);
+/* The active configuration equal to the oracle's, or -1. */
+static int32_t find_candidate(const active_set *s, int32_t n) {
+    const uint64_t h = hash_config(s, s->cand, s->cand_value, n);
     for (int32_t k = 0; k < s->size; ++k)
         if (s->hash[k] == h && s->count[k] == n &&
-            memcmp(config(s, k), x, (size_t)n * sizeof(int32_t)) == 0)
+            memcmp(config(s, k), s->cand, (size_t)n * sizeof(int32_t)) == 0 &&
+            (!s->values ||
+             memcmp(config_values(s, k), s->cand_value, (size_t)n * sizeof(double)) == 0))
             return k;
     return -1;
 }
@@ -557,10 +602,11 @@ static int32_t find_config(const active_set *s, const int32_t *x, int32_t n) {
 /* Configuration k's score a.u_k + b.v_k into s->score. */
 static void score_config(active_set *s, int32_t k, const double *a, const double *b) {
     const int32_t *x = config(s, k);
+    const double *xv = config_values(s, k);
     double sum = 0.0;
     int32_t j = 0;
     for (; j < s->links[k]; ++j) sum += a[x[j]];
-    for (; j < s->count[k]; ++j) sum += b[x[j] - s->degree];
+    for (; j < s->count[k]; ++j) sum += b[x[j] - s->degree] * (xv ? xv[j] : 1.0);
     s->score[k] = sum;
 }
 
@@ -568,10 +614,11 @@ static void score_config(active_set *s, int32_t k, const double *a, const double
  * scale of its rounding. */
 static double score_magnitude(const active_set *s, int32_t k, const double *a, const double *b) {
     const int32_t *x = config(s, k);
+    const double *xv = config_values(s, k);
     double size = 0.0;
     int32_t j = 0;
     for (; j < s->links[k]; ++j) size += fabs(a[x[j]]);
-    for (; j < s->count[k]; ++j) size += fabs(b[x[j] - s->degree]);
+    for (; j < s->count[k]; ++j) size += fabs(b[x[j] - s->degree] * (xv ? xv[j] : 1.0));
     return size;
 }
 
@@ -590,7 +637,9 @@ static void combine_v(const active_set *s, double *v) {
     for (int32_t k = 0; k < s->n_add; ++k) v[k] = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
         const int32_t *x = config(s, k);
-        for (int32_t j = s->links[k]; j < s->count[k]; ++j) v[x[j] - s->degree] += s->p[k];
+        const double *xv = config_values(s, k);
+        for (int32_t j = s->links[k]; j < s->count[k]; ++j)
+            v[x[j] - s->degree] += s->p[k] * (xv ? xv[j] : 1.0);
     }
 }
 
@@ -648,7 +697,7 @@ static void solve_target(active_set *s) {
  * with s->w = K^{-1} [1; q] its affine coefficients: increasing x's weight
  * by t while moving the active weights by -t w keeps u fixed and the
  * objective increasing. */
-static int degenerate_step(active_set *s, const int32_t *x, int32_t n) {
+static int degenerate_step(active_set *s, const int32_t *x, const double *xv, int32_t n) {
     int32_t r = -1;
     double t = INFINITY;
     for (int32_t k = 0; k < s->size; ++k) {
@@ -662,7 +711,7 @@ static int degenerate_step(active_set *s, const int32_t *x, int32_t n) {
     for (int32_t k = 0; k < s->size; ++k) s->p[k] -= t * s->w[k + 1];
     s->p[r] = 0.0;
     remove_config(s, r);
-    if (border(s, x, n) == ENTERED) {
+    if (border(s, x, xv, n) == ENTERED) {
         s->p[s->size - 1] = t;
         return 1;
     }
@@ -721,7 +770,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         res.oracle_calls++;
         if ((res.callback_error = factor_failure(f, buf->scratch))) return res;
         int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
-        border(s, s->cand, n);
+        border(s, s->cand, s->cand_value, n);
         s->p[0] = 1.0;
     }
     for (int32_t k = 0; k < s->size; ++k) score_config(s, k, a, b);
@@ -777,7 +826,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
             break;
         }
         int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
-        if (find_config(s, s->cand, n) >= 0) {
+        if (find_candidate(s, n) >= 0) {
             /* The best configuration is already active although the gap
              * is positive: the solve is inaccurate. Refine it; if that is
              * not enough, rebuild the inverse once and solve again; if
@@ -795,12 +844,12 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
             refreshed = 1;
             continue;
         }
-        int entered = border(s, s->cand, n);
+        int entered = border(s, s->cand, s->cand_value, n);
         if (entered == NO_MEMORY) {
             res.error = CONCORD_ENOMEM;
             break;
         }
-        if (entered != ENTERED && !degenerate_step(s, s->cand, n)) break;
+        if (entered != ENTERED && !degenerate_step(s, s->cand, s->cand_value, n)) break;
         /* either way the entering configuration holds the last slot */
         score_config(s, s->size - 1, a, b);
         entered_last = s->size - 1;
@@ -843,9 +892,11 @@ void active_set_jvp(active_set *s, const double *w, const double *x, const doubl
     s->rhs[0] = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
         const int32_t *c = config(s, k);
+        const double *cv = config_values(s, k);
         double r = 0.0;
-        for (int32_t j = 0; j < s->count[k]; ++j)
-            r += c[j] < s->degree ? w[c[j]] * x[c[j]] : (y ? y[c[j] - s->degree] : 0.0);
+        int32_t j = 0;
+        for (; j < s->links[k]; ++j) r += w[c[j]] * x[c[j]];
+        for (; y && j < s->count[k]; ++j) r += y[c[j] - s->degree] * (cv ? cv[j] : 1.0);
         s->rhs[k + 1] = r;
     }
     for (int32_t i = 0; i < s->degree; ++i) du[i] = 0.0;
@@ -853,9 +904,9 @@ void active_set_jvp(active_set *s, const double *w, const double *x, const doubl
     for (int32_t k = 0; k < s->size; ++k) {
         const double dp = dot(at(s->kinv_w, stride, k + 1, 0), s->rhs, m);
         const int32_t *c = config(s, k);
-        for (int32_t j = 0; j < s->count[k]; ++j) {
-            if (c[j] < s->degree) du[c[j]] += dp;
-            else if (dv) dv[c[j] - s->degree] += dp;
-        }
+        const double *cv = config_values(s, k);
+        int32_t j = 0;
+        for (; j < s->links[k]; ++j) du[c[j]] += dp;
+        for (; dv && j < s->count[k]; ++j) dv[c[j] - s->degree] += dp * (cv ? cv[j] : 1.0);
     }
 }

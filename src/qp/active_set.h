@@ -72,9 +72,9 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
 /* The active configurations and their weights after a solve. */
 int32_t active_set_size(const active_set *s);
 double active_set_weight(const active_set *s, int32_t k);
-/* Sorted indices that are 1 in configuration k (links < degree, then
- * degree + additional index); returns their count. */
-int32_t active_set_config(const active_set *s, int32_t k, const int32_t **ones);
+/* Configuration k in literal space: u (degree values, 0 or 1) and v
+ * (n_add values). */
+void active_set_config(const active_set *s, int32_t k, double *u, double *v);
 /* The number of configurations the state has room for now. */
 int32_t active_set_capacity(const active_set *s);
 

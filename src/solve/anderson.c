@@ -81,6 +81,7 @@ struct anderson {
     int count, head, extrapolated, cooldown;
     bool stopped; /* for the rest of this solve: too few extrapolations kept */
     int waited; /* plain iterations since the last step */
+    int32_t due_at; /* the iteration of the step anderson_due announced */
     double norm_prev;
     int32_t accepted, refused; /* extrapolations in this solve */
     int32_t accepted_before, refused_before; /* the same when the memory last grew */
@@ -192,6 +193,8 @@ void anderson_begin(anderson *a, int m, const double *z, int32_t t) {
     anderson_restart(a, z, t);
 }
 
+bool anderson_running(const anderson *a) { return !a->stopped; }
+
 void anderson_changed(anderson *a, int32_t b, int32_t t) { a->moved_at[b] = t; }
 
 /* Hands block b, rewritten in z, to the owner, and takes what it leaves
@@ -211,48 +214,40 @@ static void set_blocks(anderson *a, double *z, const int32_t *blocks, int32_t n,
     }
 }
 
-/* Collects the live blocks, those that changed during the last m + 1
- * steps, into a->live; a block that just became live has its rows of the
- * history cleared. */
-static void collect_live(anderson *a, int32_t t) {
-    const size_t m = (size_t)a->m;
-    const int32_t quiet_after = t - (a->m + 1) * STRIDE;
-    int32_t n_live = 0;
-    for (int32_t b = 0; b < a->n_blocks; ++b) {
-        if (a->moved_at[b] < quiet_after) {
-            a->is_live[b] = 0;
-            continue;
-        }
-        const int32_t begin = a->block_begin[b], end = a->block_begin[b + 1];
-        if (begin == end) continue;
-        if (!a->is_live[b]) {
-            memset(a->dres + (size_t)begin * m, 0, (size_t)(end - begin) * m * sizeof(double));
-            memset(a->df + (size_t)begin * m, 0, (size_t)(end - begin) * m * sizeof(double));
-            a->is_live[b] = 1;
-        }
-        a->live[n_live++] = b;
-    }
-    a->n_live = n_live;
-}
-
-/* One pass over the live blocks' entries: the image f = z and its residual
- * f - x, and, with k stored columns, the new differences in column h,
- * their row of the Gram matrix (row) and every column dotted with the
- * residual (rhs). Leaves x = f and returns the residual norm. When the
- * caller then refuses the last extrapolation, the history is forgotten, so
- * the columns written here are never read. */
+/* One pass over the blocks: the live ones, those that changed during the
+ * last m + 1 steps, are listed in a->live (one that just became live has
+ * its rows of the history cleared), and over their entries it forms the
+ * image f = z and its residual f - x, and, with k stored columns, the new
+ * differences in column h, their row of the Gram matrix (row) and every
+ * column dotted with the residual (rhs). Leaves x = f and returns the
+ * residual norm. When the caller then refuses the last extrapolation, the
+ * history is forgotten, so the columns written here are never read. */
 static inline __attribute__((always_inline)) double
 gather_columns(anderson *a, const double *z, const int k, int h, double *row_out,
                double *rhs_out) {
     double row[ANDERSON_MAX_MEMORY] = {0}, rhs[ANDERSON_MAX_MEMORY] = {0};
     const size_t m = (size_t)a->m;
-    const int32_t n_live = a->n_live, *live = a->live, *block_begin = a->block_begin;
+    const int32_t n_blocks = a->n_blocks, *block_begin = a->block_begin, *moved_at = a->moved_at;
+    const int32_t quiet_after = a->due_at - (a->m + 1) * STRIDE;
+    bool *is_live = a->is_live;
+    int32_t *live = a->live, n_live = 0;
     double *x = a->x, *res_prev = a->res_prev, *f_prev = a->f_prev, *dres = a->dres,
            *df = a->df;
     double norm = 0.0;
-    for (int32_t v = 0; v < n_live; ++v) {
-        const int32_t b = live[v];
-        for (int32_t q = block_begin[b]; q < block_begin[b + 1]; ++q) {
+    for (int32_t b = 0; b < n_blocks; ++b) {
+        if (moved_at[b] < quiet_after) {
+            is_live[b] = 0;
+            continue;
+        }
+        const int32_t begin = block_begin[b], end = block_begin[b + 1];
+        if (begin == end) continue;
+        if (!is_live[b]) {
+            memset(dres + (size_t)begin * m, 0, (size_t)(end - begin) * m * sizeof(double));
+            memset(df + (size_t)begin * m, 0, (size_t)(end - begin) * m * sizeof(double));
+            is_live[b] = 1;
+        }
+        live[n_live++] = b;
+        for (int32_t q = begin; q < end; ++q) {
             double *dr = dres + (size_t)q * m, *dfl = df + (size_t)q * m;
             const double f = z[q], res = f - x[q];
             norm += res * res;
@@ -271,6 +266,7 @@ gather_columns(anderson *a, const double *z, const int k, int h, double *row_out
             x[q] = f;
         }
     }
+    a->n_live = n_live;
     for (int j = 0; j < k; ++j) {
         row_out[j] = row[j];
         rhs_out[j] = rhs[j];
@@ -378,7 +374,7 @@ static void refuse(anderson *a) {
     a->cooldown = a->m + 1;
 }
 
-bool anderson_due(anderson *a, int32_t t, const int32_t **blocks, int32_t *n) {
+bool anderson_due(anderson *a, int32_t t) {
     if (a->stopped || ++a->waited < STRIDE) return false;
     a->waited = 0;
     /* judged on the extrapolations of the memory in use */
@@ -387,9 +383,7 @@ bool anderson_due(anderson *a, int32_t t, const int32_t **blocks, int32_t *n) {
         a->stopped = true; /* not worth its cost */
         return false;
     }
-    collect_live(a, t);
-    *blocks = a->live;
-    *n = a->n_live;
+    a->due_at = t;
     return true;
 }
 

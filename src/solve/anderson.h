@@ -53,6 +53,11 @@ void anderson_begin(anderson *a, int m, const double *z, int32_t t);
  * penalty changed). */
 void anderson_restart(anderson *a, const double *z, int32_t t);
 
+/* Whether the acceleration still runs in this solve (it switches itself
+ * off when it does not pay; until the next anderson_begin the caller need
+ * neither keep z up to date nor report changes). */
+bool anderson_running(const anderson *a);
+
 /* Block b changed during iteration t. */
 void anderson_changed(anderson *a, int32_t b, int32_t t);
 
@@ -63,16 +68,13 @@ void anderson_changed(anderson *a, int32_t b, int32_t t);
 typedef void (*anderson_apply_fn)(void *context, int32_t b);
 
 /* Called after each plain iteration t: whether a step is due (every
- * stride-th iteration, until the acceleration switches itself off), and
- * then the blocks it reads, *n of them listed in *blocks (valid until the
- * step). Only their entries of z need be up to date for the step; the
- * others must not have changed since the acceleration last saw them
- * (anderson_changed marks what changed). */
-bool anderson_due(anderson *a, int32_t t, const int32_t **blocks, int32_t *n);
+ * stride-th iteration, until the acceleration switches itself off). */
+bool anderson_due(anderson *a, int32_t t);
 
 /* The step that anderson_due announced, z holding the image of the plain
- * iteration on the blocks it listed. It may rewrite z on some blocks,
- * calling apply(context, b) for each block it rewrote. */
+ * iterations since the last step (the caller keeps z up to date while the
+ * acceleration runs). It may rewrite z on some blocks, calling
+ * apply(context, b) for each block it rewrote. */
 void anderson_step(anderson *a, double *z, anderson_apply_fn apply, void *context);
 
 /* Called at the end of each iteration t: whether the memory grows now (a

@@ -45,13 +45,8 @@ int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *sta
     }
     const uint8_t *neg = s->g->link_neg + fa->link_begin;
     for (int32_t k = 0; k < count; ++k) {
-        const int32_t *ones;
-        int32_t n = active_set_config(state, k, &ones);
         double *u = d->u + (size_t)k * (size_t)deg, *v = d->v + (size_t)k * (size_t)n_add;
-        for (int32_t j = 0; j < n; ++j) {
-            if (ones[j] < deg) u[ones[j]] = 1.0;
-            else v[ones[j] - deg] = 1.0;
-        }
+        active_set_config(state, k, u, v);
         for (int32_t j = 0; j < deg; ++j)
             if (neg[j]) u[j] = 1.0 - u[j];
         d->weight[k] = active_set_weight(state, k);

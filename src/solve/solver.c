@@ -28,7 +28,8 @@ int solver_callback_failed(concord_solver *s, int32_t f, int code) {
     if (code == FACTOR_INVALID_OUTPUT)
         return solver_fail(s, CONCORD_ECALLBACK,
                            "factor %d (%s): its callback wrote an invalid configuration (an "
-                           "oracle's values must be 0 or 1, a QP's within [0, 1])",
+                           "oracle's variable values must be 0 or 1, a QP's within [0, "
+                           "1], additional values within [-1, 1])",
                            f, fa->ops->name);
     return solver_fail(s, CONCORD_ECALLBACK, "factor %d (%s): its callback returned error %d",
                        f, fa->ops->name, code);
@@ -267,6 +268,10 @@ int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const 
     const concord_graph *g = s->g;
     const factor *fa = &g->factors[f];
     const double *phi = phi_all + fa->add_begin;
+    /* Link scores of +-big make x the oracle's choice when it is allowed:
+     * every additional value is within [-1, 1], so b.v moves by at most
+     * 2 sum |b| < big between configurations, less than one link that
+     * differs from x costs. */
     double big = 1.0;
     for (int32_t k = 0; k < fa->n_add; ++k) big += 2.0 * fabs(phi[k]);
     for (int32_t j = 0; j < fa->degree; ++j)

@@ -99,8 +99,9 @@ static void check_solution(const factor *f, const active_set *state, const doubl
                            structure_valid_fn valid, const void *context) {
     const int32_t n = f->degree;
     double *avg = calloc((size_t)n, sizeof *avg), *grad = malloc((size_t)n * sizeof *grad);
+    double *cu = malloc((size_t)n * sizeof *cu);
     uint8_t *x = malloc((size_t)n);
-    assert_true(avg && grad && x);
+    assert_true(avg && grad && cu && x);
     int32_t size = active_set_size(state);
     assert_true(size >= 1);
     double total = 0.0;
@@ -108,12 +109,10 @@ static void check_solution(const factor *f, const active_set *state, const doubl
         double w = active_set_weight(state, k);
         assert_true(w >= 0.0);
         total += w;
-        const int32_t *ones;
-        int32_t count = active_set_config(state, k, &ones);
-        memset(x, 0, (size_t)n);
-        for (int32_t j = 0; j < count; ++j) {
-            assert_true(ones[j] >= 0 && ones[j] < n); /* no additional outputs */
-            x[ones[j]] = 1;
+        active_set_config(state, k, cu, NULL); /* no additional outputs */
+        for (int32_t i = 0; i < n; ++i) {
+            assert_true(cu[i] == 0.0 || cu[i] == 1.0);
+            x[i] = cu[i] == 1.0;
         }
         assert_true(valid(x, context));
         for (int32_t i = 0; i < n; ++i)
@@ -130,6 +129,7 @@ static void check_solution(const factor *f, const active_set *state, const doubl
     assert_true(best - at_u <= 1e-9 * scale);
     free(avg);
     free(grad);
+    free(cu);
     free(x);
 }
 

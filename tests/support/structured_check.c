@@ -222,16 +222,8 @@ qp_report check_qp(qp_checker *q, const config_list *c, config_valid_fn valid, c
     rep.active = active_set_size(q->state);
     assert_true(rep.active >= 1);
     for (int32_t k = 0; k < rep.active; ++k) {
-        const int32_t *on;
-        int32_t cnt = active_set_config(q->state, k, &on);
+        active_set_config(q->state, k, xu, xv);
         double w = active_set_weight(q->state, k);
-        for (int32_t i = 0; i < deg; ++i) xu[i] = 0.0;
-        for (int32_t j = 0; j < add; ++j) xv[j] = 0.0;
-        for (int32_t e = 0; e < cnt; ++e) {
-            assert_true(on[e] >= 0 && on[e] < deg + add);
-            if (on[e] < deg) xu[on[e]] = 1.0;
-            else xv[on[e] - deg] = 1.0;
-        }
         assert_true(valid(ctx, xu, xv));
         assert_true(config_find(c, xu, xv) >= 0);
         assert_true(w >= 0.0);
