@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 600
 PREFIX ?= /usr/local
 VENV ?= .venv
 
-.PHONY: all build python demo test fuzz bench install clean
+.PHONY: all build python demo test fuzz bench check-exact install clean
 
 all: build
 
@@ -61,9 +61,16 @@ fuzz:
 # Every benchmark, one after the other (figures in docs/performance.md).
 bench: build python
 	@for b in bench_ad3 bench_uai bench_read bench_sparse bench_oracles_trees bench_oracles_sequence \
-		bench_memory; do echo "== $$b"; $(BUILD)/$$b || exit 1; done
+		bench_memory bench_dual; do echo "== $$b"; $(BUILD)/$$b || exit 1; done
 	@echo "== python_overhead"; $(VENV)/bin/python bench/python_overhead.py $(BUILD)/bench_lp_matching
 	@for b in python_batch python_memory; do echo "== $$b"; $(VENV)/bin/python bench/$$b.py || exit 1; done
+
+# Exact MAP against toulbar2 (and AD3's --exact when AD3_MULTI names its
+# ad3_multi) on every shared instance, 60-second limits, 3 runs each: about
+# half an hour (figures in docs/performance.md).
+check-exact: build
+	@scripts/install-deps.sh check-exact
+	@$(BUILD)/bench_exact ../shared/data 3 60
 
 # The header, the libraries, the executable, pkg-config and CMake package
 # files under PREFIX (default /usr/local).

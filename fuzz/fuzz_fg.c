@@ -1,13 +1,33 @@
 /*
  * libFuzzer target for the .fg reader, read as the CLI reads it (one graph
  * at a time through the streaming reader): any input must either be
- * rejected with an error or yield graphs that the solver runs on without
- * crashing.
+ * rejected with an error or yield graphs that the solvers (AD3, a few
+ * nodes of exact MAP, PSDD, MPLP) run on without crashing; an optimum that
+ * exact MAP proves must be an allowed assignment worth its value.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "concord.h"
+
+/* Exact MAP, PSDD and MPLP, briefly; traps when a proven optimum is not
+ * an allowed assignment worth the reported value. */
+static void other_solvers(concord_solver *solver, concord_settings settings) {
+    concord_info info;
+    settings.node_limit = 8;
+    if (concord_solver_exact(solver, &settings, &info) == CONCORD_OK &&
+        info.status == CONCORD_STATUS_OPTIMAL) {
+        concord_decoding dec;
+        const double *x = concord_solver_variables(solver);
+        if (!x || concord_solver_evaluate(solver, x, &dec) != CONCORD_OK || dec.violated ||
+            !(fabs(dec.value - info.value) <= 1e-9 * (1.0 + fabs(info.value))))
+            __builtin_trap();
+    }
+    concord_solver_psdd(solver, &settings, NULL);
+    settings.max_iter = 5;
+    concord_solver_mplp(solver, &settings, NULL);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     concord_reader *reader;
@@ -23,6 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         concord_solver *solver;
         if (concord_solver_new(g, &solver) == CONCORD_OK) {
             concord_solver_map(solver, &settings, NULL);
+            other_solvers(solver, settings);
             concord_solver_free(solver);
         }
         concord_graph_free(g);

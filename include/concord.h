@@ -85,7 +85,13 @@ enum concord_status {
     CONCORD_STATUS_INFEASIBLE = 5,  /* the problem has no feasible point */
     CONCORD_STATUS_TIME_LIMIT = 6,  /* stopped at the time limit */
     CONCORD_STATUS_INTERRUPTED = 7, /* stopped by the progress callback */
-    CONCORD_STATUS_CALLBACK_FAILED = 8 /* a user factor's oracle failed */
+    CONCORD_STATUS_CALLBACK_FAILED = 8, /* a user factor's oracle failed */
+    CONCORD_STATUS_OPTIMAL = 9,    /* exact MAP (concord_solver_exact, or dynamic
+                                      programming on an acyclic graph): the
+                                      solution is a MAP assignment, its value
+                                      within the gap tolerance of a proven
+                                      upper bound */
+    CONCORD_STATUS_NODE_LIMIT = 10 /* branch and bound stopped at node_limit */
 };
 
 /* The name of a status ("integral", "fractional", "max_iter", ...). */
@@ -488,19 +494,47 @@ typedef struct concord_solver concord_solver;
 
 /* Progress of a running solve, as passed to a concord_progress_fn. */
 typedef struct concord_progress {
-    int32_t iteration;      /* ADMM iterations run so far */
-    double value;           /* objective at the current consensus */
-    double upper_bound;     /* best LP-MAP dual bound so far */
-    double primal_residual; /* as in concord_info */
+    int32_t iteration;      /* iterations run so far (branch and bound: the
+                               ADMM iterations of all its nodes) */
+    double value;           /* objective at the current consensus (PSDD and
+                               MPLP: of the best rounded assignment so far;
+                               branch and bound: of the best assignment so
+                               far, -INFINITY before the first) */
+    double upper_bound;     /* best dual bound so far (branch and bound: on
+                               the MAP value, over the nodes still open) */
+    double primal_residual; /* as in concord_info (MPLP: 0) */
     double dual_residual;
-    double eta;             /* current penalty (relative) */
+    double eta;             /* current penalty (relative; PSDD: the step
+                               size, relative; MPLP: 0) */
     double seconds;         /* wall time since the solve started */
+    int64_t nodes;          /* branch and bound: nodes solved so far (else 0) */
+    int64_t open_nodes;     /* branch and bound: nodes waiting (else 0) */
 } concord_progress;
 
 /* Called during a solve (see concord_settings.progress); returning nonzero
  * stops the solve, which then ends with status "interrupted" and its
  * current point as the solution. */
 typedef int (*concord_progress_fn)(void *context, const concord_progress *progress);
+
+/* Branch and bound's order of search (concord_settings.search). */
+typedef enum concord_search {
+    CONCORD_SEARCH_BEST_FIRST = 0, /* the open node with the highest bound
+                                      next (ties: the deepest, the newest) */
+    CONCORD_SEARCH_DEPTH_FIRST     /* the last node opened next */
+} concord_search;
+
+/* PSDD's step-size rules (concord_settings.psdd_step); psdd_eta is the
+ * initial step, relative to the RMS of the link-level scores. */
+typedef enum concord_step_rule {
+    CONCORD_STEP_SQRT = 0, /* eta_t = psdd_eta / sqrt(t) */
+    CONCORD_STEP_DECREASE, /* eta_t = psdd_eta / (1 + k), k the number of
+                              iterations so far at which the dual went up */
+    CONCORD_STEP_POLYAK    /* eta_t = gamma (dual_t - best value) / |g_t|^2,
+                              the best value being that of the best rounded
+                              assignment so far (psdd_eta / sqrt(t) until
+                              there is one), gamma from 1, halved whenever
+                              20 iterations pass without a better bound */
+} concord_step_rule;
 
 typedef struct concord_settings {
     int32_t max_iter;   /* ADMM iteration cap */
@@ -537,6 +571,26 @@ typedef struct concord_settings {
     bool backward_power;  /* backward pass by the power iteration of the
                              LP-SparseMAP paper instead of conjugate
                              gradients */
+    bool acyclic;         /* solve acyclic graphs exactly by max-product
+                             dynamic programming, without iterating (default
+                             true): concord_solver_exact whenever the graph
+                             is a forest, concord_solver_map when LP-MAP is
+                             then integral (see concord_solver_map) */
+    int64_t node_limit;   /* branch and bound: nodes solved at most (0, the
+                             default: no limit); the search then ends with
+                             status "node_limit" */
+    concord_search search; /* branch and bound's order (default best first) */
+    double exact_gap;     /* branch and bound: a node is pruned, and the
+                             search ends, when the upper bound exceeds the
+                             best value by at most exact_gap * sum |scores|
+                             (default 1e-9; in [0, 1)) */
+    int32_t heuristic_every; /* branch and bound: decode an assignment from
+                                the LP solution of every N-th node that is
+                                neither pruned nor integral (default 1; 0:
+                                only at the root) */
+    concord_step_rule psdd_step; /* PSDD's step-size rule (default SQRT) */
+    double psdd_eta;      /* PSDD's initial step, relative to the score scale
+                             (default 1; > 0) */
 } concord_settings;
 
 /* Fills *s with the defaults. */
@@ -560,8 +614,14 @@ typedef struct concord_info {
     bool integral;          /* every variable is 0 or 1 */
     double eta;             /* final penalty (relative) */
     double seconds;         /* wall time of the solve */
-    int64_t factor_solves;  /* factor QPs solved (skipped ones excluded) */
-    int64_t oracle_calls;   /* MAP oracle calls made by active-set solves */
+    int64_t factor_solves;  /* factor QPs solved (skipped ones excluded;
+                               PSDD and MPLP: factor MAP and max-marginal
+                               computations) */
+    int64_t oracle_calls;   /* MAP oracle calls made by active-set solves
+                               (PSDD, MPLP, dynamic programming: all) */
+    bool acyclic;           /* solved exactly by max-product dynamic
+                               programming over the acyclic graph, in one
+                               pass (iterations 1), value == upper_bound */
 } concord_info;
 
 /* Creates a solver over graph g, sized for its current structure: this is
@@ -599,7 +659,16 @@ CONCORD_API const double *concord_solver_additional_scores(const concord_solver 
 /* LP-MAP by AD3 (ADMM on the local polytope relaxation). Returns CONCORD_OK
  * when converged, CONCORD_ENOTCONVERGED when stopped before (max_iter, time
  * limit, interrupt; the solution and info are filled in), or an error.
- * `settings` may be NULL (defaults); `info` may be NULL. */
+ * `settings` may be NULL (defaults); `info` may be NULL.
+ *
+ * With settings.acyclic (the default), a graph on which LP-MAP equals MAP
+ * for any scores is solved exactly by max-product dynamic programming
+ * instead, in one pass (info.acyclic, status "integral", value ==
+ * upper_bound): its factor graph is a forest once each multi-variable is
+ * taken as one node (its own XOR then inside it), no factor's polytope has
+ * fractional vertices (KNAPSACK), and no factor can switch on two states
+ * of one multi-variable. The first solve on a solver checks this (a few
+ * oracle calls for the factors over multi-variables) and remembers it. */
 CONCORD_API int concord_solver_map(concord_solver *s, const concord_settings *settings,
                                    concord_info *info);
 
@@ -657,10 +726,116 @@ CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
                                          const double *additional_scores, const double *weights,
                                          double *u, double *v, int32_t *count);
 
+/* Exact MAP: the best 0/1 assignment allowed by every factor, with a
+ * certificate. On an acyclic graph (settings.acyclic, see
+ * concord_solver_map; here LP-MAP need not be integral, and factors that
+ * may switch on several states of a multi-variable are enumerated over
+ * its states) max-product dynamic programming solves it directly.
+ * Otherwise branch and bound over AD3 (Das, Martins and Smith 2012):
+ * each node is LP-MAP with some variables fixed, solved by the ADMM loop
+ * warm-started from its parent's multipliers and consensus, and stopped as
+ * soon as its dual bound (valid at any multipliers) falls to the best
+ * value found (the node is then pruned) or falls too slowly to get there
+ * soon; an integral LP solution closes its node; otherwise an assignment
+ * is decoded from the node's LP solution (concord_solver_decode's search,
+ * settings.heuristic_every) and the node is split on its most fractional
+ * unit: a binary variable into 0 and 1, a multi-variable (whose states are
+ * one-hot) into two sets of states of about equal LP mass. Nodes are
+ * taken best first or depth first (settings.search) until the upper bound
+ * (the highest bound of an open node, or the best value) is within
+ * exact_gap * sum |scores| of the best value, or settings.node_limit,
+ * time_limit or the progress callback (called per solved node when the
+ * best value improves, and every 100 nodes, with nodes and open_nodes
+ * filled in) stops it. max_iter, tol, eta and the other ADMM settings
+ * apply to each node's solve (bound_every at most 10 there).
+ *
+ * The solution (concord_solver_variables, _additionals, and
+ * concord_solver_decoded) is the best assignment found, with its factors'
+ * best additional outputs; info->value is its value, info->upper_bound the
+ * bound, info->iterations the ADMM iterations of all nodes, status
+ * "optimal" when the gap is closed (return CONCORD_OK). When stopped
+ * early: status "node_limit", "time_limit" or "interrupted" and
+ * CONCORD_ENOTCONVERGED, with the best assignment so far (if none was
+ * found, the root's LP solution, info->integral false). When no
+ * assignment satisfies every factor: CONCORD_EINFEASIBLE. Branch and
+ * bound allocates as it goes (open nodes, each with its parent's
+ * multipliers, at most 256 MiB of them; beyond that nodes start from the
+ * solver's current state). Details of the search:
+ * concord_solver_exact_info. */
+CONCORD_API int concord_solver_exact(concord_solver *s, const concord_settings *settings,
+                                     concord_info *info);
+
+/* What the last concord_solver_exact on this solver did. */
+typedef struct concord_exact_info {
+    int64_t nodes;         /* nodes solved, the root included */
+    int64_t pruned;        /* nodes closed by their bound (before or after
+                              their solve) */
+    int64_t infeasible;    /* nodes whose fixed variables admit no solution */
+    int64_t open;          /* nodes left unexplored when the search stopped */
+    int64_t improvements;  /* times the best assignment improved */
+    int32_t max_depth;     /* deepest node solved (the root is 0) */
+    double root_bound;     /* the root's LP-MAP bound */
+    double gap;            /* upper_bound - value when the search ended
+                              (INFINITY without an assignment) */
+    double best_seconds;   /* when the best assignment was found */
+    bool acyclic;          /* solved by dynamic programming, no search */
+} concord_exact_info;
+
+/* The statistics of the solver's last concord_solver_exact; CONCORD_EINVAL
+ * before any. */
+CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact_info *out);
+
+/* LP-MAP dual bounds by projected subgradient dual decomposition (PSDD,
+ * Komodakis, Paragios and Tziritas 2007): every iteration solves each
+ * factor's MAP under the scores theta/deg + lambda and moves lambda along
+ * the disagreement with the average, by the step of settings.psdd_step
+ * and psdd_eta (the multipliers of each variable keep summing to 0, so
+ * the sum of the factors' MAP values is the dual bound). Every
+ * bound_every iterations the average is rounded (as concord_solver_decode
+ * rounds) and evaluated. The solution is the step-weighted average of the
+ * factors' MAPs, which tends to an LP-MAP solution. It stops with status
+ * "integral" when the factors agree or the best rounded assignment is
+ * within tol * sum |scores| of the bound (the solution is then that
+ * assignment, a certified MAP), "fractional" when the best bound has not
+ * fallen by more than tol * sum |scores| over the last 1000 iterations,
+ * or at max_iter or time_limit. It starts from the last AD3 or PSDD
+ * solve's multipliers (each variable's made to sum to 0) when
+ * settings.warm_start. info->upper_bound is the best dual bound and
+ * info->value the solution's value; info->eta the last step (relative).
+ * After it, concord_solver_decode decodes with PSDD's multipliers. */
+CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
+                                    concord_info *info);
+
+/* LP-MAP dual bounds by MPLP (Globerson and Jaakkola 2007), block
+ * coordinate descent on the dual of the local polytope over units (each
+ * multi-variable one unit): every iteration updates the messages of each
+ * factor in turn from its max-marginals, which its MAP oracle computes
+ * (one call per state of each unit it touches, with the others' messages
+ * as scores). Meant for pairwise and DENSE models over multi-variables,
+ * it works on any graph whose factors have 0/1 vertices and never switch
+ * on two states of one multi-variable (otherwise CONCORD_EINVAL: KNAPSACK,
+ * say, or an OR over two states of one multi-variable). The dual never
+ * increases, but coordinate descent can stop above the LP optimum. Each
+ * iteration (a sweep over the factors) ends with the dual bound and the
+ * assignment of the states of largest belief, evaluated. It stops with
+ * status "integral" when the best such assignment allowed by every factor
+ * is within tol * sum |scores| of the bound (the solution is that
+ * assignment, a certified MAP), "fractional" when the bound fell by less
+ * than tol * sum |scores| over the last 10 iterations, or at max_iter or
+ * time_limit; the solution is then the best allowed assignment found, or
+ * the last one of largest beliefs when none was allowed. Every solve
+ * starts from zero messages. After it, concord_solver_decode starts from
+ * the solution, with the per-link multipliers the beliefs imply. */
+CONCORD_API int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
+                                    concord_info *info);
+
 /* Which solve concord_solve_batch runs. */
 typedef enum concord_algorithm {
     CONCORD_ALGORITHM_AD3 = 0, /* concord_solver_map */
-    CONCORD_ALGORITHM_SPARSE   /* concord_solver_sparse */
+    CONCORD_ALGORITHM_SPARSE,  /* concord_solver_sparse */
+    CONCORD_ALGORITHM_EXACT,   /* concord_solver_exact */
+    CONCORD_ALGORITHM_PSDD,    /* concord_solver_psdd */
+    CONCORD_ALGORITHM_MPLP     /* concord_solver_mplp */
 } concord_algorithm;
 
 /* Solves `count` solvers (distinct; they may share graphs) with the same

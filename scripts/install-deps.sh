@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian packages a target needs, only those missing.
-# usage: scripts/install-deps.sh build|python|test|fuzz
+# usage: scripts/install-deps.sh build|python|test|fuzz|check-exact
 # (python: what building the Python package into a venv and running its
 # examples need; test includes it)
 set -eu
@@ -8,9 +8,10 @@ python_pkgs="python3-venv python3-dev python3-setuptools python3-wheel cython3 p
 case "${1:-build}" in
   build) pkgs="gcc make cmake" ;;
   python) pkgs="gcc $python_pkgs" ;;
-  test) pkgs="gcc make cmake pkgconf libcmocka-dev libglpk-dev glpk-utils clang libclang-rt-14-dev valgrind $python_pkgs python3-scipy python3-cvxopt python3-pytest" ;;
+  test) pkgs="gcc make cmake pkgconf libcmocka-dev libglpk-dev glpk-utils toulbar2 clang libclang-rt-14-dev valgrind $python_pkgs python3-scipy python3-cvxopt python3-pytest" ;;
   fuzz) pkgs="clang libclang-rt-14-dev" ;;
-  *) echo "usage: $0 build|python|test|fuzz" >&2; exit 2 ;;
+  check-exact) pkgs="toulbar2" ;;
+  *) echo "usage: $0 build|python|test|fuzz|check-exact" >&2; exit 2 ;;
 esac
 missing=""
 for p in $pkgs; do

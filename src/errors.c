@@ -36,6 +36,8 @@ const char *concord_status_name(int status) {
     case CONCORD_STATUS_TIME_LIMIT: return "time_limit";
     case CONCORD_STATUS_INTERRUPTED: return "interrupted";
     case CONCORD_STATUS_CALLBACK_FAILED: return "callback_failed";
+    case CONCORD_STATUS_OPTIMAL: return "optimal";
+    case CONCORD_STATUS_NODE_LIMIT: return "node_limit";
     default: return "unknown";
     }
 }

@@ -815,7 +815,10 @@ static void help_exits_0_and_documents_every_accepted_flag(void **state) {
         else if (!strcmp(mv, "N"))
             snprintf(value, sizeof value, "%s", strcmp(flags[k].name, "--accelerate") ? "50" : "5");
         else if (!strcmp(mv, "X"))
-            snprintf(value, sizeof value, "%s", strcmp(flags[k].name, "--tol") ? "1.5" : "1e-4");
+            snprintf(value, sizeof value, "%s",
+                     strcmp(flags[k].name, "--tol") && strcmp(flags[k].name, "--exact-gap")
+                         ? "1.5"
+                         : "1e-4");
         else if (!strcmp(mv, "S")) snprintf(value, sizeof value, "60");
         else if (strchr(mv, '|')) snprintf(value, sizeof value, "%.*s", (int)strcspn(mv, "|"), mv);
         else snprintf(value, sizeof value, "%s", mv);

@@ -41,9 +41,14 @@ static const char usage_text[] =
     "options (a value may follow its flag as the next argument, or after '='\n"
     "as in --tol=1e-8):\n"
     "  --format fg|uai    input format (default: from the extension, .uai is UAI)\n"
-    "  --algorithm ad3|sparse\n"
+    "  --algorithm ad3|sparse|exact|psdd|mplp\n"
     "                     ad3: LP-MAP by AD3 (the default); sparse: LP-SparseMAP,\n"
-    "                     max theta.u + phi.v - |u|^2/2 over the local polytope\n"
+    "                     max theta.u + phi.v - |u|^2/2 over the local polytope;\n"
+    "                     exact: MAP with a certificate, by dynamic programming\n"
+    "                     on an acyclic graph, else branch and bound over AD3\n"
+    "                     (status optimal when proven; the posteriors are the\n"
+    "                     best assignment); psdd: LP-MAP dual bound by projected\n"
+    "                     subgradient; mplp: LP-MAP dual bound by MPLP\n"
     "  --max-iter N       iteration cap, a positive integer (default 100000)\n"
     "  --tol X            residual tolerance per link, 0 < X < 1 (default 1e-6)\n"
     "  --eta X            initial penalty, relative to the score scale, X > 0\n"
@@ -55,6 +60,25 @@ static const char usage_text[] =
     "                     it switches itself off where it does not pay\n"
     "  --time-limit S     stop each graph's solve after S seconds (S > 0); it is\n"
     "                     then reported with status time_limit\n"
+    "  --node-limit N     exact: solve at most N branch-and-bound nodes, a positive\n"
+    "                     integer (default: no limit); then status node_limit\n"
+    "  --search best|depth\n"
+    "                     exact: the order of the search, best first (the\n"
+    "                     default) or depth first\n"
+    "  --exact-gap X      exact: the gap that counts as closed, relative to the\n"
+    "                     sum of |scores|, 0 <= X < 1 (default 1e-9)\n"
+    "  --heuristic-every N\n"
+    "                     exact: decode an assignment at every N-th node that is\n"
+    "                     neither pruned nor integral, 0: at the root only\n"
+    "                     (default 1)\n"
+    "  --no-acyclic       never solve an acyclic graph by dynamic programming\n"
+    "                     (ad3 and exact do by default)\n"
+    "  --psdd-step sqrt|decrease|polyak\n"
+    "                     psdd: the step-size rule: eta/sqrt(t) (the default),\n"
+    "                     eta/(1+k) after k rises of the dual, or Polyak's step\n"
+    "                     to the best rounded value\n"
+    "  --psdd-eta X       psdd: the initial step, relative to the score scale,\n"
+    "                     X > 0 (default 1)\n"
     "  --evid FILE        UAI evidence file (observed variables are fixed)\n"
     "  --decode           decode an integral assignment (max-posterior rounding,\n"
     "                     then local search when the LP solution is fractional)\n"
@@ -78,7 +102,9 @@ static const char usage_text[] =
     "                     map_value, violated and gap when decoding)\n"
     "  -q, --quiet        no summary (posteriors and JSON are still written)\n"
     "  -v, --verbose      print solver progress to stderr: every 25 iterations,\n"
-    "                     the residuals, penalty, dual bound, value and time\n"
+    "                     the residuals, penalty, dual bound, value and time;\n"
+    "                     exact: when the best value improves and every 100\n"
+    "                     nodes, the nodes solved and open, bound, best value\n"
     "  -h, --help         this help\n"
     "  --version          the library version\n"
     "\n"
@@ -102,8 +128,8 @@ static const char usage_text[] =
     "  3  bad input: FILE cannot be read or is malformed (file:line on stderr, no\n"
     "     output file is written), or some graph is infeasible (the others are\n"
     "     solved and the outputs written)\n"
-    "  4  some graph stopped at --max-iter or --time-limit before converging (its\n"
-    "     posteriors are still written)\n"
+    "  4  some graph stopped at --max-iter, --time-limit or --node-limit before\n"
+    "     converging or proving its optimum (its posteriors are still written)\n"
     "  5  numerical failure, out of memory, or an output could not be written\n"
     "     (no output file is kept)\n"
     "  When several apply, the status is the first of 5, 3, 4. A signal (SIGINT,\n"
@@ -116,20 +142,27 @@ typedef struct options {
     const char *decode_output; /* --decode-output or --uai-map */
     int print_decoded;         /* --decode without a file: the assignment on stdout */
     int decode;                /* decode every graph */
-    int sparse;                /* --algorithm sparse */
+    concord_algorithm algorithm; /* --algorithm */
     concord_format format;
     concord_settings settings;
     int json;
     int quiet;
 } options;
 
-/* -v: one line per progress report of the solver. */
+/* -v: one line per progress report of the solver (context: the
+ * algorithm). */
 static int print_progress(void *context, const concord_progress *p) {
-    (void)context;
-    fprintf(stderr,
-            "iter %6d  primal %.3e  dual %.3e  eta %.3g  bound %.12g  value %.12g  %.3f s\n",
-            p->iteration, p->primal_residual, p->dual_residual, p->eta, p->upper_bound,
-            p->value, p->seconds);
+    const concord_algorithm *algorithm = context;
+    if (*algorithm == CONCORD_ALGORITHM_EXACT)
+        fprintf(stderr,
+                "nodes %8lld  open %7lld  bound %.12g  best %.12g  iter %10d  %.3f s\n",
+                (long long)p->nodes, (long long)p->open_nodes, p->upper_bound, p->value,
+                p->iteration, p->seconds);
+    else
+        fprintf(stderr,
+                "iter %6d  primal %.3e  dual %.3e  eta %.3g  bound %.12g  value %.12g  %.3f s\n",
+                p->iteration, p->primal_residual, p->dual_residual, p->eta, p->upper_bound,
+                p->value, p->seconds);
     return 0;
 }
 
@@ -176,7 +209,8 @@ static int parse_int(const char *flag, const char *text, long lo, long hi, int32
 enum flag_id {
     F_FORMAT, F_ALGORITHM, F_MAX_ITER, F_TOL, F_ETA, F_NO_ADAPT, F_RELAXATION, F_ACCELERATE,
     F_TIME_LIMIT, F_EVID, F_DECODE, F_DECODE_OUTPUT, F_UAI_MAP, F_OUTPUT, F_JSON, F_QUIET,
-    F_VERBOSE
+    F_VERBOSE, F_NODE_LIMIT, F_SEARCH, F_EXACT_GAP, F_HEURISTIC_EVERY, F_NO_ACYCLIC,
+    F_PSDD_STEP, F_PSDD_ETA
 };
 
 typedef struct flag_spec {
@@ -195,6 +229,13 @@ static const flag_spec flags[] = {
     {"--relaxation", NULL, F_RELAXATION, 1},
     {"--accelerate", NULL, F_ACCELERATE, 1},
     {"--time-limit", NULL, F_TIME_LIMIT, 1},
+    {"--node-limit", NULL, F_NODE_LIMIT, 1},
+    {"--search", NULL, F_SEARCH, 1},
+    {"--exact-gap", NULL, F_EXACT_GAP, 1},
+    {"--heuristic-every", NULL, F_HEURISTIC_EVERY, 1},
+    {"--no-acyclic", NULL, F_NO_ACYCLIC, 0},
+    {"--psdd-step", NULL, F_PSDD_STEP, 1},
+    {"--psdd-eta", NULL, F_PSDD_ETA, 1},
     {"--evid", NULL, F_EVID, 1},
     {"--decode", NULL, F_DECODE, 0},
     {"--decode-output", NULL, F_DECODE_OUTPUT, 1},
@@ -227,9 +268,45 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
         else return usage_error("%s: unknown format '%s' (expected fg or uai)", flag, value);
         break;
     case F_ALGORITHM:
-        if (!strcmp(value, "ad3")) o->sparse = 0;
-        else if (!strcmp(value, "sparse")) o->sparse = 1;
-        else return usage_error("%s: unknown algorithm '%s' (expected ad3 or sparse)", flag, value);
+        if (!strcmp(value, "ad3")) o->algorithm = CONCORD_ALGORITHM_AD3;
+        else if (!strcmp(value, "sparse")) o->algorithm = CONCORD_ALGORITHM_SPARSE;
+        else if (!strcmp(value, "exact")) o->algorithm = CONCORD_ALGORITHM_EXACT;
+        else if (!strcmp(value, "psdd")) o->algorithm = CONCORD_ALGORITHM_PSDD;
+        else if (!strcmp(value, "mplp")) o->algorithm = CONCORD_ALGORITHM_MPLP;
+        else
+            return usage_error("%s: unknown algorithm '%s' (expected ad3, sparse, exact, psdd "
+                               "or mplp)",
+                               flag, value);
+        break;
+    case F_NODE_LIMIT: {
+        int32_t n;
+        if ((rc = parse_int(flag, value, 1, INT32_MAX, &n))) return rc;
+        s->node_limit = n;
+        break;
+    }
+    case F_HEURISTIC_EVERY: return parse_int(flag, value, 0, INT32_MAX, &s->heuristic_every);
+    case F_SEARCH:
+        if (!strcmp(value, "best")) s->search = CONCORD_SEARCH_BEST_FIRST;
+        else if (!strcmp(value, "depth")) s->search = CONCORD_SEARCH_DEPTH_FIRST;
+        else return usage_error("%s: unknown order '%s' (expected best or depth)", flag, value);
+        break;
+    case F_EXACT_GAP:
+        if ((rc = parse_double(flag, value, &s->exact_gap))) return rc;
+        if (!(s->exact_gap >= 0.0 && s->exact_gap < 1.0))
+            return usage_error("%s must be in [0, 1), not '%s'", flag, value);
+        break;
+    case F_NO_ACYCLIC: s->acyclic = false; break;
+    case F_PSDD_STEP:
+        if (!strcmp(value, "sqrt")) s->psdd_step = CONCORD_STEP_SQRT;
+        else if (!strcmp(value, "decrease")) s->psdd_step = CONCORD_STEP_DECREASE;
+        else if (!strcmp(value, "polyak")) s->psdd_step = CONCORD_STEP_POLYAK;
+        else
+            return usage_error("%s: unknown rule '%s' (expected sqrt, decrease or polyak)", flag,
+                               value);
+        break;
+    case F_PSDD_ETA:
+        if ((rc = parse_double(flag, value, &s->psdd_eta))) return rc;
+        if (!(s->psdd_eta > 0.0)) return usage_error("%s must be positive, not '%s'", flag, value);
         break;
     case F_MAX_ITER: return parse_int(flag, value, 1, INT32_MAX, &s->max_iter);
     case F_ACCELERATE: return parse_int(flag, value, 0, 16, &s->acceleration);
@@ -253,7 +330,10 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
             return usage_error("%s must be in [1, 2), not '%s'", flag, value);
         break;
     case F_NO_ADAPT: s->adapt_eta = false; break;
-    case F_VERBOSE: s->progress = print_progress; break;
+    case F_VERBOSE:
+        s->progress = print_progress;
+        s->progress_context = &o->algorithm;
+        break;
     case F_JSON: o->json = 1; break;
     case F_QUIET: o->quiet = 1; break;
     case F_DECODE: o->print_decoded = 1; break;
@@ -446,6 +526,8 @@ typedef struct graph_result {
     int decoded;          /* decoding below is set */
     concord_decoding decoding;
     const double *x;      /* the decoded 0/1 assignment */
+    int exact;            /* exact_info below is set */
+    concord_exact_info exact_info;
 } graph_result;
 
 /* Solves with `solver` (over the graph) as the options say and decodes the
@@ -454,8 +536,22 @@ typedef struct graph_result {
  * EINFEASIBLE, or a failure), or the decoder's failure. */
 static int solve_graph(const options *o, concord_solver *solver, graph_result *res) {
     memset(res, 0, sizeof *res);
-    res->rc = o->sparse ? concord_solver_sparse(solver, &o->settings, &res->info)
-                        : concord_solver_map(solver, &o->settings, &res->info);
+    switch (o->algorithm) {
+    case CONCORD_ALGORITHM_SPARSE:
+        res->rc = concord_solver_sparse(solver, &o->settings, &res->info);
+        break;
+    case CONCORD_ALGORITHM_EXACT:
+        res->rc = concord_solver_exact(solver, &o->settings, &res->info);
+        res->exact = concord_solver_exact_info(solver, &res->exact_info) == CONCORD_OK;
+        break;
+    case CONCORD_ALGORITHM_PSDD:
+        res->rc = concord_solver_psdd(solver, &o->settings, &res->info);
+        break;
+    case CONCORD_ALGORITHM_MPLP:
+        res->rc = concord_solver_mplp(solver, &o->settings, &res->info);
+        break;
+    default: res->rc = concord_solver_map(solver, &o->settings, &res->info); break;
+    }
     if (res->rc != CONCORD_OK && res->rc != CONCORD_ENOTCONVERGED) return res->rc;
     res->u = concord_solver_variables(solver);
     res->v = concord_solver_additionals(solver);
@@ -582,6 +678,12 @@ static int print_json(run *rn, size_t k, const concord_graph *g, const graph_res
     json_number(fp, "eta", info->eta);
     fprintf(fp, ",\"factor_solves\":%lld,\"oracle_calls\":%lld", (long long)info->factor_solves,
             (long long)info->oracle_calls);
+    fprintf(fp, ",\"acyclic\":%s", info->acyclic ? "true" : "false");
+    if (res->exact) {
+        fprintf(fp, ",\"nodes\":%lld,\"open_nodes\":%lld", (long long)res->exact_info.nodes,
+                (long long)res->exact_info.open);
+        json_number(fp, "root_bound", res->exact_info.root_bound);
+    }
     if (res->decoded) {
         json_number(fp, "map_value", res->decoding.value);
         json_number(fp, "gap", info->upper_bound - res->decoding.value);
@@ -622,10 +724,15 @@ static void print_summary(FILE *fp, size_t k, const graph_result *res) {
     int feasible_decoding = res->decoded && res->decoding.violated == 0;
     double bound = up_to_roundoff(info->upper_bound, info->value);
     if (feasible_decoding) bound = up_to_roundoff(bound, res->decoding.value);
-    fprintf(fp, "graph %zu: %s, value %.10g, upper bound %.10g, %d iteration%s, %.3g s", k + 1,
-            concord_status_name(info->status), info->value, bound, info->iterations, s,
-            info->seconds);
-    if (info->status != CONCORD_STATUS_INTEGRAL && info->status != CONCORD_STATUS_FRACTIONAL)
+    fprintf(fp, "graph %zu: %s, value %.10g, upper bound %.10g, %d iteration%s", k + 1,
+            concord_status_name(info->status), info->value, bound, info->iterations, s);
+    if (res->exact && !info->acyclic)
+        fprintf(fp, ", %lld node%s", (long long)res->exact_info.nodes,
+                res->exact_info.nodes == 1 ? "" : "s");
+    fprintf(fp, ", %.3g s", info->seconds);
+    if (info->acyclic) fputs(", acyclic (dynamic programming)", fp);
+    if (info->status != CONCORD_STATUS_INTEGRAL && info->status != CONCORD_STATUS_FRACTIONAL &&
+        info->status != CONCORD_STATUS_OPTIMAL)
         fprintf(fp, ", solution %s", info->integral ? "integral" : "fractional");
     if (feasible_decoding)
         fprintf(fp, "; decoded value %.10g (gap %.3g)", res->decoding.value,

@@ -407,9 +407,13 @@ class FactorGraph:
 
     def _set_values(self, u, v, outputs):
         """Sets the variables' and factors' values from (u, v); outputs, when
-        given, are the same as tensors (which the values then slice)."""
+        given, are the same as tensors (which the values then slice). With
+        neither (a solve that proved the constraints infeasible and so holds
+        no solution) every value is None."""
         for x in self.variables:
-            if outputs is not None:
+            if outputs is None and u is None:
+                x.value = None
+            elif outputs is not None:
                 x.value = outputs[0][x.first:x.first + x.size].reshape(x.shape)
             else:
                 x.value = like(u[x.first:x.first + x.size].reshape(x.shape), x.scores)
@@ -417,9 +421,11 @@ class FactorGraph:
             first, count = factor.additionals
             if not count:
                 continue
-            if outputs is not None:
+            if outputs is None and v is None:
+                factor.value = None
+            elif outputs is not None:
                 factor.value = factor._shape_values(outputs[1][first:first + count])
-            elif v is not None:
+            else:
                 parts = factor._score_parts()
                 factor.value = factor._shape_values(
                     like(v[first:first + count], parts[0] if parts else None))

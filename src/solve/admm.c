@@ -35,6 +35,8 @@
 #include <time.h>
 
 #include "../util.h"
+#include "acyclic.h"
+#include "clamp.h"
 #include "solver.h"
 
 enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
@@ -346,6 +348,7 @@ update_variable(admm_run *r, int32_t i, int32_t t, const bool accelerate, residu
     for (int32_t k = 0; k < deg; ++k) sum += uf[links[k]];
     double mean = sum * s->inv_deg[i];
     double now = old + alpha * (mean - old);
+    if (s->clamp && s->clamp[i] >= 0) now = s->clamp[i]; /* branch and bound fixed it */
     if (!isfinite(now)) res->finite = false;
     double moved = fabs(now - old);
     if (moved > res->change) res->change = moved;
@@ -405,7 +408,9 @@ static int dual_bound(admm_run *r, double *bound) {
             s->a[j] = s->link_score[l] + s->lambda[l];
         }
         double best;
-        int rc = solver_factor_map(s, f, s->a, r->phi + fa->add_begin, s->u, s->vmap, &best);
+        int rc = clamp_touches(s, f)
+                     ? clamp_factor_map(s, f, s->a, r->phi + fa->add_begin, s->u, s->vmap, &best)
+                     : solver_factor_map(s, f, s->a, r->phi + fa->add_begin, s->u, s->vmap, &best);
         if (rc) {
             r->callback_error = rc;
             r->failed_factor = f;
@@ -421,7 +426,8 @@ static int dual_bound(admm_run *r, double *bound) {
         double multipliers = 0.0;
         for (int32_t k = s->var_link_begin[i]; k < s->var_link_begin[i + 1]; ++k)
             multipliers += s->lambda[s->var_links[k]];
-        sum += multipliers < 0.0 ? -multipliers : 0.0;
+        if (s->clamp && s->clamp[i] >= 0) sum -= multipliers * s->clamp[i];
+        else sum += multipliers < 0.0 ? -multipliers : 0.0;
     }
     *bound = sum;
     return 0;
@@ -447,7 +453,7 @@ static int bound_step(admm_run *r, int32_t t, bool small) {
         concord_progress p = {t,
                               r->sparse ? objective(r, r->s->ubar, r->s->v) : current_value(r),
                               r->upper_bound,      r->primal,
-                              r->dual, r->eta_rel, seconds_since(&r->start)};
+                              r->dual, r->eta_rel, seconds_since(&r->start), 0, 0};
         if (r->st.progress(r->st.progress_context, &p)) return STOPPED_INTERRUPTED;
     }
     return -1;
@@ -510,7 +516,7 @@ static void apply_slot_state(void *context, int32_t i) {
     const double eta = r->eta;
     double sum = 0.0;
     for (int32_t q = begin; q < end; ++q) sum += z[q];
-    const double ub = sum * s->inv_deg[i] / eta;
+    const double ub = s->clamp && s->clamp[i] >= 0 ? s->clamp[i] : sum * s->inv_deg[i] / eta;
     bool moved = ub != s->ubar[i];
     s->ubar[i] = ub;
     const double base = r->theta[i] * s->inv_deg[i] + eta * ub;
@@ -629,8 +635,11 @@ static outcome solve_separable(admm_run *r, int32_t *iterations) {
                 s->a_solved[b + j] = s->a[j];
             }
             double best;
-            int rc = solver_factor_map(s, f, s->a, r->phi + fa->add_begin, s->uf + b,
-                                       s->v + fa->add_begin, &best);
+            int rc = clamp_touches(s, f)
+                         ? clamp_factor_map(s, f, s->a, r->phi + fa->add_begin, s->uf + b,
+                                            s->v + fa->add_begin, &best)
+                         : solver_factor_map(s, f, s->a, r->phi + fa->add_begin, s->uf + b,
+                                             s->v + fa->add_begin, &best);
             r->solves += 1;
             if (rc) {
                 r->callback_error = rc;
@@ -800,7 +809,10 @@ int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse
 int concord_solver_map(concord_solver *s, const concord_settings *settings, concord_info *info) {
     if (!s) return CONCORD_EINVAL;
     int rc = solver_check_graph(s);
-    return rc ? rc : solver_admm(s, settings, false, NULL, info);
+    if (rc) return rc;
+    bool done; /* an acyclic graph solved exactly */
+    rc = acyclic_try_map(s, settings, info, &done);
+    return rc || done ? rc : solver_admm(s, settings, false, NULL, info);
 }
 
 int concord_solver_sparse(concord_solver *s, const concord_settings *settings,

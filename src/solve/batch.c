@@ -23,9 +23,14 @@ typedef struct batch {
 
 static void solve_one(batch *b, size_t k) {
     concord_info *info = b->infos ? &b->infos[k] : NULL;
-    b->codes[k] = b->algorithm == CONCORD_ALGORITHM_SPARSE
-                      ? concord_solver_sparse(b->solvers[k], b->settings, info)
-                      : concord_solver_map(b->solvers[k], b->settings, info);
+    concord_solver *s = b->solvers[k];
+    switch (b->algorithm) {
+    case CONCORD_ALGORITHM_SPARSE: b->codes[k] = concord_solver_sparse(s, b->settings, info); break;
+    case CONCORD_ALGORITHM_EXACT: b->codes[k] = concord_solver_exact(s, b->settings, info); break;
+    case CONCORD_ALGORITHM_PSDD: b->codes[k] = concord_solver_psdd(s, b->settings, info); break;
+    case CONCORD_ALGORITHM_MPLP: b->codes[k] = concord_solver_mplp(s, b->settings, info); break;
+    default: b->codes[k] = concord_solver_map(s, b->settings, info); break;
+    }
 }
 
 static void *worker(void *arg) {
@@ -59,7 +64,7 @@ int concord_solve_batch(concord_solver *const *solvers, size_t count,
                         concord_info *infos, int threads) {
     if (count == 0) return CONCORD_OK;
     if (!solvers) return CONCORD_EINVAL;
-    if (algorithm != CONCORD_ALGORITHM_AD3 && algorithm != CONCORD_ALGORITHM_SPARSE)
+    if (algorithm < CONCORD_ALGORITHM_AD3 || algorithm > CONCORD_ALGORITHM_MPLP)
         return CONCORD_EINVAL;
     for (size_t k = 0; k < count; ++k)
         if (!solvers[k]) return CONCORD_EINVAL;

@@ -22,7 +22,14 @@ void concord_default_settings(concord_settings *s) {
                             .progress_context = NULL,
                             .backward_tol = 1e-10,
                             .backward_max_iter = 1000,
-                            .backward_power = false};
+                            .backward_power = false,
+                            .acyclic = true,
+                            .node_limit = 0,
+                            .search = CONCORD_SEARCH_BEST_FIRST,
+                            .exact_gap = 1e-9,
+                            .heuristic_every = 1,
+                            .psdd_step = CONCORD_STEP_SQRT,
+                            .psdd_eta = 1.0};
 }
 
 int concord_check_settings(const concord_settings *s, char *error, size_t error_size) {
@@ -52,6 +59,24 @@ int concord_check_settings(const concord_settings *s, char *error, size_t error_
     else if (s->backward_max_iter < 1)
         snprintf(message, sizeof message, "backward_max_iter must be >= 1 (got %d)",
                  s->backward_max_iter);
+    else if (s->node_limit < 0)
+        snprintf(message, sizeof message, "node_limit must be >= 0 (got %lld)",
+                 (long long)s->node_limit);
+    else if (s->search != CONCORD_SEARCH_BEST_FIRST && s->search != CONCORD_SEARCH_DEPTH_FIRST)
+        snprintf(message, sizeof message, "search must be best first or depth first (got %d)",
+                 (int)s->search);
+    else if (!(s->exact_gap >= 0.0 && s->exact_gap < 1.0))
+        snprintf(message, sizeof message, "exact_gap must be in [0, 1) (got %g)", s->exact_gap);
+    else if (s->heuristic_every < 0)
+        snprintf(message, sizeof message, "heuristic_every must be >= 0 (got %d)",
+                 s->heuristic_every);
+    else if (s->psdd_step != CONCORD_STEP_SQRT && s->psdd_step != CONCORD_STEP_DECREASE &&
+             s->psdd_step != CONCORD_STEP_POLYAK)
+        snprintf(message, sizeof message, "psdd_step must be a concord_step_rule (got %d)",
+                 (int)s->psdd_step);
+    else if (!(s->psdd_eta > 0.0) || !isfinite(s->psdd_eta))
+        snprintf(message, sizeof message, "psdd_eta must be positive and finite (got %g)",
+                 s->psdd_eta);
     if (!message[0]) return CONCORD_OK;
     if (error && error_size) snprintf(error, error_size, "%s", message);
     return CONCORD_EINVAL;

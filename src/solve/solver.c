@@ -4,6 +4,8 @@
  */
 #include "solver.h"
 
+#include "acyclic.h"
+#include "units.h"
 #include "../util.h"
 
 #include <stdarg.h>
@@ -99,6 +101,11 @@ void concord_solver_free(concord_solver *s) {
     free(s->decoded);
     solver_distribution_clear(s);
     free(s->backward_memory);
+    units_free(s->units);
+    free(s->clamp);
+    free(s->factor_clamps);
+    free(s->clamp_saved);
+    acyclic_free(s->acyclic);
     free(s);
 }
 
@@ -286,4 +293,63 @@ int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const 
     for (int32_t k = 0; k < fa->n_add; ++k) sum += phi[k] * out_v[k];
     *score = sum;
     return 0;
+}
+
+int solver_settings(concord_solver *s, const concord_settings *settings, concord_settings *out) {
+    if (settings) *out = *settings;
+    else concord_default_settings(out);
+    char message[160];
+    if (concord_check_settings(out, message, sizeof message))
+        return solver_fail(s, CONCORD_EINVAL, "%s", message);
+    return CONCORD_OK;
+}
+
+int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32_t iterations,
+                    double bound, double l1, concord_info *out, bool *handled) {
+    s->mode = MODE_NONE;
+    s->solved = false;
+    s->have_decoded = false;
+    *handled = true;
+    if (rc) {
+        out->status = CONCORD_STATUS_CALLBACK_FAILED;
+        return solver_callback_failed(s, failed, rc);
+    }
+    if (status == CONCORD_STATUS_INFEASIBLE) {
+        out->status = status;
+        out->value = -INFINITY;
+        return solver_fail(s, CONCORD_EINFEASIBLE,
+                           "the constraints admit no solution: after %d iterations the dual "
+                           "bound %.6g is below every feasible value (>= %.6g)",
+                           iterations, bound, -l1);
+    }
+    *handled = false;
+    out->status = status;
+    return CONCORD_OK;
+}
+
+int solver_take_assignment(concord_solver *s, const double *x, double *value) {
+    const concord_graph *g = s->g;
+    const double *theta = solver_theta(s), *phi = solver_phi(s);
+    double sum = 0.0;
+    bool all_allowed = true;
+    if (x != s->sol_u) memcpy(s->sol_u, x, (size_t)g->n_vars * sizeof(double));
+    for (int32_t i = 0; i < g->n_vars; ++i) sum += theta[i] * x[i];
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        bool allowed;
+        double score;
+        int rc = solver_factor_at(s, phi, f, x, &allowed, &score,
+                                  s->sol_v + g->factors[f].add_begin);
+        if (rc) return solver_callback_failed(s, f, rc);
+        all_allowed &= allowed;
+        sum += score;
+    }
+    *value = all_allowed ? sum : -INFINITY;
+    s->solved = all_allowed;
+    s->sol_integral = all_allowed;
+    s->solved_own_revision = s->own_scores_revision;
+    s->solved_graph_revision = g->scores_revision;
+    solver_distribution_clear(s);
+    if (x != s->decoded) memcpy(s->decoded, x, (size_t)g->n_vars * sizeof(double));
+    s->have_decoded = all_allowed;
+    return CONCORD_OK;
 }

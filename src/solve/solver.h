@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "../graph.h"
 #include "../qp/active_set.h"
@@ -83,6 +84,19 @@ struct concord_solver {
     bool have_decoded;
     distribution dist;
     double *backward_memory; /* the backward pass's link vectors */
+
+    /* Exact inference and the dual methods, each made when first needed:
+     * the units (units.c), clamps for branch and bound (clamp.c: per
+     * variable -1 when free, else the value it is fixed at; per factor its
+     * clamped links), the plan of max-product dynamic programming over an
+     * acyclic graph (acyclic.c), the last branch and bound's statistics. */
+    struct units *units;
+    int8_t *clamp;
+    int32_t *factor_clamps;
+    double *clamp_saved;
+    struct acyclic_plan *acyclic;
+    concord_exact_info exact_info;
+    bool has_exact_info;
 
     atomic_bool in_batch; /* claimed by a running concord_solve_batch */
     char error[512];
@@ -162,6 +176,37 @@ int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *sta
 
 /* Drops the last distribution (a new solve makes it stale). */
 void solver_distribution_clear(concord_solver *s);
+
+/* *out = *settings (NULL: the defaults), checked: CONCORD_OK, or
+ * CONCORD_EINVAL with the message naming the setting. */
+int solver_settings(concord_solver *s, const concord_settings *settings, concord_settings *out);
+
+/* Wall seconds since *start (CLOCK_MONOTONIC). */
+static inline double solver_seconds_since(const struct timespec *start) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
+}
+
+/* Every point of the local polytope scores at least -l1 (l1 the sum of
+ * |scores|): a dual bound below that proves the constraints infeasible. */
+static inline bool solver_bound_proves_infeasible(double bound, double l1) {
+    return bound < -l1 - 1e-9 * (l1 > 0.0 ? l1 : 1.0);
+}
+
+/* The end PSDD and MPLP share: the solver's results are void until they
+ * set them; a user oracle's failure (rc, in factor `failed`) or a bound
+ * that proved infeasibility (status) fills *out and returns the code with
+ * its message (*handled true); otherwise nothing more (*handled false). */
+int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32_t iterations,
+                    double bound, double l1, concord_info *out, bool *handled);
+
+/* Makes the 0/1 assignment x (num_variables) the solver's solution: sol_u
+ * is x, sol_v each factor's best additional outputs at x, *value theta . x
+ * + phi . v (-INFINITY when some factor does not allow x; the solution is
+ * then not marked solved). Also the decoded assignment. Returns
+ * CONCORD_OK or a user oracle's failure (with the message). */
+int solver_take_assignment(concord_solver *s, const double *x, double *value);
 
 /* The two ADMM solves (admm.c). */
 int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse,

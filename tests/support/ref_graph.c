@@ -452,6 +452,20 @@ bool ref_brute_map(const ref_graph *rg, double *value, int *x) {
     return ok && found;
 }
 
+double ref_assignment_value(const ref_graph *rg, const int *x) {
+    double value = 0.0;
+    for (int i = 0; i < rg->n_vars; ++i) value += rg->theta[i] * x[i];
+    for (int k = 0; k < rg->n_factors; ++k) {
+        const ref_factor *f = &rg->factors[k];
+        int xs[REF_MAX_DEGREE], y[1];
+        for (int j = 0; j < f->degree; ++j) xs[j] = x[f->vars[j]];
+        y[0] = f->kind == REF_PAIR && xs[0] && xs[1];
+        if (!ref_allowed(f, xs, y)) return -INFINITY;
+        if (f->kind == REF_PAIR) value += f->score * y[0];
+    }
+    return value;
+}
+
 /* ------------------------------------------------------------------------
  * Random graphs
  * ------------------------------------------------------------------------ */

@@ -55,6 +55,10 @@ int ref_local_lp_ranges(const ref_graph *rg, double value, double slack, double 
  * x1*x2; KNAPSACK is integer feasibility. */
 bool ref_brute_map(const ref_graph *rg, double *value, int *x);
 
+/* The objective of the 0/1 assignment x (n_vars) by the factors' meaning,
+ * PAIR outputs being products; -INFINITY when some factor disallows x. */
+double ref_assignment_value(const ref_graph *rg, const int *x);
+
 /* The L-infinity distance from (u_f, v_f) to the factor's polytope M_f:
  * u_f[0..degree) are the values of the factor's variables (raw, before
  * negation), v_f[0..additionals) its additional outputs (may be NULL when

@@ -1,0 +1,349 @@
+/*
+ * MPLP (Globerson and Jaakkola 2007, in its generalized form for factors
+ * of any size): block coordinate descent on the dual of the local polytope
+ * over units (units.h),
+ *   min over lambda of  sum_w max_s b_w(s)
+ *                       + sum_f max_x [phi_f . v(x) - sum_{w in f} lambda_fw(x_w)],
+ *   b_w(s) = score of unit w's state s + sum_{f touching w} lambda_fw(s).
+ * The block of factor f is updated in closed form: with
+ * lambda^{-f}_w = b_w - lambda_fw (what the rest of the graph says of w)
+ * and mm_w(s) the max-marginal of f's configurations putting w in s under
+ * the messages lambda^{-f} of f's other units (maxmarg.c),
+ *   lambda_fw(s) <- -lambda^{-f}_w(s) + (mm_w(s) + lambda^{-f}_w(s)) / n_f,
+ * n_f the number of f's units; the dual never increases. Over units whose
+ * factors never switch on two of their states, this dual is that of the
+ * local polytope of the binary variables (a solution of one is a solution
+ * of the other), so the bound is an LP-MAP bound. The assignment of
+ * largest beliefs is decoded after every sweep.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "maxmarg.h"
+#include "solver.h"
+#include "units.h"
+
+/* Sweeps over which the bound must decrease to go on. */
+enum { STALL_WINDOW = 10 };
+
+typedef struct mplp_run {
+    concord_solver *s;
+    const concord_graph *g;
+    const units *un;
+    concord_settings st;
+    const double *theta, *phi;
+    maxmarg mm;
+    int32_t *msg_begin; /* per incidence (and per unit for beliefs: belief_begin) */
+    int32_t *belief_begin;
+    double *lambda;     /* per incidence and state */
+    double *others;     /* per incidence and state: lambda^{-f} (or -lambda) */
+    double *belief;     /* per unit and state */
+    double *mm_out;     /* one unit's max-marginals */
+    double *x, *best_x;
+    double best_value, l1;
+    int64_t solves, calls;
+    struct timespec start;
+} mplp_run;
+
+static double unit_score(const mplp_run *r, int32_t w, int32_t t) {
+    if (r->un->multi[w]) return r->theta[r->un->first[w] + t];
+    return t ? r->theta[r->un->first[w]] : 0.0;
+}
+
+/* A - B where both may be -INFINITY (then 0: the state is impossible
+ * either way). */
+static double minus(double a, double b) { return a == -INFINITY && b == -INFINITY ? 0.0 : a - b; }
+
+/* The update of factor f's block. Returns 0 or a user oracle's error. */
+static int update_factor(mplp_run *r, int32_t f) {
+    const units *un = r->un;
+    const int32_t first = un->inc_begin[f], last = un->inc_begin[f + 1], n = last - first;
+    if (n == 0) return 0;
+    for (int32_t k = first; k < last; ++k) {
+        const int32_t w = un->inc_unit[k];
+        const double *b = r->belief + r->belief_begin[w], *lam = r->lambda + r->msg_begin[k];
+        double *o = r->others + r->msg_begin[k];
+        for (int32_t t = 0; t < un->states[w]; ++t) o[t] = minus(b[t], lam[t]);
+    }
+    for (int32_t k = first; k < last; ++k) {
+        int rc = maxmarg_message(&r->mm, f, k, r->others, r->mm_out);
+        if (rc) return rc;
+        r->calls += maxmarg_calls(&r->mm, f, k);
+        const int32_t w = un->inc_unit[k];
+        double *lam = r->lambda + r->msg_begin[k];
+        const double *o = r->others + r->msg_begin[k];
+        for (int32_t t = 0; t < un->states[w]; ++t) {
+            const double through = r->mm_out[t] + o[t];
+            lam[t] = o[t] == -INFINITY ? 0.0 : -o[t] + through / n;
+        }
+    }
+    for (int32_t k = first; k < last; ++k) {
+        const int32_t w = un->inc_unit[k];
+        double *b = r->belief + r->belief_begin[w];
+        const double *lam = r->lambda + r->msg_begin[k], *o = r->others + r->msg_begin[k];
+        for (int32_t t = 0; t < un->states[w]; ++t) b[t] = o[t] + lam[t];
+    }
+    r->solves += 1;
+    return 0;
+}
+
+/* The dual: every unit's best belief plus every factor's best
+ * reparametrized score. Returns 0 or a user oracle's error (its factor in
+ * *failed). */
+static int dual_value(mplp_run *r, double *dual, int32_t *failed) {
+    const units *un = r->un;
+    double sum = 0.0;
+    for (int32_t w = 0; w < un->n_units; ++w) {
+        const double *b = r->belief + r->belief_begin[w];
+        double top = -INFINITY;
+        for (int32_t t = 0; t < un->states[w]; ++t) top = fmax(top, b[t]);
+        sum += top;
+    }
+    /* a state no belief allows is out of every factor's reach (else its
+     * -inf multiplier would count as +inf there) */
+    for (int32_t k = 0; k < un->n_inc; ++k) {
+        const int32_t w = un->inc_unit[k];
+        const double *b = r->belief + r->belief_begin[w], *lam = r->lambda + r->msg_begin[k];
+        double *o = r->others + r->msg_begin[k];
+        for (int32_t t = 0; t < un->states[w]; ++t) o[t] = b[t] == -INFINITY ? -INFINITY : -lam[t];
+    }
+    for (int32_t f = 0; f < r->g->n_factors; ++f) {
+        if (un->own[f] >= 0) continue;
+        double best;
+        int rc = maxmarg_decide(&r->mm, f, -1, 0, r->others, &best);
+        if (rc) {
+            *failed = f;
+            return rc;
+        }
+        r->calls += 1;
+        sum += best;
+    }
+    *dual = sum;
+    return 0;
+}
+
+/* The assignment of largest beliefs into r->x; when every factor allows
+ * it and it beats the best so far, it becomes the best. Returns 0 or a
+ * user oracle's error (its factor in *failed). */
+static int decode_beliefs(mplp_run *r, int32_t *failed) {
+    const units *un = r->un;
+    const concord_graph *g = r->g;
+    for (int32_t w = 0; w < un->n_units; ++w) {
+        const double *b = r->belief + r->belief_begin[w];
+        int32_t top = 0;
+        for (int32_t t = 1; t < un->states[w]; ++t)
+            if (b[t] > b[top]) top = t;
+        units_set_state(un, w, top, r->x);
+    }
+    double value = 0.0;
+    for (int32_t i = 0; i < g->n_vars; ++i) value += r->theta[i] * r->x[i];
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        bool allowed;
+        double score;
+        int rc = solver_factor_at(r->s, r->phi, f, r->x, &allowed, &score, NULL);
+        if (rc) {
+            *failed = f;
+            return rc;
+        }
+        r->calls += 1;
+        if (!allowed) return 0;
+        value += score;
+    }
+    if (value > r->best_value) {
+        r->best_value = value;
+        memcpy(r->best_x, r->x, (size_t)g->n_vars * sizeof(double));
+    }
+    return 0;
+}
+
+/* Per-link multipliers for decoding (concord_solver_decode completes
+ * factors under theta_i/deg_i + lambda_l): factor f's share of unit w's
+ * beliefs, b_w / n_w - lambda_fw (n_w: w's factors), which sum over w's
+ * factors to its scores; a binary unit's link takes the difference of its
+ * two states, a multi-variable's state link its state's share, and a
+ * unit's own XOR nothing. */
+static void link_multipliers(mplp_run *r) {
+    concord_solver *s = r->s;
+    const units *un = r->un;
+    const concord_graph *g = r->g;
+    for (int32_t l = 0; l < g->n_links; ++l) {
+        const int32_t i = g->link_var[l];
+        s->lambda[l] = -r->theta[i] * s->inv_deg[i];
+    }
+    for (int32_t k = 0; k < un->n_inc; ++k) {
+        const int32_t f = un->inc_factor[k], w = un->inc_unit[k];
+        const double n_w = (double)(un->unit_inc_begin[w + 1] - un->unit_inc_begin[w]);
+        const double *b = r->belief + r->belief_begin[w], *lam = r->lambda + r->msg_begin[k];
+        const int32_t begin = g->factors[f].link_begin;
+        for (int32_t q = un->inc_link_begin[k]; q < un->inc_link_begin[k + 1]; ++q) {
+            const int32_t l = begin + un->inc_link[q], i = g->link_var[l];
+            double share;
+            if (un->multi[w]) share = minus(b[i - un->first[w]] / n_w, lam[i - un->first[w]]);
+            else share = minus(b[1] / n_w, lam[1]) - minus(b[0] / n_w, lam[0]);
+            if (isfinite(share)) s->lambda[l] += share;
+        }
+    }
+}
+
+static void *zalloc(size_t n, size_t size, bool *failed) {
+    void *q = calloc(n ? n : 1, size);
+    if (!q) *failed = true;
+    return q;
+}
+
+static void run_free(mplp_run *r) {
+    maxmarg_free(&r->mm);
+    free(r->msg_begin);
+    free(r->belief_begin);
+    free(r->lambda);
+    free(r->others);
+    free(r->belief);
+    free(r->mm_out);
+    free(r->x);
+    free(r->best_x);
+}
+
+/* The run's memory and the messages at zero. */
+static int prepare(mplp_run *r) {
+    const units *un = r->un;
+    bool failed = false;
+    size_t n_msg = 0, n_belief = 0;
+    for (int32_t k = 0; k < un->n_inc; ++k) n_msg += (size_t)un->states[un->inc_unit[k]];
+    for (int32_t w = 0; w < un->n_units; ++w) n_belief += (size_t)un->states[w];
+    r->msg_begin = zalloc((size_t)un->n_inc + 1, sizeof(int32_t), &failed);
+    r->belief_begin = zalloc((size_t)un->n_units + 1, sizeof(int32_t), &failed);
+    r->lambda = zalloc(n_msg, sizeof(double), &failed);
+    r->others = zalloc(n_msg, sizeof(double), &failed);
+    r->belief = zalloc(n_belief, sizeof(double), &failed);
+    r->mm_out = zalloc((size_t)un->max_states, sizeof(double), &failed);
+    r->x = zalloc((size_t)r->g->n_vars, sizeof(double), &failed);
+    r->best_x = zalloc((size_t)r->g->n_vars, sizeof(double), &failed);
+    if (failed || maxmarg_init(&r->mm, r->s, r->msg_begin)) return CONCORD_ENOMEM;
+    r->mm.phi = r->phi;
+    int32_t offset = 0;
+    for (int32_t k = 0; k < un->n_inc; ++k) {
+        r->msg_begin[k] = offset;
+        offset += un->states[un->inc_unit[k]];
+    }
+    r->msg_begin[un->n_inc] = offset;
+    offset = 0;
+    for (int32_t w = 0; w < un->n_units; ++w) {
+        r->belief_begin[w] = offset;
+        for (int32_t t = 0; t < un->states[w]; ++t) r->belief[offset + t] = unit_score(r, w, t);
+        offset += un->states[w];
+    }
+    r->belief_begin[un->n_units] = offset;
+    return CONCORD_OK;
+}
+
+/* MPLP needs every factor's max-marginals from its oracle, linearly. */
+static int check_graph(mplp_run *r) {
+    const units *un = r->un;
+    for (int32_t k = 0; k < un->n_inc; ++k) {
+        if (!r->mm.enumerated[k]) continue;
+        const int32_t f = un->inc_factor[k];
+        const factor *fa = &r->g->factors[f];
+        return solver_fail(r->s, CONCORD_EINVAL,
+                           fa->ops->fractional_vertices
+                               ? "MPLP: factor %d (%s) has fractional vertices"
+                               : "MPLP: factor %d (%s) may switch on two states of one "
+                                 "multi-variable",
+                           f, fa->ops->name);
+    }
+    return CONCORD_OK;
+}
+
+int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
+                        concord_info *info) {
+    if (!s) return CONCORD_EINVAL;
+    int rc = solver_check_graph(s);
+    if (rc) return rc;
+    mplp_run r = {.s = s, .g = s->g, .best_value = -INFINITY};
+    clock_gettime(CLOCK_MONOTONIC, &r.start);
+    if ((rc = solver_settings(s, settings, &r.st))) return rc;
+    if ((rc = units_build(s))) return rc;
+    r.un = s->units;
+    r.theta = solver_theta(s);
+    r.phi = solver_phi(s);
+    if ((rc = prepare(&r)) || (rc = check_graph(&r))) {
+        run_free(&r);
+        return rc == CONCORD_ENOMEM ? solver_fail(s, rc, "out of memory") : rc;
+    }
+    const concord_graph *g = s->g;
+    for (int32_t i = 0; i < g->n_vars; ++i) r.l1 += fabs(r.theta[i]);
+    for (int32_t k = 0; k < g->n_add; ++k) r.l1 += fabs(r.phi[k]);
+    const double gap_tol = r.st.tol * (r.l1 > 0.0 ? r.l1 : 1.0);
+    s->solved_own_revision = s->own_scores_revision;
+    s->solved_graph_revision = g->scores_revision;
+    double history[STALL_WINDOW], best_dual = INFINITY;
+    int status = CONCORD_STATUS_MAX_ITER;
+    int32_t t, failed = -1;
+    for (t = 1; t <= r.st.max_iter; ++t) {
+        for (int32_t f = 0; f < g->n_factors && !rc; ++f)
+            if (r.un->own[f] < 0 && (rc = update_factor(&r, f))) failed = f;
+        double dual;
+        if (rc || (rc = dual_value(&r, &dual, &failed)) || (rc = decode_beliefs(&r, &failed)))
+            break;
+        best_dual = fmin(best_dual, dual);
+        if (solver_bound_proves_infeasible(best_dual, r.l1)) {
+            status = CONCORD_STATUS_INFEASIBLE;
+            break;
+        }
+        if (best_dual - r.best_value <= gap_tol) {
+            status = CONCORD_STATUS_INTEGRAL;
+            break;
+        }
+        if (r.st.progress) {
+            concord_progress p = {t,   r.best_value, best_dual, 0.0, 0.0,
+                                  0.0, solver_seconds_since(&r.start), 0, 0};
+            if (r.st.progress(r.st.progress_context, &p)) {
+                status = CONCORD_STATUS_INTERRUPTED;
+                break;
+            }
+        }
+        const int32_t slot = t % STALL_WINDOW;
+        if (t > STALL_WINDOW && history[slot] - best_dual <= gap_tol) {
+            status = CONCORD_STATUS_FRACTIONAL;
+            break;
+        }
+        history[slot] = best_dual;
+        if (r.st.time_limit > 0.0 && solver_seconds_since(&r.start) >= r.st.time_limit) {
+            status = CONCORD_STATUS_TIME_LIMIT;
+            break;
+        }
+    }
+    if (t > r.st.max_iter) t = r.st.max_iter;
+    concord_info out = {0};
+    out.iterations = t;
+    out.upper_bound = best_dual;
+    out.factor_solves = r.solves;
+    out.oracle_calls = r.calls;
+    bool handled;
+    rc = solver_dual_end(s, rc, failed, status, t, best_dual, r.l1, &out, &handled);
+    if (!handled) {
+        const bool found = r.best_value > -INFINITY;
+        double value = -INFINITY;
+        rc = solver_take_assignment(s, found ? r.best_x : r.x, &value);
+        if (!rc) {
+            /* the solution stands even when some factor disallows it */
+            s->solved = true;
+            s->sol_integral = status == CONCORD_STATUS_INTEGRAL;
+            out.value = value;
+            out.integral = true;
+            link_multipliers(&r);
+            memcpy(s->ubar, s->sol_u, (size_t)g->n_vars * sizeof(double));
+            s->mode = MODE_MAP;
+            if (status != CONCORD_STATUS_INTEGRAL && status != CONCORD_STATUS_FRACTIONAL)
+                rc = solver_fail(s, CONCORD_ENOTCONVERGED,
+                                 "MPLP stopped (%s) after %d iterations, bound %.9g, best "
+                                 "value %.9g",
+                                 concord_status_name(status), t, best_dual, r.best_value);
+        }
+    }
+    out.seconds = solver_seconds_since(&r.start);
+    if (info) *info = out;
+    run_free(&r);
+    return rc;
+}

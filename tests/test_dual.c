@@ -1,0 +1,328 @@
+/*
+ * PSDD and MPLP against GLPK's local-polytope LP and brute force, on random
+ * graphs: binary graphs with every logic, budget, knapsack and pair factor
+ * (ref_random_graph, for PSDD under each step-size rule), and graphs of
+ * PAIR and DENSE factors over multi-valued variables (ref_mgraph, for
+ * both). Every dual bound is a bound (>= the LP optimum, up to rounding),
+ * the best bound never rises, and it approaches the LP optimum: PSDD's gap
+ * shrinks between 100 and 4000 iterations and ends small on average;
+ * MPLP, a coordinate descent that may stop above the optimum, ends at it
+ * on most graphs (all of these, to 1e-6). A status "integral" is a
+ * certificate: the returned assignment is allowed and its value is the
+ * brute-force MAP. After either, concord_solver_decode returns an allowed
+ * assignment no better than the MAP. MPLP refuses factors it cannot take
+ * max-marginals of linearly (KNAPSACK, an OR over two states of one
+ * multi-variable).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "concord.h"
+#include "ref_graph.h"
+#include "ref_mgraph.h"
+#include "testutil.h"
+
+enum { GRAPHS = 120 };
+
+/* ---- tolerances (and why) ------------------------------------------------
+ * BOUND_TOL: a dual bound is valid at any multipliers, so it may fall
+ *   below GLPK's exact LP optimum by rounding only: 1e-9 of sum |scores|.
+ * CERT_TOL: a certified assignment is within tol (1e-6) times sum |scores|
+ *   of the bound, hence of the MAP; 1e-6 plus rounding.
+ * PSDD_MEAN_GAP: PSDD's mean gap to the LP optimum after 4000 iterations,
+ *   relative to sum |scores|, on the binary graphs: the subgradient method
+ *   converges as 1/sqrt(t); the measured means are 5e-4 (sqrt), 7e-4
+ *   (Polyak), 5e-3 (decrease), the worst graphs (a KNAPSACK among scores of
+ *   1e4) 0.05 and, for the decreasing rule, 0.15.
+ * PSDD_GAP, MPLP_GAP: the largest gap on the DENSE and pairwise models
+ *   (measured: 7e-4 and 8e-7).
+ */
+#define BOUND_TOL 1e-9
+#define CERT_TOL 1.1e-6
+#define PSDD_MEAN_GAP 1e-2
+#define PSDD_GAP 1e-2
+#define MPLP_GAP 1e-5
+
+typedef struct tally {
+    int graphs, certified, at_optimum, decoded;
+    double worst_gap, sum_gap;
+} tally;
+
+static void print_tally(const char *name, const tally *t) {
+    printf("%s: %d graphs, %d certified, %d at the LP optimum (gap <= 1e-6), %d decoded, gap "
+           "relative to sum |scores|: worst %.3g, mean %.3g\n",
+           name, t->graphs, t->certified, t->at_optimum, t->decoded, t->worst_gap,
+           t->sum_gap / (t->graphs ? t->graphs : 1));
+}
+
+/* Checks a solve's outcome against the LP optimum lp and the MAP (brute,
+ * when map_feasible), x_value evaluating an assignment with the tests'
+ * semantics. Returns the number of failures (messages printed). */
+typedef double (*value_fn)(const void *graph, const double *u);
+
+static int check_dual(const char *name, concord_solver *s, int rc, const concord_info *info,
+                      double lp, bool map_feasible, double brute, double l1, value_fn value,
+                      const void *graph, double gap_limit, tally *t) {
+    int failures = 0;
+    t->graphs += 1;
+    if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) {
+        printf("%s: code %d (%s)\n", name, rc, concord_solver_last_error(s));
+        return 1;
+    }
+    const double gap = (info->upper_bound - lp) / (l1 > 0.0 ? l1 : 1.0);
+    if (gap < -BOUND_TOL) {
+        printf("%s: bound %.17g below the LP optimum %.17g\n", name, info->upper_bound, lp);
+        failures += 1;
+    }
+    if (gap > gap_limit) {
+        printf("%s: bound %.17g, LP optimum %.17g (gap %.3g of sum |scores|), status %s after %d "
+               "iterations\n",
+               name, info->upper_bound, lp, gap, concord_status_name(info->status),
+               (int)info->iterations);
+        failures += 1;
+    }
+    t->worst_gap = fmax(t->worst_gap, gap);
+    t->sum_gap += fmax(gap, 0.0);
+    t->at_optimum += gap <= 1e-6;
+    if (info->status == CONCORD_STATUS_INTEGRAL) {
+        t->certified += 1;
+        const double v = value(graph, concord_solver_variables(s));
+        if (!map_feasible || !(fabs(v - brute) <= CERT_TOL * l1) ||
+            !(fabs(info->value - v) <= 1e-12 * l1 + 1e-300)) {
+            printf("%s: certified value %.17g (its assignment's %.17g), MAP %.17g\n", name,
+                   info->value, v, brute);
+            failures += 1;
+        }
+    }
+    concord_decoding dec;
+    if (concord_solver_decode(s, &dec) != CONCORD_OK) {
+        printf("%s: decoding failed: %s\n", name, concord_solver_last_error(s));
+        return failures + 1;
+    }
+    if (dec.violated == 0) {
+        t->decoded += 1;
+        const double v = value(graph, concord_solver_decoded(s));
+        if (!map_feasible || v > brute + 1e-12 * l1 || fabs(v - dec.value) > 1e-12 * l1 + 1e-300) {
+            printf("%s: decoded value %.17g (its assignment's %.17g), MAP %.17g\n", name,
+                   dec.value, v, brute);
+            failures += 1;
+        }
+    }
+    return failures;
+}
+
+/* ---- value of an assignment by the tests' semantics ---------------------- */
+
+static double ref_value_of(const void *graph, const double *u) {
+    const ref_graph *g = graph;
+    int x[REF_MAX_VARS];
+    for (int i = 0; i < g->n_vars; ++i) x[i] = u[i] > 0.5;
+    return ref_assignment_value(g, x);
+}
+
+static double mg_value_of(const void *graph, const double *u) {
+    const mg_graph *g = graph;
+    int x[MG_MAX_VARS];
+    for (int i = 0; i < g->n_vars; ++i) x[i] = u[i] > 0.5;
+    return mg_value(g, x);
+}
+
+/* ---- PSDD ------------------------------------------------------------------ */
+
+static void psdd_bounds_are_valid_and_approach_the_lp_optimum(void **state) {
+    (void)state;
+    static const concord_step_rule rules[] = {CONCORD_STEP_SQRT, CONCORD_STEP_DECREASE,
+                                              CONCORD_STEP_POLYAK};
+    static const char *const names[] = {"PSDD sqrt", "PSDD decrease", "PSDD Polyak"};
+    test_rng rng = {31337};
+    tally tallies[3] = {{0}};
+    int failures = 0, shrank = 0, compared = 0;
+    for (int n = 0; n < GRAPHS;) {
+        ref_graph g;
+        ref_random_graph(&rng, 14, &g);
+        double lp;
+        if (ref_local_lp(&g, &lp, NULL, NULL) != REF_LP_OPTIMAL) continue;
+        double brute;
+        const bool feasible = ref_brute_map(&g, &brute, NULL);
+        const double l1 = ref_graph_score_l1(&g);
+        concord_graph *cg = ref_build(&g);
+        assert_non_null(cg);
+        for (int r = 0; r < 3; ++r) {
+            concord_solver *s = new_solver_or_fail(cg);
+            concord_settings st;
+            concord_default_settings(&st);
+            st.psdd_step = rules[r];
+            st.warm_start = false;
+            st.max_iter = 100;
+            concord_info early, info;
+            concord_solver_psdd(s, &st, &early);
+            st.max_iter = 4000;
+            const int rc = concord_solver_psdd(s, &st, &info);
+            char name[64];
+            snprintf(name, sizeof name, "%s, graph %d", names[r], n);
+            const int f = check_dual(name, s, rc, &info, lp, feasible, brute, l1, ref_value_of,
+                                     &g, INFINITY, &tallies[r]);
+            if (early.status == CONCORD_STATUS_MAX_ITER && info.status != CONCORD_STATUS_INTEGRAL) {
+                compared += 1;
+                shrank += info.upper_bound < early.upper_bound;
+                if (info.upper_bound > early.upper_bound) {
+                    printf("%s: bound %.17g after 4000 iterations, %.17g after 100\n", name,
+                           info.upper_bound, early.upper_bound);
+                    failures += 1;
+                }
+            }
+            if (f) ref_graph_print(stdout, &g);
+            failures += f;
+            concord_solver_free(s);
+        }
+        concord_graph_free(cg);
+        n += 1;
+    }
+    for (int r = 0; r < 3; ++r) print_tally(names[r], &tallies[r]);
+    printf("PSDD: the bound of 4000 iterations below that of 100 on %d of %d unfinished runs\n",
+           shrank, compared);
+    assert_int_equal(failures, 0);
+    assert_true(shrank >= compared * 9 / 10);
+    for (int r = 0; r < 3; ++r)
+        assert_true(tallies[r].sum_gap / tallies[r].graphs <= PSDD_MEAN_GAP);
+}
+
+/* ---- MPLP and PSDD on pairwise and DENSE models ---------------------------- */
+
+/* Whether some PAIR joins two states of one multi-variable. */
+static bool pair_within_a_multi_variable(const mg_graph *g) {
+    for (int k = 0; k < g->n_factors; ++k) {
+        const mg_factor *f = &g->factors[k];
+        if (f->kind != MG_PAIR) continue;
+        for (int m = 0; m < g->n_multi; ++m) {
+            const int lo = g->multi_first[m], hi = lo + g->multi_states[m];
+            if (f->vars[0] >= lo && f->vars[0] < hi && f->vars[1] >= lo && f->vars[1] < hi)
+                return true;
+        }
+    }
+    return false;
+}
+
+static void both_bound_dense_and_pairwise_models(void **state) {
+    (void)state;
+    test_rng rng = {8086};
+    tally mplp = {0}, psdd = {0};
+    int failures = 0;
+    for (int n = 0; n < GRAPHS;) {
+        mg_graph g;
+        mg_random_graph(&rng, (1u << MG_DENSE) | (1u << MG_PAIR), &g);
+        if (pair_within_a_multi_variable(&g)) continue; /* MPLP refuses those */
+        double lp, brute;
+        if (mg_local_lp(&g, &lp) != REF_LP_OPTIMAL) continue;
+        const bool feasible = mg_brute_map(&g, &brute, NULL);
+        const double l1 = mg_score_l1(&g);
+        concord_graph *cg = mg_build(&g);
+        assert_non_null(cg);
+        concord_solver *s = new_solver_or_fail(cg);
+        concord_settings st;
+        concord_default_settings(&st);
+        st.max_iter = 2000;
+        concord_info info;
+        char name[64];
+        snprintf(name, sizeof name, "MPLP, graph %d", n);
+        int rc = concord_solver_mplp(s, &st, &info);
+        int f = check_dual(name, s, rc, &info, lp, feasible, brute, l1, mg_value_of, &g, MPLP_GAP,
+                           &mplp);
+        st.max_iter = 4000;
+        snprintf(name, sizeof name, "PSDD, graph %d", n);
+        rc = concord_solver_psdd(s, &st, &info);
+        f += check_dual(name, s, rc, &info, lp, feasible, brute, l1, mg_value_of, &g, PSDD_GAP,
+                        &psdd);
+        if (f) mg_print(&g);
+        failures += f;
+        concord_solver_free(s);
+        concord_graph_free(cg);
+        n += 1;
+    }
+    print_tally("MPLP", &mplp);
+    print_tally("PSDD", &psdd);
+    assert_int_equal(failures, 0);
+    /* coordinate descent reaches the optimum on most of these graphs */
+    assert_true(mplp.at_optimum >= GRAPHS * 3 / 4);
+}
+
+/* MPLP on graphs of logic factors over binary variables (each link its
+ * own unit): bounds valid, the same checks. */
+static void mplp_bounds_logic_graphs(void **state) {
+    (void)state;
+    test_rng rng = {1984};
+    tally t = {0};
+    int failures = 0;
+    for (int n = 0; n < GRAPHS;) {
+        ref_graph g;
+        ref_random_graph(&rng, 14, &g);
+        bool knapsack = false;
+        for (int k = 0; k < g.n_factors; ++k) knapsack |= g.factors[k].kind == REF_KNAPSACK;
+        double lp;
+        if (knapsack || ref_local_lp(&g, &lp, NULL, NULL) != REF_LP_OPTIMAL) continue;
+        double brute;
+        const bool feasible = ref_brute_map(&g, &brute, NULL);
+        concord_graph *cg = ref_build(&g);
+        concord_solver *s = new_solver_or_fail(cg);
+        concord_settings st;
+        concord_default_settings(&st);
+        st.max_iter = 2000;
+        concord_info info;
+        char name[64];
+        snprintf(name, sizeof name, "MPLP (logic), graph %d", n);
+        const int rc = concord_solver_mplp(s, &st, &info);
+        const int f = check_dual(name, s, rc, &info, lp, feasible, brute, ref_graph_score_l1(&g),
+                                 ref_value_of, &g, INFINITY, &t);
+        if (f) ref_graph_print(stdout, &g);
+        failures += f;
+        concord_solver_free(s);
+        concord_graph_free(cg);
+        n += 1;
+    }
+    print_tally("MPLP (logic)", &t);
+    assert_int_equal(failures, 0);
+}
+
+static void mplp_refuses_what_it_cannot_take(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    int32_t x;
+    assert_int_equal(concord_add_variables(g, 3, NULL, &x), CONCORD_OK);
+    const int32_t vars[3] = {x, x + 1, x + 2};
+    const double costs[3] = {1, 2, 3};
+    assert_int_equal(concord_add_knapsack(g, 3, vars, NULL, costs, 2.0, NULL), CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_mplp(s, NULL, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "fractional vertices"));
+    concord_solver_free(s);
+    concord_graph_free(g);
+
+    g = concord_graph_new();
+    int32_t a;
+    assert_int_equal(concord_add_multi_variable(g, 3, NULL, true, &a), CONCORD_OK);
+    const int32_t two[2] = {a, a + 1};
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, 2, two, NULL, NULL), CONCORD_OK);
+    s = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_mplp(s, NULL, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "two states"));
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(psdd_bounds_are_valid_and_approach_the_lp_optimum),
+        cmocka_unit_test(both_bound_dense_and_pairwise_models),
+        cmocka_unit_test(mplp_bounds_logic_graphs),
+        cmocka_unit_test(mplp_refuses_what_it_cannot_take),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

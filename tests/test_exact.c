@@ -1,0 +1,447 @@
+/*
+ * Exact MAP (concord_solver_exact) against brute force on random graphs
+ * (a third of them under AddressSanitizer, which checks memory rather than
+ * answers): at least 300 feasible graphs of binary variables with every logic,
+ * budget, knapsack and pair factor (ref_random_graph: negated links,
+ * degree-1 factors, isolated variables, ties, magnitudes 1e-9 to 1e6 and
+ * graphs mixing them), and at least 300 graphs with multi-valued variables
+ * and DENSE, SEQUENCE, MATCHING, TREE, PAIR, logic and user factors
+ * (ref_mgraph). The search runs in four configurations in turn (best or
+ * depth first, with or without the decoding heuristic and dynamic
+ * programming, a looser gap). The returned assignment is checked with the tests'
+ * own semantics: allowed by every factor, its value recomputed, equal to
+ * the brute-force optimum within the gap; infeasible graphs must be
+ * reported infeasible. Then the limits (nodes, time, interruption), the
+ * progress reports, settings, a failing user oracle, and the solver's
+ * state after a search (batches are in test_solver).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "concord.h"
+#include "ref_graph.h"
+#include "ref_mgraph.h"
+#include "testutil.h"
+
+/* Under AddressSanitizer, which checks memory rather than answers, a third
+ * of the graphs. */
+enum { MIN_FEASIBLE = UNDER_ASAN ? 100 : 300, MAX_DRAWS = 3000, CONFIGURATIONS = 4 };
+
+/* ---- tolerances (and why) ------------------------------------------------
+ * The search stops when the upper bound is within exact_gap (1e-9 by
+ *   default, 1e-6 in two configurations) times sum |scores| of the best
+ *   value, so the value may fall short of the optimum by that much, plus
+ *   SUM_TOL for the rounding of both sums.
+ * SUM_TOL: the reported value against the value the test recomputes from
+ *   the returned assignment: the same terms summed in another order.
+ */
+#define SUM_TOL 1e-12
+
+/* The settings of configuration c. */
+static concord_settings configuration(int c) {
+    concord_settings st;
+    concord_default_settings(&st);
+    if (c & 1) st.search = CONCORD_SEARCH_DEPTH_FIRST;
+    if (c & 2) {
+        st.heuristic_every = 0;
+        st.acyclic = false;
+        st.exact_gap = 1e-6;
+    }
+    return st;
+}
+
+typedef struct outcome {
+    int rc;
+    concord_info info;
+    concord_exact_info xi;
+    int x[REF_MAX_VARS]; /* REF_MAX_VARS >= MG_MAX_VARS */
+    bool has_x;
+} outcome;
+
+/* Solves g exactly with settings st; the assignment to o->x. */
+static void solve_exact(concord_graph *g, const concord_settings *st, outcome *o) {
+    memset(o, 0, sizeof *o);
+    concord_solver *s = new_solver_or_fail(g);
+    o->rc = concord_solver_exact(s, st, &o->info);
+    concord_solver_exact_info(s, &o->xi);
+    const double *u = concord_solver_variables(s);
+    if (u && o->info.integral) {
+        o->has_x = true;
+        for (int32_t i = 0; i < concord_num_variables(g); ++i) {
+            if (u[i] != 0.0 && u[i] != 1.0) fail_msg("exact: variable %d is %g", (int)i, u[i]);
+            o->x[i] = u[i] == 1.0;
+        }
+    }
+    concord_solver_free(s);
+}
+
+/* The checks shared by both families: status and code, the certificate,
+ * the value against brute force and against the assignment's own value. */
+static int check_optimum(const outcome *o, const concord_settings *st, bool feasible, double brute,
+                         double own_value, double l1) {
+    if (!feasible) {
+        if (o->rc != CONCORD_EINFEASIBLE || o->info.status != CONCORD_STATUS_INFEASIBLE) {
+            printf("an infeasible graph: code %d, status %s, value %.17g\n", o->rc,
+                   concord_status_name(o->info.status), o->info.value);
+            return 1;
+        }
+        return 0;
+    }
+    if (o->rc != CONCORD_OK || o->info.status != CONCORD_STATUS_OPTIMAL || !o->has_x) {
+        printf("code %d, status %s (brute force %.17g)\n", o->rc,
+               concord_status_name(o->info.status), brute);
+        return 1;
+    }
+    const double tol = (st->exact_gap + SUM_TOL) * l1 + 1e-300;
+    if (!(own_value >= brute - tol && own_value <= brute + SUM_TOL * l1)) {
+        printf("value %.17g (assignment's own %.17g) against the optimum %.17g\n",
+               o->info.value, own_value, brute);
+        return 1;
+    }
+    if (fabs(o->info.value - own_value) > SUM_TOL * l1 + 1e-300) {
+        printf("reported value %.17g, the assignment's %.17g\n", o->info.value, own_value);
+        return 1;
+    }
+    if (!(o->info.upper_bound >= brute - SUM_TOL * l1) ||
+        !(o->info.upper_bound - o->info.value <= tol) || !(o->xi.gap >= 0.0) ||
+        o->xi.nodes < (o->info.acyclic ? 0 : 1) || o->xi.improvements < 1) {
+        printf("bound %.17g, value %.17g, optimum %.17g, gap %.3g, nodes %lld, "
+               "improvements %lld\n",
+               o->info.upper_bound, o->info.value, brute, o->xi.gap, (long long)o->xi.nodes,
+               (long long)o->xi.improvements);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- graphs of binary variables -------------------------------------------- */
+
+static void exact_map_equals_brute_force_on_random_binary_graphs(void **state) {
+    (void)state;
+    test_rng rng = {20250601};
+    int feasible = 0, infeasible = 0, failures = 0, branched = 0;
+    for (int draw = 0; draw < MAX_DRAWS && feasible < MIN_FEASIBLE; ++draw) {
+        ref_graph g;
+        ref_random_graph(&rng, 20, &g);
+        double brute;
+        int x[REF_MAX_VARS];
+        const bool ok = ref_brute_map(&g, &brute, x);
+        concord_graph *cg = ref_build(&g);
+        assert_non_null(cg);
+        const concord_settings st = configuration(draw % CONFIGURATIONS);
+        outcome o;
+        solve_exact(cg, &st, &o);
+        concord_graph_free(cg);
+        const double own = o.has_x ? ref_assignment_value(&g, o.x) : -INFINITY;
+        if (check_optimum(&o, &st, ok, brute, own, ref_graph_score_l1(&g))) {
+            printf("  draw %d, configuration %d:\n", draw, draw % CONFIGURATIONS);
+            ref_graph_print(stdout, &g);
+            failures += 1;
+        }
+        feasible += ok;
+        infeasible += !ok;
+        branched += o.xi.nodes > 1;
+    }
+    printf("binary graphs: %d feasible, %d infeasible, %d needed branching\n", feasible,
+           infeasible, branched);
+    assert_int_equal(failures, 0);
+    assert_true(feasible >= MIN_FEASIBLE);
+    assert_true(infeasible > 0 && branched >= MIN_FEASIBLE / 15);
+}
+
+/* ---- graphs with multi-valued variables and structured factors ---------- */
+
+static void exact_map_equals_brute_force_on_random_multi_valued_graphs(void **state) {
+    (void)state;
+    test_rng rng = {20250602};
+    int feasible = 0, infeasible = 0, failures = 0, branched = 0, acyclic = 0;
+    int kinds_seen[MG_NUM_KINDS] = {0};
+    for (int draw = 0; draw < MAX_DRAWS && feasible < MIN_FEASIBLE; ++draw) {
+        mg_graph g;
+        mg_random_graph(&rng, (1u << MG_NUM_KINDS) - 1, &g);
+        double brute;
+        int x[MG_MAX_VARS];
+        const bool ok = mg_brute_map(&g, &brute, x);
+        concord_graph *cg = mg_build(&g);
+        assert_non_null(cg);
+        const concord_settings st = configuration(draw % CONFIGURATIONS);
+        outcome o;
+        solve_exact(cg, &st, &o);
+        concord_graph_free(cg);
+        const double own = o.has_x ? mg_value(&g, o.x) : -INFINITY;
+        if (check_optimum(&o, &st, ok, brute, own, mg_score_l1(&g))) {
+            printf("  draw %d, configuration %d:\n", draw, draw % CONFIGURATIONS);
+            mg_print(&g);
+            failures += 1;
+        }
+        feasible += ok;
+        infeasible += !ok;
+        branched += o.xi.nodes > 1;
+        acyclic += o.info.acyclic;
+        for (int k = 0; k < g.n_factors; ++k) kinds_seen[g.factors[k].kind] += 1;
+    }
+    printf("multi-valued graphs: %d feasible, %d infeasible, %d needed branching, %d solved by "
+           "dynamic programming\n",
+           feasible, infeasible, branched, acyclic);
+    assert_int_equal(failures, 0);
+    assert_true(feasible >= MIN_FEASIBLE);
+    assert_true(infeasible > 0 && branched >= MIN_FEASIBLE / 15 && acyclic >= MIN_FEASIBLE / 15);
+    for (int k = 0; k < MG_NUM_KINDS; ++k) assert_true(kinds_seen[k] >= 10);
+}
+
+/* ---- limits, progress, settings ------------------------------------------ */
+
+/* A frustrated 4x4 Ising grid whose LP-MAP is fractional (the seed is
+ * searched for), with its brute-force optimum. */
+static concord_graph *frustrated_grid(double *optimum) {
+    for (uint64_t seed = 1;; ++seed) {
+        test_rng rng = {seed};
+        ref_graph g;
+        memset(&g, 0, sizeof g);
+        g.n_vars = 16;
+        for (int i = 0; i < 16; ++i) g.theta[i] = 0.2 * rng_normal(&rng);
+        for (int r = 0; r < 4; ++r)
+            for (int c = 0; c < 4; ++c) {
+                const int i = 4 * r + c;
+                for (int dir = 0; dir < 2; ++dir) {
+                    const int j = dir ? i + 4 : i + 1;
+                    if ((dir && r == 3) || (!dir && c == 3)) continue;
+                    ref_factor *f = &g.factors[g.n_factors++];
+                    f->kind = REF_PAIR;
+                    f->degree = 2;
+                    f->vars[0] = i;
+                    f->vars[1] = j;
+                    f->score = 2.0 * rng_normal(&rng);
+                }
+            }
+        concord_graph *cg = ref_build(&g);
+        concord_solver *s = new_solver_or_fail(cg);
+        concord_info info;
+        assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
+        concord_solver_free(s);
+        if (!info.integral) {
+            assert_true(ref_brute_map(&g, optimum, NULL));
+            return cg;
+        }
+        concord_graph_free(cg);
+    }
+}
+
+typedef struct progress_log {
+    int calls, stop_at;
+    int64_t last_nodes;
+    bool nodes_grew, bounds_valid;
+    double optimum;
+} progress_log;
+
+static int log_progress(void *context, const concord_progress *p) {
+    progress_log *log = context;
+    log->calls += 1;
+    if (p->nodes < log->last_nodes || p->nodes < 1) log->nodes_grew = false;
+    log->last_nodes = p->nodes;
+    if (!(p->upper_bound >= log->optimum - 1e-9) || p->value > log->optimum + 1e-9)
+        log->bounds_valid = false;
+    return log->stop_at > 0 && log->calls >= log->stop_at;
+}
+
+static void limits_stop_the_search_with_valid_bounds(void **state) {
+    (void)state;
+    double optimum;
+    concord_graph *g = frustrated_grid(&optimum);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    concord_info info;
+    concord_exact_info xi;
+
+    /* the full search, for reference */
+    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_OK);
+    assert_int_equal(info.status, CONCORD_STATUS_OPTIMAL);
+    assert_true(fabs(info.value - optimum) <= 1e-9);
+    assert_int_equal(concord_solver_exact_info(s, &xi), CONCORD_OK);
+    assert_true(xi.nodes > 1 && xi.open == 0 && !xi.acyclic);
+    assert_true(xi.root_bound >= optimum - 1e-9 && xi.max_depth >= 1);
+    assert_true(xi.best_seconds <= info.seconds);
+
+    /* one node */
+    st.node_limit = 1;
+    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_NODE_LIMIT);
+    assert_int_equal(concord_solver_exact_info(s, &xi), CONCORD_OK);
+    assert_int_equal(xi.nodes, 1);
+    assert_true(xi.open >= 2);
+    assert_true(info.upper_bound >= optimum - 1e-9);
+    if (info.integral) assert_true(info.value <= optimum + 1e-9);
+    assert_non_null(concord_solver_variables(s));
+    assert_non_null(strstr(concord_solver_last_error(s), "node_limit"));
+
+    /* no time at all */
+    st.node_limit = 0;
+    st.time_limit = 1e-9;
+    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_TIME_LIMIT);
+    assert_true(info.upper_bound >= optimum - 1e-9);
+
+    /* progress: called with growing node counts and valid bounds; a
+     * nonzero return interrupts */
+    progress_log log = {0, 0, 0, true, true, optimum};
+    st.time_limit = 0.0;
+    st.progress = log_progress;
+    st.progress_context = &log;
+    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_OK);
+    assert_true(log.calls >= 1 && log.nodes_grew && log.bounds_valid);
+    progress_log stop = {0, 1, 0, true, true, optimum};
+    st.progress_context = &stop;
+    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_INTERRUPTED);
+    assert_int_equal(stop.calls, 1);
+    assert_true(info.upper_bound >= optimum - 1e-9);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+static void settings_are_checked_and_statuses_named(void **state) {
+    (void)state;
+    concord_settings st;
+    char message[160];
+    concord_default_settings(&st);
+    assert_true(st.acyclic && st.node_limit == 0 && st.search == CONCORD_SEARCH_BEST_FIRST);
+    assert_true(st.exact_gap == 1e-9 && st.heuristic_every == 1);
+    assert_true(st.psdd_step == CONCORD_STEP_SQRT && st.psdd_eta == 1.0);
+    assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_OK);
+    st.node_limit = -1;
+    assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_EINVAL);
+    assert_non_null(strstr(message, "node_limit"));
+    concord_default_settings(&st);
+    st.search = (concord_search)7;
+    assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_EINVAL);
+    assert_non_null(strstr(message, "search"));
+    concord_default_settings(&st);
+    st.exact_gap = 1.0;
+    assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_EINVAL);
+    assert_non_null(strstr(message, "exact_gap"));
+    st.exact_gap = NAN;
+    assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_EINVAL);
+    concord_default_settings(&st);
+    st.heuristic_every = -1;
+    assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_EINVAL);
+    assert_non_null(strstr(message, "heuristic_every"));
+    concord_default_settings(&st);
+    st.psdd_step = (concord_step_rule)9;
+    assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_EINVAL);
+    assert_non_null(strstr(message, "psdd_step"));
+    concord_default_settings(&st);
+    st.psdd_eta = 0.0;
+    assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_EINVAL);
+    assert_non_null(strstr(message, "psdd_eta"));
+    assert_string_equal(concord_status_name(CONCORD_STATUS_OPTIMAL), "optimal");
+    assert_string_equal(concord_status_name(CONCORD_STATUS_NODE_LIMIT), "node_limit");
+
+    /* a solve refuses bad settings; no statistics before any search */
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 2, NULL, NULL), CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_exact_info xi;
+    assert_int_equal(concord_solver_exact_info(s, &xi), CONCORD_EINVAL);
+    st.psdd_eta = 1.0;
+    st.node_limit = -3;
+    assert_int_equal(concord_solver_exact(s, &st, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_solver_exact(NULL, NULL, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_solver_exact_info(NULL, &xi), CONCORD_EINVAL);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* ---- batches, failures, the solver afterwards ---------------------------- */
+
+/* A user factor (exactly one of its literals on) whose oracle fails from
+ * its `fail_after`-th call on. */
+typedef struct failing {
+    int calls, fail_after;
+} failing;
+
+static int failing_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                          double *value) {
+    (void)b;
+    (void)v;
+    failing *f = user;
+    if (++f->calls >= f->fail_after) return 42;
+    const int best = a[0] >= a[1] ? 0 : 1;
+    u[0] = best == 0;
+    u[1] = best == 1;
+    *value = a[best];
+    return 0;
+}
+
+static void a_failing_user_oracle_ends_the_search(void **state) {
+    (void)state;
+    double optimum;
+    concord_graph *g = frustrated_grid(&optimum);
+    int32_t first;
+    assert_int_equal(concord_add_variables(g, 2, NULL, &first), CONCORD_OK);
+    const int32_t vars[2] = {first, first + 1};
+    failing fail = {0, 1000000};
+    assert_int_equal(concord_add_factor(g, 2, vars, NULL, 0, NULL, failing_oracle, &fail, NULL),
+                     CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_info info;
+    assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_OK);
+    assert_true(fabs(info.value - optimum) <= 1e-9);
+    fail.calls = 0;
+    fail.fail_after = fail.calls + 40;
+    assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_ECALLBACK);
+    assert_int_equal(info.status, CONCORD_STATUS_CALLBACK_FAILED);
+    assert_non_null(strstr(concord_solver_last_error(s), "42"));
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* After a search that fixed variables, LP-MAP on the same solver is that
+ * of a fresh solver (no clamp is left behind), bit for bit from a cold
+ * start; the solution of the search decodes to itself. */
+static void the_solver_is_left_unclamped(void **state) {
+    (void)state;
+    double optimum;
+    concord_graph *g = frustrated_grid(&optimum);
+    concord_solver *s = new_solver_or_fail(g), *fresh = new_solver_or_fail(g);
+    concord_info info, info_fresh;
+    concord_exact_info xi;
+    assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_OK);
+    assert_int_equal(concord_solver_exact_info(s, &xi), CONCORD_OK);
+    assert_true(xi.max_depth >= 1);
+    concord_decoding dec;
+    assert_int_equal(concord_solver_decode(s, &dec), CONCORD_OK);
+    assert_int_equal(dec.violated, 0);
+    assert_true(dec.value == info.value);
+    concord_settings cold;
+    concord_default_settings(&cold);
+    cold.warm_start = false;
+    assert_int_equal(concord_solver_map(s, &cold, &info), CONCORD_OK);
+    assert_int_equal(concord_solver_map(fresh, &cold, &info_fresh), CONCORD_OK);
+    assert_memory_equal(&info.value, &info_fresh.value, sizeof(double));
+    assert_memory_equal(concord_solver_variables(s), concord_solver_variables(fresh),
+                        (size_t)concord_num_variables(g) * sizeof(double));
+    concord_solver_free(s);
+    concord_solver_free(fresh);
+    concord_graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(exact_map_equals_brute_force_on_random_binary_graphs),
+        cmocka_unit_test(exact_map_equals_brute_force_on_random_multi_valued_graphs),
+        cmocka_unit_test(limits_stop_the_search_with_valid_bounds),
+        cmocka_unit_test(settings_are_checked_and_statuses_named),
+        cmocka_unit_test(a_failing_user_oracle_ends_the_search),
+        cmocka_unit_test(the_solver_is_left_unclamped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
