@@ -1,7 +1,7 @@
 """concord: inference in constrained factor graphs.
 
-LP-MAP by AD3, LP-SparseMAP (sparse, differentiable structured inference)
-with its implicit backward pass, the SparseMAP and structured hinge losses,
+LP-MAP by AD3, exact MAP by branch and bound, LP-SparseMAP (sparse,
+differentiable structured inference) with its implicit backward pass, the SparseMAP and structured hinge losses,
 over factor graphs built from NumPy arrays (or PyTorch tensors):
 
     import numpy as np, concord
@@ -19,8 +19,8 @@ over factor graphs built from NumPy arrays (or PyTorch tensors):
 
 docs/python.md documents it all.
 """
-from concord._core import (CallbackError, ConcordError, Decoding, FileError, InfeasibleError,
-                           Info, InvalidArgumentError, NumericError, ParseError, Progress,
+from concord._core import (CallbackError, ConcordError, Decoding, ExactInfo, FileError,
+                           InfeasibleError, Info, InvalidArgumentError, NumericError, ParseError, Progress,
                            Settings)
 from concord._core import version as _library_version
 from concord.factors import (AndOut, AtMostOne, Budget, Dense, DepTree, Factor, GeneralTree,
@@ -36,6 +36,6 @@ __all__ = ["FactorGraph", "Variable", "VariableSlice", "solve_batch", "read_fg",
            "Factor", "Xor", "XorOut", "AtMostOne", "Or", "OrOut", "AndOut", "Imply", "Budget",
            "Knapsack", "Pair", "Dense", "Sequence", "SequenceBudget", "DepTree", "Matching",
            "HeadAutomaton", "GrandparentHeadAutomaton", "GeneralTree", "GeneralTreeCounts",
-           "SequenceCompressor", "Settings", "Info", "Decoding", "Progress", "ConcordError",
-           "InvalidArgumentError", "ParseError", "InfeasibleError", "NumericError", "FileError",
-           "CallbackError", "OutOfRangeError"]
+           "SequenceCompressor", "Settings", "Info", "ExactInfo", "Decoding", "Progress",
+           "ConcordError", "InvalidArgumentError", "ParseError", "InfeasibleError", "NumericError",
+           "FileError", "CallbackError", "OutOfRangeError"]

@@ -142,6 +142,15 @@ cdef extern from "concord.h" nogil:
 
     ctypedef int (*concord_progress_fn)(void *context, const concord_progress *progress)
 
+    ctypedef enum concord_search:
+        CONCORD_SEARCH_BEST_FIRST
+        CONCORD_SEARCH_DEPTH_FIRST
+
+    ctypedef enum concord_step_rule:
+        CONCORD_STEP_SQRT
+        CONCORD_STEP_DECREASE
+        CONCORD_STEP_POLYAK
+
     ctypedef struct concord_settings:
         int32_t max_iter
         double tol
@@ -158,6 +167,13 @@ cdef extern from "concord.h" nogil:
         double backward_tol
         int32_t backward_max_iter
         cbool backward_power
+        cbool acyclic
+        int64_t node_limit
+        concord_search search
+        double exact_gap
+        int32_t heuristic_every
+        concord_step_rule psdd_step
+        double psdd_eta
 
     void concord_default_settings(concord_settings *s)
     int concord_check_settings(const concord_settings *s, char *error, size_t error_size)
@@ -174,6 +190,7 @@ cdef extern from "concord.h" nogil:
         double seconds
         int64_t factor_solves
         int64_t oracle_calls
+        cbool acyclic
 
     int concord_solver_new(const concord_graph *g, concord_solver **out)
     void concord_solver_free(concord_solver *s)
@@ -186,12 +203,35 @@ cdef extern from "concord.h" nogil:
                            concord_info *info)
     int concord_solver_sparse(concord_solver *s, const concord_settings *settings,
                               concord_info *info)
+    int concord_solver_exact(concord_solver *s, const concord_settings *settings,
+                             concord_info *info)
+    int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
+                            concord_info *info)
+    int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
+                            concord_info *info)
+
+    ctypedef struct concord_exact_info:
+        int64_t nodes
+        int64_t pruned
+        int64_t infeasible
+        int64_t open
+        int64_t improvements
+        int32_t max_depth
+        double root_bound
+        double gap
+        double best_seconds
+        cbool acyclic
+
+    int concord_solver_exact_info(const concord_solver *s, concord_exact_info *out)
     const double *concord_solver_variables(const concord_solver *s)
     const double *concord_solver_additionals(const concord_solver *s)
 
     ctypedef enum concord_algorithm:
         CONCORD_ALGORITHM_AD3
         CONCORD_ALGORITHM_SPARSE
+        CONCORD_ALGORITHM_EXACT
+        CONCORD_ALGORITHM_PSDD
+        CONCORD_ALGORITHM_MPLP
 
     int concord_solve_batch(concord_solver **solvers, size_t count,
                             concord_algorithm algorithm, const concord_settings *settings,

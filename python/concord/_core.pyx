@@ -41,7 +41,7 @@ from concord._capi cimport *
 
 __all__ = ["Graph", "Solver", "solve_batch", "Settings", "Info", "BackwardInfo", "Decoding",
            "Progress", "Reader", "read_file", "read_buffer", "read_uai", "check_scores",
-           "strerror", "status_name", "version", "LOGIC_KINDS", "HAS_EXACT", "ConcordError",
+           "strerror", "status_name", "version", "LOGIC_KINDS", "ALGORITHMS", "ExactInfo", "ConcordError",
            "InvalidArgumentError", "ParseError", "InfeasibleError", "NumericError", "FileError",
            "CallbackError", "OK", "EINVAL", "ENOMEM", "EPARSE", "EIO", "ENOTCONVERGED",
            "ENUMERIC", "EINFEASIBLE", "ECALLBACK"]
@@ -140,10 +140,6 @@ LOGIC_KINDS = {"XOR": CONCORD_XOR, "XOROUT": CONCORD_XOROUT,
                "ATMOSTONE": CONCORD_ATMOSTONE, "OR": CONCORD_OR, "OROUT": CONCORD_OROUT,
                "ANDOUT": CONCORD_ANDOUT, "IMPLY": CONCORD_IMPLY}
 
-# Exact MAP (branch and bound) is not in this version of the C library; the
-# pythonic layer's FactorGraph.solve_exact checks this flag.
-HAS_EXACT = False
-
 # ---------------------------------------------------------------------------
 # Arrays in
 
@@ -213,22 +209,27 @@ cdef object _copy_doubles(const double *data, Py_ssize_t n):
 # Results
 
 _InfoBase = namedtuple("Info", "status iterations value upper_bound primal_residual "
-                               "dual_residual integral eta seconds factor_solves oracle_calls")
+                               "dual_residual integral eta seconds factor_solves oracle_calls "
+                               "acyclic")
 
 
 class Info(_InfoBase):
     """How a solve ended (concord_info). ``status`` is the status name:
-    "integral", "fractional" (both converged), "max_iter", "time_limit",
-    "interrupted" (stopped early; the solution is the last iterate) or
-    "infeasible"; ``value`` the objective at the solution, ``upper_bound``
-    the LP-MAP dual bound, the residuals those of the stopping rule."""
+    "integral", "fractional" (both converged), "optimal" (exact MAP with a
+    closed gap), "max_iter", "time_limit", "node_limit", "interrupted"
+    (stopped early; the solution is the last iterate, or exact MAP's best
+    assignment so far) or "infeasible"; ``value`` the objective at the
+    solution, ``upper_bound`` the dual bound, the residuals those of the
+    stopping rule; ``acyclic`` True when the graph was solved exactly by
+    dynamic programming over its acyclic structure, in one pass."""
 
     __slots__ = ()
 
     @property
     def converged(self):
-        """True when the solve met its tolerance."""
-        return self.status in ("integral", "fractional")
+        """True when the solve met its tolerance (exact MAP: proved its
+        optimum)."""
+        return self.status in ("integral", "fractional", "optimal")
 
 
 BackwardInfo = namedtuple("BackwardInfo", "iterations residual converged seconds")
@@ -239,6 +240,14 @@ Decoding = namedtuple("Decoding", "value violated passes")
 Decoding.__doc__ = ("A decoded (or evaluated) 0/1 assignment: its value, the number of "
                     "factors it violates (0: feasible), local-search passes.")
 
+ExactInfo = namedtuple("ExactInfo", "nodes pruned infeasible open improvements max_depth "
+                                    "root_bound gap best_seconds acyclic")
+ExactInfo.__doc__ = ("What the last exact MAP search did (concord_exact_info): nodes "
+                     "solved, pruned by their bound, infeasible, left open; improvements of "
+                     "the best assignment; the deepest node; the root's LP-MAP bound; the "
+                     "final gap; when the best assignment was found; whether dynamic "
+                     "programming solved the graph without a search.")
+
 Progress = namedtuple("Progress", "iteration value upper_bound primal_residual dual_residual "
                                   "eta seconds")
 Progress.__doc__ = "What a progress callback receives (concord_progress)."
@@ -247,7 +256,7 @@ Progress.__doc__ = "What a progress callback receives (concord_progress)."
 cdef object _info(const concord_info *c):
     return Info(status_name(c.status), c.iterations, c.value, c.upper_bound,
                 c.primal_residual, c.dual_residual, bool(c.integral), c.eta, c.seconds,
-                c.factor_solves, c.oracle_calls)
+                c.factor_solves, c.oracle_calls, bool(c.acyclic))
 
 
 # ---------------------------------------------------------------------------
@@ -255,7 +264,27 @@ cdef object _info(const concord_info *c):
 
 _SETTING_NAMES = ("max_iter", "tol", "eta", "adapt_eta", "relaxation", "bound_every",
                   "max_inner_iter", "acceleration", "warm_start", "time_limit", "progress",
-                  "backward_tol", "backward_max_iter", "backward_power")
+                  "backward_tol", "backward_max_iter", "backward_power", "acyclic",
+                  "node_limit", "search", "exact_gap", "heuristic_every", "psdd_step",
+                  "psdd_eta")
+
+_SEARCHES = {"best_first": CONCORD_SEARCH_BEST_FIRST, "depth_first": CONCORD_SEARCH_DEPTH_FIRST}
+_STEP_RULES = {"sqrt": CONCORD_STEP_SQRT, "decrease": CONCORD_STEP_DECREASE,
+               "polyak": CONCORD_STEP_POLYAK}
+
+
+cdef object _named(dict names, value, what):
+    """The C enumerator a setting's name stands for."""
+    if value not in names:
+        raise ValueError("%s must be one of %s, not %r" % (what, ", ".join(names), value))
+    return names[value]
+
+
+cdef object _name_of(dict names, int value):
+    for name, number in names.items():
+        if number == value:
+            return name
+    return value
 
 
 cdef int _progress_trampoline(void *context, const concord_progress *p) nogil:
@@ -270,7 +299,11 @@ cdef class Settings:
     max_iter (100000), tol (1e-6), eta (0.1), adapt_eta (True), relaxation
     (1.0), bound_every (25), max_inner_iter (10), acceleration (8),
     warm_start (True), time_limit (0: none), backward_tol (1e-10),
-    backward_max_iter (1000), backward_power (False), and progress: None or
+    backward_max_iter (1000), backward_power (False); acyclic (True: solve
+    forests by dynamic programming); for exact MAP node_limit (0: none),
+    search ("best_first" or "depth_first"), exact_gap (1e-9, relative to the
+    sum of |scores|), heuristic_every (1); for PSDD psdd_step ("sqrt",
+    "decrease" or "polyak") and psdd_eta (1.0); and progress: None or
     a callable taking a ``Progress`` and returning True to stop the solve
     (called every bound_every iterations; an exception it raises stops the
     solve and is raised again by the solving call).
@@ -332,6 +365,27 @@ cdef class Settings:
     property backward_power:
         def __get__(self): return self.c.backward_power
         def __set__(self, value): self.c.backward_power = bool(value)
+    property acyclic:
+        def __get__(self): return self.c.acyclic
+        def __set__(self, value): self.c.acyclic = bool(value)
+    property node_limit:
+        def __get__(self): return self.c.node_limit
+        def __set__(self, value): self.c.node_limit = value
+    property search:
+        def __get__(self): return _name_of(_SEARCHES, self.c.search)
+        def __set__(self, value): self.c.search = _named(_SEARCHES, value, "search")
+    property exact_gap:
+        def __get__(self): return self.c.exact_gap
+        def __set__(self, value): self.c.exact_gap = value
+    property heuristic_every:
+        def __get__(self): return self.c.heuristic_every
+        def __set__(self, value): self.c.heuristic_every = value
+    property psdd_step:
+        def __get__(self): return _name_of(_STEP_RULES, self.c.psdd_step)
+        def __set__(self, value): self.c.psdd_step = _named(_STEP_RULES, value, "psdd_step")
+    property psdd_eta:
+        def __get__(self): return self.c.psdd_eta
+        def __set__(self, value): self.c.psdd_eta = value
 
     property progress:
         def __get__(self):
@@ -1091,23 +1145,50 @@ cdef class Solver:
     def solve_map(self, settings=None):
         """LP-MAP by AD3 (concord_solver_map); returns an Info. settings:
         None, a Settings or a dict."""
-        return self._solve(False, _settings(settings))
+        return self._solve(CONCORD_ALGORITHM_AD3, _settings(settings))
 
     def solve_sparse(self, settings=None):
         """LP-SparseMAP (concord_solver_sparse); returns an Info."""
-        return self._solve(True, _settings(settings))
+        return self._solve(CONCORD_ALGORITHM_SPARSE, _settings(settings))
 
-    cdef object _solve(self, bint sparse, Settings settings):
+    def solve_exact(self, settings=None):
+        """Exact MAP by branch and bound over AD3 (concord_solver_exact):
+        the best assignment becomes the solution; the Info's status is
+        "optimal" once its gap to the upper bound is closed, "node_limit",
+        "time_limit" or "interrupted" when stopped early (with the best
+        assignment so far). exact_info tells how the search went."""
+        return self._solve(CONCORD_ALGORITHM_EXACT, _settings(settings))
+
+    def solve_psdd(self, settings=None):
+        """LP-MAP dual bounds by projected subgradient dual decomposition
+        (concord_solver_psdd); the solution is the step-weighted average of
+        the factors' MAPs, or a certified MAP when status is "integral"."""
+        return self._solve(CONCORD_ALGORITHM_PSDD, _settings(settings))
+
+    def solve_mplp(self, settings=None):
+        """LP-MAP dual bounds by MPLP block coordinate descent
+        (concord_solver_mplp), for graphs of PAIR and DENSE factors over
+        multi-variables; the solution is the best allowed assignment of
+        largest beliefs."""
+        return self._solve(CONCORD_ALGORITHM_MPLP, _settings(settings))
+
+    @property
+    def exact_info(self):
+        """The ExactInfo of the last solve_exact (None before any)."""
+        cdef concord_exact_info e
+        if concord_solver_exact_info(self.s, &e) != CONCORD_OK:
+            return None
+        return ExactInfo(e.nodes, e.pruned, e.infeasible, e.open, e.improvements, e.max_depth,
+                         e.root_bound, e.gap, e.best_seconds, bool(e.acyclic))
+
+    cdef object _solve(self, concord_algorithm algorithm, Settings settings):
         cdef concord_info info
         cdef int rc
         memset(&info, 0, sizeof(info))
         self.enter()
         try:
             with nogil:
-                if sparse:
-                    rc = concord_solver_sparse(self.s, &settings.c, &info)
-                else:
-                    rc = concord_solver_map(self.s, &settings.c, &info)
+                rc = _run(self.s, algorithm, &settings.c, &info)
         finally:
             self.leave()
         self.check(rc, settings)
@@ -1355,18 +1436,38 @@ cdef class Solver:
         return loss, dtheta, dphi, _info(&info)
 
 
+ALGORITHMS = {"map": CONCORD_ALGORITHM_AD3, "sparse": CONCORD_ALGORITHM_SPARSE,
+              "exact": CONCORD_ALGORITHM_EXACT, "psdd": CONCORD_ALGORITHM_PSDD,
+              "mplp": CONCORD_ALGORITHM_MPLP}
+
+
+cdef int _run(concord_solver *s, concord_algorithm algorithm, const concord_settings *settings,
+              concord_info *info) nogil:
+    """One solve of the given algorithm (what concord_solve_batch runs)."""
+    if algorithm == CONCORD_ALGORITHM_SPARSE:
+        return concord_solver_sparse(s, settings, info)
+    if algorithm == CONCORD_ALGORITHM_EXACT:
+        return concord_solver_exact(s, settings, info)
+    if algorithm == CONCORD_ALGORITHM_PSDD:
+        return concord_solver_psdd(s, settings, info)
+    if algorithm == CONCORD_ALGORITHM_MPLP:
+        return concord_solver_mplp(s, settings, info)
+    return concord_solver_map(s, settings, info)
+
+
 def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
     """Solves many solvers at once on `threads` C threads (0: one per
     processor; never more than the solvers) with the GIL released; each
-    result is bit for bit that of a sequential solve. algorithm: "sparse"
-    (LP-SparseMAP) or "map" (AD3). Returns one Info per solver."""
-    if algorithm not in ("sparse", "map"):
-        raise ValueError("algorithm must be 'sparse' or 'map', not %r" % (algorithm,))
+    result is bit for bit that of a sequential solve. algorithm: one of
+    ALGORITHMS: "sparse" (LP-SparseMAP), "map" (AD3), "exact" (exact MAP),
+    "psdd" or "mplp". Returns one Info per solver."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError("algorithm must be one of %s, not %r" % (", ".join(ALGORITHMS),
+                                                                  algorithm))
     cdef list items = list(solvers)
     cdef Py_ssize_t count = len(items), k
     cdef Settings st = _settings(settings)
-    cdef concord_algorithm alg = (CONCORD_ALGORITHM_SPARSE if algorithm == "sparse"
-                                  else CONCORD_ALGORITHM_AD3)
+    cdef concord_algorithm alg = ALGORITHMS[algorithm]
     if count == 0:
         return []
     for item in items:

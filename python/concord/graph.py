@@ -309,11 +309,12 @@ class FactorGraph:
         return solve_batch([self], "map", **settings)[0]
 
     def solve_exact(self, **settings):
-        """Exact MAP (branch and bound). Not in this version of the C
-        library: raises NotImplementedError."""
-        if not _core.HAS_EXACT:
-            raise NotImplementedError("exact MAP needs concord_solver_exact, which this "
-                                      "version of the C library does not have")
+        """Exact MAP by branch and bound over AD3: sets every value to the
+        best assignment; the Info's status is "optimal" when it is proved
+        (upper_bound equals value to exact_gap), "node_limit" or
+        "time_limit" when the search stopped first. The search's statistics
+        are in ``self.last_solver.exact_info``."""
+        return solve_batch([self], "exact", **settings)[0]
 
     def decode(self):
         """Rounds the last solution to a 0/1 assignment (multi-variables to
@@ -442,13 +443,14 @@ def _sized(values, shape, what):
 
 def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
     """Solves several FactorGraphs at once on C threads (concord_solve_batch,
-    the GIL released): algorithm "sparse" (LP-SparseMAP) or "map" (AD3);
-    threads None for one per processor. Sets every graph's values as its own
+    the GIL released): algorithm "sparse" (LP-SparseMAP), "map" (AD3),
+    "exact" (exact MAP), "psdd" or "mplp"; threads None for one per processor. Sets every graph's values as its own
     solve would, bit for bit, and returns their Infos. Graphs with tensor
     scores get differentiable values (concord.torch)."""
     graphs = list(graphs)
-    if algorithm not in ("sparse", "map"):
-        raise ValueError("algorithm must be 'sparse' or 'map', not %r" % (algorithm,))
+    if algorithm not in _core.ALGORITHMS:
+        raise ValueError("algorithm must be one of %s, not %r" % (", ".join(_core.ALGORITHMS),
+                                                                  algorithm))
     if not graphs:
         return []
     if algorithm == "sparse" and any(g._has_tensors() for g in graphs):

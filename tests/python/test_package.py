@@ -21,7 +21,7 @@
     bad settings raise ValueError (with the C message where C decides);
   * repeated build/solve cycles (with failing oracles among them) keep the
     resident memory flat (bench/python_memory.py runs 10^5);
-  * reprs show sizes; exact MAP is a clear NotImplementedError.
+  * reprs show sizes.
 """
 
 import gc
@@ -680,13 +680,6 @@ def test_reprs_show_sizes():
     assert "16 additionals" in repr(fg.graph)
     assert "status='" in repr(fg.solve())
     assert repr(concord.Settings(tol=1e-3)).startswith("Settings(max_iter=100000, tol=0.001")
-
-
-def test_exact_map_is_a_clear_hook():
-    fg = concord.FactorGraph()
-    fg.variable_from(np.zeros(2))
-    with pytest.raises(NotImplementedError, match="concord_solver_exact"):
-        fg.solve_exact()
 
 
 def test_distributions_reproduce_the_solution():

@@ -1,0 +1,181 @@
+"""Exact MAP, PSDD and MPLP from Python, checked against brute force.
+
+The reference enumerates every 0/1 assignment of a random GraphSpec's
+variables and scores it with the factors' allowed configurations as
+concord.h documents them (reference_factors of the forward-pass tests,
+which never read concord's code); KNAPSACK is its linear inequality.
+
+What is asserted:
+  * Solver.solve_exact and FactorGraph.solve_exact return the brute-force
+    optimum on random graphs of every factor kind (status "optimal"; the
+    solution is an allowed assignment worth the reported value), or
+    "infeasible" exactly when no assignment is allowed;
+  * the dual bounds of PSDD and MPLP are never below that optimum;
+  * a forest of PAIR factors is solved by dynamic programming (Info.acyclic)
+    with the brute-force optimum, by solve_map as well;
+  * a batch of exact solves on two threads equals the solves one by one;
+  * the search settings map onto their names, and a node limit stops the
+    search with a bound that still holds.
+"""
+
+import itertools
+import os
+import sys
+
+import concord
+import numpy as np
+import pytest
+from concord import _core
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graph_specs import GraphSpec, build  # noqa: E402
+from test_lp_sparsemap_forward import random_spec, reference_factors  # noqa: E402
+from test_package import pythonic, values, with_forbidden_zero  # noqa: E402
+
+
+def assignment_values(spec):
+    """Every 0/1 assignment of the spec's variables (rows) and its value
+    (-inf where a factor forbids it)."""
+    n, _ = spec.sizes()
+    X = np.array(list(itertools.product((0.0, 1.0), repeat=n))).reshape(-1, n)
+    value = X @ spec.theta
+    for f in reference_factors(spec):
+        local = X[:, f.vars]
+        if f.hrep is not None:  # KNAPSACK: coef . u <= rhs
+            coef, rhs = f.hrep[0], f.hrep[1]
+            value = np.where(local @ coef <= rhs + 1e-9, value, -np.inf)
+            continue
+        extra = (f.V @ spec.phi[f.add_begin:f.add_begin + f.n_add] if f.n_add
+                 else np.zeros(len(f.U)))
+        match = (local[:, None, :] == f.U[None, :, :]).all(axis=2)
+        best = np.where(match, extra[None, :], -np.inf).max(axis=1, initial=-np.inf)
+        value = value + best
+    return X, value
+
+
+def brute_force_map(spec):
+    X, value = assignment_values(spec)
+    return value.max()
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-7 * (1.0 + abs(b))
+
+
+def test_exact_map_is_the_brute_force_optimum():
+    rng = np.random.default_rng(21)
+    for _ in range(150):
+        spec = random_spec(rng, max_vars=10)
+        best = brute_force_map(spec)
+        solver = build(spec)
+        info = solver.solve_exact()
+        if best == -np.inf:
+            assert info.status == "infeasible", spec.describe()
+            continue
+        assert info.status == "optimal", spec.describe()
+        assert close(info.value, best), (info, best, spec.describe())
+        assert info.upper_bound >= info.value
+        u, v = solver.variables, solver.additionals
+        assert set(np.unique(u)) <= {0.0, 1.0}
+        assert close(spec.theta @ u + spec.phi @ v, best), spec.describe()
+        X, value = assignment_values(spec)
+        assert close(value[(X == u).all(axis=1)][0], best), spec.describe()
+
+
+def test_the_pythonic_graph_solves_exactly_as_the_low_level_one():
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        spec = random_spec(rng, max_vars=10)
+        best = brute_force_map(spec)
+        fg = pythonic(spec)
+        info = fg.solve_exact()
+        if best == -np.inf:
+            assert info.status == "infeasible"
+            continue
+        spec_zero = GraphSpec(spec.steps, spec.theta, with_forbidden_zero(spec))
+        u, v = values(fg)
+        assert info.status == "optimal" and close(info.value, best), spec.describe()
+        assert close(spec_zero.theta @ u + spec_zero.phi @ v, best)
+        stats = fg.last_solver.exact_info
+        assert stats.acyclic == info.acyclic and (stats.acyclic or stats.nodes >= 1)
+
+
+def test_dual_bounds_of_psdd_and_mplp_hold():
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        spec = random_spec(rng, max_vars=10)
+        best = brute_force_map(spec)
+        if best == -np.inf:
+            continue
+        info = build(spec).solve_psdd({"max_iter": 300})
+        assert info.upper_bound >= best - 1e-7 * (1 + abs(best)), spec.describe()
+    for _ in range(40):
+        spec = random_spec(rng, max_vars=10, kinds=("PAIR", "DENSE"))
+        best = brute_force_map(spec)
+        if best == -np.inf:
+            continue
+        try:
+            info = build(spec).solve_mplp({"max_iter": 200})
+        except _core.InvalidArgumentError as error:  # outside MPLP's reach, and said so
+            assert "two states of one multi-variable" in str(error)
+            continue
+        assert info.upper_bound >= best - 1e-7 * (1 + abs(best)), spec.describe()
+        if info.status == "integral":  # certified: the solution is a MAP
+            assert close(info.value, best)
+
+
+def test_a_forest_is_solved_by_dynamic_programming():
+    rng = np.random.default_rng(4)
+    n = 9
+    edges = [(k, int(rng.integers(k))) for k in range(1, n)]  # a random tree
+    edges = [e for e in edges if e != (4, 0)]  # and a forest
+    steps = [("vars", n)] + [("pair", a, b) for a, b in edges]
+    spec = GraphSpec(steps, rng.normal(size=n), rng.normal(size=len(edges)) * 2)
+    best = brute_force_map(spec)
+    for method in ("solve_exact", "solve_map"):
+        info = getattr(build(spec), method)()
+        assert info.acyclic and info.iterations == 1
+        assert close(info.value, best) and close(info.upper_bound, best)
+    info = build(spec).solve_map({"acyclic": False})
+    assert not info.acyclic and info.iterations > 1
+
+
+def test_a_batch_of_exact_solves_equals_the_solves_one_by_one():
+    rng = np.random.default_rng(12)
+    specs = [random_spec(rng, max_vars=10) for _ in range(12)]
+    batch = [build(spec) for spec in specs]
+    infos = _core.solve_batch(batch, "exact", None, 2)
+    for spec, solver, info in zip(specs, batch, infos):
+        alone = build(spec)
+        reference = alone.solve_exact()
+        assert info._replace(seconds=0) == reference._replace(seconds=0)
+        if reference.status != "infeasible":
+            assert np.array_equal(solver.variables, alone.variables)
+
+
+def test_search_settings_and_the_node_limit():
+    st = concord.Settings(search="depth_first", psdd_step="polyak", node_limit=3)
+    assert (st.search, st.psdd_step, st.node_limit) == ("depth_first", "polyak", 3)
+    with pytest.raises(ValueError, match="search must be one of"):
+        concord.Settings(search="breadth_first")
+    with pytest.raises(ValueError, match="psdd_step"):
+        concord.Settings(psdd_step="constant")
+    # a frustrated grid: LP-MAP is fractional, the search needs nodes
+    rng = np.random.default_rng(2)
+    side = 4
+    ids = np.arange(side * side).reshape(side, side)
+    pairs = list(zip(ids[:, :-1].ravel(), ids[:, 1:].ravel())) + list(
+        zip(ids[:-1].ravel(), ids[1:].ravel()))
+    steps = [("vars", side * side)] + [("pair", int(a), int(b)) for a, b in pairs]
+    spec = GraphSpec(steps, rng.normal(size=side * side), rng.normal(size=len(pairs)) * 3)
+    best = brute_force_map(spec)
+    solver = build(spec)
+    info = solver.solve_exact({"node_limit": 1, "heuristic_every": 1})
+    stats = solver.exact_info
+    assert stats.nodes == 1
+    assert info.upper_bound >= best - 1e-9 and info.value <= best + 1e-9
+    if info.status != "optimal":
+        assert info.status == "node_limit" and not info.converged
+    info = solver.solve_exact()
+    assert info.status == "optimal" and close(info.value, best)
+    assert solver.exact_info.root_bound >= best - 1e-9
