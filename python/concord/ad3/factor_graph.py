@@ -25,11 +25,15 @@ STATUS_NAMES = ["integral", "fractional", "infeasible", "unsolved"]
 LOGIC_TYPES = ("XOR", "XOROUT", "ATMOSTONE", "OR", "OROUT", "ANDOUT", "IMPLY")
 
 
-def _status_code(info):
-    """AD3's status of a relaxation: 0 integral, 1 fractional, 3 unsolved
-    for everything else (AD3 never reports an infeasible relaxation: it
-    iterates until its cap)."""
-    return {"integral": 0, "fractional": 1}.get(info.status, 3)
+def _status_code(info, exact=False):
+    """AD3's status code of a solve: 0 integral (exact MAP: proved
+    optimal), 1 fractional, 2 infeasible (exact MAP only: no assignment
+    satisfies every factor), 3 unsolved (stopped by a cap; also a
+    relaxation found infeasible, which AD3's relaxations report so)."""
+    codes = {"integral": 0, "optimal": 0, "fractional": 1}
+    if exact:
+        codes["infeasible"] = 2
+    return codes.get(info.status, 3)
 
 
 class _Logic(PFactor):
@@ -302,11 +306,12 @@ class PFactorGraph:
         """The projected subgradient iteration cap."""
         self._max_iter_psdd = as_int(max_iterations, "max_iterations")
 
-    def _settings(self, **more):
-        return _core.Settings(max_iter=max(self._max_iter, 1),
-                              tol=min(max(self._tol, 1e-300), 0.5), eta=self._eta,
-                              adapt_eta=self._adapt, max_inner_iter=max(self._inner_iter, 1),
-                              warm_start=False, **more)
+    def _settings(self, **overrides):
+        settings = dict(max_iter=max(self._max_iter, 1), tol=min(max(self._tol, 1e-300), 0.5),
+                        eta=self._eta, adapt_eta=self._adapt,
+                        max_inner_iter=max(self._inner_iter, 1), warm_start=False)
+        settings.update(overrides)
+        return _core.Settings(**settings)
 
     # ---- scores
 
@@ -377,14 +382,18 @@ class PFactorGraph:
             self._solver = _core.Solver(graph)
         return self._solver
 
-    def _solve(self, kind):
-        """Solves with the current settings ('map' or 'sparse'); returns
-        (value, posteriors, additional posteriors, info) with lists."""
+    def _solve(self, kind, **settings):
+        """Solves with the current settings (kind: "map", "sparse", "exact"
+        or "psdd", a _core.Solver method's suffix; settings: overrides);
+        returns (value, posteriors, additional posteriors, info) with
+        lists."""
         graph, ids = self._build()
         self._push_scores(graph, ids)
         solver = self._current_solver(graph)
-        settings = self._settings()
-        info = solver.solve_map(settings) if kind == "map" else solver.solve_sparse(settings)
+        info = getattr(solver, "solve_" + kind)(self._settings(**settings))
+        if solver.variables is None:
+            return (float("-inf"), [0.0] * len(self._scores), [0.0] * self._num_additionals(),
+                    info)
         u, v = solver.variables, solver.additionals
         additionals = []
         for factor, c_id in zip(self._factors, ids):
@@ -393,10 +402,14 @@ class PFactorGraph:
         self._solved_links = ids
         return info.value, u[:len(self._scores)].tolist(), additionals, info
 
+    def _num_additionals(self):
+        return sum(factor._num_additionals() for factor in self._factors)
+
     def solve_lp_map_ad3(self):
         """LP-MAP by AD3 with the current settings: (value, posteriors,
         additional posteriors, status), status 0 integral, 1 fractional, 3
-        unsolved (not converged, or infeasible)."""
+        unsolved (not converged, or the constraints proved infeasible: then
+        value -inf and posteriors 0)."""
         value, u, v, info = self._solve("map")
         return value, u, v, _status_code(info)
 
@@ -408,16 +421,24 @@ class PFactorGraph:
         return value, u, v, _status_code(info)
 
     def solve_exact_map_ad3(self):
-        """Exact MAP by branch and bound. concord's C library has no exact
-        solver in this version: raises NotImplementedError."""
-        raise NotImplementedError("exact MAP (branch_and_bound) needs concord_solver_exact, "
-                                  "which this version of the C library does not have")
+        """Exact MAP by branch and bound over AD3 (each node's LP-MAP with
+        the current AD3 settings): (value, posteriors, additional
+        posteriors, status), status 0 when the best assignment is proved
+        optimal, 2 when no assignment satisfies every factor (value -inf,
+        posteriors 0), 3 when stopped early (the best assignment so far)."""
+        value, u, v, info = self._solve("exact")
+        return value, u, v, _status_code(info, exact=True)
 
     def solve_lp_map_psdd(self):
-        """LP-MAP by projected subgradient. Not in this version of the C
-        library: raises NotImplementedError."""
-        raise NotImplementedError("PSDD is not in this version of the C library; "
-                                  "solve_lp_map_ad3 solves the same LP")
+        """LP-MAP by projected subgradient dual decomposition, with
+        set_eta_psdd's step (relative to the scores' scale in concord) and
+        set_max_iterations_psdd's cap: (value, posteriors, additional
+        posteriors, status) as solve_lp_map_ad3, the posteriors the
+        step-weighted average of the factors' MAPs (a certified MAP when
+        status is 0)."""
+        value, u, v, info = self._solve("psdd", psdd_eta=self._eta_psdd,
+                                        max_iter=max(self._max_iter_psdd, 1))
+        return value, u, v, _status_code(info)
 
     def jacobian_vec(self, du, out, n_iter=100, atol=1e-8):
         """After solve_qp_ad3: writes into `out` (a float64 buffer with one
