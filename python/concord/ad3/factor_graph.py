@@ -286,7 +286,7 @@ class PFactorGraph:
 
     def set_residual_threshold_ad3(self, threshold):
         """The residual tolerance (concord's per-link tolerance, kept within
-        (0, 1))."""
+        (0, 0.5])."""
         self._tol = as_double(threshold, "threshold")
 
     def set_inner_iter(self, max_iter):
