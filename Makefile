@@ -21,7 +21,8 @@ build:
 # environment over Debian's python3 (whose numpy, torch and matplotlib it
 # sees); rebuilt only when a source changed.
 PYTHON_SOURCES := setup.py setup.cfg pyproject.toml $(wildcard include/*.h src/*.[ch] \
-	src/*/*.[ch] python/concord/*.py python/concord/*.pyx python/concord/*.pxd)
+	src/*/*.[ch] python/concord/*.py python/concord/*/*.py python/concord/*/*/*.py \
+	python/concord/*.pyx python/concord/*.pxd)
 
 python:
 	@scripts/install-deps.sh python

@@ -258,6 +258,18 @@ const double *concord_solver_additionals(const concord_solver *s) {
     return solver_is_current(s) && s->solved ? s->sol_v : NULL;
 }
 
+int concord_solver_links(concord_solver *s, double *multipliers, double *copies) {
+    if (!s) return CONCORD_EINVAL;
+    int rc = solver_check_graph(s);
+    if (rc) return rc;
+    if (!s->solved || s->mode == MODE_NONE)
+        return solver_fail(s, CONCORD_EINVAL, "no solution: solve first");
+    const size_t n = (size_t)s->g->n_links * sizeof(double);
+    if (multipliers && n) memcpy(multipliers, s->lambda, n);
+    if (copies && n) memcpy(copies, s->uf, n);
+    return CONCORD_OK;
+}
+
 int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const double *x,
                      bool *allowed, double *score, double *v) {
     const concord_graph *g = s->g;

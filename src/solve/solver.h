@@ -166,6 +166,14 @@ int solver_callback_failed(concord_solver *s, int32_t f, int code);
  * did not reach the solution or a callback failed. */
 int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *state);
 
+/* Oracle calls a solve of one factor's QP from scratch may make before it
+ * must have certified its solution (distributions, single factors). */
+enum { CERTIFY_ORACLE_CALLS = 1000 };
+
+/* Copies the configurations of factor f's active set `state` and their
+ * weights into the solver's distribution, in variable space. */
+int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *state);
+
 /* Drops the last distribution (a new solve makes it stale). */
 void solver_distribution_clear(concord_solver *s);
 
