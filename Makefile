@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 600
 PREFIX ?= /usr/local
 VENV ?= .venv
 
-.PHONY: all build python demo test fuzz bench check-exact install clean
+.PHONY: all build python demo test fuzz bench plots check-exact install clean
 
 all: build
 
@@ -21,8 +21,8 @@ build:
 # environment over Debian's python3 (whose numpy, torch and matplotlib it
 # sees); rebuilt only when a source changed.
 PYTHON_SOURCES := setup.py setup.cfg pyproject.toml $(wildcard include/*.h src/*.[ch] \
-	src/*/*.[ch] python/concord/*.py python/concord/*/*.py python/concord/*.pyx \
-	python/concord/*.pxd)
+	src/*/*.[ch] python/concord/*.py python/concord/*/*.py python/concord/*/*/*.py \
+	python/concord/*.pyx python/concord/*.pxd)
 
 python:
 	@scripts/install-deps.sh python
@@ -58,12 +58,23 @@ fuzz:
 	@cmake --build $(BUILD)-test -j $(JOBS)
 	@scripts/fuzz.sh $(BUILD)-test $(FUZZ_SECONDS)
 
-# Every benchmark, one after the other (figures in docs/performance.md).
+# Every benchmark, one after the other (figures in docs/performance.md);
+# what each prints is also saved in $(RESULTS), which `make plots` draws.
+RESULTS = $(BUILD)/bench-results
 bench: build python
+	@mkdir -p $(RESULTS)
 	@for b in bench_ad3 bench_uai bench_read bench_sparse bench_oracles_trees bench_oracles_sequence \
-		bench_memory bench_dual; do echo "== $$b"; $(BUILD)/$$b || exit 1; done
-	@echo "== python_overhead"; $(VENV)/bin/python bench/python_overhead.py $(BUILD)/bench_lp_matching
-	@for b in python_batch python_memory; do echo "== $$b"; $(VENV)/bin/python bench/$$b.py || exit 1; done
+		bench_memory bench_dual; do echo "== $$b"; $(BUILD)/$$b >$(RESULTS)/$$b.txt || exit 1; \
+		cat $(RESULTS)/$$b.txt; done
+	@echo "== python_overhead"; $(VENV)/bin/python bench/python_overhead.py $(BUILD)/bench_lp_matching \
+		>$(RESULTS)/python_overhead.txt && cat $(RESULTS)/python_overhead.txt
+	@for b in python_batch python_memory python_lpsmap_torch; do echo "== $$b"; \
+		$(VENV)/bin/python bench/$$b.py >$(RESULTS)/$$b.txt || exit 1; cat $(RESULTS)/$$b.txt; done
+
+# The figures of docs/performance.md, from the outputs `make bench` saved
+# (and $(RESULTS)/ad3_inproc.txt, the AD3 anchor's output, when present).
+plots:
+	@$(VENV)/bin/python bench/plots.py $(RESULTS) docs/img
 
 # Exact MAP against toulbar2 (and AD3's --exact when AD3_MULTI names its
 # ad3_multi) on every shared instance, 60-second limits, 3 runs each: about

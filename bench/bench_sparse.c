@@ -14,6 +14,12 @@
  * conjugate gradients (the default) and, for comparison, the power
  * iteration of the LP-SparseMAP paper at the same tolerance.
  *
+ * Then warm against cold starts, as in a training loop that solves one
+ * structure again after a small change of its scores: each repetition
+ * moves every variable score by 1% of a N(0, 1) draw and solves again
+ * from the previous solution (warm) and from scratch (cold), by LP-MAP and
+ * by LP-SparseMAP; medians of the times and iterations.
+ *
  *   bench_sparse [REPEATS]
  */
 #include <stdio.h>
@@ -101,6 +107,50 @@ static concord_graph *sequence(void) {
     return g;
 }
 
+/* Warm against cold starts on g after small score changes (see above). */
+static int warm_versus_cold(const char *name, const concord_graph *g, int repeats) {
+    const int32_t n = concord_num_variables(g);
+    concord_solver *warm, *cold;
+    if (concord_solver_new(g, &warm) != CONCORD_OK) return 1;
+    if (concord_solver_new(g, &cold) != CONCORD_OK) return 1;
+    double *theta = malloc((size_t)n * sizeof *theta);
+    if (!theta) return 1;
+    concord_settings warm_settings, cold_settings;
+    concord_default_settings(&warm_settings);
+    cold_settings = warm_settings;
+    cold_settings.warm_start = false;
+    for (int sparse = 0; sparse <= 1; ++sparse) {
+        double warm_ms[1000], cold_ms[1000], warm_iters[1000], cold_iters[1000];
+        int (*solve)(concord_solver *, const concord_settings *, concord_info *) =
+            sparse ? concord_solver_sparse : concord_solver_map;
+        for (int32_t i = 0; i < n; ++i) theta[i] = concord_variable_scores(g)[i];
+        concord_info info;
+        concord_solver_set_scores(warm, theta, NULL);
+        solve(warm, &warm_settings, &info);
+        for (int r = 0; r < repeats; ++r) {
+            for (int32_t i = 0; i < n; ++i) theta[i] += 0.01 * bench_normal();
+            concord_solver_set_scores(warm, theta, NULL);
+            concord_solver_set_scores(cold, theta, NULL);
+            double t0 = bench_now();
+            solve(warm, &warm_settings, &info);
+            double t1 = bench_now();
+            warm_iters[r] = info.iterations;
+            solve(cold, &cold_settings, &info);
+            double t2 = bench_now();
+            cold_iters[r] = info.iterations;
+            warm_ms[r] = 1e3 * (t1 - t0);
+            cold_ms[r] = 1e3 * (t2 - t1);
+        }
+        printf("%-9s %-13s %8.3f %8.0f %8.3f %8.0f\n", name, sparse ? "LP-SparseMAP" : "LP-MAP",
+               bench_median(cold_ms, repeats), bench_median(cold_iters, repeats),
+               bench_median(warm_ms, repeats), bench_median(warm_iters, repeats));
+    }
+    free(theta);
+    concord_solver_free(warm);
+    concord_solver_free(cold);
+    return 0;
+}
+
 typedef struct problem {
     const char *name;
     concord_graph *(*build)(void);
@@ -111,6 +161,7 @@ int main(int argc, char **argv) {
     if (repeats < 1 || repeats > 1000) repeats = 15;
     const problem problems[] = {
         {"grid", grid}, {"matching", matching}, {"tree", tree}, {"sequence", sequence}};
+    concord_graph *graphs[sizeof problems / sizeof problems[0]];
     concord_settings cold, power;
     concord_default_settings(&cold);
     cold.warm_start = false;
@@ -120,7 +171,7 @@ int main(int argc, char **argv) {
     printf("%-9s %11s %7s %-11s %11s %4s %11s %8s %10s %11s\n", "problem", "forward ms", "iters",
            "status", "active mean", "max", "backward ms", "CG iters", "power ms", "power iters");
     for (size_t k = 0; k < sizeof problems / sizeof problems[0]; ++k) {
-        concord_graph *g = problems[k].build();
+        concord_graph *g = graphs[k] = problems[k].build();
         concord_solver *solver;
         if (concord_solver_new(g, &solver) != CONCORD_OK) return 1;
         int32_t n = concord_num_variables(g), n_add = concord_num_additionals(g);
@@ -165,7 +216,12 @@ int main(int argc, char **argv) {
         free(dv);
         free(dphi);
         concord_solver_free(solver);
-        concord_graph_free(g);
+    }
+    printf("\n%-9s %-13s %8s %8s %8s %8s\n", "problem", "algorithm", "cold ms", "iters",
+           "warm ms", "iters");
+    for (size_t k = 0; k < sizeof problems / sizeof problems[0]; ++k) {
+        if (warm_versus_cold(problems[k].name, graphs[k], repeats)) return 1;
+        concord_graph_free(graphs[k]);
     }
     return 0;
 }

@@ -333,6 +333,49 @@ CONCORD_API int concord_add_general_tree_counts(concord_graph *g, int32_t n_node
                                                 const int32_t *parents, const int32_t *vars,
                                                 const double *scores, int32_t *factor);
 
+/* BINARY_TREE (AD3's FactorBinaryTree): a GENERAL_TREE over n_nodes >= 1
+ * nodes of two states each, with one link per node: vars[i] is on when
+ * node i is in state 1 (state 0 has no indicator and scores 0). parents as
+ * for GENERAL_TREE. Additional outputs: for each node i = 1 .. n_nodes-1
+ * in turn, the 2 x 2 table (parent state, node state), row-major. */
+CONCORD_API int concord_add_binary_tree(concord_graph *g, int32_t n_nodes,
+                                        const int32_t *parents, const int32_t *vars,
+                                        const double *scores, int32_t *factor);
+
+/* BINARY_TREE_COUNTS (AD3's FactorBinaryTreeCounts): a BINARY_TREE with
+ * count scores. The count of node i is the number of nodes of its subtree
+ * (itself included) that are on and counted (counted NULL: every node is);
+ * the nodes with has_count_scores[i] (NULL: the root only) score it.
+ * Additional outputs: the edge tables of BINARY_TREE, then, for each node
+ * i with count scores in node order, size_i + 1 count indicators (counts
+ * 0 .. size_i, size_i the number of nodes of i's subtree), the one of i's
+ * count on. With max_bins >= 1, counts of max_bins - 1 and more share one
+ * bin: they switch on (and are scored by) indicator max_bins - 1, and the
+ * indicators above it are never on; max_bins = 0: no sharing. */
+CONCORD_API int concord_add_binary_tree_counts(concord_graph *g, int32_t n_nodes,
+                                               const int32_t *parents, const bool *counted,
+                                               const bool *has_count_scores, int32_t max_bins,
+                                               const int32_t *vars, const double *scores,
+                                               int32_t *factor);
+
+/* COMPRESSION_BUDGET (AD3's FactorCompressionBudget): a chain of `length`
+ * >= 1 tokens, each kept or not, at most `budget` >= 0 of those with
+ * counted[i] (NULL: all of them) kept. vars: the length token indicators,
+ * then one bigram indicator per entry of bigram_positions: position k, in
+ * [-1, length) and distinct, names the transition into token k + 1, and
+ * its indicator is on when that transition joins two kept tokens (for -1:
+ * the start into a kept token 0; for length - 1: a kept last token into
+ * the end). Additional outputs: the chain's transitions as in SEQUENCE
+ * with two states (1 = kept): start -> token 0 (2), one 2 x 2 table per
+ * pair of consecutive tokens (previous state first), last token -> stop
+ * (2), skipping the entries that bigram indicators stand for: 4 length -
+ * n_bigrams in all. */
+CONCORD_API int concord_add_compression_budget(concord_graph *g, int32_t length, int32_t budget,
+                                               const bool *counted, int32_t n_bigrams,
+                                               const int32_t *bigram_positions,
+                                               const int32_t *vars, const double *scores,
+                                               int32_t *factor);
+
 /* SEQUENCE_COMPRESSOR (sentence compression): vars are n_words >= 0 word
  * indicators, any subset of which may be on, then one sentence indicator,
  * on exactly when some word is. Additional outputs: the (n+1)(n+2)/2 pairs
@@ -416,6 +459,17 @@ CONCORD_API int32_t concord_num_additionals(const concord_graph *g);
  * *first .. *first + *count - 1 (in order of factor creation). */
 CONCORD_API int concord_factor_additionals(const concord_graph *g, int32_t f,
                                            int32_t *first, int32_t *count);
+
+/* Factor f's degree: its number of links. */
+CONCORD_API int concord_factor_degree(const concord_graph *g, int32_t f, int32_t *degree);
+
+/* Factor f's links, in the order it was given them: the variable of each
+ * (vars, degree entries) and whether the link is negated as the factor
+ * stores it (negated): an XOROUT is stored as an XOR with its last link
+ * flipped, an ANDOUT as an OROUT with every link flipped, an IMPLY as an
+ * OR with every link but the last flipped. Either output may be NULL. */
+CONCORD_API int concord_factor_variables(const concord_graph *g, int32_t f, int32_t *vars,
+                                         bool *negated);
 
 /* The graph's scores can be changed between solves without rebuilding it
  * (solvers that have no scores of their own read them at each solve).
@@ -633,6 +687,44 @@ CONCORD_API int concord_solver_sparse(concord_solver *s, const concord_settings 
  * Valid until the next solve on this solver, or its free. */
 CONCORD_API const double *concord_solver_variables(const concord_solver *s);
 CONCORD_API const double *concord_solver_additionals(const concord_solver *s);
+
+/* The ADMM state of the last concord_solver_map or concord_solver_sparse,
+ * one value per link (the links of the factors in order of creation, each
+ * factor's in the order it was given them, so sum of the degrees values):
+ * the multipliers (factor f's subproblem at a link of variable i sees the
+ * score theta_i / deg_i + its multiplier; the dual bound is the sum over
+ * factors of their MAP values at those scores, plus the sum over
+ * variables of max(0, -sum of their multipliers)) and each factor's copy
+ * of its variables. Either may be NULL. CONCORD_EINVAL before a solve. */
+CONCORD_API int concord_solver_links(concord_solver *s, double *multipliers, double *copies);
+
+/* Factor f on its own, at the scores given (not the solver's): the MAP
+ * oracle of its polytope. variable_scores: one per link, in link order
+ * (negated links are flipped inside, as in a solve); additional_scores:
+ * its additional outputs' (NULL: those the solver uses). Writes the best
+ * configuration, u (degree values, in variable space) and v (its
+ * additional outputs), either of which may be NULL, and its score to
+ * *value (may be NULL). The solver's state is not touched. */
+CONCORD_API int concord_solver_factor_map(concord_solver *s, int32_t f,
+                                          const double *variable_scores,
+                                          const double *additional_scores, double *u, double *v,
+                                          double *value);
+
+/* Factor f on its own: the QP
+ *   argmax over its polytope of  a.u + b.v - 1/2 sum_i w_i u_i^2,
+ * a = variable_scores, b = additional_scores (NULL: the solver's), w =
+ * weights (positive; NULL: all 1, which makes it the factor's SparseMAP).
+ * u (required) and v (may be NULL) receive the solution. With count not
+ * NULL, the sparse distribution behind it (a fresh active set's) becomes
+ * the solver's last distribution: *count configurations, read with
+ * concord_solver_distribution_entry (KNAPSACK has none: CONCORD_EINVAL).
+ * Factors without a closed form are solved by a fresh active set, from
+ * scratch (CONCORD_ENOTCONVERGED if it cannot certify its solution). The
+ * solver's other state is not touched. */
+CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
+                                         const double *variable_scores,
+                                         const double *additional_scores, const double *weights,
+                                         double *u, double *v, int32_t *count);
 
 /* Exact MAP: the best 0/1 assignment allowed by every factor, with a
  * certificate. On an acyclic graph (settings.acyclic, see

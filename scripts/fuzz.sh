@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the libFuzzer targets with clang and fuzzes each for a bounded time.
 # usage: scripts/fuzz.sh BUILD_DIR SECONDS [--if-changed]
-#   (each target gets SECONDS/2). With --if-changed (make test), nothing is
+#   (each target gets SECONDS/2; the two are built and fuzzed side by side,
+#   one per core). With --if-changed (make test), nothing is
 #   done when the library's sources and the fuzz targets are those of the
 #   last run that passed.
 # Seeds: AD3's example graphs in ../shared/data/ad3 (when it is there), the
@@ -23,7 +24,9 @@ if [ "${3:-}" = "--if-changed" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$d
   exit 0
 fi
 rm -f "$stamp"
-for target in fg uai; do
+# One target: built, seeded, fuzzed; a failure prints its log and returns 1.
+fuzz_target() {
+  target=$1
   bin="$out/fuzz_$target"
   clang -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -g -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=all -I"$root/include" -I"$root/src" \
@@ -44,8 +47,16 @@ for target in fg uai; do
     -artifact_prefix="$build/fuzz-artifacts/" >"$out/fuzz_$target.log" 2>&1 || {
     tail -40 "$out/fuzz_$target.log"
     echo "fuzzing found a failure; input saved under $build/fuzz-artifacts/" >&2
-    exit 1
+    return 1
   }
   grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs" "$out/fuzz_$target.log" | tail -1
-done
+}
+
+# Both targets at once, one per core.
+fuzz_target fg & fg_job=$!
+fuzz_target uai & uai_job=$!
+status=0
+wait $fg_job || status=1
+wait $uai_job || status=1
+[ $status -eq 0 ] || exit 1
 echo "$digest" >"$stamp"

@@ -235,6 +235,22 @@ int concord_factor_additionals(const concord_graph *g, int32_t f, int32_t *first
     return CONCORD_OK;
 }
 
+int concord_factor_degree(const concord_graph *g, int32_t f, int32_t *degree) {
+    if (!g || f < 0 || f >= g->n_factors) return CONCORD_EINVAL;
+    if (degree) *degree = g->factors[f].degree;
+    return CONCORD_OK;
+}
+
+int concord_factor_variables(const concord_graph *g, int32_t f, int32_t *vars, bool *negated) {
+    if (!g || f < 0 || f >= g->n_factors) return CONCORD_EINVAL;
+    const factor *fa = &g->factors[f];
+    for (int32_t j = 0; j < fa->degree; ++j) {
+        if (vars) vars[j] = g->link_var[fa->link_begin + j];
+        if (negated) negated[j] = g->link_neg[fa->link_begin + j];
+    }
+    return CONCORD_OK;
+}
+
 static int check_range(concord_graph *g, const char *what, int32_t first, int32_t count,
                        int32_t size, const double *scores) {
     if (first < 0 || count < 0 || (int64_t)first + count > size || (count > 0 && !scores))

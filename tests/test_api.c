@@ -195,6 +195,189 @@ static void the_iteration_cap_holds_on_a_graph_of_one_factor(void **state) {
     concord_graph_free(g);
 }
 
+/* A factor's degree and links read back as they were given, the
+ * negations as stored: an IMPLY is an OR with all but its last link
+ * flipped. */
+static void factor_links_read_back(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 5, NULL, NULL), CONCORD_OK);
+    int32_t vars[3] = {4, 0, 2}, f, degree, got[3];
+    bool negated[3] = {false, true, false}, got_neg[3];
+    assert_int_equal(concord_add_logic(g, CONCORD_IMPLY, 3, vars, negated, &f), CONCORD_OK);
+    assert_int_equal(concord_add_pair(g, 1, 3, 0.5, NULL), CONCORD_OK);
+    assert_int_equal(concord_factor_degree(g, f, &degree), CONCORD_OK);
+    assert_int_equal(degree, 3);
+    assert_int_equal(concord_factor_variables(g, f, got, got_neg), CONCORD_OK);
+    for (int j = 0; j < 3; ++j) {
+        assert_int_equal(got[j], vars[j]);
+        assert_true(got_neg[j] == (negated[j] != (j < 2)));
+    }
+    assert_int_equal(concord_factor_variables(g, 1, got, NULL), CONCORD_OK);
+    assert_true(got[0] == 1 && got[1] == 3);
+    assert_int_equal(concord_factor_degree(g, 2, &degree), CONCORD_EINVAL);
+    assert_int_equal(concord_factor_variables(g, -1, got, NULL), CONCORD_EINVAL);
+    concord_graph_free(g);
+}
+
+/* The MAP of one factor on its own, against the best of its allowed
+ * configurations enumerated from their definition: an OR of 5 literals
+ * (two negated) and a PAIR with its additional output. */
+static void a_factor_alone_gives_its_map(void **state) {
+    (void)state;
+    test_rng rng = {21};
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 5, NULL, NULL), CONCORD_OK);
+    int32_t vars[5] = {0, 1, 2, 3, 4}, or_id, pair_id;
+    bool negated[5] = {false, true, false, true, false};
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, 5, vars, negated, &or_id), CONCORD_OK);
+    assert_int_equal(concord_add_pair(g, 0, 1, 0.0, &pair_id), CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    for (int trial = 0; trial < 200; ++trial) {
+        double a[5], u[5], value, best = -INFINITY;
+        for (int j = 0; j < 5; ++j) a[j] = trial % 2 ? rng_int(&rng, 5) - 2.0 : rng_normal(&rng);
+        for (int x = 0; x < 32; ++x) {
+            bool some = false;
+            double score = 0.0;
+            for (int j = 0; j < 5; ++j) {
+                int on = x >> j & 1;
+                some |= on != negated[j];
+                score += on * a[j];
+            }
+            if (some && score > best) best = score;
+        }
+        assert_int_equal(concord_solver_factor_map(solver, or_id, a, NULL, u, NULL, &value),
+                         CONCORD_OK);
+        double score = 0.0;
+        bool some = false;
+        for (int j = 0; j < 5; ++j) {
+            assert_true(u[j] == 0.0 || u[j] == 1.0);
+            score += u[j] * a[j];
+            some |= (u[j] == 1.0) != negated[j];
+        }
+        assert_true(some);
+        assert_true(fabs(value - best) <= 1e-12 && fabs(score - best) <= 1e-12);
+        double b = rng_normal(&rng), v;
+        double pair_best = fmax(fmax(0.0, a[0]), fmax(a[1], a[0] + a[1] + b));
+        assert_int_equal(concord_solver_factor_map(solver, pair_id, a, &b, u, &v, &value),
+                         CONCORD_OK);
+        assert_true(fabs(value - pair_best) <= 1e-12);
+        assert_true(v == (u[0] == 1.0 && u[1] == 1.0 ? 1.0 : 0.0));
+    }
+    double bad[5] = {0, NAN, 0, 0, 0};
+    assert_int_equal(concord_solver_factor_map(solver, or_id, bad, NULL, NULL, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_int_equal(concord_solver_factor_map(solver, 7, bad, NULL, NULL, NULL, NULL),
+                     CONCORD_EINVAL);
+    concord_solver_free(solver);
+    concord_graph_free(g);
+}
+
+/* The weighted QP of an XOR alone: u_i = max(0, (a_i - tau) / w_i) with
+ * tau such that they sum to 1 (found here by bisection); with the
+ * distribution, whose one-hot configurations mix to u. */
+static void a_factor_alone_gives_its_weighted_qp(void **state) {
+    (void)state;
+    enum { N = 6 };
+    test_rng rng = {22};
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, N, NULL, NULL), CONCORD_OK);
+    int32_t vars[N] = {0, 1, 2, 3, 4, 5}, f;
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, N, vars, NULL, &f), CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    for (int trial = 0; trial < 100; ++trial) {
+        double a[N], w[N], u[N];
+        for (int j = 0; j < N; ++j) {
+            a[j] = rng_normal(&rng);
+            w[j] = trial % 2 ? 1.0 : 0.2 + 2.0 * rng_uniform(&rng);
+        }
+        double lo = -100.0, hi = 100.0;
+        for (int it = 0; it < 200; ++it) {
+            double tau = 0.5 * (lo + hi), sum = 0.0;
+            for (int j = 0; j < N; ++j) sum += fmax(0.0, (a[j] - tau) / w[j]);
+            if (sum > 1.0) lo = tau;
+            else hi = tau;
+        }
+        int32_t count = 0;
+        assert_int_equal(
+            concord_solver_factor_qp(solver, f, a, NULL, trial % 2 ? NULL : w, u, NULL, &count),
+            CONCORD_OK);
+        double mixed[N] = {0}, total = 0.0;
+        for (int32_t k = 0; k < count; ++k) {
+            double weight, x[N];
+            assert_int_equal(concord_solver_distribution_entry(solver, k, &weight, x, NULL),
+                             CONCORD_OK);
+            assert_true(weight >= 0.0);
+            total += weight;
+            for (int j = 0; j < N; ++j) mixed[j] += weight * x[j];
+        }
+        assert_true(fabs(total - 1.0) <= 1e-12);
+        for (int j = 0; j < N; ++j) {
+            double expected = fmax(0.0, (a[j] - lo) / w[j]);
+            assert_true(fabs(u[j] - expected) <= 1e-9);
+            assert_true(fabs(mixed[j] - expected) <= 1e-9);
+        }
+    }
+    double zero[N] = {0};
+    assert_int_equal(concord_solver_factor_qp(solver, f, zero, NULL, zero, zero, NULL, NULL),
+                     CONCORD_EINVAL);
+    concord_solver_free(solver);
+    concord_graph_free(g);
+}
+
+/* The per-link state after a solve: one multiplier and one copy per link;
+ * at convergence the copies agree with the solution, and the dual bound
+ * the multipliers give (from each factor's MAP at theta_i / deg_i +
+ * multiplier) is at least the reported bound and the value. */
+static void link_state_gives_the_dual_bound(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    double theta[3] = {0.3, -0.2, 0.5};
+    assert_int_equal(concord_add_variables(g, 3, theta, NULL), CONCORD_OK);
+    int32_t all[3] = {0, 1, 2};
+    assert_int_equal(concord_add_pair(g, 0, 1, -1.0, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_pair(g, 1, 2, 0.8, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_ATMOSTONE, 3, all, NULL, NULL), CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    double multipliers[7], copies[7];
+    assert_int_equal(concord_solver_links(solver, multipliers, copies), CONCORD_EINVAL);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.tol = 1e-9;
+    concord_info info;
+    assert_int_equal(concord_solver_map(solver, &st, &info), CONCORD_OK);
+    assert_int_equal(concord_solver_links(solver, multipliers, copies), CONCORD_OK);
+    const double *u = concord_solver_variables(solver);
+    int deg[3] = {0, 0, 0}, link = 0;
+    int32_t vars[3];
+    for (int32_t f = 0; f < 3; ++f) {
+        int32_t degree;
+        concord_factor_degree(g, f, &degree);
+        concord_factor_variables(g, f, vars, NULL);
+        for (int j = 0; j < degree; ++j) deg[vars[j]] += 1;
+    }
+    double bound = 0.0, sums[3] = {0, 0, 0};
+    for (int32_t f = 0; f < 3; ++f) {
+        int32_t degree;
+        double a[3], best;
+        concord_factor_degree(g, f, &degree);
+        concord_factor_variables(g, f, vars, NULL);
+        for (int j = 0; j < degree; ++j, ++link) {
+            assert_true(fabs(copies[link] - u[vars[j]]) <= 1e-6);
+            a[j] = theta[vars[j]] / deg[vars[j]] + multipliers[link];
+            sums[vars[j]] += multipliers[link];
+        }
+        assert_int_equal(concord_solver_factor_map(solver, f, a, NULL, NULL, NULL, &best),
+                         CONCORD_OK);
+        bound += best;
+    }
+    for (int i = 0; i < 3; ++i) bound += fmax(0.0, -sums[i]);
+    assert_true(bound >= info.upper_bound - 1e-12 && bound >= info.value - 1e-9);
+    assert_true(bound <= info.value + 1e-6);
+    concord_solver_free(solver);
+    concord_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(setting_zero_scores_is_a_no_op),
@@ -203,6 +386,10 @@ int main(void) {
         cmocka_unit_test(resolving_with_new_scores_uses_them),
         cmocka_unit_test(repeated_solves_are_identical),
         cmocka_unit_test(bad_arguments_are_rejected_with_a_message),
+        cmocka_unit_test(factor_links_read_back),
+        cmocka_unit_test(a_factor_alone_gives_its_map),
+        cmocka_unit_test(a_factor_alone_gives_its_weighted_qp),
+        cmocka_unit_test(link_state_gives_the_dual_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -162,6 +162,304 @@ static void general_tree_counts_oracle_and_qp_match_enumeration(void **state) {
     run_trees(true);
 }
 
+/* ---- binary trees ---- */
+
+typedef struct binary_tree_model {
+    int n, counts, cap;
+    int parent[MAX_NODES];
+    bool counted[MAX_NODES], scored[MAX_NODES];
+    bool below[MAX_NODES][MAX_NODES]; /* below[i][j]: j is in i's subtree */
+    int count_at[MAX_NODES];          /* first count output of a scored node */
+    int degree, n_add;
+} binary_tree_model;
+
+static void binary_tree_init(binary_tree_model *t, int n, const int *parent, bool counts,
+                             const bool *counted, const bool *scored, int max_bins) {
+    t->n = n;
+    t->counts = counts;
+    t->cap = counts && max_bins > 0 ? max_bins - 1 : n;
+    t->degree = n;
+    t->n_add = 4 * (n - 1);
+    for (int i = 0; i < n; ++i) {
+        t->parent[i] = parent[i];
+        t->counted[i] = counts && counted[i];
+        t->scored[i] = counts && scored[i];
+        for (int j = 0; j < n; ++j) t->below[i][j] = false;
+    }
+    for (int j = 0; j < n; ++j)
+        for (int i = j; i >= 0; i = t->parent[i]) t->below[i][j] = true;
+    for (int i = 0; i < n; ++i) {
+        int size = 0;
+        for (int j = 0; j < n; ++j) size += t->below[i][j];
+        t->count_at[i] = t->n_add;
+        if (t->scored[i]) t->n_add += size + 1;
+    }
+}
+
+/* u: the node states; v: the edge entries, then each scored node's count
+ * bin (counts from the cap up in bin cap). */
+static void binary_tree_encode(const binary_tree_model *t, const int *s, double *u, double *v) {
+    for (int k = 0; k < t->n_add; ++k) v[k] = 0.0;
+    for (int i = 0; i < t->n; ++i) {
+        u[i] = s[i];
+        if (i > 0) v[4 * (i - 1) + 2 * s[t->parent[i]] + s[i]] = 1.0;
+        if (!t->scored[i]) continue;
+        int count = 0;
+        for (int j = 0; j < t->n; ++j) count += t->below[i][j] && t->counted[j] && s[j];
+        v[t->count_at[i] + (count < t->cap ? count : t->cap)] = 1.0;
+    }
+}
+
+static bool binary_tree_valid(const void *ctx, const double *u, const double *v) {
+    const binary_tree_model *t = ctx;
+    int s[MAX_NODES];
+    for (int i = 0; i < t->n; ++i) {
+        if (u[i] != 0.0 && u[i] != 1.0) return false;
+        s[i] = u[i] == 1.0;
+    }
+    double eu[MAX_NODES], ev[1024];
+    binary_tree_encode(t, s, eu, ev);
+    return memcmp(v, ev, (size_t)t->n_add * sizeof(double)) == 0;
+}
+
+static void run_binary_trees(bool counts) {
+    test_rng rng = {counts ? 808u : 707u};
+    config_list c;
+    qp_totals totals = {0};
+    const int trials = 500;
+    for (int trial = 0; trial < trials; ++trial) {
+        int n = 1 + rng_int(&rng, 8), parent[MAX_NODES];
+        random_tree(&rng, n, parent);
+        bool counted[MAX_NODES], scored[MAX_NODES];
+        for (int i = 0; i < n; ++i) {
+            counted[i] = rng_int(&rng, 4) > 0;
+            scored[i] = i == 0 || rng_int(&rng, 3) == 0;
+        }
+        /* no cap, a cap, a cap of one bin (every count alike) */
+        int max_bins = trial % 3 == 0 ? 0 : 1 + rng_int(&rng, n + 1);
+        binary_tree_model t;
+        binary_tree_init(&t, n, parent, counts, counted, scored, max_bins);
+        configs_init(&c, t.degree, t.n_add);
+        int s[MAX_NODES] = {0}, two[MAX_NODES];
+        for (int i = 0; i < n; ++i) two[i] = 2;
+        for (;;) {
+            double *x = configs_push(&c);
+            binary_tree_encode(&t, s, x, x + t.degree);
+            if (!odometer_next(s, two, n)) break;
+        }
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, n, NULL, NULL), CONCORD_OK);
+        int32_t vars[MAX_NODES], par[MAX_NODES], id = -1;
+        for (int i = 0; i < n; ++i) vars[i] = n - 1 - i, par[i] = parent[i];
+        if (counts)
+            assert_int_equal(concord_add_binary_tree_counts(g, n, par, counted, scored, max_bins,
+                                                            vars, NULL, &id),
+                             CONCORD_OK);
+        else
+            assert_int_equal(concord_add_binary_tree(g, n, par, vars, NULL, &id), CONCORD_OK);
+        assert_int_equal(concord_num_additionals(g), t.n_add);
+        check_oracle_and_qp(&rng, &g->factors[id], &c, binary_tree_valid, &t, trial % 2 == 0,
+                            &totals);
+        configs_free(&c);
+        concord_graph_free(g);
+    }
+    print_qp_totals(counts ? "BINARY_TREE_COUNTS" : "BINARY_TREE", trials, &totals);
+}
+
+static void binary_tree_oracle_and_qp_match_enumeration(void **state) {
+    (void)state;
+    run_binary_trees(false);
+}
+
+static void binary_tree_counts_oracle_and_qp_match_enumeration(void **state) {
+    (void)state;
+    run_binary_trees(true);
+}
+
+/* Three warm-started QPs on one BINARY_TREE_COUNTS factor (integer
+ * scores, then a new d), whose configurations include u = 0: the third
+ * once made the zero configuration enter an active set it depended on
+ * ((1,0,1) = (0,0,1) + (1,0,0) - 0), because the active set measured
+ * independence against the entering configuration's own squared norm, 0;
+ * the weights came out NaN. */
+static void binary_tree_counts_qp_after_a_change_of_d(void **state) {
+    (void)state;
+    int parent[3] = {-1, 0, 0};
+    bool counted[3] = {false, true, false}, scored[3] = {true, false, false};
+    binary_tree_model t;
+    binary_tree_init(&t, 3, parent, true, counted, scored, 3);
+    config_list c;
+    configs_init(&c, t.degree, t.n_add);
+    for (int x = 0; x < 8; ++x) {
+        int s[3] = {x & 1, x >> 1 & 1, x >> 2 & 1};
+        double *row = configs_push(&c);
+        binary_tree_encode(&t, s, row, row + t.degree);
+    }
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 3, NULL, NULL), CONCORD_OK);
+    int32_t par[3] = {-1, 0, 0}, vars[3] = {0, 1, 2}, id;
+    assert_int_equal(
+        concord_add_binary_tree_counts(g, 3, par, counted, scored, 3, vars, NULL, &id),
+        CONCORD_OK);
+    const double a[3][3] = {{1, 2, -1}, {-1, 2, 1}, {3, -3, 3}};
+    const double b[3][12] = {{-3, 3, 0, -1, 0, 0, 1, -3, -3, -2, 1, -1},
+                             {-3, -1, 0, 2, 2, 3, 0, 1, 2, 0, -2, -3},
+                             {3, -2, -1, 3, -3, -1, -1, 3, 1, -3, 0, 3}};
+    const double d[3][3] = {{4, 4, 4}, {4, 4, 4},
+                            {7.0850078937874112, 7.4020438141824956, 7.2219362891100012}};
+    qp_checker q;
+    qp_checker_init(&q, &g->factors[id]);
+    for (int k = 0; k < 3; ++k) check_qp(&q, &c, binary_tree_valid, &t, a[k], b[k], d[k]);
+    qp_checker_free(&q);
+    configs_free(&c);
+    concord_graph_free(g);
+}
+
+/* The defaults: counted NULL counts every node, has_count_scores NULL
+ * scores the root only. */
+static void binary_tree_counts_defaults(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 3, NULL, NULL), CONCORD_OK);
+    int32_t par[3] = {-1, 0, 0}, vars[3] = {0, 1, 2}, id;
+    assert_int_equal(concord_add_binary_tree_counts(g, 3, par, NULL, NULL, 0, vars, NULL, &id),
+                     CONCORD_OK);
+    assert_int_equal(concord_num_additionals(g), 8 + 4);
+    assert_int_equal(concord_add_binary_tree_counts(g, 3, par, NULL, NULL, -1, vars, NULL, &id),
+                     CONCORD_EINVAL);
+    int32_t cycle[3] = {-1, 2, 1};
+    assert_int_equal(concord_add_binary_tree(g, 3, cycle, vars, NULL, &id), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "cycle"));
+    concord_graph_free(g);
+}
+
+/* ---- compression budget ---- */
+
+enum { MAX_TOKENS = 9 };
+
+typedef struct compression_model {
+    int length, budget, n_bigrams;
+    bool counted[MAX_TOKENS];
+    int bigram[MAX_TOKENS + 1]; /* per transition: its bigram indicator's k, or -1 */
+    int index[MAX_TOKENS + 1][2][2];
+    int degree, n_add;
+} compression_model;
+
+static void compression_init(compression_model *t, int length, int budget, const bool *counted,
+                             int n_bigrams, const int32_t *positions) {
+    t->length = length;
+    t->budget = budget;
+    t->n_bigrams = n_bigrams;
+    for (int i = 0; i < length; ++i) t->counted[i] = counted[i];
+    for (int i = 0; i <= length; ++i) t->bigram[i] = -1;
+    for (int k = 0; k < n_bigrams; ++k) t->bigram[positions[k] + 1] = k;
+    t->n_add = 0;
+    for (int i = 0; i <= length; ++i)
+        for (int p = 0; p <= (i > 0); ++p)
+            for (int q = 0; q <= (i < length); ++q) {
+                bool is_bigram = t->bigram[i] >= 0 && p == (i > 0) && q == (i < length);
+                t->index[i][p][q] = is_bigram ? -1 : t->n_add++;
+            }
+    t->degree = length + n_bigrams;
+}
+
+static void compression_encode(const compression_model *t, const int *s, double *u, double *v) {
+    for (int j = 0; j < t->degree; ++j) u[j] = 0.0;
+    for (int k = 0; k < t->n_add; ++k) v[k] = 0.0;
+    for (int i = 0; i <= t->length; ++i) {
+        int p = i > 0 ? s[i - 1] : 0, q = i < t->length ? s[i] : 0;
+        if (i < t->length) u[i] = q;
+        if (t->index[i][p][q] >= 0) v[t->index[i][p][q]] = 1.0;
+        else u[t->length + t->bigram[i]] = 1.0;
+    }
+}
+
+static bool compression_valid(const void *ctx, const double *u, const double *v) {
+    const compression_model *t = ctx;
+    int s[MAX_TOKENS], kept = 0;
+    for (int i = 0; i < t->length; ++i) {
+        if (u[i] != 0.0 && u[i] != 1.0) return false;
+        s[i] = u[i] == 1.0;
+        kept += s[i] && t->counted[i];
+    }
+    if (kept > t->budget) return false;
+    double eu[2 * MAX_TOKENS + 1], ev[4 * MAX_TOKENS + 4];
+    compression_encode(t, s, eu, ev);
+    return memcmp(u, eu, (size_t)t->degree * sizeof(double)) == 0 &&
+           memcmp(v, ev, (size_t)t->n_add * sizeof(double)) == 0;
+}
+
+static void compression_budget_oracle_and_qp_match_enumeration(void **state) {
+    (void)state;
+    test_rng rng = {909};
+    config_list c;
+    qp_totals totals = {0};
+    const int trials = 500;
+    for (int trial = 0; trial < trials; ++trial) {
+        int length = 1 + rng_int(&rng, MAX_TOKENS - 1), budget = rng_int(&rng, length + 1);
+        bool counted[MAX_TOKENS];
+        for (int i = 0; i < length; ++i) counted[i] = rng_int(&rng, 4) > 0;
+        int32_t positions[MAX_TOKENS + 1];
+        int n_bigrams = 0;
+        for (int pos = -1; pos < length; ++pos) /* in a random order */
+            if (rng_int(&rng, 2)) positions[n_bigrams++] = pos;
+        for (int k = n_bigrams - 1; k > 0; --k) {
+            int j = rng_int(&rng, k + 1);
+            int32_t x = positions[k];
+            positions[k] = positions[j];
+            positions[j] = x;
+        }
+        compression_model t;
+        compression_init(&t, length, budget, counted, n_bigrams, positions);
+        configs_init(&c, t.degree, t.n_add);
+        for (unsigned kept = 0; kept < 1u << length; ++kept) {
+            int s[MAX_TOKENS], used = 0;
+            for (int i = 0; i < length; ++i) {
+                s[i] = kept >> i & 1u;
+                used += s[i] && counted[i];
+            }
+            if (used > budget) continue;
+            double *x = configs_push(&c);
+            compression_encode(&t, s, x, x + t.degree);
+        }
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, t.degree, NULL, NULL), CONCORD_OK);
+        int32_t vars[2 * MAX_TOKENS + 1], id = -1;
+        for (int j = 0; j < t.degree; ++j) vars[j] = j;
+        assert_int_equal(concord_add_compression_budget(g, length, budget, counted, n_bigrams,
+                                                        positions, vars, NULL, &id),
+                         CONCORD_OK);
+        assert_int_equal(concord_num_additionals(g), t.n_add);
+        assert_int_equal(t.n_add, 4 * length - n_bigrams);
+        check_oracle_and_qp(&rng, &g->factors[id], &c, compression_valid, &t, trial % 2 == 0,
+                            &totals);
+        configs_free(&c);
+        concord_graph_free(g);
+    }
+    print_qp_totals("COMPRESSION_BUDGET", trials, &totals);
+}
+
+static void compression_budget_arguments_are_checked(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 8, NULL, NULL), CONCORD_OK);
+    int32_t vars[8] = {0, 1, 2, 3, 4, 5, 6, 7}, twice[2] = {1, 1}, out[1] = {4}, start[1] = {-1};
+    assert_int_equal(concord_add_compression_budget(g, 4, 2, NULL, 2, twice, vars, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "distinct"));
+    assert_int_equal(concord_add_compression_budget(g, 4, 2, NULL, 1, out, vars, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_int_equal(concord_add_compression_budget(g, 4, -1, NULL, 0, NULL, vars, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_int_equal(concord_add_compression_budget(g, 0, 1, NULL, 0, NULL, vars, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_int_equal(concord_num_factors(g), 0);
+    assert_int_equal(concord_add_compression_budget(g, 4, 2, NULL, 1, start, vars, NULL, NULL),
+                     CONCORD_OK);
+    assert_int_equal(concord_num_additionals(g), 15);
+    concord_graph_free(g);
+}
+
 /* ---- sequence compressor ---- */
 
 typedef struct compressor {
@@ -663,6 +961,12 @@ int main(void) {
         cmocka_unit_test(general_tree_oracle_and_qp_match_enumeration),
         cmocka_unit_test(general_tree_counts_oracle_and_qp_match_enumeration),
         cmocka_unit_test(sequence_compressor_oracle_and_qp_match_enumeration),
+        cmocka_unit_test(binary_tree_oracle_and_qp_match_enumeration),
+        cmocka_unit_test(binary_tree_counts_oracle_and_qp_match_enumeration),
+        cmocka_unit_test(binary_tree_counts_qp_after_a_change_of_d),
+        cmocka_unit_test(binary_tree_counts_defaults),
+        cmocka_unit_test(compression_budget_oracle_and_qp_match_enumeration),
+        cmocka_unit_test(compression_budget_arguments_are_checked),
         cmocka_unit_test(trees_in_mixed_graphs_match_glpk),
         cmocka_unit_test(summaries_match_glpk),
         cmocka_unit_test(ad3_general_tree_file_solves_to_the_brute_force_optimum),

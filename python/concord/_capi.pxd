@@ -89,6 +89,18 @@ cdef extern from "concord.h" nogil:
     int concord_add_sequence_compressor(concord_graph *g, int32_t n_words, const int32_t *vars,
                                         const double *scores, int32_t *factor)
 
+    int concord_add_binary_tree(concord_graph *g, int32_t n_nodes, const int32_t *parents,
+                                const int32_t *vars, const double *scores, int32_t *factor)
+    int concord_add_binary_tree_counts(concord_graph *g, int32_t n_nodes,
+                                       const int32_t *parents, const cbool *counted,
+                                       const cbool *has_count_scores, int32_t max_bins,
+                                       const int32_t *vars, const double *scores,
+                                       int32_t *factor)
+    int concord_add_compression_budget(concord_graph *g, int32_t length, int32_t budget,
+                                       const cbool *counted, int32_t n_bigrams,
+                                       const int32_t *bigram_positions, const int32_t *vars,
+                                       const double *scores, int32_t *factor)
+
     ctypedef int (*concord_map_fn)(void *user, const double *variable_scores,
                                    const double *additional_scores, double *variable_values,
                                    double *additional_values, double *value)
@@ -106,6 +118,9 @@ cdef extern from "concord.h" nogil:
     int32_t concord_num_additionals(const concord_graph *g)
     int concord_factor_additionals(const concord_graph *g, int32_t f, int32_t *first,
                                    int32_t *count)
+    int concord_factor_degree(const concord_graph *g, int32_t f, int32_t *degree)
+    int concord_factor_variables(const concord_graph *g, int32_t f, int32_t *vars,
+                                 cbool *negated)
     int concord_set_variable_scores(concord_graph *g, int32_t first, int32_t count,
                                     const double *scores)
     int concord_set_additional_scores(concord_graph *g, int32_t first, int32_t count,
@@ -231,6 +246,13 @@ cdef extern from "concord.h" nogil:
     int concord_solver_backward(concord_solver *s, const concord_settings *settings,
                                 const double *du, const double *dv, double *dtheta,
                                 double *dphi, concord_backward_info *info)
+    int concord_solver_links(concord_solver *s, double *multipliers, double *copies)
+    int concord_solver_factor_map(concord_solver *s, int32_t f, const double *variable_scores,
+                                  const double *additional_scores, double *u, double *v,
+                                  double *value)
+    int concord_solver_factor_qp(concord_solver *s, int32_t f, const double *variable_scores,
+                                 const double *additional_scores, const double *weights,
+                                 double *u, double *v, int32_t *count)
     int concord_solver_factor_distribution(concord_solver *s, int32_t f, int32_t *count)
     int concord_solver_distribution_entry(const concord_solver *s, int32_t k, double *weight,
                                           double *u, double *v)

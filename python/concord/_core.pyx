@@ -561,7 +561,6 @@ cdef class Graph:
 
     cdef concord_graph *g
     cdef list _user_factors   # keeps the Python oracles alive with the graph
-    cdef list _degrees        # each factor's degree (None for a graph read from a file)
     cdef int _solving         # solves running on this graph (GIL released)
 
     def __cinit__(self):
@@ -569,7 +568,6 @@ cdef class Graph:
         if self.g == NULL:
             raise MemoryError("out of memory creating a graph")
         self._user_factors = []
-        self._degrees = []
         self._solving = 0
 
     def __dealloc__(self):
@@ -609,21 +607,25 @@ cdef class Graph:
         """The message of the last error on this graph ("" if none)."""
         return concord_last_error(self.g).decode()
 
-    cdef int32_t added(self, int32_t factor, Py_ssize_t degree):
-        """Records the degree of a factor just added; returns its id."""
-        self._degrees.append(degree)
-        return factor
-
     def factor_degree(self, int32_t factor):
-        """The number of variables of a factor added through this object (the
-        C API cannot tell it for graphs read from files: ValueError then)."""
-        if self._degrees is None:
-            raise ValueError("the degrees of the factors of a graph read from a file are "
-                             "unknown (the C API has no concord_factor_degree)")
-        if not 0 <= factor < len(self._degrees):
-            raise ValueError("factor %d out of range (the graph has %d)" % (
-                factor, len(self._degrees)))
-        return self._degrees[factor]
+        """The number of links of a factor (concord_factor_degree)."""
+        cdef int32_t degree = 0
+        if concord_factor_degree(self.g, factor, &degree) != CONCORD_OK:
+            raise InvalidArgumentError(CONCORD_EINVAL, "factor %d out of range (the graph has %d)"
+                                       % (factor, self.num_factors))
+        return degree
+
+    def factor_variables(self, int32_t factor):
+        """A factor's links (concord_factor_variables): (variables, negated)
+        arrays in link order, the negations as the factor stores them."""
+        cdef int32_t degree = self.factor_degree(factor)
+        variables = np.zeros(degree, dtype=_int32)
+        negated = np.zeros(degree, dtype=np.bool_)
+        cdef int32_t[::1] v = variables
+        cdef unsigned char[::1] n = negated.view(np.uint8)
+        self.check(concord_factor_variables(self.g, factor, &v[0] if degree else NULL,
+                                            <cbool *>&n[0] if degree else NULL))
+        return variables, negated
 
     def factor_additionals(self, int32_t factor):
         """(first, count): factor's additional outputs in the global index."""
@@ -662,8 +664,6 @@ cdef class Graph:
                                     else _doubles(scores, num_states, "scores"))
         cdef int32_t first = 0
         self.check(concord_add_multi_variable(self.g, num_states, _dptr(s), one_hot, &first))
-        if one_hot:  # its XOR factor
-            self.added(self.num_factors - 1, num_states)
         return first
 
     # ---- factors over binary variables
@@ -679,7 +679,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_logic(self.g, LOGIC_KINDS[kind], v.shape[0], _iptr(v), _bptr(n),
                                      &f))
-        return self.added(f, v.shape[0])
+        return f
 
     def add_budget(self, vars, double budget, bint exact=False, negated=None):
         """BUDGET: at most (exact: exactly) `budget` literals are 1."""
@@ -688,7 +688,7 @@ cdef class Graph:
         cdef const unsigned char[::1] n = _flags(negated, v.shape[0], "negated")
         cdef int32_t f = 0
         self.check(concord_add_budget(self.g, v.shape[0], _iptr(v), _bptr(n), budget, exact, &f))
-        return self.added(f, v.shape[0])
+        return f
 
     def add_knapsack(self, vars, costs, double budget, negated=None):
         """KNAPSACK: sum of costs[i] * literal_i <= budget."""
@@ -699,14 +699,14 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_knapsack(self.g, v.shape[0], _iptr(v), _bptr(n), _dptr(c), budget,
                                         &f))
-        return self.added(f, v.shape[0])
+        return f
 
     def add_pair(self, int32_t var1, int32_t var2, double score):
         """PAIR: `score` when both variables are 1 (one additional output)."""
         self.writable()
         cdef int32_t f = 0
         self.check(concord_add_pair(self.g, var1, var2, score, &f))
-        return self.added(f, 2)
+        return f
 
     def add_dense(self, num_states, vars, scores=None):
         """DENSE: a score table over the joint states of multi-valued
@@ -724,7 +724,7 @@ cdef class Graph:
                 int(np.sum(np.asarray(k), dtype=np.int64)), v.shape[0]))
         cdef int32_t f = 0
         self.check(concord_add_dense(self.g, k.shape[0], _iptr(k), _iptr(v), _dptr(s), &f))
-        return self.added(f, v.shape[0])
+        return f
 
     # ---- structured factors
 
@@ -741,7 +741,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_tree(self.g, length, v.shape[0], _iptr(h), _iptr(m), _iptr(v),
                                     flags, &f))
-        return self.added(f, v.shape[0])
+        return f
 
     def add_matching(self, int32_t rows, int32_t cols, vars, bint every_row=False,
                      bint every_col=False):
@@ -755,7 +755,7 @@ cdef class Graph:
                                | (CONCORD_MATCHING_EVERY_COL if every_col else 0))
         cdef int32_t f = 0
         self.check(concord_add_matching(self.g, rows, cols, _iptr(v), flags, &f))
-        return self.added(f, v.shape[0])
+        return f
 
     def add_sequence(self, num_states, vars, scores=None):
         """SEQUENCE: num_states[i] states at position i; vars position by
@@ -768,7 +768,7 @@ cdef class Graph:
                                     else _doubles(scores, _sequence_size(k), "scores"))
         cdef int32_t f = 0
         self.check(concord_add_sequence(self.g, k.shape[0], _iptr(k), _iptr(v), _dptr(s), &f))
-        return self.added(f, v.shape[0])
+        return f
 
     def add_sequence_budget(self, num_states, vars, int32_t budget, scores=None):
         """SEQUENCE_BUDGET: a SEQUENCE with at most `budget` positions in
@@ -782,7 +782,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_sequence_budget(self.g, k.shape[0], _iptr(k), _iptr(v), budget,
                                                _dptr(s), &f))
-        return self.added(f, v.shape[0])
+        return f
 
     def add_head_automaton(self, vars, scores=None):
         """HEAD_AUTOMATON over a head's arcs to its modifiers on one side,
@@ -794,7 +794,7 @@ cdef class Graph:
                                     else _doubles(scores, (n + 1) * (n + 2) // 2, "scores"))
         cdef int32_t f = 0
         self.check(concord_add_head_automaton(self.g, n, _iptr(v), _dptr(s), &f))
-        return self.added(f, v.shape[0])
+        return f
 
     def add_grandparent_head_automaton(self, int32_t n_grandparents, vars, scores=None):
         """GRANDPARENT_HEAD_AUTOMATON: vars are the n_grandparents incoming
@@ -810,7 +810,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_grandparent_head_automaton(self.g, n_grandparents, n, _iptr(v),
                                                           _dptr(s), &f))
-        return self.added(f, v.shape[0])
+        return f
 
     def add_general_tree(self, num_states, parents, vars, scores=None):
         """GENERAL_TREE: a tree-shaped MRF; parents[0] = -1."""
@@ -824,7 +824,7 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_general_tree(self.g, k.shape[0], _iptr(k), _iptr(p), _iptr(v),
                                             _dptr(s), &f))
-        return self.added(f, v.shape[0])
+        return f
 
     def add_general_tree_counts(self, num_states, parents, vars, scores=None):
         """GENERAL_TREE_COUNTS: vars continue with n_nodes + 1 count
@@ -840,7 +840,56 @@ cdef class Graph:
         cdef int32_t f = 0
         self.check(concord_add_general_tree_counts(self.g, k.shape[0], _iptr(k), _iptr(p),
                                                    _iptr(v), _dptr(s), &f))
-        return self.added(f, v.shape[0])
+        return f
+
+    def add_binary_tree(self, parents, vars, scores=None):
+        """BINARY_TREE: a tree MRF over binary nodes, one link per node
+        (on in state 1); parents[0] = -1; 4 scores per non-root node."""
+        self.writable()
+        cdef const int32_t[::1] p = _ids(parents, -1, "parents")
+        cdef const int32_t[::1] v = _ids(vars, p.shape[0], "vars")
+        cdef const double[::1] s = (None if scores is None
+                                    else _doubles(scores, 4 * max(p.shape[0] - 1, 0), "scores"))
+        cdef int32_t f = 0
+        self.check(concord_add_binary_tree(self.g, p.shape[0], _iptr(p), _iptr(v), _dptr(s), &f))
+        return f
+
+    def add_binary_tree_counts(self, parents, vars, counted=None, has_count_scores=None,
+                               int32_t max_bins=0, scores=None):
+        """BINARY_TREE_COUNTS: a BINARY_TREE whose nodes with count scores
+        (has_count_scores; None: the root) score the number of counted
+        nodes on in their subtree; max_bins >= 1 merges counts from
+        max_bins - 1 up (0: none). scores: edge tables, then count scores."""
+        self.writable()
+        cdef const int32_t[::1] p = _ids(parents, -1, "parents")
+        cdef const int32_t[::1] v = _ids(vars, p.shape[0], "vars")
+        cdef const unsigned char[::1] c = _flags(counted, p.shape[0], "counted")
+        cdef const unsigned char[::1] h = _flags(has_count_scores, p.shape[0], "has_count_scores")
+        size = _binary_tree_counts_size(np.asarray(p), has_count_scores)
+        cdef const double[::1] s = (None if scores is None or size < 0
+                                    else _doubles(scores, size, "scores"))
+        cdef int32_t f = 0
+        self.check(concord_add_binary_tree_counts(self.g, p.shape[0], _iptr(p), _bptr(c),
+                                                  _bptr(h), max_bins, _iptr(v), _dptr(s), &f))
+        return f
+
+    def add_compression_budget(self, int32_t length, int32_t budget, vars, counted=None,
+                               bigram_positions=None, scores=None):
+        """COMPRESSION_BUDGET: a chain of `length` tokens, at most `budget`
+        of the counted ones kept; vars: the tokens, then one bigram
+        indicator per entry of bigram_positions; 4 length - n_bigrams
+        scores."""
+        self.writable()
+        cdef const int32_t[::1] b = _ids([] if bigram_positions is None else bigram_positions,
+                                         -1, "bigram_positions")
+        cdef const int32_t[::1] v = _ids(vars, length + b.shape[0], "vars")
+        cdef const unsigned char[::1] c = _flags(counted, length, "counted")
+        cdef const double[::1] s = (None if scores is None
+                                    else _doubles(scores, 4 * length - b.shape[0], "scores"))
+        cdef int32_t f = 0
+        self.check(concord_add_compression_budget(self.g, length, budget, _bptr(c), b.shape[0],
+                                                  _iptr(b), _iptr(v), _dptr(s), &f))
+        return f
 
     def add_sequence_compressor(self, vars, scores=None):
         """SEQUENCE_COMPRESSOR: n word indicators then the sentence one;
@@ -854,7 +903,7 @@ cdef class Graph:
                                     else _doubles(scores, (n + 1) * (n + 2) // 2, "scores"))
         cdef int32_t f = 0
         self.check(concord_add_sequence_compressor(self.g, n, _iptr(v), _dptr(s), &f))
-        return self.added(f, v.shape[0])
+        return f
 
     # ---- user factors
 
@@ -883,7 +932,6 @@ cdef class Graph:
         self.check(concord_add_factor(self.g, v.shape[0], _iptr(v), _bptr(n), num_additionals,
                                       _dptr(s), _map_trampoline, <void *>user, &f))
         self._user_factors.append(user)
-        self.added(f, v.shape[0])
         if qp is not None:
             self.check(concord_set_factor_qp(self.g, f, _qp_trampoline))
         return f
@@ -946,6 +994,32 @@ cdef Py_ssize_t _sequence_size(const int32_t[::1] k) except -1:
     if ks.size == 0:
         return 0
     return int(ks[0] + np.sum(ks[:-1] * ks[1:]) + ks[-1])
+
+
+def _binary_tree_counts_size(parents, has_count_scores):
+    """Additional outputs of a BINARY_TREE_COUNTS: 4 per edge, then each
+    scored node's subtree size + 1; -1 when the parents form no tree rooted
+    at 0 (the C builder then says why, before reading any score)."""
+    n = parents.size
+    if n == 0 or parents[0] != -1 or (parents[1:] < 0).any() or (parents[1:] >= n).any():
+        return -1
+    children = [[] for _ in range(n)]
+    for i in range(1, n):
+        children[parents[i]].append(i)
+    order = [0]  # breadth-first: every node after its parent
+    for i in order:
+        order.extend(children[i])
+    if len(order) != n:
+        return -1
+    size = np.ones(n, dtype=np.int64)
+    for i in reversed(order[1:]):
+        size[parents[i]] += size[i]
+    scored = np.zeros(n, dtype=bool)
+    if has_count_scores is None:
+        scored[0] = True
+    else:
+        scored[:] = np.asarray(has_count_scores, dtype=bool).reshape(-1)[:n]
+    return int(4 * (n - 1) + np.sum(size[scored] + 1))
 
 
 cdef Py_ssize_t _tree_size(const int32_t[::1] k, const int32_t[::1] p) except -1:
@@ -1212,10 +1286,8 @@ cdef class Solver:
     def factor_distribution(self, int32_t factor):
         """The sparse distribution behind factor's part of the last solution:
         (weights (k,), U (k, degree), V (k, n_additionals)), U and V the
-        configurations' variable (link order) and additional values. Needs
-        the factor's degree (Graph.factor_degree): not for graphs read from
-        files."""
-        cdef int32_t degree = self.graph.factor_degree(factor)
+        configurations' variable (link order) and additional values."""
+        self.graph.factor_degree(factor)  # in range
         cdef int32_t count = 0
         cdef int rc
         self.enter()
@@ -1225,8 +1297,13 @@ cdef class Solver:
         finally:
             self.leave()
         self.check(rc)
-        cdef int32_t first = 0, n_add = 0
-        self.graph.check(concord_factor_additionals(self.graph.g, factor, &first, &n_add))
+        return self.distribution(factor, count)
+
+    cdef object distribution(self, int32_t factor, int32_t count):
+        """The solver's last distribution, of `count` configurations of
+        `factor`, as (weights, U, V)."""
+        cdef int32_t degree = self.graph.factor_degree(factor)
+        cdef int32_t n_add = self.graph.factor_additionals(factor)[1]
         weights = np.zeros(count)
         U = np.zeros((count, degree))
         V = np.zeros((count, n_add))
@@ -1237,6 +1314,84 @@ cdef class Solver:
             self.check(concord_solver_distribution_entry(
                 self.s, k, &w[k], &u[k, 0] if degree else NULL, &v[k, 0] if n_add else NULL))
         return weights, U, V
+
+    # ---- one factor on its own
+
+    def factor_map(self, int32_t factor, variable_scores, additional_scores=None):
+        """The MAP of one factor alone at the given scores
+        (concord_solver_factor_map): variable_scores one per link (in
+        variable space), additional_scores its additional outputs' (None:
+        the solver's). Returns (value, u, v)."""
+        self.fresh()
+        cdef int32_t degree = self.graph.factor_degree(factor)
+        cdef int32_t n_add = self.graph.factor_additionals(factor)[1]
+        cdef const double[::1] a = _doubles(variable_scores, degree, "variable_scores")
+        cdef const double[::1] b = (None if additional_scores is None
+                                    else _doubles(additional_scores, n_add, "additional_scores"))
+        u = np.zeros(degree)
+        v = np.zeros(n_add)
+        cdef double[::1] pu = u
+        cdef double[::1] pv = v
+        cdef double value = 0.0
+        cdef int rc
+        self.enter()
+        try:
+            rc = concord_solver_factor_map(self.s, factor, _dptr(a),
+                                           _dptr(b) if b is not None and n_add else NULL,
+                                           &pu[0] if degree else NULL, &pv[0] if n_add else NULL,
+                                           &value)
+        finally:
+            self.leave()
+        self.check(rc)
+        return value, u, v
+
+    def factor_qp(self, int32_t factor, variable_scores, additional_scores=None, weights=None,
+                  distribution=False):
+        """The QP of one factor alone (concord_solver_factor_qp): argmax
+        a.u + b.v - sum(w u^2)/2 over its polytope, w = weights (None: ones,
+        SparseMAP). Returns (u, v), and with distribution=True (u, v,
+        (weights, U, V)), the sparse distribution behind the solution."""
+        self.fresh()
+        cdef int32_t degree = self.graph.factor_degree(factor)
+        cdef int32_t n_add = self.graph.factor_additionals(factor)[1]
+        cdef const double[::1] a = _doubles(variable_scores, degree, "variable_scores")
+        cdef const double[::1] b = (None if additional_scores is None
+                                    else _doubles(additional_scores, n_add, "additional_scores"))
+        cdef const double[::1] d = None if weights is None else _doubles(weights, degree, "weights")
+        u = np.zeros(degree)
+        v = np.zeros(n_add)
+        cdef double[::1] pu = u
+        cdef double[::1] pv = v
+        cdef int32_t count = 0
+        cdef int rc
+        self.enter()
+        try:
+            rc = concord_solver_factor_qp(self.s, factor, _dptr(a),
+                                          _dptr(b) if b is not None and n_add else NULL,
+                                          _dptr(d), &pu[0] if degree else NULL,
+                                          &pv[0] if n_add else NULL,
+                                          &count if distribution else NULL)
+        finally:
+            self.leave()
+        self.check(rc)
+        if distribution:
+            return u, v, self.distribution(factor, count)
+        return u, v
+
+    def links(self):
+        """The last solve's per-link state (concord_solver_links):
+        (multipliers, copies), one value per link, factors in order."""
+        self.fresh()
+        cdef int32_t n_links = 0
+        for f in range(self.n_factors):
+            n_links += self.graph.factor_degree(f)
+        multipliers = np.zeros(n_links)
+        copies = np.zeros(n_links)
+        cdef double[::1] m = multipliers
+        cdef double[::1] c = copies
+        self.check(concord_solver_links(self.s, &m[0] if n_links else NULL,
+                                        &c[0] if n_links else NULL))
+        return multipliers, copies
 
     # ---- losses
 
@@ -1370,7 +1525,6 @@ cdef Graph _wrap_graph(concord_graph *g):
     cdef Graph graph = Graph.__new__(Graph)
     concord_graph_free(graph.g)
     graph.g = g
-    graph._degrees = None
     return graph
 
 

@@ -383,10 +383,10 @@ static double border_schur(active_set *s, const double *inv, int32_t stride, int
  * anywhere in +-5e-10 gamma on parsing01.fg, so dependent configurations
  * passed for independent ones, and their entry wrecked the solves that
  * followed (one with a 5e-11 gap made 30 others leave). */
-static double border_schur_refined(active_set *s, double gamma) {
+static double border_schur_refined(active_set *s, double gamma, double scale) {
     const int32_t n = s->size, m = n + 1, stride = s->capacity + 1;
     double schur = border_schur(s, s->kinv, stride, n, gamma);
-    if (schur > 1e-6 * gamma) return schur;
+    if (schur > 1e-6 * fmax(gamma, scale)) return schur;
     double total = 0.0;
     for (int32_t t = 0; t < n; ++t) total += s->w[t + 1];
     double *residual = s->sol;
@@ -397,8 +397,23 @@ static double border_schur_refined(active_set *s, double gamma) {
     return gamma - dot(s->rhs, s->w, m);
 }
 
-static bool independent(double schur, double gamma) {
-    return schur > 1e-11 * (gamma > 1e-300 ? gamma : 1e-300);
+/* Whether a Schur complement is more than the rounding of a dependent
+ * configuration's: relative to the squared D-norms of the configurations
+ * involved, the new one's (gamma) and the largest active one's (scale).
+ * gamma alone is not enough: a configuration with u = 0 has gamma = 0, and
+ * when it depended on the active ones the rounding of its complement
+ * (1e-16) passed, its entry made the inverse blow up (1e15) and the
+ * weights NaN. */
+static bool independent(double schur, double gamma, double scale) {
+    const double size = fmax(gamma, scale);
+    return schur > 1e-11 * (size > 1e-300 ? size : 1e-300);
+}
+
+/* The largest diagonal entry of Q over the first n configurations. */
+static double largest_norm(active_set *s, int32_t n) {
+    double largest = 0.0;
+    for (int32_t t = 0; t < n; ++t) largest = fmax(largest, *gram_at(s, t, t));
+    return largest;
 }
 
 /* Writes the bordered inverse from s->w and the Schur complement (block
@@ -450,8 +465,9 @@ static int border(active_set *s, const int32_t *x, const double *xv, int32_t n) 
     const double gamma = border_column(s, s->d, s->size, x, links_of(s, x, n));
     double schur = 0.0;
     if (s->size > 0) {
-        schur = border_schur_refined(s, gamma);
-        if (!independent(schur, gamma)) return DEPENDENT;
+        const double scale = largest_norm(s, s->size);
+        schur = border_schur_refined(s, gamma, scale);
+        if (!independent(schur, gamma, scale)) return DEPENDENT;
         if (s->size == s->capacity) {
             if (s->capacity == s->max_capacity) return FULL;
             if (!grow(s)) return NO_MEMORY;
@@ -505,7 +521,7 @@ static void recompute_gram(active_set *s) {
 static void rebuild(active_set *s) {
     const int32_t n = s->size, stride = s->capacity + 1;
     int32_t kept = 0;
-    double total = 0.0;
+    double total = 0.0, largest = 0.0;
     /* s->sol records the kept configurations' old indices */
     for (int32_t t = 0; t < n; ++t) {
         const double gamma = *gram_at(s, t, t);
@@ -514,9 +530,10 @@ static void rebuild(active_set *s) {
         for (int32_t j = 0; j < kept; ++j) s->rhs[j + 1] = *gram_at(s, (int32_t)s->sol[j], t);
         if (kept > 0) {
             schur = border_schur(s, s->kinv, stride, kept, gamma);
-            if (!independent(schur, gamma)) continue;
+            if (!independent(schur, gamma, largest)) continue;
         }
         border_commit(s, s->kinv, stride, kept, schur, gamma);
+        largest = fmax(largest, gamma);
         s->sol[kept++] = (double)t;
         total += s->p[t];
     }
@@ -852,15 +869,17 @@ int active_set_prepare_jvp(active_set *s, const double *w) {
         s->jvp_capacity = s->capacity;
     }
     const int32_t stride = s->jvp_capacity + 1;
+    double largest = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
         const int32_t *x = config(s, k);
         const double gamma = border_column(s, w, k, x, s->links[k]);
         double schur = 0.0;
         if (k > 0) {
             schur = border_schur(s, s->kinv_w, stride, k, gamma);
-            if (!independent(schur, gamma)) return CONCORD_ENUMERIC;
+            if (!independent(schur, gamma, largest)) return CONCORD_ENUMERIC;
         }
         border_commit(s, s->kinv_w, stride, k, schur, gamma);
+        largest = fmax(largest, gamma);
     }
     s->jvp_size = s->size;
     return CONCORD_OK;

@@ -19,7 +19,8 @@ int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *
     for (int32_t j = 0; j < fa->degree; ++j)
         s->buf.lit_a[j] = literal_qp_input(g->link_neg[b + j], s->a_solved[b + j], s->d[j]);
     active_set_result r = active_set_solve(state, fa, s->buf.lit_a, solver_phi(s) + fa->add_begin,
-                                           s->d, s->buf.lit_u, s->vmap, 1000, &s->buf);
+                                           s->d, s->buf.lit_u, s->vmap, CERTIFY_ORACLE_CALLS,
+                                           &s->buf);
     if (r.callback_error) return solver_callback_failed(s, f, r.callback_error);
     if (r.error) return solver_fail(s, r.error, "factor %d: out of memory in the active set", f);
     if (!r.exact)
@@ -30,9 +31,7 @@ int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *
     return CONCORD_OK;
 }
 
-/* Copies the active set's configurations into the solver, in variable
- * space. */
-static int copy_distribution(concord_solver *s, int32_t f, const active_set *state) {
+int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *state) {
     const factor *fa = &s->g->factors[f];
     int32_t count = active_set_size(state), deg = fa->degree, n_add = fa->n_add;
     solver_distribution_clear(s);
@@ -75,13 +74,13 @@ int concord_solver_factor_distribution(concord_solver *s, int32_t f, int32_t *co
                            "marginals (the solution itself) are available",
                            f, fa->ops->name);
     if (s->state[f] && !fa->ops->qp) {
-        rc = copy_distribution(s, f, s->state[f]);
+        rc = solver_copy_distribution(s, f, s->state[f]);
     } else {
         /* A fresh active set at the final inputs of the factor. */
         active_set *state = active_set_new(fa);
         if (!state) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
         rc = solver_active_set_at_final_inputs(s, f, state);
-        if (!rc) rc = copy_distribution(s, f, state);
+        if (!rc) rc = solver_copy_distribution(s, f, state);
         active_set_free(state);
     }
     if (rc == CONCORD_OK) *count = s->dist.count;

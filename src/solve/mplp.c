@@ -303,14 +303,10 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
                 break;
             }
         }
-        const int32_t slot = t % STALL_WINDOW;
-        if (t > STALL_WINDOW && history[slot] - best_dual <= gap_tol) {
-            status = CONCORD_STATUS_FRACTIONAL;
-            break;
-        }
-        history[slot] = best_dual;
-        if (r.st.time_limit > 0.0 && solver_seconds_since(&r.start) >= r.st.time_limit) {
-            status = CONCORD_STATUS_TIME_LIMIT;
+        const int stop = solver_dual_stop(history, STALL_WINDOW, t, best_dual, gap_tol,
+                                          r.st.time_limit, &r.start);
+        if (stop != CONCORD_STATUS_UNSOLVED) {
+            status = stop;
             break;
         }
     }

@@ -251,14 +251,10 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
         for (int32_t i = 0; i < g->n_vars; ++i) r.avg_u[i] += eta * s->ubar[i];
         for (int32_t k = 0; k < g->n_add; ++k) r.avg_v[k] += eta * s->v[k];
         r.weight += eta;
-        const int32_t slot = t % STALL_WINDOW;
-        if (t > STALL_WINDOW && r.history[slot] - best_dual <= gap_tol) {
-            status = CONCORD_STATUS_FRACTIONAL;
-            break;
-        }
-        r.history[slot] = best_dual;
-        if (r.st.time_limit > 0.0 && solver_seconds_since(&r.start) >= r.st.time_limit) {
-            status = CONCORD_STATUS_TIME_LIMIT;
+        const int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_dual, gap_tol,
+                                          r.st.time_limit, &r.start);
+        if (stop != CONCORD_STATUS_UNSOLVED) {
+            status = stop;
             break;
         }
     }

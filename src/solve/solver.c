@@ -258,6 +258,18 @@ const double *concord_solver_additionals(const concord_solver *s) {
     return solver_is_current(s) && s->solved ? s->sol_v : NULL;
 }
 
+int concord_solver_links(concord_solver *s, double *multipliers, double *copies) {
+    if (!s) return CONCORD_EINVAL;
+    int rc = solver_check_graph(s);
+    if (rc) return rc;
+    if (!s->solved || s->mode == MODE_NONE)
+        return solver_fail(s, CONCORD_EINVAL, "no solution: solve first");
+    const size_t n = (size_t)s->g->n_links * sizeof(double);
+    if (multipliers && n) memcpy(multipliers, s->lambda, n);
+    if (copies && n) memcpy(copies, s->uf, n);
+    return CONCORD_OK;
+}
+
 int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const double *x,
                      bool *allowed, double *score, double *v) {
     const concord_graph *g = s->g;
@@ -290,6 +302,16 @@ int solver_settings(concord_solver *s, const concord_settings *settings, concord
     if (concord_check_settings(out, message, sizeof message))
         return solver_fail(s, CONCORD_EINVAL, "%s", message);
     return CONCORD_OK;
+}
+
+int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dual,
+                     double gap_tol, double time_limit, const struct timespec *start) {
+    const int32_t slot = t % window;
+    if (t > window && history[slot] - best_dual <= gap_tol) return CONCORD_STATUS_FRACTIONAL;
+    history[slot] = best_dual;
+    if (time_limit > 0.0 && solver_seconds_since(start) >= time_limit)
+        return CONCORD_STATUS_TIME_LIMIT;
+    return CONCORD_STATUS_UNSOLVED;
 }
 
 int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32_t iterations,

@@ -166,6 +166,14 @@ int solver_callback_failed(concord_solver *s, int32_t f, int code);
  * did not reach the solution or a callback failed. */
 int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *state);
 
+/* Oracle calls a solve of one factor's QP from scratch may make before it
+ * must have certified its solution (distributions, single factors). */
+enum { CERTIFY_ORACLE_CALLS = 1000 };
+
+/* Copies the configurations of factor f's active set `state` and their
+ * weights into the solver's distribution, in variable space. */
+int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *state);
+
 /* Drops the last distribution (a new solve makes it stale). */
 void solver_distribution_clear(concord_solver *s);
 
@@ -185,6 +193,14 @@ static inline double solver_seconds_since(const struct timespec *start) {
 static inline bool solver_bound_proves_infeasible(double bound, double l1) {
     return bound < -l1 - 1e-9 * (l1 > 0.0 ? l1 : 1.0);
 }
+
+/* The stopping tests PSDD and MPLP share, after iteration t: the best
+ * dual bound fell by at most gap_tol over the last `window` iterations
+ * (`history`, a ring of `window` entries, keeps them; it is updated here)
+ * gives CONCORD_STATUS_FRACTIONAL; the settings' time limit since start,
+ * CONCORD_STATUS_TIME_LIMIT; otherwise CONCORD_STATUS_UNSOLVED (go on). */
+int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dual,
+                     double gap_tol, double time_limit, const struct timespec *start);
 
 /* The end PSDD and MPLP share: the solver's results are void until they
  * set them; a user oracle's failure (rc, in factor `failed`) or a bound

@@ -604,8 +604,11 @@ def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_messag
         (read,) = _core.read_buffer(text.read())
     solver = _core.Solver(read)
     solver.solve_sparse()
-    with pytest.raises(ValueError, match="concord_factor_degree"):
-        solver.factor_distribution(0)  # its degree is unknown: never a buffer too short
+    # a graph read from a file knows its factors' links (concord_factor_variables)
+    variables, _ = read.factor_variables(0)
+    weights, U, _ = solver.factor_distribution(0)
+    assert U.shape == (len(weights), read.factor_degree(0)) == (len(weights), len(variables))
+    assert np.allclose(weights @ U, solver.variables[variables], atol=1e-6)
     with pytest.raises(concord.ParseError, match="<buffer>:1"):
         _core.read_buffer("this is not a graph")
     with pytest.raises(OSError):

@@ -1,0 +1,268 @@
+"""AD3's ``ad3.base``: variables and factors as handles into a PFactorGraph.
+
+A PBinaryVariable is one binary variable of a graph (a PMultiVariable is a
+run of them, one per state); a PFactor is a factor of a graph, bound to
+binary variables in order. They hold no C objects: the graph builds its
+concord graph from them when it solves (concord.ad3.factor_graph).
+"""
+
+import numpy as np
+
+from concord.ad3._checks import as_double, as_doubles, as_int
+
+__all__ = ["PBinaryVariable", "PMultiVariable", "PFactor", "PGenericFactor"]
+
+
+class PBinaryVariable:
+    """A binary variable: its log-potential (score), its id (creation
+    index in its graph, -1 on its own) and its degree (links to factors).
+
+    ``PBinaryVariable()`` makes a variable attached to no graph (as AD3
+    allows); graphs make theirs with ``create_binary_variable``.
+    """
+
+    def __init__(self, allocate=True):
+        self._graph = None
+        self._id = -1
+        self._score = 0.0
+
+    @classmethod
+    def _of(cls, graph, index):
+        variable = cls(allocate=False)
+        variable._graph = graph
+        variable._id = index
+        return variable
+
+    def get_log_potential(self):
+        """The variable's score."""
+        if self._graph is None:
+            return self._score
+        return self._graph._scores[self._id]
+
+    def set_log_potential(self, log_potential):
+        """Sets the variable's score (used by the next solve)."""
+        value = as_double(log_potential, "log_potential")
+        if self._graph is None:
+            self._score = value
+        else:
+            self._graph._scores[self._id] = value
+
+    def get_id(self):
+        """The variable's index in its graph's variables (the position of
+        its posterior), -1 when it belongs to no graph."""
+        return self._id
+
+    def get_degree(self):
+        """The number of factor links of the variable."""
+        return 0 if self._graph is None else self._graph._degrees[self._id]
+
+
+class PMultiVariable:
+    """A multi-valued variable: consecutive binary variables, one per state.
+    It constrains nothing by itself: dense factors, or the XOR that
+    ``fix_multi_variables_without_factors`` adds, keep it one-hot.
+    Indexing reads and writes the states' log-potentials."""
+
+    def __init__(self, allocate=True):
+        self._graph = None
+        self._first = 0
+        self._states = 0
+
+    @classmethod
+    def _of(cls, graph, first, num_states):
+        variable = cls(allocate=False)
+        variable._graph = graph
+        variable._first = first
+        variable._states = num_states
+        return variable
+
+    def __len__(self):
+        return self._states
+
+    def _check(self, i):
+        if not 0 <= i < self._states:
+            raise IndexError("State {:d} is out of bounds.".format(i))
+
+    def get_state(self, i, validate=True):
+        """The binary variable of state i."""
+        i = as_int(i, "i")
+        if validate:
+            self._check(i)
+        return PBinaryVariable._of(self._graph, self._first + i)
+
+    def __getitem__(self, i):
+        i = as_int(i, "i")
+        self._check(i)
+        return self._graph._scores[self._first + i]
+
+    def __setitem__(self, i, log_potential):
+        i = as_int(i, "i")
+        value = as_double(log_potential, "log_potential")
+        self._check(i)
+        self._graph._scores[self._first + i] = value
+
+    def get_log_potential(self, i):
+        """The score of state i."""
+        return self[i]
+
+    def set_log_potential(self, i, log_potential):
+        """Sets the score of state i."""
+        self[i] = log_potential
+
+    def set_log_potentials(self, log_potentials, validate=True):
+        """Sets every state's score from a sequence of numbers."""
+        values = as_doubles(log_potentials, "log_potentials")
+        if validate and len(values) != self._states:
+            raise IndexError("Expected buffer of length {}".format(self._states))
+        count = min(len(values), self._states)
+        self._graph._scores[self._first:self._first + count] = values[:count]
+
+
+class PFactor:
+    """A factor of a PFactorGraph, bound to binary variables in order
+    (its links). Its additional log-potentials score the additional
+    outputs it has (PAIR: both variables on; DENSE: each joint state;
+    extension factors: as their ``initialize`` lays them out)."""
+
+    def __init__(self, *args, **kwargs):
+        self._graph = None
+        self._variables = []
+        self._additionals = []
+        self._last_qp = None
+
+    # ---- what every factor family defines
+
+    def _build(self, graph, variables):
+        """Adds the factor to a concord._core.Graph over the variable ids
+        given (the factor's own, or hidden copies of repeated ones);
+        returns its C factor id."""
+        raise NotImplementedError("%s cannot be solved: it was never initialized"
+                                  % type(self).__name__)
+
+    def _additional_index(self):
+        """Where each additional log-potential goes among the C factor's
+        additional outputs (None: the same places), and how many the C
+        factor has."""
+        return None, len(self._additionals)
+
+    def _expected_additionals(self):
+        """How many additional log-potentials the factor needs (None: any
+        number is the factor's own layout)."""
+        return None
+
+    def _num_additionals(self):
+        """How many additional log-potentials the factor has."""
+        expected = self._expected_additionals()
+        return len(self._additionals) if expected is None else expected
+
+    # ---- AD3's API
+
+    def set_allocate(self, allocate):
+        """Ownership of the C factor in AD3; concord's graphs own every
+        factor, so this does nothing."""
+
+    def get_additional_log_potentials(self):
+        """The additional log-potentials, as a list."""
+        return list(self._additionals)
+
+    def set_additional_log_potentials(self, additional_log_potentials):
+        """Replaces the additional log-potentials (read at the next solve)."""
+        self._additionals = as_doubles(additional_log_potentials,
+                                       "additional_log_potentials").tolist()
+
+    def get_degree(self):
+        """The number of variables the factor is bound to."""
+        return len(self._variables)
+
+    def get_link_id(self, i):
+        """The global number of the factor's i-th link (links are numbered
+        factor by factor, in declaration order)."""
+        return self._graph._link_offset(self) + as_int(i, "i")
+
+    def get_variable(self, i):
+        """The factor's i-th variable."""
+        return PBinaryVariable._of(self._graph, self._variables[as_int(i, "i")])
+
+    def solve_map(self, variable_log_potentials, additional_log_potentials):
+        """The factor's MAP on its own at the given scores (one per link,
+        then the additional ones; an empty list means the factor's own
+        additional log-potentials): (value, posteriors, additional
+        posteriors), as lists."""
+        a, b = self._local_scores(variable_log_potentials, additional_log_potentials)
+        graph, solver, factor = self._graph._factor_solver(self)
+        value, u, v = solver.factor_map(factor, a, b)
+        return value, u.tolist(), self._from_c_additionals(v).tolist()
+
+    def solve_qp(self, variable_log_potentials, additional_log_potentials):
+        """SparseMAP of the factor on its own: the argmax over its polytope
+        of a.u + b.v - |u|^2 / 2. Returns (posteriors, additional
+        posteriors) as lists."""
+        a, b = self._local_scores(variable_log_potentials, additional_log_potentials)
+        self._last_qp = (a, b, None)
+        graph, solver, factor = self._graph._factor_solver(self)
+        u, v = solver.factor_qp(factor, a, b)
+        return u.tolist(), self._from_c_additionals(v).tolist()
+
+    def solve_qp_adjusted(self, variable_log_potentials, additional_log_potentials, degrees):
+        """lp-sparsemap's degree-adjusted QP: the argmax of a.u + b.v -
+        |u|^2 / 2 over the polytope scaled by 1 / sqrt(degrees) per
+        variable (solve_qp when every degree is 1)."""
+        a, b = self._local_scores(variable_log_potentials, additional_log_potentials)
+        root = np.sqrt(as_doubles(degrees, "degrees"))
+        if root.shape != a.shape or not (root > 0).all():
+            raise ValueError("degrees: expected %d positive values" % a.size)
+        self._last_qp = (a / root, b, 1.0 / root ** 2)
+        graph, solver, factor = self._graph._factor_solver(self)
+        mu, v = solver.factor_qp(factor, *self._last_qp)
+        return (mu / root).tolist(), self._from_c_additionals(v).tolist()
+
+    # ---- shared machinery
+
+    def _local_scores(self, variable_log_potentials, additional_log_potentials):
+        """The scores of a single-factor call, in the C factor's layout."""
+        if self._graph is None:
+            raise ValueError("the factor is bound to no graph (declare_factor first)")
+        a = as_doubles(variable_log_potentials, "variable_log_potentials")
+        if a.size != len(self._variables):
+            raise ValueError("expected %d variable log-potentials, got %d"
+                             % (len(self._variables), a.size))
+        b = as_doubles(additional_log_potentials, "additional_log_potentials")
+        if b.size == 0:
+            b = np.asarray(self._additionals, dtype=np.float64)
+        return a, self._to_c_additionals(b)
+
+    def _to_c_additionals(self, values):
+        """Additional log-potentials (the factor's layout) in the C factor's
+        layout, zeros where the C factor has outputs the factor has not."""
+        index, count = self._additional_index()
+        expected = self._expected_additionals()
+        if expected is not None and len(values) != expected:
+            raise ValueError("%s: expected %d additional log-potentials, got %d"
+                             % (type(self).__name__, expected, len(values)))
+        if index is None:
+            return np.asarray(values, dtype=np.float64)
+        out = np.zeros(count)
+        out[index] = values
+        return out
+
+    def _from_c_additionals(self, values):
+        """The C factor's additional values in the factor's layout."""
+        index, _ = self._additional_index()
+        return values if index is None else values[index]
+
+
+class PGenericFactor(PFactor):
+    """The base of AD3's extension factors (concord.ad3.extensions), whose
+    QP comes from concord's generic active set."""
+
+    def get_sparse_solution(self):
+        """The sparse distribution behind the factor's last solve_qp (or
+        solve_qp_adjusted): (configurations, probabilities), each
+        configuration the 0/1 list of the factor's variables (the
+        adjusted QP's before its scaling)."""
+        last = self._last_qp
+        if last is None:
+            raise ValueError("no QP solved on this factor yet (call solve_qp first)")
+        graph, solver, factor = self._graph._factor_solver(self)
+        _, _, (weights, U, _) = solver.factor_qp(factor, *last, distribution=True)
+        return [row.tolist() for row in U], weights.tolist()

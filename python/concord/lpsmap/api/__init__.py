@@ -1,0 +1,1 @@
+"""lp-sparsemap's high-level API: variables, factor descriptions, graphs."""

@@ -1,0 +1,77 @@
+"""lp-sparsemap's ``lpsmap.api.autograd``: TorchFactorGraph, whose variables
+are scored by tensors and whose LP-SparseMAP solution is differentiable
+(concord's implicit backward pass, through PFactorGraph.jacobian_vec)."""
+
+try:
+    import torch
+except ImportError:
+    import warnings
+    warnings.warn("pytorch cannot be found: TorchFactorGraph not available.")
+    raise
+
+import numpy as np
+
+from concord.lpsmap.api.api import FactorGraph
+
+__all__ = ["TorchFactorGraph"]
+
+
+class _LPSparseMAP(torch.autograd.Function):
+    """u = LP-SparseMAP(eta_u, eta_v...) over a PFactorGraph; gradients
+    w.r.t. the variable scores and each factor's additional scores."""
+
+    @staticmethod
+    def forward(ctx, fg, eta_u, *eta_v):
+        fg.set_log_potentials(eta_u.detach().cpu().numpy())
+        fg.set_all_additionals([np.atleast_1d(x.detach().cpu().numpy()) for x in eta_v])
+        ctx.fg = fg
+        ctx.shape = eta_u.shape
+        _, u, _, _ = fg.solve_qp_ad3()
+        return torch.tensor(u, dtype=eta_u.dtype, device=eta_u.device)
+
+    @staticmethod
+    def backward(ctx, du):
+        out = np.zeros(ctx.shape)
+        grads = ctx.fg.jacobian_vec(du.detach().to("cpu", torch.float64).numpy(), out)
+        dtheta = torch.from_numpy(out).to(dtype=du.dtype, device=du.device)
+        dphi = (torch.tensor(g, dtype=du.dtype, device=du.device) for g in grads if g)
+        return (None, dtheta, *dphi)
+
+
+class TorchFactorGraph(FactorGraph):
+    """FactorGraph over tensors: ``solve`` sets differentiable values (of
+    the scores' dtype and device), ``solve_map`` LP-MAP values."""
+
+    def variable(self, shape):
+        """A Variable with zero scores (a float32 tensor)."""
+        return self.variable_from(torch.zeros(shape))
+
+    def _cat(self, scores):
+        return torch.cat(scores)
+
+    def _ravel(self, x):
+        return x.reshape(-1)
+
+    def solve(self, max_iter=1000, max_inner_iter=10, tol=1e-6, step_size=.1, adapt=True,
+              verbose=False):
+        """LP-SparseMAP, differentiable w.r.t. the variables' and factors'
+        score tensors. max_iter: iteration cap; max_inner_iter: active-set
+        iterations per factor QP; tol: residual tolerance; step_size: the
+        initial penalty (relative to the scores' scale); adapt: adapt it."""
+        pfg, offset, scores, scores_add = self._graph(max_iter, max_inner_iter, tol, step_size,
+                                                      adapt, verbose)
+        u = _LPSparseMAP.apply(pfg, scores, *scores_add)
+        self._set_values(u, offset)
+
+    def solve_map(self, max_iter=1000, max_inner_iter=10, tol=1e-6, step_size=.1, adapt=True,
+                  verbose=False, autodetect_acyclic=True):
+        """LP-MAP by AD3 (not differentiable). Graphs in which no variable
+        has two factors are solved exactly whatever autodetect_acyclic
+        says (concord always detects them)."""
+        pfg, offset, scores, scores_add = self._graph(max_iter, max_inner_iter, tol, step_size,
+                                                      adapt, verbose)
+        pfg.set_autodetect_acyclic(autodetect_acyclic)
+        pfg.set_log_potentials(scores.detach().cpu().numpy())
+        pfg.set_all_additionals([np.atleast_1d(x.detach().cpu().numpy()) for x in scores_add])
+        _, u, _, _ = pfg.solve_lp_map_ad3()
+        self._set_values(torch.tensor(u, dtype=scores.dtype, device=scores.device), offset)

@@ -1,0 +1,3 @@
+"""The version of lp-sparsemap's API that concord.lpsmap reproduces."""
+
+__version__ = "1.1.dev0"

@@ -1,0 +1,111 @@
+/*
+ * One factor on its own, at scores the caller gives: its MAP oracle, and
+ * its weighted QP (SparseMAP of the factor when the weights are 1) with the
+ * sparse distribution behind the solution. The solver lends its buffers;
+ * the solver's own state (solution, multipliers, active sets) is left as
+ * it was, apart from its last distribution.
+ */
+#include "solver.h"
+
+#include "../util.h"
+
+/* Checks f and the scores; b receives the additional scores to use. */
+static int check_inputs(concord_solver *s, int32_t f, const double *a, const double *b_in,
+                        const double **b) {
+    int rc = solver_check_graph(s);
+    if (rc) return rc;
+    const concord_graph *g = s->g;
+    if (f < 0 || f >= g->n_factors)
+        return solver_fail(s, CONCORD_EINVAL, "factor %d out of range (the graph has %d)", f,
+                           g->n_factors);
+    const factor *fa = &g->factors[f];
+    if (!a && fa->degree > 0) return solver_fail(s, CONCORD_EINVAL, "no variable scores");
+    for (int32_t j = 0; j < fa->degree; ++j)
+        if (!score_in_range(a[j]))
+            return solver_fail(s, CONCORD_EINVAL, "variable score %d (%g) %s", j, a[j],
+                               score_problem(a[j]));
+    *b = b_in ? b_in : solver_phi(s) + fa->add_begin;
+    for (int32_t k = 0; b_in && k < fa->n_add; ++k)
+        if (!score_in_range(b_in[k]))
+            return solver_fail(s, CONCORD_EINVAL, "additional score %d (%g) %s", k, b_in[k],
+                               score_problem(b_in[k]));
+    return CONCORD_OK;
+}
+
+int concord_solver_factor_map(concord_solver *s, int32_t f, const double *variable_scores,
+                              const double *additional_scores, double *u, double *v,
+                              double *value) {
+    if (!s) return CONCORD_EINVAL;
+    const double *b;
+    int rc = check_inputs(s, f, variable_scores, additional_scores, &b);
+    if (rc) return rc;
+    double best;
+    rc = solver_factor_map(s, f, variable_scores, b, u ? u : s->u, v ? v : s->vmap, &best);
+    if (rc) return solver_callback_failed(s, f, rc);
+    if (value) *value = best;
+    return CONCORD_OK;
+}
+
+/* The QP by a fresh active set (from scratch, hence deterministic), in
+ * literal space: lit_u and s->vmap receive the solution. */
+static int solve_by_active_set(concord_solver *s, int32_t f, active_set *state,
+                               const double *a, const double *b) {
+    const factor *fa = &s->g->factors[f];
+    const uint8_t *neg = s->g->link_neg + fa->link_begin;
+    for (int32_t j = 0; j < fa->degree; ++j)
+        s->buf.lit_a[j] = literal_qp_input(neg[j], a[j], s->d[j]);
+    active_set_result r = active_set_solve(state, fa, s->buf.lit_a, b, s->d, s->buf.lit_u,
+                                           s->vmap, CERTIFY_ORACLE_CALLS, &s->buf);
+    if (r.callback_error) return solver_callback_failed(s, f, r.callback_error);
+    if (r.error) return solver_fail(s, r.error, "factor %d: out of memory in the active set", f);
+    if (!r.exact)
+        return solver_fail(s, CONCORD_ENOTCONVERGED,
+                           "factor %d: the active set did not certify its solution in %d "
+                           "oracle calls",
+                           f, r.oracle_calls);
+    return CONCORD_OK;
+}
+
+int concord_solver_factor_qp(concord_solver *s, int32_t f, const double *variable_scores,
+                             const double *additional_scores, const double *weights, double *u,
+                             double *v, int32_t *count) {
+    if (!s) return CONCORD_EINVAL;
+    const double *b;
+    int rc = check_inputs(s, f, variable_scores, additional_scores, &b);
+    if (rc) return rc;
+    const factor *fa = &s->g->factors[f];
+    if (!u && fa->degree > 0) return solver_fail(s, CONCORD_EINVAL, "no output array u");
+    for (int32_t j = 0; j < fa->degree; ++j) {
+        s->d[j] = weights ? weights[j] : 1.0;
+        if (!(s->d[j] > 0.0 && s->d[j] <= 1e300))
+            return solver_fail(s, CONCORD_EINVAL, "weight %d (%g) must be positive and finite",
+                               j, s->d[j]);
+    }
+    if (count && fa->ops->fractional_vertices)
+        return solver_fail(s, CONCORD_EINVAL,
+                           "factor %d (%s): its polytope has fractional vertices, so its "
+                           "solution has no distribution",
+                           f, fa->ops->name);
+    const uint8_t *neg = s->g->link_neg + fa->link_begin;
+    double *out_v = v ? v : s->vmap;
+    if (fa->ops->qp) {
+        qp_outcome out;
+        factor_qp_variables(fa, NULL, neg, variable_scores, b, s->d, u, out_v, 0, &s->buf,
+                            &out);
+        if (out.callback_error) return solver_callback_failed(s, f, out.callback_error);
+        if (!count) return CONCORD_OK;
+    }
+    active_set *state = active_set_new(fa);
+    if (!state) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
+    rc = solve_by_active_set(s, f, state, variable_scores, b);
+    if (!rc && !fa->ops->qp) {
+        for (int32_t j = 0; j < fa->degree; ++j) u[j] = variable_value(neg[j], s->buf.lit_u[j]);
+        for (int32_t k = 0; v && k < fa->n_add; ++k) v[k] = s->vmap[k];
+    }
+    if (!rc && count) {
+        rc = solver_copy_distribution(s, f, state);
+        if (!rc) *count = s->dist.count;
+    }
+    active_set_free(state);
+    return rc;
+}

@@ -1,0 +1,199 @@
+"""concord.ad3.extensions, AD3's structured factors, against brute force
+over their documented meaning (sequences, trees of binary and of
+multi-state nodes, dependency trees, head automata), in AD3's layout of
+variables and additional log-potentials."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from concord.ad3 import PFactorGraph
+from concord.ad3.extensions import (PFactorBinaryTree, PFactorGeneralTree, PFactorHeadAutomaton,
+                                    PFactorSequence, PFactorTree)
+from test_ad3_factor_graph import Model
+
+
+def declare(model, factor, variables, additionals):
+    """Binds an initialized factor and gives it its additional scores."""
+    model.graph.declare_factor(factor, variables)
+    factor.set_additional_log_potentials(np.asarray(additionals, dtype=float).tolist())
+
+
+def check_single_factor(model):
+    """A graph of one factor: LP-MAP and branch and bound both reach the
+    brute-force optimum."""
+    best, x = model.best()
+    value, posteriors, _, status = model.graph.solve(branch_and_bound=True)
+    assert status == "integral" and value == pytest.approx(best, abs=1e-9)
+    np.testing.assert_allclose(posteriors, x, atol=1e-9)
+    assert model.graph.solve(tol=1e-9)[0] == pytest.approx(best, abs=1e-5)
+
+
+def one_hot_groups(model, sizes, first=0):
+    """Rules keeping consecutive groups of variables one-hot; returns each
+    group's ids."""
+    groups, start = [], first
+    for size in sizes:
+        ids = tuple(range(start, start + size))
+        model.rules.append((ids, lambda x: sum(x) == 1))
+        groups.append(ids)
+        start += size
+    return groups
+
+
+def add_sequence(model, variables, sizes, start, transitions, stop):
+    """A PFactorSequence over the variables and its meaning: one state per
+    position, scored by start, the transition tables and stop."""
+    factor = PFactorSequence()
+    factor.initialize(sizes)
+    declare(model, factor, variables,
+            np.concatenate([start] + [t.ravel() for t in transitions] + [stop]))
+    groups = one_hot_groups(model, sizes)
+
+    def path_score(x):
+        states = [int(np.argmax([x[i] for i in g])) for g in groups]
+        return (start[states[0]] + stop[states[-1]]
+                + sum(t[p, q] for t, p, q in zip(transitions, states, states[1:])))
+    model.terms.append((tuple(range(sum(sizes))), path_score))
+
+
+def test_sequence_scores_start_transitions_and_stop():
+    rng = np.random.RandomState(0)
+    sizes = [2, 3, 2]
+    model = Model()
+    variables = [model.binary(s) for s in rng.randn(sum(sizes))]
+    add_sequence(model, variables, sizes, rng.randn(2),
+                 [rng.randn(a, b) for a, b in zip(sizes, sizes[1:])], rng.randn(2))
+    check_single_factor(model)
+
+
+def edge_tables(model, parents, groups, tables):
+    """The score of a tree's (parent state, node state) tables."""
+    def score(x):
+        states = [int(np.argmax([x[i] for i in g])) for g in groups]
+        return sum(tables[k][states[p], states[k]] for k, p in enumerate(parents) if p >= 0)
+    model.terms.append((tuple(i for g in groups for i in g), score))
+
+
+def test_binary_tree_edge_tables():
+    rng = np.random.RandomState(1)
+    parents = [-1, 0, 0, 1, 1, 2]
+    model = Model()
+    variables = [model.binary(s) for s in rng.randn(len(parents))]
+    tables = {k: rng.randn(2, 2) for k in range(1, len(parents))}
+    factor = PFactorBinaryTree()
+    factor.initialize(parents)
+    declare(model, factor, variables, np.concatenate([tables[k].ravel() for k in sorted(tables)]))
+
+    def score(x):
+        return sum(tables[k][x[p], x[k]] for k, p in enumerate(parents) if p >= 0)
+    model.terms.append((tuple(range(len(parents))), score))
+    check_single_factor(model)
+
+
+def test_general_tree_edge_tables():
+    rng = np.random.RandomState(2)
+    parents, sizes = [-1, 0, 1, 1], [2, 3, 2, 2]
+    model = Model()
+    variables = [model.binary(s) for s in rng.randn(sum(sizes))]
+    tables = {k: rng.randn(sizes[p], sizes[k]) for k, p in enumerate(parents) if p >= 0}
+    factor = PFactorGeneralTree()
+    factor.initialize(parents, sizes)
+    declare(model, factor, variables, np.concatenate([tables[k].ravel() for k in sorted(tables)]))
+    groups = one_hot_groups(model, sizes)
+    edge_tables(model, parents, groups, tables)
+    check_single_factor(model)
+
+
+def is_arborescence(length, chosen):
+    """Every node 1 .. length-1 has one head and reaches the root 0."""
+    head = {}
+    for h, m in chosen:
+        if m in head:
+            return False
+        head[m] = h
+    if len(head) != length - 1:
+        return False
+    for m in range(1, length):
+        seen, node = set(), m
+        while node != 0:
+            if node in seen:
+                return False
+            seen.add(node)
+            node = head[node]
+    return True
+
+
+def test_dependency_tree_factor_is_a_spanning_arborescence():
+    length = 4
+    arcs = [(h, m) for m in range(1, length) for h in range(length) if h != m]
+    rng = np.random.RandomState(3)
+    for _ in range(3):
+        model = Model()
+        variables = [model.binary(s) for s in rng.randn(len(arcs))]
+        factor = PFactorTree()
+        model.graph.declare_factor(factor, variables)
+        factor.initialize(length, arcs)
+        model.rules.append((tuple(range(len(arcs))), lambda x: is_arborescence(
+            length, [a for a, on in zip(arcs, x) if on])))
+        check_single_factor(model)
+
+
+def _tree_calls():
+    graph = PFactorGraph()
+    length = 4
+    arcs = [(h, m) for m in range(1, length) for h in range(length) if h != m]
+    tree = PFactorTree()
+    graph.declare_factor(tree, [graph.create_binary_variable() for _ in arcs])
+    return [
+        (TypeError, lambda: tree.initialize(length, [-3 for _ in arcs])),
+        (TypeError, lambda: tree.initialize(length, None)),
+        (TypeError, lambda: tree.initialize(length, 42)),
+        (ValueError, lambda: tree.initialize(length, [(100, 100) for _ in arcs])),
+        (ValueError, lambda: tree.initialize(length, arcs + arcs)),
+        (ValueError, lambda: tree.initialize(length, arcs[:3])),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_tree_calls())))
+def test_tree_layout_errors_are_ad3s(case):
+    error, call = _tree_calls()[case]
+    with pytest.raises(error):
+        call()
+
+
+def test_head_automaton_scores_consecutive_modifiers():
+    rng = np.random.RandomState(4)
+    length = 5   # the head, then modifiers at distance 1 .. 4
+    siblings = [(0, m, s) for m in range(length) for s in range(m + 1, length + 1)]
+    scores = rng.randn(len(siblings))
+    sibling_score = {(m, s): w for (_, m, s), w in zip(siblings, scores)}
+    model = Model()
+    variables = [model.binary(s) for s in rng.randn(length - 1)]
+    factor = PFactorHeadAutomaton()
+    model.graph.declare_factor(factor, variables)
+    factor.initialize(length, siblings)
+    factor.set_additional_log_potentials(scores.tolist())
+
+    def score(x):
+        chain = [0] + [i + 1 for i, on in enumerate(x) if on] + [length]
+        return sum(sibling_score[p] for p in zip(chain, chain[1:]))
+    model.terms.append((tuple(range(length - 1)), score))
+    check_single_factor(model)
+
+
+def test_extension_factors_share_variables_with_others():
+    # a sequence whose first two positions must differ, through XORs on
+    # their states: branch and bound against brute force
+    rng = np.random.RandomState(5)
+    model = Model()
+    variables = [model.binary(s) for s in rng.randn(6)]
+    add_sequence(model, variables, [2, 2, 2], rng.randn(2),
+                 [3 * np.eye(2) + rng.randn(2, 2) * 0.1 for _ in range(2)], rng.randn(2))
+    for k in range(2):
+        model.logic("XOR", [variables[k], variables[2 + k]])
+    best, x = model.best()
+    value, posteriors, _, status = model.graph.solve(branch_and_bound=True)
+    assert status == "integral" and value == pytest.approx(best, abs=1e-9)
+    np.testing.assert_allclose(posteriors, x, atol=1e-9)

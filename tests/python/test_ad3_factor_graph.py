@@ -1,0 +1,453 @@
+"""concord.ad3.factor_graph, the drop-in for AD3's PFactorGraph, against
+brute force.
+
+Model builds a PFactorGraph and, next to it, its meaning as plain Python
+(which 0/1 assignments each factor allows, what each additional
+log-potential scores), written from AD3's documentation; `best` searches
+every assignment. The checks follow AD3's own Python tests: variables,
+argument errors, logic, pair, dense, budget and knapsack factors, the
+solve statuses, branch and bound, dual and local primal variables, and
+lp-sparsemap's additions (solve_qp_ad3, jacobian_vec).
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from concord.ad3 import PFactorGraph
+
+LOGIC_RULES = {
+    "XOR": lambda x: sum(x) == 1,
+    "OR": lambda x: sum(x) >= 1,
+    "ATMOSTONE": lambda x: sum(x) <= 1,
+    "XOROUT": lambda x: sum(x[:-1]) == x[-1],
+    "OROUT": lambda x: x[-1] == any(x[:-1]),
+    "ANDOUT": lambda x: x[-1] == all(x[:-1]),
+    "IMPLY": lambda x: x[-1] or not all(x[:-1]),
+}
+
+
+class Model:
+    """A PFactorGraph (``graph``) and the same model as plain data: scores
+    per binary variable, allowed-assignment rules and additional score
+    terms, each over a tuple of variable ids."""
+
+    def __init__(self):
+        self.graph = PFactorGraph()
+        self.theta = []
+        self.rules = []   # (ids, predicate over their 0/1 values)
+        self.terms = []   # (ids, score of their 0/1 values)
+
+    def binary(self, score):
+        var = self.graph.create_binary_variable()
+        var.set_log_potential(score)
+        self.theta.append(float(score))
+        return var
+
+    def multi(self, scores):
+        var = self.graph.create_multi_variable(len(scores))
+        var.set_log_potentials(np.asarray(scores, dtype=float))
+        self.theta.extend(float(s) for s in scores)
+        return var
+
+    def states(self, multi):
+        return [multi.get_state(k) for k in range(len(multi))]
+
+    def one_hot(self, multi):
+        """The rule that a multi-variable (kept one-hot by its factors) has
+        exactly one state on."""
+        self.rules.append((self.ids(self.states(multi)), lambda x: sum(x) == 1))
+
+    def ids(self, variables):
+        return tuple(v.get_id() for v in variables)
+
+    def logic(self, kind, variables, negated=None):
+        self.graph.create_factor_logic(kind, variables, negated)
+        flips = negated or [False] * len(variables)
+        rule = LOGIC_RULES[kind]
+        self.rules.append((self.ids(variables),
+                           lambda x: rule([xi ^ f for xi, f in zip(x, flips)])))
+
+    def pair(self, a, b, score):
+        self.graph.create_factor_pair([a, b], score)
+        self.terms.append((self.ids([a, b]), lambda x: score * x[0] * x[1]))
+
+    def dense(self, multis, table):
+        table = np.asarray(table, dtype=float)
+        self.graph.create_factor_dense(list(multis), table.ravel())
+        for m in multis:
+            self.one_hot(m)
+        groups = [self.ids(self.states(m)) for m in multis]
+        ids = tuple(i for g in groups for i in g)
+        shape = [len(g) for g in groups]
+
+        def score(x):
+            picked, start = [], 0
+            for size in shape:
+                picked.append(int(np.argmax(x[start:start + size])))
+                start += size
+            return table.reshape(shape)[tuple(picked)]
+        self.terms.append((ids, score))
+
+    def budget(self, variables, budget, negated=None, exact=False):
+        self.graph.create_factor_budget(variables, budget, negated, force_budget=exact)
+        flips = negated or [False] * len(variables)
+        self.rules.append((self.ids(variables), lambda x: (
+            sum(xi ^ f for xi, f in zip(x, flips)) == budget if exact
+            else sum(xi ^ f for xi, f in zip(x, flips)) <= budget)))
+
+    def knapsack(self, variables, costs, budget):
+        self.graph.create_factor_knapsack(variables, costs, budget)
+        self.rules.append((self.ids(variables),
+                           lambda x: np.dot(costs, x) <= budget + 1e-12))
+
+    def value(self, x):
+        """The score of a 0/1 assignment (-inf when a rule forbids it)."""
+        if not all(rule([x[i] for i in ids]) for ids, rule in self.rules):
+            return -np.inf
+        return (np.dot(self.theta, x)
+                + sum(term([x[i] for i in ids]) for ids, term in self.terms))
+
+    def best(self):
+        """(value, assignment) of the best assignment; (-inf, None) when
+        no assignment is allowed."""
+        best_value, best_x = -np.inf, None
+        for x in itertools.product((0, 1), repeat=len(self.theta)):
+            value = self.value(x)
+            if value > best_value:
+                best_value, best_x = value, np.array(x, dtype=float)
+        return best_value, best_x
+
+
+def frustrated_triangle(seed):
+    """Three two-state variables with a dense factor on each pair that
+    rewards unequal states (no assignment satisfies all three, so LP-MAP
+    is fractional), plus small random scores from the seed."""
+    rng = np.random.RandomState(seed)
+    model = Model()
+    a, b, c = (model.multi(rng.randn(2) * 0.3) for _ in range(3))
+    for pair in ((a, b), (a, c), (b, c)):
+        model.dense(pair, rng.randn(2, 2) * 0.3 + 2.0 * (1 - np.eye(2)))
+    return model
+
+
+def test_variables_keep_their_scores_states_and_degrees():
+    graph = PFactorGraph()
+    var = graph.create_binary_variable()
+    var.set_log_potential(0.5)
+    assert var.get_log_potential() == 0.5
+    five = graph.create_multi_variable(5)
+    assert len(five) == 5
+    five[1] = 3.0
+    assert five[1] == 3.0
+    five.set_log_potentials(np.arange(5.0) * 2)
+    assert [five[i] for i in range(5)] == [0.0, 2.0, 4.0, 6.0, 8.0]
+    assert five.get_state(3).get_log_potential() == 6.0
+    a, b = graph.create_binary_variable(), graph.create_binary_variable()
+    assert a.get_degree() == b.get_degree() == 0
+    graph.create_factor_pair([a, b], 1.0)
+    graph.create_factor_pair([a, b], -1.0)
+    assert a.get_degree() == b.get_degree() == 2
+    two = graph.create_multi_variable(2)
+    graph.create_factor_dense([two, five], np.zeros(10))
+    assert [s.get_degree() for s in (two.get_state(0), five.get_state(4))] == [1, 1]
+
+
+def _wrong_calls():
+    graph = PFactorGraph()
+    a, b = graph.create_binary_variable(), graph.create_binary_variable()
+    m2, m3 = graph.create_multi_variable(2), graph.create_multi_variable(3)
+    three = [a, b, graph.create_binary_variable()]
+    table = np.arange(6.0)
+    return [
+        (TypeError, lambda: graph.create_factor_pair([a, b], None)),
+        (TypeError, lambda: graph.create_factor_pair(None, 1.0)),
+        (TypeError, lambda: graph.create_factor_pair(-1, 1.0)),
+        (TypeError, lambda: graph.create_factor_pair([a, -1], 1.0)),
+        (AttributeError, lambda: graph.create_factor_pair([a, None], 1.0)),
+        (ValueError, lambda: graph.create_factor_pair([a, b, a], 1.0)),
+        (TypeError, lambda: graph.create_factor_dense(None, table)),
+        (TypeError, lambda: graph.create_factor_dense(-1, table)),
+        (TypeError, lambda: graph.create_factor_dense([m2, -1], table)),
+        (AttributeError, lambda: graph.create_factor_dense([m2, None], table)),
+        (ValueError, lambda: graph.create_factor_dense([m2, m3], table[:-1])),
+        (ValueError, lambda: graph.create_factor_dense([m2, m3], np.tile(table, 2))),
+        (TypeError, lambda: graph.create_factor_dense([m2, m3], None)),
+        (NotImplementedError, lambda: graph.create_factor_logic("NAND", three)),
+        (ValueError, lambda: graph.create_factor_logic("OR", three, negated=[True])),
+        (ValueError, lambda: graph.create_factor_logic("OR", three, negated=[True] * 4)),
+        (TypeError, lambda: graph.create_factor_logic("OR", three, negated=42)),
+        (ValueError, lambda: graph.create_factor_knapsack(three, costs=[1.0], budget=1)),
+        (ValueError, lambda: graph.create_factor_knapsack(three, costs=[1.0] * 4, budget=1)),
+        (TypeError, lambda: graph.create_factor_knapsack(three, costs=42, budget=1)),
+        (TypeError, lambda: graph.create_factor_knapsack(three, costs=None, budget=1)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_wrong_calls())))
+def test_wrong_arguments_raise_ad3s_exceptions(case):
+    error, call = _wrong_calls()[case]
+    with pytest.raises(error) as raised:
+        call()
+    if error is NotImplementedError:
+        assert "unknown" in str(raised.value).lower()
+
+
+@pytest.mark.parametrize("kind", sorted(LOGIC_RULES))
+def test_logic_factors_solve_to_the_brute_force_map(kind):
+    rng = np.random.RandomState(len(kind))
+    for degree in (2, 3, 4):
+        for _ in range(4):
+            model = Model()
+            variables = [model.binary(s) for s in rng.randn(degree)]
+            negated = [bool(f) for f in rng.randint(0, 2, degree)]
+            model.logic(kind, variables, negated)
+            best, x = model.best()
+            value, posteriors, _, status = model.graph.solve(branch_and_bound=True)
+            assert status == "integral"
+            assert value == pytest.approx(best, abs=1e-9)
+            np.testing.assert_allclose(posteriors, x, atol=1e-9)
+            lp_value, _, _, lp_status = model.graph.solve()
+            # one factor: its LP is over the convex hull of its assignments
+            assert lp_status in ("integral", "fractional")
+            assert lp_value == pytest.approx(best, abs=1e-5)
+
+
+def test_an_unconstrained_logic_factor_is_satisfiable_at_zero_scores():
+    for kind in LOGIC_RULES:
+        graph = PFactorGraph()
+        graph.create_factor_logic(kind, [graph.create_binary_variable() for _ in range(3)])
+        assert graph.solve()[0] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_negations_turn_andout_into_orout():
+    # (not a) and (not b) == out  <=>  a or b == not out
+    rng = np.random.RandomState(5)
+    for _ in range(10):
+        scores = rng.randn(3)
+        results = []
+        for kind, negated in (("ANDOUT", [True, True, False]), ("OROUT", [False, False, True])):
+            model = Model()
+            variables = [model.binary(s) for s in scores]
+            model.logic(kind, variables, negated)
+            results.append(model.graph.solve())
+        assert results[0][0] == pytest.approx(results[1][0], abs=1e-9)
+        np.testing.assert_allclose(results[0][1], results[1][1], atol=1e-9)
+
+
+def test_dense_factors_keep_multi_variables_one_hot():
+    model = Model()
+    a = model.multi(-100 * np.ones(3))
+    b = model.multi(np.ones(3))
+    table = np.zeros((3, 3))
+    table[0, 0], table[1, 2] = 1, 10
+    model.dense([a, b], table)
+    best, x = model.best()
+    value, posteriors, additionals, status = model.graph.solve()
+    assert status == "integral" and value == pytest.approx(best)
+    np.testing.assert_allclose(posteriors, x, atol=1e-9)
+    np.testing.assert_allclose(additionals, np.outer(x[:3], x[3:]).ravel(), atol=1e-9)
+
+
+def test_imply_between_states_of_multi_variables():
+    model = Model()
+    a, b = model.multi([1.0, 0, 0]), model.multi([0, 10.0, 9.5])
+    model.graph.fix_multi_variables_without_factors()
+    for m in (a, b):
+        model.one_hot(m)
+    free_value, free, _, _ = model.graph.solve()
+    assert np.array(free).reshape(2, 3).argmax(axis=1).tolist() == [0, 1]
+    model.logic("IMPLY", [a.get_state(0), b.get_state(1)], [False, True])
+    model.graph.fix_multi_variables_without_factors()
+    best, x = model.best()
+    value, posteriors, _, _ = model.graph.solve()
+    assert value == pytest.approx(best) and value < free_value
+    np.testing.assert_allclose(posteriors, x, atol=1e-6)
+
+
+def test_a_chain_of_dense_factors_is_solved_exactly():
+    model = Model()
+    observed = [0, 1, None, None, 1]
+    variables = [model.multi([0.0] * 3 if o is None else 1.5 * np.eye(3)[o]) for o in observed]
+    for prev, curr in zip(variables, variables[1:]):
+        model.dense([prev, curr], np.eye(3))
+    best, x = model.best()
+    value, posteriors, _, status = model.graph.solve()
+    assert status == "integral" and value == pytest.approx(best) == 7.5
+    np.testing.assert_allclose(posteriors, x, atol=1e-9)
+
+
+def test_solve_statuses_and_branch_and_bound_on_a_cycle():
+    model = Model()
+    rng = np.random.RandomState(0)
+    a, b, c = (model.multi(rng.randn(3)) for _ in range(3))
+    for pair in ((a, b), (a, c), (b, c)):
+        model.dense(pair, rng.randn(3, 3))
+    best, x = model.best()
+    graph = model.graph
+    value, posteriors, _, status = graph.solve()
+    assert status == "integral" and value == pytest.approx(best, abs=1e-6)
+    assert graph.solve(max_iter=1)[3] == "unsolved"
+    loose_value, _, _, loose_status = graph.solve(tol=0.3)
+    assert loose_status == "fractional" and loose_value > best
+    bb_value, bb_posteriors, _, bb_status = graph.solve(tol=0.3, branch_and_bound=True)
+    assert bb_status == "integral" and bb_value == pytest.approx(best, abs=1e-9)
+    np.testing.assert_allclose(bb_posteriors, x, atol=1e-9)
+
+
+def test_branch_and_bound_closes_fractional_relaxations():
+    closed = 0
+    for seed in range(10):
+        model = frustrated_triangle(seed)
+        best, x = model.best()
+        lp_value, _, _, lp_status = model.graph.solve()
+        assert lp_value >= best - 1e-6
+        value, posteriors, _, status = model.graph.solve(branch_and_bound=True)
+        assert status == "integral" and value == pytest.approx(best, abs=1e-9)
+        np.testing.assert_allclose(posteriors, x, atol=1e-9)
+        closed += lp_status == "fractional"
+    assert closed == 10, "a frustrated triangle had an integral relaxation"
+
+
+def test_psdd_bounds_and_certifies_tree_shaped_graphs():
+    model = Model()
+    rng = np.random.RandomState(3)
+    variables = [model.multi(rng.randn(3)) for _ in range(4)]
+    for prev, curr in zip(variables, variables[1:]):
+        model.dense([prev, curr], rng.randn(3, 3))
+    best, x = model.best()
+    model.graph.set_max_iterations_psdd(2000)
+    value, posteriors, _, status = model.graph.solve_lp_map_psdd()
+    assert status == 0 and value == pytest.approx(best, abs=1e-6)
+    np.testing.assert_allclose(posteriors, x, atol=1e-6)
+
+
+def test_budget_factors_at_most_and_exactly():
+    rng = np.random.RandomState(1)
+    for exact in (False, True):
+        for _ in range(5):
+            model = Model()
+            variables = [model.binary(s) for s in rng.randn(5) * 3]
+            negated = [bool(f) for f in rng.randint(0, 2, 5)]
+            model.budget(variables, 2, negated, exact=exact)
+            best, x = model.best()
+            value, posteriors, _, status = model.graph.solve()
+            assert value == pytest.approx(best, abs=1e-6)
+            bb = model.graph.solve(branch_and_bound=True)
+            assert bb[3] == "integral" and bb[0] == pytest.approx(best, abs=1e-9)
+            np.testing.assert_allclose(bb[1], x, atol=1e-9)
+    model = Model()
+    variables = [model.binary(s) for s in (100, 1, 100, 1, 100)]
+    model.budget(variables, 3)
+    np.testing.assert_allclose(model.graph.solve()[1], [1, 0, 1, 0, 1], atol=1e-6)
+
+
+def test_knapsack_relaxation_equals_the_lp_and_branch_and_bound_the_brute_force():
+    rng = np.random.RandomState(2)
+    for _ in range(6):
+        model = Model()
+        scores = rng.randn(6) * 2 + 1
+        costs = rng.uniform(0.5, 3.0, 6)
+        budget = float(rng.uniform(2.0, 6.0))
+        variables = [model.binary(s) for s in scores]
+        model.knapsack(variables, costs, budget)
+        lp = linprog(-scores, A_ub=[costs], b_ub=[budget], bounds=[(0, 1)] * 6)
+        value, _, _, _ = model.graph.solve(tol=1e-8)
+        assert value == pytest.approx(-lp.fun, abs=1e-5)
+        best, x = model.best()
+        bb_value, bb_posteriors, _, status = model.graph.solve(branch_and_bound=True)
+        assert status == "integral" and bb_value == pytest.approx(best, abs=1e-9)
+        np.testing.assert_allclose(bb_posteriors, x, atol=1e-9)
+
+
+def test_infeasible_constraints():
+    graph = PFactorGraph()
+    a, b = graph.create_binary_variable(), graph.create_binary_variable()
+    graph.create_factor_logic("XOR", [a, b])
+    graph.create_factor_logic("XOR", [a, b], [True, False])  # a == b
+    value, posteriors, _, status = graph.solve(branch_and_bound=True)
+    assert status == "infeasible" and value == -np.inf and posteriors == [0.0, 0.0]
+    value, posteriors, _, status = graph.solve()
+    assert status == "fractional" and posteriors == pytest.approx([0.5, 0.5], abs=1e-6)
+    # a relaxation with no solution at all: as AD3's relaxations, "unsolved"
+    graph = PFactorGraph()
+    a = graph.create_binary_variable()
+    graph.create_factor_logic("XOR", [a])
+    graph.create_factor_logic("XOR", [a], [True])
+    assert graph.solve()[3] == "unsolved"
+    assert graph.solve(branch_and_bound=True)[3] == "infeasible"
+
+
+def _factor_map(model, f, scores):
+    """max over x in {0,1}^2 of scores . x + the f-th term of a model made
+    of pair factors only (one term each, no rules), by brute force."""
+    ids, term = model.terms[f]
+    return max(np.dot(scores, x) + term(x) for x in itertools.product((0, 1), repeat=len(ids)))
+
+
+def test_dual_and_local_primal_variables():
+    graph = PFactorGraph()
+    graph.solve()
+    assert graph.get_dual_variables() == []
+    assert graph.get_local_primal_variables() == []
+    assert graph.get_global_primal_variables() == []
+    model = Model()
+    a, b, c = model.binary(0.3), model.binary(1.0), model.binary(-0.4)
+    for pair, score in (((a, b), -2.0), ((b, c), 1.5), ((a, c), 0.7), ((a, b), -0.5)):
+        model.pair(*pair, score)
+    best, x = model.best()
+    value, posteriors, _, status = model.graph.solve(tol=1e-10, max_iter=10000)
+    assert status == "integral" and value == pytest.approx(best, abs=1e-9)
+    duals = np.array(model.graph.get_dual_variables())
+    copies = np.array(model.graph.get_local_primal_variables())
+    assert duals.size == copies.size == 8
+    assert model.graph.get_global_primal_variables() == posteriors
+    links = [v for ids, _ in model.terms for v in ids]
+    np.testing.assert_allclose(copies, x[links], atol=1e-6)
+    # AD3's dual: each factor's MAP at theta_i / deg_i + 2 lambda, plus the
+    # variables' share; at the optimum it equals the primal value.
+    degree = np.bincount(links, minlength=3)
+    theta = np.array(model.theta)
+    dual = 0.0
+    for f in range(len(model.terms)):
+        ids = model.terms[f][0]
+        lam = duals[2 * f:2 * f + 2]
+        dual += _factor_map(model, f, theta[list(ids)] / degree[list(ids)] + 2 * lam)
+    per_variable = np.bincount(links, weights=duals, minlength=3)
+    dual += np.maximum(0.0, -2 * per_variable).sum()
+    assert dual == pytest.approx(best, abs=1e-5)
+
+
+def test_sparse_solution_and_its_jacobian_equal_finite_differences():
+    def solve(theta, phi):
+        graph = PFactorGraph()
+        variables = [graph.create_binary_variable() for _ in range(4)]
+        graph.create_factor_pair(variables[:2], 0.0)
+        graph.create_factor_pair(variables[2:], 0.0)
+        graph.create_factor_logic("XOR", variables[1:])
+        graph.set_log_potentials(theta)
+        graph.set_all_additionals([[phi[0]], [phi[1]]])
+        graph.set_max_iterations_ad3(5000)
+        graph.set_residual_threshold_ad3(1e-10)
+        _, u, _, _ = graph.solve_qp_ad3()
+        return graph, np.array(u)
+
+    rng = np.random.RandomState(4)
+    theta, phi = rng.randn(4) * 0.5, rng.randn(2) * 0.5
+    graph, u = solve(theta, phi)
+    du = rng.randn(4)
+    dtheta = np.zeros(4)
+    dphi = graph.jacobian_vec(du, dtheta)
+    h = 1e-6
+    for i in range(4):
+        step = np.eye(4)[i] * h
+        fd = (solve(theta + step, phi)[1] - solve(theta - step, phi)[1]) / (2 * h)
+        assert dtheta[i] == pytest.approx(du @ fd, abs=1e-4)
+    for k in range(2):
+        step = np.eye(2)[k] * h
+        fd = (solve(theta, phi + step)[1] - solve(theta, phi - step)[1]) / (2 * h)
+        assert dphi[k][0] == pytest.approx(du @ fd, abs=1e-4)
+    assert dphi[2] == []
+

@@ -1,0 +1,190 @@
+"""concord.lpsmap, the drop-in for lp-sparsemap's numpy API, against an
+independent reference: with a single factor (or factors on disjoint
+variables) LP-SparseMAP is SparseMAP, the argmax over the convex hull of
+the factor's assignments (u, v) of theta.u + phi.v - |u|^2 / 2, which
+cvxopt solves as a QP over convex weights of the assignments, enumerated
+by brute force from the factors' documented meaning."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from concord.lpsmap import (AndOut, AtMostOne, Budget, DepTree, FactorGraph, Imply, Or, OrOut,
+                            Pair, Sequence, Xor, XorOut)
+from test_ad3_factor_graph import LOGIC_RULES
+
+cvxopt = pytest.importorskip("cvxopt")
+
+LOGIC_CLASSES = {"XOR": Xor, "OR": Or, "ATMOSTONE": AtMostOne, "IMPLY": Imply,
+                 "XOROUT": XorOut, "OROUT": OrOut, "ANDOUT": AndOut}
+
+
+def sparsemap(vertices_u, theta, vertices_v=None, phi=None, cuts=None):
+    """The u of argmax over conv{(u_k, v_k)} of theta.u + phi.v - |u|^2/2
+    (rows of vertices_u and vertices_v are the assignments); cuts: None or
+    (A, b), further constraints A u <= b."""
+    mu = np.asarray(vertices_u, dtype=float)
+    linear = mu @ theta
+    if vertices_v is not None:
+        linear = linear + np.asarray(vertices_v, dtype=float) @ phi
+    k = len(mu)
+    g, h = -np.eye(k), np.zeros(k)
+    if cuts is not None:
+        g, h = np.vstack([g, cuts[0] @ mu.T]), np.concatenate([h, cuts[1]])
+    cvxopt.solvers.options.update(show_progress=False, abstol=1e-12, reltol=1e-12,
+                                  feastol=1e-12)
+    result = cvxopt.solvers.qp(cvxopt.matrix(mu @ mu.T + 1e-12 * np.eye(k)),
+                               cvxopt.matrix(-linear), cvxopt.matrix(g), cvxopt.matrix(h),
+                               cvxopt.matrix(np.ones((1, k))), cvxopt.matrix(1.0))
+    return mu.T @ np.array(result["x"]).ravel()
+
+
+def assignments(n, allowed):
+    return [x for x in itertools.product((0, 1), repeat=n) if allowed(x)]
+
+
+def solve(scores, *factors, **settings):
+    """A FactorGraph over one variable of these scores, the factors made
+    by calling each on it, solved to a tight tolerance; returns its value."""
+    fg = FactorGraph()
+    u = fg.variable_from(scores)
+    for make in factors:
+        fg.add(make(u))
+    fg.solve(**dict(dict(max_iter=5000, tol=1e-10), **settings))
+    return u.value
+
+
+@pytest.mark.parametrize("shape", [(4,), (2, 2), (2, 2, 2)])
+def test_without_factors_the_solution_is_the_clipped_scores(shape):
+    x = np.random.RandomState(32).randn(*shape)
+    np.testing.assert_allclose(solve(x), np.clip(x, 0, 1), atol=1e-12)
+
+
+def test_slices_read_the_variables_value():
+    fg = FactorGraph()
+    u = fg.variable_from(np.random.RandomState(32).randn(3, 3, 3))
+    fg.solve()
+    for index in (np.s_[:], np.s_[1], np.s_[:, 1, :], np.s_[1, :, 0::2]):
+        np.testing.assert_array_equal(u[index].value, u.value[index])
+    np.testing.assert_array_equal(u[1][:, 2].value, u.value[1][:, 2])
+    assert u[:, 1].shape == (3, 3)
+
+
+@pytest.mark.parametrize("kind", sorted(LOGIC_RULES))
+def test_a_logic_factor_gives_its_sparsemap(kind):
+    rng = np.random.RandomState(len(kind))
+    vertices = assignments(4, LOGIC_RULES[kind])
+    for _ in range(3):
+        x = rng.randn(4) * 1.5
+        got = solve(x, lambda u: LOGIC_CLASSES[kind](u))
+        np.testing.assert_allclose(got, sparsemap(vertices, x), atol=1e-6)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_budget_gives_the_projection_onto_its_polytope(exact):
+    rng = np.random.RandomState(7)
+    vertices = assignments(5, lambda x: sum(x) == 2 if exact else sum(x) <= 2)
+    for _ in range(3):
+        x = rng.randn(5) + 0.6
+        got = solve(x, lambda u: Budget(u, 2, force_budget=exact))
+        np.testing.assert_allclose(got, sparsemap(vertices, x), atol=1e-6)
+
+
+def test_xors_on_rows_and_columns_project_onto_the_birkhoff_polytope():
+    x = np.random.RandomState(32).randn(3, 3)
+    rows_and_columns = [lambda u, i=i: Xor(u[i, :]) for i in range(3)]
+    rows_and_columns += [lambda u, i=i: Xor(u[:, i]) for i in range(3)]
+    got = solve(x, *rows_and_columns)
+    permutations = [np.eye(3)[list(p)].ravel() for p in itertools.permutations(range(3))]
+    np.testing.assert_allclose(got.ravel(), sparsemap(permutations, x.ravel()), atol=1e-6)
+
+
+def test_pairs_score_both_variables_on():
+    rng = np.random.RandomState(3)
+    x, t = rng.randn(4), rng.randn(2) * 2
+    got = solve(x, lambda u: Pair(u[0:2], u[2:4], t))
+    configs = list(itertools.product((0, 1), repeat=2))
+    for k in range(2):
+        expected = sparsemap(configs, x[[k, k + 2]], [[a * b] for a, b in configs], t[k:k + 1])
+        np.testing.assert_allclose(got[[k, k + 2]], expected, atol=1e-6)
+
+
+def test_sequence_transitions():
+    rng = np.random.RandomState(4)
+    length, n_states = 3, 2
+    x, transitions = rng.randn(length, n_states), rng.randn(length - 1, n_states, n_states)
+    got = solve(x, lambda u: Sequence(u, transitions))
+    paths = list(itertools.product(range(n_states), repeat=length))
+    vertices_u = [np.eye(n_states)[list(p)].ravel() for p in paths]
+    vertices_v = [np.concatenate([np.outer(np.eye(n_states)[a], np.eye(n_states)[b]).ravel()
+                                  for a, b in zip(p, p[1:])]) for p in paths]
+    np.testing.assert_allclose(got.ravel(), sparsemap(vertices_u, x.ravel(), vertices_v,
+                                                      transitions.ravel()), atol=1e-6)
+
+
+def dependency_trees(n, projective):
+    """Every tree over words 1..n as packed (n, n) 0/1 matrices: entry
+    [m-1, h-1] the arc h -> m, [m-1, m-1] the arc root -> m."""
+    trees = []
+    for heads in itertools.product(range(n + 1), repeat=n):
+        if any(h == m + 1 for m, h in enumerate(heads)):
+            continue
+        if not all(_reaches_root(heads, m) for m in range(1, n + 1)):
+            continue
+        if projective and (heads.count(0) != 1 or _crossing(heads)):
+            continue
+        packed = np.zeros((n, n))
+        for m, h in enumerate(heads, start=1):
+            packed[m - 1, (h if h else m) - 1] = 1
+        trees.append(packed)
+    return trees
+
+
+def _reaches_root(heads, m):
+    seen = set()
+    while m != 0:
+        if m in seen:
+            return False
+        seen.add(m)
+        m = heads[m - 1]
+    return True
+
+
+def _crossing(heads):
+    arcs = [tuple(sorted((h, m))) for m, h in enumerate(heads, start=1)]
+    return any(a < c < b < d for (a, b) in arcs for (c, d) in arcs)
+
+
+@pytest.mark.parametrize("projective", [False, True])
+def test_dependency_trees(projective):
+    rng = np.random.RandomState(5)
+    trees = dependency_trees(3, projective)
+    assert len(trees) == (7 if projective else 16)
+    x = rng.randn(3, 3)
+    got = solve(x, lambda u: DepTree(u, packed=True, projective=projective))
+    expected = sparsemap([t.ravel() for t in trees], x.ravel())
+    np.testing.assert_allclose(got.ravel(), expected, atol=1e-6)
+
+
+def test_budgets_sharing_variables_with_a_tree():
+    # Each word has at most one child: with factors sharing variables, the
+    # local polytope is the trees' hull cut by the budgets.
+    n = 3
+    trees = [t.ravel() for t in dependency_trees(n, projective=False)]
+    children = np.zeros((n, n * n))
+    for k in range(n):
+        for m in range(n):
+            if m != k:
+                children[k, m * n + k] = 1
+    rng = np.random.RandomState(6)
+    active = 0
+    for _ in range(4):
+        x = rng.randn(n, n) + 0.5
+        budgets = [lambda u, k=k: Budget(u[[m for m in range(n) if m != k], k], 1)
+                   for k in range(n)]
+        got = solve(x, lambda u: DepTree(u, packed=True), *budgets)
+        expected = sparsemap(trees, x.ravel(), cuts=(children, np.ones(n)))
+        np.testing.assert_allclose(got.ravel(), expected, atol=1e-5)
+        active += (children @ sparsemap(trees, x.ravel())).max() > 1 + 1e-6
+    assert active >= 2, "the budgets were rarely active"

@@ -1,0 +1,87 @@
+"""concord.lpsmap.TorchFactorGraph: values of the scores' dtype, gradients
+equal to finite differences (torch.autograd.gradcheck) w.r.t. variable
+and additional scores, and solve_map against brute force."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from concord.lpsmap import DepTree, Pair, Sequence, TorchFactorGraph, Xor  # noqa: E402
+from test_lpsmap_api import dependency_trees  # noqa: E402
+
+TIGHT = dict(max_iter=5000, tol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_values_keep_the_scores_dtype(dtype):
+    fg = TorchFactorGraph()
+    u = fg.variable_from(torch.randn(5, dtype=dtype))
+    fg.solve()
+    assert u.value.dtype == dtype and u[1:3].value.dtype == dtype
+
+
+def test_gradients_of_a_grid_of_xors_equal_finite_differences():
+    d = 3
+
+    def f(x, direction):
+        fg = TorchFactorGraph()
+        u = fg.variable_from(x)
+        for i in range(d):
+            fg.add(Xor(u[i, :]))
+            fg.add(Xor(u[:, i]))
+        fg.solve(**TIGHT)
+        return (u.value * direction).sum()
+
+    torch.manual_seed(30)
+    for _ in range(3):
+        x = torch.randn(d, d, dtype=torch.double, requires_grad=True)
+        direction = torch.randn(d, d, dtype=torch.double)
+        assert torch.autograd.gradcheck(f, (x, direction / direction.norm()), atol=1e-4)
+
+
+def test_gradients_reach_additional_scores_through_slices():
+    def f(x, t, transitions):
+        fg = TorchFactorGraph()
+        u = fg.variable_from(x)
+        fg.add(Pair(u[0, :1], u[1, :1], t))
+        fg.add(Sequence(u[1:], transitions))
+        fg.solve(**TIGHT)
+        return (u[1:].value * torch.arange(4.0, dtype=x.dtype).reshape(2, 2)).sum()
+
+    torch.manual_seed(3)
+    x = torch.randn(3, 2, dtype=torch.double, requires_grad=True)
+    t = torch.randn(1, dtype=torch.double, requires_grad=True)
+    transitions = torch.randn(1, 2, 2, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(f, (x, t, transitions), atol=1e-4)
+
+
+@pytest.mark.parametrize("projective", [False, True])
+def test_solve_map_of_a_tree_is_the_best_tree(projective):
+    torch.manual_seed(1)
+    trees = dependency_trees(3, projective)
+    for autodetect in (True, False):
+        x = torch.randn(3, 3, dtype=torch.double)
+        fg = TorchFactorGraph()
+        u = fg.variable_from(x)
+        fg.add(DepTree(u, packed=True, projective=projective))
+        fg.solve_map(autodetect_acyclic=autodetect, max_iter=1000)
+        best = max(trees, key=lambda tree: float((tree * x.numpy()).sum()))
+        np.testing.assert_array_equal(u.value.numpy(), best)
+
+
+def test_solve_map_with_pairs():
+    torch.manual_seed(2)
+    x, t = torch.randn(4, dtype=torch.double), torch.randn(2, dtype=torch.double)
+    fg = TorchFactorGraph()
+    u = fg.variable_from(x)
+    fg.add(Pair(u[0:1], u[1:2], t[0:1]))
+    fg.add(Pair(u[2:3], u[3:4], t[1:2]))
+    fg.solve_map()
+
+    def score(z):
+        return float(x @ torch.tensor(z, dtype=x.dtype) + t[0] * z[0] * z[1] + t[1] * z[2] * z[3])
+    best = max(itertools.product((0.0, 1.0), repeat=4), key=score)
+    np.testing.assert_array_equal(u.value.numpy(), best)
