@@ -34,6 +34,7 @@ FEATURES = 20
 
 
 def chains(rng, states=17):
+    """Tag sequences of 20 to 40 tokens with noisy one-hot features."""
     X, Y = [], []
     for _ in range(EXAMPLES):
         y = rng.integers(states, size=int(rng.integers(20, 41)))
@@ -43,12 +44,14 @@ def chains(rng, states=17):
 
 
 def multilabels(rng, labels=40):
+    """Labels from a noisy linear model of Gaussian features (and a bias)."""
     X = np.hstack([rng.normal(size=(EXAMPLES, FEATURES - 1)), np.ones((EXAMPLES, 1))])
     Y = X @ rng.normal(size=(labels, FEATURES)).T + rng.normal(size=(EXAMPLES, labels)) > 0
     return X, Y.astype(int)
 
 
 def grids(rng, side=5, states=4):
+    """Grid graphs with one state per node and noisy one-hot features."""
     nodes = np.arange(side * side).reshape(side, side)
     edges = np.vstack([np.c_[nodes[:, :-1].ravel(), nodes[:, 1:].ravel()],
                        np.c_[nodes[:-1, :].ravel(), nodes[1:, :].ravel()]])
@@ -77,6 +80,7 @@ def throughput(make_model, X, Y):
 
 
 def main():
+    """Prints the table."""
     rng = np.random.default_rng(0)
     chain, multilabel, grid = chains(rng), multilabels(rng), grids(rng)
     cases = [

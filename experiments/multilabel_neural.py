@@ -78,6 +78,7 @@ class Scorer(torch.nn.Module):
 
 
 def batch_loss(model, graph, kind, x, y, threads):
+    """The minibatch's mean loss of the given kind (a 0-d tensor)."""
     theta = model(x)
     if kind == "independent":
         return torch.nn.functional.binary_cross_entropy_with_logits(theta, y)
@@ -156,6 +157,7 @@ def run(train, test, epochs=20, losses=LOSSES, hidden=300, batch_size=32, thread
 
 
 def plot(results, path):
+    """Test example-F1 (against the paper's) and training loss per epoch."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     for (kind, history), color in zip(results.items(), ("C0", "C3", "C2")):
         epochs = np.arange(1, len(history["test_f1"]) + 1)
@@ -177,6 +179,7 @@ def plot(results, path):
 
 
 def main():
+    """Trains the three models on bibtex and prints the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DATA, help="the folder of bibtex-{train,test}.arff")
     parser.add_argument("--epochs", type=int, default=20)

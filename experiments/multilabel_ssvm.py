@@ -70,6 +70,7 @@ def run(train, test, epochs=30, C=1.0, learning_rate=0.03, batch_size=32, infere
 
 
 def plot(all_results, path):
+    """Test Hamming losses (bars) and training losses per epoch, per data set."""
     figure, axes = plt.subplots(1, 1 + len(all_results), figsize=(4.2 * (1 + len(all_results)),
                                                                   3.8))
     names = list(EDGES)
@@ -96,6 +97,7 @@ def plot(all_results, path):
 
 
 def main():
+    """Runs every data set and prints the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DATA, help="the folder of MULAN's data sets")
     parser.add_argument("--epochs", type=int, default=30)

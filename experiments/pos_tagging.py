@@ -149,6 +149,7 @@ def run(train, test, epochs=15, distrep_rounds=8, dim=None, lambda1=1e-4, lambda
 
 
 def plot(results, path):
+    """Test accuracy over training time; DistRepSSVM's objective and rank of A."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     for name, color in (("SubgradientSSVM", "C0"), ("DistRepSSVM", "C3")):
         history = results[name]["history"]
@@ -176,6 +177,7 @@ def plot(results, path):
 
 
 def main():
+    """Trains both learners on the dev set, tests on the test set, prints the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DATA, help="the folder of en_ewt-ud-{dev,test}.conllu")
     parser.add_argument("--epochs", type=int, default=15, help="SubgradientSSVM's epochs")

@@ -327,7 +327,8 @@ def test_distrep_with_identity_labels_trains_the_ssvm(kind, method):
         assert np.allclose(distrep.joint_w, ssvm.w, atol=1e-12)
         assert np.allclose(distrep.loss_curve_, ssvm.loss_curve_, atol=1e-12)
         assert distrep.loss_curve_[-1] < distrep.loss_curve_[0]
-        assert distrep.step_curve_ == ["w"] * 4 and distrep.rank_curve_ == [ssvm.model.n_labels] * 4
+        assert distrep.step_curve_ == ["w"] * 4
+        assert distrep.rank_curve_ == [ssvm.model.n_labels] * 4
         assert (distrep.predict(X) == ssvm.predict(X)).all() if kind == "multilabel" else all(
             (a == b).all() for a, b in zip(distrep.predict(X), ssvm.predict(X)))
 
