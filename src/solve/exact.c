@@ -773,6 +773,10 @@ static int solve_acyclic(bb *b, concord_info *info) {
         b->have_best = true;
         b->xi.root_bound = value;
         b->xi.improvements = 1;
+        /* the consensus holds the solution, as after a search: a warm start
+         * for later solves, and what decoding starts from */
+        memcpy(s->ubar, s->sol_u, (size_t)b->g->n_vars * sizeof(double));
+        s->mode = MODE_MAP;
     }
     rc = finish(b, CONCORD_OK, info);
     if (info) {

@@ -12,7 +12,7 @@ What is asserted:
     "infeasible" exactly when no assignment is allowed;
   * the dual bounds of PSDD and MPLP are never below that optimum;
   * a forest of PAIR factors is solved by dynamic programming (Info.acyclic)
-    with the brute-force optimum, by solve_map as well;
+    with the brute-force optimum, by solve_map as well, and decodes to it;
   * a batch of exact solves on two threads equals the solves one by one;
   * the search settings map onto their names, and a node limit stops the
     search with a bound that still holds.
@@ -133,9 +133,13 @@ def test_a_forest_is_solved_by_dynamic_programming():
     spec = GraphSpec(steps, rng.normal(size=n), rng.normal(size=len(edges)) * 2)
     best = brute_force_map(spec)
     for method in ("solve_exact", "solve_map"):
-        info = getattr(build(spec), method)()
+        solver = build(spec)
+        info = getattr(solver, method)()
         assert info.acyclic and info.iterations == 1
         assert close(info.value, best) and close(info.upper_bound, best)
+        assignment, decoding = solver.decode()  # decoding starts from the solution
+        assert np.array_equal(assignment, solver.variables) and decoding.violated == 0
+        assert close(decoding.value, best)
     info = build(spec).solve_map({"acyclic": False})
     assert not info.acyclic and info.iterations > 1
 
