@@ -10,17 +10,14 @@
 
 #include "solver.h"
 
-int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *state) {
-    const concord_graph *g = s->g;
-    const factor *fa = &g->factors[f];
-    const int32_t b = fa->link_begin;
-    active_set_reset(state);
-    solver_link_weights(s, g->link_var + b, fa->degree, s->mode == MODE_SPARSE, s->eta, s->d);
+int solver_active_set_qp(concord_solver *s, int32_t f, active_set *state, const double *a,
+                         const double *phi) {
+    const factor *fa = &s->g->factors[f];
+    const uint8_t *neg = s->g->link_neg + fa->link_begin;
     for (int32_t j = 0; j < fa->degree; ++j)
-        s->buf.lit_a[j] = literal_qp_input(g->link_neg[b + j], s->a_solved[b + j], s->d[j]);
-    active_set_result r = active_set_solve(state, fa, s->buf.lit_a, solver_phi(s) + fa->add_begin,
-                                           s->d, s->buf.lit_u, s->vmap, CERTIFY_ORACLE_CALLS,
-                                           &s->buf);
+        s->buf.lit_a[j] = literal_qp_input(neg[j], a[j], s->d[j]);
+    active_set_result r = active_set_solve(state, fa, s->buf.lit_a, phi, s->d, s->buf.lit_u,
+                                           s->vmap, CERTIFY_ORACLE_CALLS, &s->buf);
     if (r.callback_error) return solver_callback_failed(s, f, r.callback_error);
     if (r.error) return solver_fail(s, r.error, "factor %d: out of memory in the active set", f);
     if (!r.exact)
@@ -29,6 +26,15 @@ int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *
                            "oracle calls",
                            f, r.oracle_calls);
     return CONCORD_OK;
+}
+
+int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *state) {
+    const concord_graph *g = s->g;
+    const factor *fa = &g->factors[f];
+    const int32_t b = fa->link_begin;
+    active_set_reset(state);
+    solver_link_weights(s, g->link_var + b, fa->degree, s->mode == MODE_SPARSE, s->eta, s->d);
+    return solver_active_set_qp(s, f, state, s->a_solved + b, solver_phi(s) + fa->add_begin);
 }
 
 int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *state) {

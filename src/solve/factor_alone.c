@@ -46,26 +46,6 @@ int concord_solver_factor_map(concord_solver *s, int32_t f, const double *variab
     return CONCORD_OK;
 }
 
-/* The QP by a fresh active set (from scratch, hence deterministic), in
- * literal space: lit_u and s->vmap receive the solution. */
-static int solve_by_active_set(concord_solver *s, int32_t f, active_set *state,
-                               const double *a, const double *b) {
-    const factor *fa = &s->g->factors[f];
-    const uint8_t *neg = s->g->link_neg + fa->link_begin;
-    for (int32_t j = 0; j < fa->degree; ++j)
-        s->buf.lit_a[j] = literal_qp_input(neg[j], a[j], s->d[j]);
-    active_set_result r = active_set_solve(state, fa, s->buf.lit_a, b, s->d, s->buf.lit_u,
-                                           s->vmap, CERTIFY_ORACLE_CALLS, &s->buf);
-    if (r.callback_error) return solver_callback_failed(s, f, r.callback_error);
-    if (r.error) return solver_fail(s, r.error, "factor %d: out of memory in the active set", f);
-    if (!r.exact)
-        return solver_fail(s, CONCORD_ENOTCONVERGED,
-                           "factor %d: the active set did not certify its solution in %d "
-                           "oracle calls",
-                           f, r.oracle_calls);
-    return CONCORD_OK;
-}
-
 int concord_solver_factor_qp(concord_solver *s, int32_t f, const double *variable_scores,
                              const double *additional_scores, const double *weights, double *u,
                              double *v, int32_t *count) {
@@ -97,7 +77,7 @@ int concord_solver_factor_qp(concord_solver *s, int32_t f, const double *variabl
     }
     active_set *state = active_set_new(fa);
     if (!state) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
-    rc = solve_by_active_set(s, f, state, variable_scores, b);
+    rc = solver_active_set_qp(s, f, state, variable_scores, b);
     if (!rc && !fa->ops->qp) {
         for (int32_t j = 0; j < fa->degree; ++j) u[j] = variable_value(neg[j], s->buf.lit_u[j]);
         for (int32_t k = 0; v && k < fa->n_add; ++k) v[k] = s->vmap[k];

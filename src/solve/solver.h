@@ -160,6 +160,15 @@ static inline int solver_factor_map(concord_solver *s, int32_t f, const double *
  * returns CONCORD_ECALLBACK. */
 int solver_callback_failed(concord_solver *s, int32_t f, int code);
 
+/* Factor f's QP by the active set `state` (fresh or reset: the result is
+ * then deterministic) at variable-space inputs a (degree), additional
+ * scores phi and the weights in s->d, in literal space: s->buf.lit_u and
+ * s->vmap receive the solution. Returns CONCORD_OK, or an error (with the
+ * message) when the active set did not certify its solution or a
+ * callback failed. */
+int solver_active_set_qp(concord_solver *s, int32_t f, active_set *state, const double *a,
+                         const double *phi);
+
 /* Solves factor f's QP once more, from scratch, by the active set `state`
  * at its final inputs: those of its last solve, with that solve's weights.
  * Returns CONCORD_OK, or an error (with the message) when the active set
