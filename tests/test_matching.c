@@ -333,21 +333,12 @@ static void matching_file_solves_every_option_to_brute_force(void **state) {
     structure_list all;
     structure_list_init(&all, 0);
     unsigned seen = 0;
-    /* per graph the lines N, 1, N scores, the MATCHING line (the blank
-     * separator lines vanish in the split) */
-    char *line = strtok_r(text, "\n", &save);
-    for (size_t gi = 0; gi < count; ++gi, line = strtok_r(NULL, "\n", &save)) {
-        assert_non_null(line);
-        int n = atoi(line);
-        assert_int_equal(atoi(strtok_r(NULL, "\n", &save)), 1);
-        assert_true(n <= MAX_CELLS);
+    for (size_t gi = 0; gi < count; ++gi) {
         double theta[MAX_CELLS], a[MAX_CELLS];
-        for (int i = 0; i < n; ++i) theta[i] = strtod(strtok_r(NULL, "\n", &save), NULL);
-        char *save_words = NULL;
-        assert_string_equal(strtok_r(strtok_r(NULL, "\n", &save), " ", &save_words), "MATCHING");
-        int degree = atoi(strtok_r(NULL, " ", &save_words)), link_var[MAX_CELLS];
-        assert_true(degree <= MAX_CELLS);
-        for (int k = 0; k < degree; ++k) link_var[k] = atoi(strtok_r(NULL, " ", &save_words)) - 1;
+        int link_var[MAX_CELLS];
+        char *save_words;
+        const int degree = read_one_factor_graph(gi ? NULL : text, &save, "MATCHING", MAX_CELLS,
+                                                 theta, link_var, &save_words);
         grid s = {0, 0, 0};
         s.rows = atoi(strtok_r(NULL, " ", &save_words));
         s.cols = atoi(strtok_r(NULL, " ", &save_words));

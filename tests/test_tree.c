@@ -684,23 +684,13 @@ static void tree_file_solves_every_variant_to_brute_force(void **state) {
     structure_list all;
     structure_list_init(&all, 0);
     unsigned seen = 0;
-    /* per graph the lines N, 1, N scores, the TREE line (the blank
-     * separator lines vanish in the split) */
-    char *line = strtok_r(text, "\n", &save);
-    for (size_t gi = 0; gi < count; ++gi, line = strtok_r(NULL, "\n", &save)) {
-        assert_non_null(line);
-        int n = atoi(line);
-        assert_int_equal(atoi(strtok_r(NULL, "\n", &save)), 1);
-        assert_true(n <= MAX_ARCS);
+    for (size_t gi = 0; gi < count; ++gi) {
         double theta[MAX_ARCS], a[MAX_ARCS];
-        for (int i = 0; i < n; ++i) theta[i] = strtod(strtok_r(NULL, "\n", &save), NULL);
-        char *save_words = NULL;
-        assert_string_equal(strtok_r(strtok_r(NULL, "\n", &save), " ", &save_words), "TREE");
-        sentence s = {0};
-        s.n_arcs = atoi(strtok_r(NULL, " ", &save_words));
-        assert_true(s.n_arcs <= MAX_ARCS);
         int link_var[MAX_ARCS];
-        for (int k = 0; k < s.n_arcs; ++k) link_var[k] = atoi(strtok_r(NULL, " ", &save_words)) - 1;
+        char *save_words;
+        sentence s = {0};
+        s.n_arcs = read_one_factor_graph(gi ? NULL : text, &save, "TREE", MAX_ARCS, theta,
+                                         link_var, &save_words);
         s.length = atoi(strtok_r(NULL, " ", &save_words));
         assert_true(s.length <= MAX_LEN);
         for (int k = 0; k < s.n_arcs; ++k) {

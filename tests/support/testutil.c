@@ -141,3 +141,19 @@ concord_solver *new_solver_or_fail(const concord_graph *g) {
     if (rc != CONCORD_OK) fail_msg("concord_solver_new: %s", concord_strerror(rc));
     return s;
 }
+
+int read_one_factor_graph(char *text, char **lines, const char *kind, int max, double *theta,
+                          int *link_var, char **words) {
+    const char *line = strtok_r(text, "\n", lines);
+    assert_non_null(line);
+    const int n = atoi(line);
+    assert_true(n <= max);
+    assert_int_equal(atoi(strtok_r(NULL, "\n", lines)), 1);
+    for (int i = 0; i < n; ++i) theta[i] = strtod(strtok_r(NULL, "\n", lines), NULL);
+    *words = NULL;
+    assert_string_equal(strtok_r(strtok_r(NULL, "\n", lines), " ", words), kind);
+    const int degree = atoi(strtok_r(NULL, " ", words));
+    assert_true(degree <= max);
+    for (int k = 0; k < degree; ++k) link_var[k] = atoi(strtok_r(NULL, " ", words)) - 1;
+    return degree;
+}

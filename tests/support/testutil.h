@@ -92,6 +92,16 @@ const char *shared_data_path_or_skip(const char *relative);
  * that live in the repository; in the same ring of buffers. */
 const char *test_data_path(const char *relative);
 
+/* The next graph of a .fg text made of one-factor graphs, split into lines
+ * with strtok_r(text for the first graph, else NULL, "\n", lines): the
+ * lines N, 1 and N scores (into theta; N at most max) and the factor line,
+ * which must start with `kind`, its degree (at most max) and its 1-based
+ * variables (into link_var, 0-based). Returns the degree; *words holds the
+ * factor line's strtok_r state (" ") for the rest of it. Fails the running
+ * cmocka test on anything else. Blank separator lines vanish in the split. */
+int read_one_factor_graph(char *text, char **lines, const char *kind, int max, double *theta,
+                          int *link_var, char **words);
+
 /* A new solver over g, failing the running cmocka test if it cannot be
  * made. */
 concord_solver *new_solver_or_fail(const concord_graph *g);
