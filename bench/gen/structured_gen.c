@@ -252,3 +252,42 @@ int gen_sequences_fg(FILE *out, uint64_t seed, int M, int L, int S) {
     free(vars);
     return ferror(out) ? -1 : 0;
 }
+
+/* ---- the benchmark suite ---- */
+
+#define PARSING(seed, n, K) {GEN_PARSING, seed, {n, K, 0}}
+#define SEQUENCES(seed, M, L, S) {GEN_SEQUENCES, seed, {M, L, S}}
+const gen_spec gen_suite[] = {
+    PARSING(1, 10, 3),        PARSING(2, 10, 5),        PARSING(3, 10, 8),
+    PARSING(4, 20, 3),        PARSING(5, 20, 5),        PARSING(6, 20, 8),
+    PARSING(7, 30, 3),        PARSING(8, 30, 5),        PARSING(9, 30, 8),
+    PARSING(10, 40, 3),       PARSING(11, 40, 5),       PARSING(12, 40, 8),
+    PARSING(13, 50, 3),       PARSING(14, 50, 4),       PARSING(15, 50, 5),
+    PARSING(16, 50, 6),       PARSING(17, 50, 8),       PARSING(18, 60, 3),
+    PARSING(19, 60, 5),       PARSING(20, 60, 8),       PARSING(21, 80, 3),
+    PARSING(22, 80, 5),       PARSING(23, 80, 8),       PARSING(24, 100, 3),
+    PARSING(25, 100, 5),      PARSING(26, 100, 8),
+    SEQUENCES(27, 2, 10, 5),  SEQUENCES(28, 2, 10, 20), SEQUENCES(29, 2, 30, 10),
+    SEQUENCES(30, 2, 50, 5),  SEQUENCES(31, 2, 50, 20), SEQUENCES(32, 4, 10, 10),
+    SEQUENCES(33, 4, 20, 5),  SEQUENCES(34, 4, 30, 20), SEQUENCES(35, 4, 50, 10),
+    SEQUENCES(36, 6, 10, 20), SEQUENCES(37, 6, 25, 10), SEQUENCES(38, 6, 40, 5),
+    SEQUENCES(39, 6, 50, 20), SEQUENCES(40, 8, 15, 10), SEQUENCES(41, 8, 30, 5),
+    SEQUENCES(42, 8, 50, 10), SEQUENCES(43, 10, 10, 5), SEQUENCES(44, 10, 20, 20),
+    SEQUENCES(45, 10, 40, 10), SEQUENCES(46, 10, 50, 20),
+};
+const int gen_suite_count = (int)(sizeof gen_suite / sizeof gen_suite[0]);
+
+int gen_write_fg(FILE *out, const gen_spec *spec) {
+    const int *z = spec->size;
+    return spec->shape == GEN_PARSING ? gen_parsing_fg(out, spec->seed, z[0], z[1])
+                                      : gen_sequences_fg(out, spec->seed, z[0], z[1], z[2]);
+}
+
+void gen_name(const gen_spec *spec, char *name, size_t size) {
+    const int *z = spec->size;
+    unsigned long long seed = spec->seed;
+    if (spec->shape == GEN_PARSING)
+        snprintf(name, size, "parsing_n%03d_K%d_seed%llu", z[0], z[1], seed);
+    else
+        snprintf(name, size, "sequences_M%02d_L%02d_S%02d_seed%llu", z[0], z[1], z[2], seed);
+}

@@ -8,6 +8,7 @@
 #ifndef CONCORD_STRUCTURED_GEN_H
 #define CONCORD_STRUCTURED_GEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -67,5 +68,29 @@ int gen_parsing_fg(FILE *out, uint64_t seed, int n, int K);
  * writing fails (then part of the graph may have been written).
  */
 int gen_sequences_fg(FILE *out, uint64_t seed, int M, int L, int S);
+
+/* A generated graph: its shape, seed and sizes (parsing: n, K;
+ * sequences: M, L, S). */
+typedef enum gen_shape { GEN_PARSING, GEN_SEQUENCES } gen_shape;
+typedef struct gen_spec {
+    gen_shape shape;
+    uint64_t seed;
+    int size[3];
+} gen_spec;
+
+/* The benchmark suite: 26 parsing graphs (n from 10 to 100, K from 3 to 8)
+ * then 20 coupled sequence graphs (M from 2 to 10, L from 10 to 50, S from
+ * 5 to 20), each with its own seed. */
+extern const gen_spec gen_suite[];
+extern const int gen_suite_count;
+
+/* Writes the graph `spec` describes (gen_parsing_fg or gen_sequences_fg);
+ * returns as they do. */
+int gen_write_fg(FILE *out, const gen_spec *spec);
+
+/* The graph's name, which spells its shape, sizes and seed (e.g.
+ * "parsing_n050_K5_seed3", "sequences_M04_L30_S20_seed31"), into name
+ * (truncated to size). */
+void gen_name(const gen_spec *spec, char *name, size_t size);
 
 #endif /* CONCORD_STRUCTURED_GEN_H */
