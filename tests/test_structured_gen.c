@@ -332,20 +332,26 @@ static void free_constraints(constraints *c) {
     free(c->or_state);
 }
 
+/* Generates and reads a sequence graph, checks its factors, and returns
+ * its constraints in c. */
+static void generate_sequence_graph(uint64_t seed, int M, int L, int S, constraints *c) {
+    gen_spec spec = {GEN_SEQUENCES, seed, {M, L, S}};
+    char *text;
+    concord_graph *g = generate_and_read(&spec, &text);
+    check_sequence_factors(g, text, M, L, S, c);
+    free(text);
+    concord_graph_free(g);
+}
+
 static void sequence_graphs_have_the_documented_structure(void **state) {
     (void)state;
     static const int sizes[][3] = {{2, 1, 2}, {2, 10, 5}, {3, 4, 7}, {5, 20, 10}, {10, 50, 20}};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i)
         for (uint64_t seed = 1; seed <= 2; ++seed) {
             int M = sizes[i][0], L = sizes[i][1], S = sizes[i][2];
-            gen_spec spec = {GEN_SEQUENCES, seed, {M, L, S}};
-            char *text;
-            concord_graph *g = generate_and_read(&spec, &text);
             constraints c;
-            check_sequence_factors(g, text, M, L, S, &c);
+            generate_sequence_graph(seed, M, L, S, &c);
             free_constraints(&c);
-            free(text);
-            concord_graph_free(g);
         }
 }
 
@@ -358,19 +364,14 @@ static void tiny_sequence_graphs_are_feasible(void **state) {
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i)
         for (uint64_t seed = 1; seed <= 40; ++seed) {
             int M = sizes[i][0], L = sizes[i][1], S = sizes[i][2];
-            gen_spec spec = {GEN_SEQUENCES, seed, {M, L, S}};
-            char *text;
-            concord_graph *g = generate_and_read(&spec, &text);
             constraints c;
-            check_sequence_factors(g, text, M, L, S, &c);
+            generate_sequence_graph(seed, M, L, S, &c);
             int label[16] = {0}, radix[16], feasible = 0;
             for (int k = 0; k < M * L; ++k) radix[k] = S;
             do feasible = satisfies(&c, label, M, L, S);
             while (!feasible && odometer_next(label, radix, M * L));
             assert_true(feasible);
             free_constraints(&c);
-            free(text);
-            concord_graph_free(g);
         }
 }
 
