@@ -64,7 +64,7 @@ RESULTS = $(BUILD)/bench-results
 bench: build python
 	@mkdir -p $(RESULTS)
 	@for b in bench_ad3 bench_uai bench_read bench_sparse bench_oracles_trees bench_oracles_sequence \
-		bench_memory bench_dual; do echo "== $$b"; $(BUILD)/$$b >$(RESULTS)/$$b.txt || exit 1; \
+		bench_memory bench_dual bench_structured; do echo "== $$b"; $(BUILD)/$$b >$(RESULTS)/$$b.txt || exit 1; \
 		cat $(RESULTS)/$$b.txt; done
 	@echo "== python_overhead"; $(VENV)/bin/python bench/python_overhead.py $(BUILD)/bench_lp_matching \
 		>$(RESULTS)/python_overhead.txt && cat $(RESULTS)/python_overhead.txt

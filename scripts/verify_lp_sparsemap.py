@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks concord's LP-SparseMAP answer on a dependency-parsing .fg file
-against solvers that share nothing with it.
+"""Checks concord's LP-SparseMAP answer on a .fg file of parsing or
+sequence factors against solvers that share nothing with it.
 
     scripts/verify_lp_sparsemap.py CONCORD_CLI FILE.fg [TOL [exact|certificate]]
 
@@ -16,7 +16,10 @@ documents them):
   GRANDPARENT_HEAD_AUTOMATON  one such path flow per grandparent, of value
                  that grandparent's arc; a grandparent output is the flow
                  through its modifier in its grandparent's copy;
-  BUDGET         sum of the literals <= B.
+  SEQUENCE       a unit flow through the trellis (start -> states of
+                 each position -> stop); a state indicator is its node's
+                 flow, the transition outputs are the edges;
+  BUDGET, ATMOSTONE, OR  sum of the literals <= B, <= 1, >= 1.
 Then, with concord's point x = (u, v) (the CLI solves to TOL, default
 1e-9):
   1. (mode "exact", the default) max theta.u + phi.v - |u|^2/2 over it,
@@ -123,6 +126,41 @@ def path_flow(prog, source, chosen, pair_cols):
         prog.add_eq({**out[j], chosen[j - 1]: -1.0}, 0.0)
 
 
+def sequence_states(rest):
+    """The state counts K1..KL of a SEQUENCE line's fields after its links."""
+    length = int(rest[0])
+    return [int(x) for x in rest[1:1 + length]]
+
+
+def trellis_flow(prog, links, states, first):
+    """A unit flow start -> position 1 -> ... -> position L -> stop; the
+    node of (p, s) carries the state indicator, and the edge columns are
+    the outputs first, first + 1, ... in the order of the SEQUENCE's
+    scores (start, each transition table row-major, stop)."""
+    offsets = np.cumsum([0] + states)
+    node = [[links[offsets[p] + k] for k in range(states[p])] for p in range(len(states))]
+    col = first
+    start = list(range(col, col + states[0]))
+    col += states[0]
+    prog.add_eq({c: 1.0 for c in start}, 1.0)
+    for k, c in enumerate(start):
+        prog.add_eq({c: 1.0, node[0][k]: -1.0}, 0.0)
+    for p in range(len(states) - 1):
+        out = {a: {} for a in range(states[p])}
+        into = {b: {} for b in range(states[p + 1])}
+        for a in range(states[p]):
+            for b in range(states[p + 1]):
+                out[a][col] = 1.0
+                into[b][col] = 1.0
+                col += 1
+        for a in range(states[p]):
+            prog.add_eq({**out[a], node[p][a]: -1.0}, 0.0)
+        for b in range(states[p + 1]):
+            prog.add_eq({**into[b], node[p + 1][b]: -1.0}, 0.0)
+    for k in range(states[-1]):
+        prog.add_eq({col + k: 1.0, node[-1][k]: -1.0}, 0.0)
+
+
 def build(theta, factors):
     n = len(theta)
     # additional outputs first (their columns follow u), then auxiliaries
@@ -138,6 +176,10 @@ def build(theta, factors):
             d = len(links) - g
             layout.append(n_add)
             n_add += g * d + (d + 1) * (d + 2) // 2
+        elif kind == "SEQUENCE":
+            states = sequence_states(rest)
+            layout.append(n_add)
+            n_add += states[0] + sum(a * b for a, b in zip(states, states[1:])) + states[-1]
         else:
             layout.append(n_add)
     prog = Program(n + n_add)
@@ -190,8 +232,17 @@ def build(theta, factors):
                 coef = {n + at + k * d + j: 1.0 for k in range(g)}
                 coef[links[g + j]] = -1.0
                 prog.add_eq(coef, 0.0)
+        elif kind == "SEQUENCE":
+            states = sequence_states(rest)
+            scores = [float(x) for x in rest[1 + len(states):]]
+            phi[at:at + len(scores)] = scores
+            trellis_flow(prog, links, states, n + at)
         elif kind == "BUDGET":
             prog.add_ub({x: 1.0 for x in links}, float(rest[0]))
+        elif kind == "ATMOSTONE":
+            prog.add_ub({x: 1.0 for x in links}, 1.0)
+        elif kind == "OR":
+            prog.add_ub({x: -1.0 for x in links}, -1.0)
         else:
             raise ValueError("unsupported factor type " + kind)
     return prog, n, n_add, phi

@@ -14,7 +14,7 @@ void concord_default_settings(concord_settings *s) {
                             .adapt_eta = true,
                             .relaxation = 1.0,
                             .bound_every = 25,
-                            .max_inner_iter = 10,
+                            .max_inner_iter = 1,
                             .acceleration = 8,
                             .warm_start = true,
                             .time_limit = 0.0,

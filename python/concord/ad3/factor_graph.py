@@ -125,7 +125,7 @@ class PFactorGraph:
         self._adapt = True
         self._max_iter = 1000
         self._tol = 1e-6
-        self._inner_iter = 10
+        self._inner_iter = None  # concord's default unless set
         self._eta_psdd = 1.0
         self._max_iter_psdd = 1000
         self._built = None     # (core graph, C factor id per factor) of the structure
@@ -308,8 +308,9 @@ class PFactorGraph:
 
     def _settings(self, **overrides):
         settings = dict(max_iter=max(self._max_iter, 1), tol=min(max(self._tol, 1e-300), 0.5),
-                        eta=self._eta, adapt_eta=self._adapt,
-                        max_inner_iter=max(self._inner_iter, 1), warm_start=False)
+                        eta=self._eta, adapt_eta=self._adapt, warm_start=False)
+        if self._inner_iter is not None:
+            settings["max_inner_iter"] = max(self._inner_iter, 1)
         settings.update(overrides)
         return _core.Settings(**settings)
 
