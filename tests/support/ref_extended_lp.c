@@ -399,12 +399,13 @@ static int add_sequence(lp_model *m, const fg_graph *g, int f) {
  * Solving
  * ------------------------------------------------------------------------ */
 
+/* The program of g, its objective divided by a power of two near its
+ * largest coefficient (exactly), so that GLPK's absolute tolerances are
+ * relative ones. */
 static int build_model(const fg_graph *g, lp_model *m) {
     double largest = 0.0;
     for (int i = 0; i < g->n_vars; ++i) largest = fmax(largest, fabs(g->theta[i]));
     for (int k = 0; k < g->n_additionals; ++k) largest = fmax(largest, fabs(g->scores[k]));
-    /* divide the objective by a power of two near its largest coefficient
-     * (exactly), so that GLPK's absolute tolerances are relative ones */
     int e = 0;
     if (largest > 0.0) frexp(largest, &e);
     double scale = ldexp(1.0, -e);
@@ -674,6 +675,8 @@ static int solve_mip(glp_prob *lp, const fg_graph *g) {
     parm.msg_lev = GLP_MSG_OFF;
     parm.presolve = GLP_ON;
     parm.mip_gap = 0.0;
+    parm.tol_int = 1e-9;
+    parm.tol_obj = 1e-12;
     for (int pass = 0; pass < MAX_CUT_PASSES; ++pass) {
         int rc = glp_intopt(lp, &parm);
         if (rc == GLP_ENOPFS || (rc == 0 && glp_mip_status(lp) == GLP_NOFEAS))
