@@ -18,17 +18,17 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import verify_lp_sparsemap as reference  # noqa: E402
+from test_package import cli_path  # noqa: E402
 
 
 def tool(name):
-    """A program built beside the command-line tool (CONCORD_CLI)."""
-    for directory in (os.path.dirname(os.environ.get("CONCORD_CLI", "")),
-                      os.path.join(ROOT, "build-test"), os.path.join(ROOT, "build")):
-        path = os.path.join(directory, name)
-        if directory and os.path.exists(path):
-            return path
-    pytest.skip("%s is not built (make test builds it)" % name)
+    """A program built beside the command-line tool."""
+    path = os.path.join(os.path.dirname(cli_path()), name)
+    if not os.path.exists(path):
+        pytest.skip("%s is not built (make test builds it)" % name)
+    return path
 
 
 # (shape, seed, sizes): parsing n words with K candidate heads; sequences
@@ -52,11 +52,11 @@ def test_lp_sparsemap_equals_the_exact_qp(tmp_path, shape, seed, sizes):
     A_ub, b_ub = prog.matrix(prog.ub)
 
     # at the default tolerance the solve converges
-    _, _, summary, _ = reference.concord_solution(tool("concord"), str(path), 1e-6, n, n_add)
+    _, _, summary, _ = reference.concord_solution(cli_path(), str(path), 1e-6, n, n_add)
     assert "integral" in summary or "fractional" in summary, summary
 
     # at a tight one it is the exact QP's optimum, inside the polytope
-    u, v, summary, _ = reference.concord_solution(tool("concord"), str(path), 1e-9, n, n_add)
+    u, v, summary, _ = reference.concord_solution(cli_path(), str(path), 1e-9, n, n_add)
     value = theta @ u + phi @ v - 0.5 * u @ u
     assert reference.exact_check(theta, phi, n, n_add, A_eq, b_eq, A_ub, b_ub, u, value)
     assert reference.distance_check(n, n_add, A_eq, b_eq, A_ub, b_ub, u, v)
@@ -75,8 +75,8 @@ def test_the_reference_rejects_another_point(tmp_path):
     prog, n, n_add, phi = reference.build(theta, factors)
     A_eq, b_eq = prog.matrix(prog.eq)
     A_ub, b_ub = prog.matrix(prog.ub)
-    u, _, _, _ = reference.concord_solution(tool("concord"), str(path), 1e-9, n, n_add)
-    subprocess.run([tool("concord"), "solve", str(path), "--tol", "1e-9", "-o",
+    u, _, _, _ = reference.concord_solution(cli_path(), str(path), 1e-9, n, n_add)
+    subprocess.run([cli_path(), "solve", str(path), "--tol", "1e-9", "-o",
                     str(tmp_path / "map.txt")], capture_output=True, check=True)
     values = np.array([float(x) for x in open(tmp_path / "map.txt").read().split()])
     u_map, v_map = values[:n], values[n:]
