@@ -25,6 +25,15 @@ typedef struct factor_ops {
      * `scratch` holds at least scratch_bytes(f) bytes. Never fails. */
     double (*map)(const factor *f, const double *a, const double *b,
                   double *u, double *v, void *scratch);
+    /* Optional, for families whose configurations have few ones
+     * (config_size): the configuration map would find, written as the
+     * increasing indices of its entries equal to 1 (variable j as j,
+     * additional k as degree + k; at most config_size of them), its score
+     * in *value. Returns how many. The active set calls it in place of map,
+     * which would write and then scan degree + n_add entries per call (a
+     * fifth of the solve of a long sequence with many states). */
+    int32_t (*map_ones)(const factor *f, const double *a, const double *b, int32_t *ones,
+                        double *value, void *scratch);
     /* Optional closed form of the weighted QP
      *   argmax over the polytope of  a.u + b.v - 1/2 sum_i d_i u_i^2,
      * d_i > 0. `scratch` holds at least scratch_bytes(f) bytes. Returns a

@@ -38,8 +38,24 @@ static int32_t budget_columns(const sequence_params *p) {
     return p->budget >= 0 && p->budget < p->length ? p->budget + 1 : 0;
 }
 
-/* Writes the configuration of the state sequence s (one state per
- * position, in scratch) into u and v. */
+/* The configuration of the state sequence s (one state per position) as
+ * the increasing indices of its entries equal to 1: the L state
+ * indicators, then the L + 1 transitions as degree + their index. Returns
+ * their count, 2L + 1. */
+static int32_t sequence_ones(const factor *f, const int32_t *s, int32_t *ones) {
+    const sequence_params *p = params_of(f);
+    const int32_t L = p->length;
+    int32_t prev = 0;
+    for (int32_t i = 0; i < L; ++i) {
+        ones[i] = p->offset[i] + s[i];
+        ones[L + i] = f->degree + p->edge[i] + prev * p->states[i] + s[i]; /* start: prev = 0 */
+        prev = s[i];
+    }
+    ones[2 * L] = f->degree + p->edge[L] + prev;
+    return 2 * L + 1;
+}
+
+/* The same configuration written densely into u and v. */
 static void write_sequence(const factor *f, const int32_t *s, double *u, double *v) {
     const sequence_params *p = params_of(f);
     for (int32_t j = 0; j < f->degree; ++j) u[j] = 0.0;
@@ -80,14 +96,14 @@ static int32_t argmax_strided(const double *val, size_t stride, const double *t,
     return arg;
 }
 
-/* Plain Viterbi. Scratch: the best prefix score of every (position, state)
- * (indexed like the links), then the decoded sequence. */
-static double viterbi(const factor *f, const double *a, const double *b, double *u, double *v,
+/* Plain Viterbi: returns the best score and leaves the best state sequence
+ * in seq. Scratch: the best prefix score of every (position, state)
+ * (indexed like the links). */
+static double viterbi(const factor *f, const double *a, const double *b, int32_t *seq,
                       void *scratch) {
     const sequence_params *p = params_of(f);
     const int32_t L = p->length;
     double *val = (double *)scratch;
-    int32_t *seq = (int32_t *)(val + f->degree);
     for (int32_t k = 0; k < p->states[0]; ++k) val[k] = a[k] + b[k];
     for (int32_t i = 1; i < L; ++i) {
         const int32_t kp = p->states[i - 1], kc = p->states[i];
@@ -104,7 +120,6 @@ static double viterbi(const factor *f, const double *a, const double *b, double 
     for (int32_t i = L - 1; i > 0; --i)
         seq[i - 1] = argmax_strided(val + p->offset[i - 1], 1, b + p->edge[i] + seq[i],
                                     (size_t)p->states[i], p->states[i - 1]);
-    write_sequence(f, seq, u, v);
     return best;
 }
 
@@ -113,14 +128,14 @@ static double viterbi(const factor *f, const double *a, const double *b, double 
  * val[c * K_i + k] is the best score of a prefix ending in state k with c
  * positions in state 0, -infinity when none does. Count-major rows keep
  * the inner loop over the states, as in plain Viterbi: from count c,
- * non-zero states stay at c and state 0 moves to c + 1. Scratch: those
- * values (degree x C), then the decoded sequence. */
-static double viterbi_budget(const factor *f, const double *a, const double *b, double *u,
-                             double *v, void *scratch) {
+ * non-zero states stay at c and state 0 moves to c + 1. Returns the best
+ * score and leaves the best sequence in seq. Scratch: those values
+ * (degree x C). */
+static double viterbi_budget(const factor *f, const double *a, const double *b, int32_t *seq,
+                             void *scratch) {
     const sequence_params *p = params_of(f);
     const int32_t L = p->length, C = budget_columns(p);
     double *val = (double *)scratch;
-    int32_t *seq = (int32_t *)(val + (size_t)f->degree * (size_t)C);
     {
         const int32_t k0 = p->states[0];
         for (size_t x = 0; x < (size_t)C * (size_t)k0; ++x) val[x] = -INFINITY;
@@ -168,20 +183,42 @@ static double viterbi_budget(const factor *f, const double *a, const double *b, 
         seq[i - 1] = argmax_strided(val + (size_t)p->offset[i - 1] * (size_t)C + (size_t)c * (size_t)kp,
                                     1, b + p->edge[i] + seq[i], (size_t)p->states[i], kp);
     }
-    write_sequence(f, seq, u, v);
     return best;
+}
+
+/* The DP table's cells: degree times the budget columns (at least one). */
+static size_t table_cells(const factor *f) {
+    const int32_t columns = budget_columns(params_of(f));
+    return (size_t)f->degree * (size_t)(columns > 0 ? columns : 1);
+}
+
+/* The best state sequence into seq (which follows the DP table in
+ * scratch), and its score. */
+static double best_sequence(const factor *f, const double *a, const double *b, void *scratch,
+                            int32_t **seq) {
+    *seq = (int32_t *)((double *)scratch + table_cells(f));
+    if (budget_columns(params_of(f)) > 0) return viterbi_budget(f, a, b, *seq, scratch);
+    return viterbi(f, a, b, *seq, scratch);
 }
 
 static double sequence_map(const factor *f, const double *a, const double *b, double *u,
                            double *v, void *scratch) {
-    if (budget_columns(params_of(f)) > 0) return viterbi_budget(f, a, b, u, v, scratch);
-    return viterbi(f, a, b, u, v, scratch);
+    int32_t *seq;
+    const double best = best_sequence(f, a, b, scratch, &seq);
+    write_sequence(f, seq, u, v);
+    return best;
+}
+
+static int32_t sequence_map_ones(const factor *f, const double *a, const double *b,
+                                 int32_t *ones, double *value, void *scratch) {
+    int32_t *seq;
+    *value = best_sequence(f, a, b, scratch, &seq);
+    return sequence_ones(f, seq, ones);
 }
 
 static size_t sequence_scratch(const factor *f) {
-    const sequence_params *p = params_of(f);
-    size_t columns = (size_t)(budget_columns(p) > 0 ? budget_columns(p) : 1);
-    return (size_t)f->degree * columns * sizeof(double) + (size_t)p->length * sizeof(int32_t);
+    return table_cells(f) * sizeof(double) +
+           (size_t)params_of(f)->length * sizeof(int32_t);
 }
 
 /* One state per position and L + 1 transitions. */
@@ -189,11 +226,13 @@ static int32_t sequence_config_size(const factor *f) { return 2 * params_of(f)->
 
 static const factor_ops sequence_ops = {.name = "SEQUENCE",
                                         .map = sequence_map,
+                                        .map_ones = sequence_map_ones,
                                         .scratch_bytes = sequence_scratch,
                                         .config_size = sequence_config_size};
 
 static const factor_ops sequence_budget_ops = {.name = "SEQUENCE_BUDGET",
                                                .map = sequence_map,
+                                               .map_ones = sequence_map_ones,
                                                .scratch_bytes = sequence_scratch,
                                                .config_size = sequence_config_size};
 

@@ -587,6 +587,20 @@ static int32_t oracle_config(active_set *s, const double *u, const double *v) {
     return n;
 }
 
+/* Calls f's MAP oracle at scores (a, b): its configuration goes to
+ * s->cand and s->cand_value, and its score to *best. Returns the
+ * configuration's number of entries. */
+static int32_t call_oracle(active_set *s, const factor *f, const double *a, const double *b,
+                           factor_buffers *buf, double *best) {
+    if (f->ops->map_ones) {
+        const int32_t n = f->ops->map_ones(f, a, b, s->cand, best, buf->scratch);
+        for (int32_t k = 0; k < n; ++k) s->cand_value[k] = 1.0;
+        return n;
+    }
+    *best = f->ops->map(f, a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
+    return oracle_config(s, buf->oracle_u, buf->oracle_v);
+}
+
 /* The active configuration equal to the oracle's, or -1. */
 static int32_t find_candidate(const active_set *s, int32_t n) {
     const uint64_t h = hash_config(s, s->cand, s->cand_value, n);
@@ -766,10 +780,10 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         rebuild(s);
     }
     if (s->size == 0) {
-        f->ops->map(f, a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
+        double best;
+        const int32_t n = call_oracle(s, f, a, b, buf, &best);
         res.oracle_calls++;
         if ((res.callback_error = factor_failure(f, buf->scratch))) return res;
-        int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
         border(s, s->cand, s->cand_value, n);
         s->p[0] = 1.0;
     }
@@ -817,7 +831,8 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         if (res.oracle_calls >= max_iter) break;
         combine_u(s, u);
         for (int32_t i = 0; i < s->degree; ++i) buf->oracle_a[i] = a[i] - d[i] * u[i];
-        double best = f->ops->map(f, buf->oracle_a, b, buf->oracle_u, buf->oracle_v, buf->scratch);
+        double best;
+        const int32_t n = call_oracle(s, f, buf->oracle_a, b, buf, &best);
         res.oracle_calls++;
         if ((res.callback_error = factor_failure(f, buf->scratch))) break;
         if (gap_is_rounding(s, a, b, d, u, best)) {
@@ -825,7 +840,6 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
             u_current = 1;
             break;
         }
-        int32_t n = oracle_config(s, buf->oracle_u, buf->oracle_v);
         if (find_candidate(s, n) >= 0) {
             /* The best configuration is already active although the gap
              * is positive: the solve is inaccurate. Refine it; if that is

@@ -88,6 +88,30 @@ static double scores_scale(const factor *f, const double *a, const double *b, co
     return s + ma + mb + md;
 }
 
+/* The sparse form of the oracle names, in increasing order, exactly the
+ * entries equal to 1 of the configuration map wrote into (u, v), with the
+ * same score. */
+static void check_map_ones(const factor *f, const double *a, const double *b, const double *u,
+                           const double *v, double value, void *scratch) {
+    const int32_t size = f->ops->config_size ? f->ops->config_size(f) : f->degree + f->n_add;
+    int32_t *ones = xcalloc((size_t)size + 1, sizeof(int32_t));
+    double got = NAN;
+    const int32_t n = f->ops->map_ones(f, a, b, ones, &got, scratch);
+    assert_true(n >= 0 && n <= size);
+    assert_true(got == value);
+    int32_t expected = 0;
+    for (int32_t i = 0; i < f->degree; ++i) expected += u[i] == 1.0;
+    for (int32_t k = 0; k < f->n_add; ++k) expected += v[k] == 1.0;
+    assert_int_equal(n, expected);
+    for (int32_t q = 0; q < n; ++q) {
+        assert_true(q == 0 || ones[q] > ones[q - 1]);
+        assert_true(ones[q] >= 0 && ones[q] < f->degree + f->n_add);
+        const double x = ones[q] < f->degree ? u[ones[q]] : v[ones[q] - f->degree];
+        assert_true(x == 1.0);
+    }
+    free(ones);
+}
+
 void check_map_oracle(const factor *f, const config_list *c, config_valid_fn valid,
                       const void *ctx, const double *a, const double *b) {
     assert_true(c->count > 0);
@@ -113,6 +137,7 @@ void check_map_oracle(const factor *f, const config_list *c, config_valid_fn val
     if (!(fabs(got - own) <= tol && fabs(got - best) <= tol))
         fail_msg("%s oracle: returned %.17g, its configuration scores %.17g, best %.17g",
                  f->ops->name, got, own, best);
+    if (f->ops->map_ones) check_map_ones(f, a, b, u, v, got, scratch);
     free(scratch);
     free(u);
     free(v);
