@@ -21,7 +21,8 @@
  *                   callback;
  *   penalty update  residual balancing;
  *   acceleration    Anderson extrapolation of the per-link state
- *                   lambda + eta ubar (anderson.c), every third iteration.
+ *                   lambda + eta ubar (anderson.c), every third iteration
+ *                   from iteration 40 on.
  * The LP-MAP penalty is eta_abs = eta * scale, where scale is the RMS of
  * the link-level scores, which makes the iterates invariant to rescaling
  * the scores (LP-SparseMAP is not scale-invariant: its unit is
@@ -42,6 +43,12 @@
 enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
 /* the first iterations adapt the penalty more often and by larger steps */
 enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
+/* The acceleration begins once those early iterations are over: while the
+ * penalty may change every five iterations, each change restarts its
+ * history, so its few extrapolations only break the factor caching and
+ * add vector work, and solves that end within them (most sequence graphs,
+ * parsing02) were up to twice as slow with it (docs/design.md). */
+enum { ACCELERATION_START = EARLY_ITERATIONS };
 /* the range the relative penalty adapts within */
 static const double ETA_REL_MIN = 1e-4, ETA_REL_MAX = 1e4;
 #define CACHE_FRACTION 0.01
@@ -83,6 +90,7 @@ typedef struct admm_run {
                               was not certified; -1: none */
     int callback_error;
     int32_t iteration;     /* the current one, for the acceleration's calls */
+    bool accelerating;     /* the acceleration has begun (see ACCELERATION_START) */
     struct timespec start;
 } admm_run;
 
@@ -381,7 +389,7 @@ static bool consensus_and_dual_step(admm_run *r, int32_t t) {
     concord_solver *s = r->s;
     const int32_t n = r->g->n_vars;
     residuals res = {0.0, 0.0, 0.0, 0.0, true};
-    if (r->st.acceleration > 0 && s->aa && anderson_running(s->aa)) {
+    if (r->accelerating && anderson_running(s->aa)) {
         for (int32_t i = next_set(s->active, 0, n); i < n; i = next_set(s->active, i + 1, n))
             update_variable(r, i, t, true, &res);
     } else {
@@ -498,7 +506,7 @@ static void penalty_step(admm_run *r, int32_t t) {
     set_penalty(r, fmin(fmax(r->eta_rel * step, ETA_REL_MIN), ETA_REL_MAX));
     memset(r->s->dirty, 1, (size_t)r->g->n_factors);
     r->adaptations += 1;
-    if (r->st.acceleration > 0 && r->s->aa) {
+    if (r->accelerating) {
         fill_slot_state(r);
         anderson_restart(r->s->aa, r->s->slot_state, t);
     }
@@ -536,11 +544,19 @@ static void apply_slot_state(void *context, int32_t i) {
 
 /* The acceleration step, when one is due, on the per-link state the
  * consensus step keeps up to date: the variables it extrapolates (or
- * restores) go back into consensus and multipliers. When its memory
- * grows, it restarts from the whole state. */
+ * restores) go back into consensus and multipliers. It begins at
+ * ACCELERATION_START; when its memory grows, it restarts from the whole
+ * state. */
 static void acceleration_step(admm_run *r, int32_t t) {
     concord_solver *s = r->s;
     if (r->st.acceleration == 0 || !s->aa) return;
+    if (!r->accelerating) {
+        if (t < ACCELERATION_START) return;
+        fill_slot_state(r);
+        anderson_begin(s->aa, r->st.acceleration, s->slot_state, t);
+        r->accelerating = true;
+        return;
+    }
     if (anderson_due(s->aa, t)) {
         r->iteration = t;
         anderson_step(s->aa, s->slot_state, apply_slot_state, r);
@@ -797,10 +813,6 @@ int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse
     if (separable(s)) {
         end = solve_separable(&r, &t);
     } else {
-        if (r.st.acceleration > 0 && s->aa) {
-            fill_slot_state(&r);
-            anderson_begin(s->aa, r.st.acceleration, s->slot_state, 0);
-        }
         end = iterate(&r, &t);
     }
     return finish(&r, end, t, info);
