@@ -43,11 +43,12 @@
 enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
 /* the first iterations adapt the penalty more often and by larger steps */
 enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
-/* The acceleration begins once those early iterations are over: while the
- * penalty may change every five iterations, each change restarts its
- * history, so its few extrapolations only break the factor caching and
- * add vector work, and solves that end within them (most sequence graphs,
- * parsing02) were up to twice as slow with it (docs/design.md). */
+/* The acceleration begins once those early iterations are over: it pays
+ * in the linear tail of a solve, while in the first iterations (faces
+ * still being found, the penalty still changing and restarting its
+ * history) its extrapolations broke the factor caching and added vector
+ * work, and solves that end within them (most sequence graphs, parsing02)
+ * were up to twice as slow with it (docs/design.md). */
 enum { ACCELERATION_START = EARLY_ITERATIONS };
 /* the range the relative penalty adapts within */
 static const double ETA_REL_MIN = 1e-4, ETA_REL_MAX = 1e4;
