@@ -31,7 +31,9 @@ typedef struct factor_ops {
      * additional k as degree + k; at most config_size of them), its score
      * in *value. Returns how many. The active set calls it in place of map,
      * which would write and then scan degree + n_add entries per call (a
-     * fifth of the solve of a long sequence with many states). */
+     * fifth of the solve of a long sequence with many states, a tenth of
+     * parsing01's, whose head automata have a pair output per two
+     * modifiers). */
     int32_t (*map_ones)(const factor *f, const double *a, const double *b, int32_t *ones,
                         double *value, void *scratch);
     /* Optional closed form of the weighted QP

@@ -43,22 +43,66 @@ double sibling_chain_best(int32_t n, const double *w, const double *sib, bool no
     return best[n + 1];
 }
 
+/* The predecessor of s in a best chain of the forward pass that left
+ * `best`: the first m < s maximizing best[m] + sib(m, s). */
+static int32_t chain_predecessor(int32_t n, const double *sib, bool nonempty, const double *best,
+                                 int32_t s) {
+    int32_t m = nonempty && s == n + 1 ? 1 : 0, arg = m;
+    double top = best[m] + sib[sibling_pair(n, m, s)];
+    for (++m; m < s; ++m) {
+        double x = best[m] + sib[sibling_pair(n, m, s)];
+        if (x > top) {
+            top = x;
+            arg = m;
+        }
+    }
+    return arg;
+}
+
 void sibling_chain_write(int32_t n, const double *sib, bool nonempty, const double *best,
                          double *u, double *v) {
     for (int32_t s = n + 1; s > 0;) {
-        int32_t m = nonempty && s == n + 1 ? 1 : 0, arg = m;
-        double top = best[m] + sib[sibling_pair(n, m, s)];
-        for (++m; m < s; ++m) {
-            double x = best[m] + sib[sibling_pair(n, m, s)];
-            if (x > top) {
-                top = x;
-                arg = m;
-            }
-        }
+        const int32_t arg = chain_predecessor(n, sib, nonempty, best, s);
         v[sibling_pair(n, arg, s)] = 1.0;
         if (arg > 0) u[arg - 1] = 1.0;
         s = arg;
     }
+}
+
+/* The positions of the best chain, increasing, into chain (at most n);
+ * returns how many. */
+static int32_t best_chain(int32_t n, const double *sib, const double *best, int32_t *chain) {
+    int32_t k = 0;
+    for (int32_t s = chain_predecessor(n, sib, false, best, n + 1); s > 0;
+         s = chain_predecessor(n, sib, false, best, s))
+        chain[k++] = s;
+    for (int32_t i = 0; i < k / 2; ++i) {
+        const int32_t t = chain[i];
+        chain[i] = chain[k - 1 - i];
+        chain[k - 1 - i] = t;
+    }
+    return k;
+}
+
+/* Appends the chain's positions m to ones from q on, as base + m - 1;
+ * returns the new q. */
+static int32_t chain_positions(const int32_t *chain, int32_t k, int32_t base, int32_t *ones,
+                               int32_t q) {
+    for (int32_t i = 0; i < k; ++i) ones[q++] = base + chain[i] - 1;
+    return q;
+}
+
+/* Appends the chain's consecutive pairs (head and end included) to ones
+ * from q on, as base + their pair index, increasing; returns the new q. */
+static int32_t chain_pairs(int32_t n, const int32_t *chain, int32_t k, int32_t base,
+                           int32_t *ones, int32_t q) {
+    int32_t prev = 0;
+    for (int32_t i = 0; i < k; ++i) {
+        ones[q++] = base + (int32_t)sibling_pair(n, prev, chain[i]);
+        prev = chain[i];
+    }
+    ones[q++] = base + (int32_t)sibling_pair(n, prev, n + 1);
+    return q;
 }
 
 typedef struct automaton_params {
@@ -86,8 +130,21 @@ static double head_automaton_map(const factor *f, const double *a, const double 
     return score;
 }
 
+/* The same best chain as the list of its ones. Scratch: the chain values,
+ * then its positions (n int32). */
+static int32_t head_automaton_map_ones(const factor *f, const double *a, const double *b,
+                                       int32_t *ones, double *value, void *scratch) {
+    const int32_t n = params_of(f)->n_modifiers;
+    double *best = (double *)scratch;
+    int32_t *chain = (int32_t *)(best + n + 2);
+    *value = sibling_chain_best(n, a, b, false, best);
+    const int32_t k = best_chain(n, b, best, chain);
+    return chain_pairs(n, chain, k, f->degree, ones, chain_positions(chain, k, 0, ones, 0));
+}
+
 static size_t head_automaton_scratch(const factor *f) {
-    return ((size_t)params_of(f)->n_modifiers + 2) * sizeof(double);
+    const size_t n = (size_t)params_of(f)->n_modifiers;
+    return (n + 2) * sizeof(double) + n * sizeof(int32_t);
 }
 
 /* Modifiers and the pairs of their chain. */
@@ -97,42 +154,76 @@ static int32_t head_automaton_config_size(const factor *f) {
 
 static const factor_ops head_automaton_ops = {.name = "HEAD_AUTOMATON",
                                               .map = head_automaton_map,
+                                              .map_ones = head_automaton_map_ones,
                                               .scratch_bytes = head_automaton_scratch,
                                               .config_size = head_automaton_config_size};
 
 /* For each grandparent g, the chain with modifier scores a + the (g, m)
- * scores; the best total with the arc g -> head wins. Scratch: w (n), two
- * chain value arrays (n + 2 each: the best grandparent's and the current). */
-static double grandparent_map(const factor *f, const double *a, const double *b, double *u,
-                              double *v, void *scratch) {
+ * scores; the best total with the arc g -> head wins. Returns it, with its
+ * grandparent in *best_g and its chain values in the array *kept points
+ * to. Scratch: w (n), two chain value arrays (n + 2 each: the best
+ * grandparent's and the current), then room for the chain's positions (n
+ * int32). */
+static double best_grandparent(const factor *f, const double *a, const double *b, void *scratch,
+                               int32_t *best_g, double **kept) {
     const automaton_params *p = params_of(f);
     const int32_t G = p->n_grandparents, n = p->n_modifiers;
-    double *w = (double *)scratch, *kept = w + n, *cur = kept + n + 2;
+    double *w = (double *)scratch, *cur = w + n + n + 2;
     const double *am = a + G, *sib = b + (size_t)G * (size_t)n;
-    int32_t best_g = 0;
     double best = -INFINITY;
+    *kept = w + n;
+    *best_g = 0;
     for (int32_t g = 0; g < G; ++g) {
         const double *bg = b + (size_t)g * (size_t)n;
         for (int32_t m = 0; m < n; ++m) w[m] = am[m] + bg[m];
         double x = a[g] + sibling_chain_best(n, w, sib, false, cur);
         if (g == 0 || x > best) {
             best = x;
-            best_g = g;
-            double *swap = kept;
-            kept = cur;
+            *best_g = g;
+            double *swap = *kept;
+            *kept = cur;
             cur = swap;
         }
     }
+    return best;
+}
+
+static double grandparent_map(const factor *f, const double *a, const double *b, double *u,
+                              double *v, void *scratch) {
+    const automaton_params *p = params_of(f);
+    const int32_t G = p->n_grandparents, n = p->n_modifiers;
+    int32_t best_g;
+    double *kept;
+    const double best = best_grandparent(f, a, b, scratch, &best_g, &kept);
     clear(f, u, v);
     u[best_g] = 1.0;
-    sibling_chain_write(n, sib, false, kept, u + G, v + (size_t)G * (size_t)n);
+    sibling_chain_write(n, b + (size_t)G * (size_t)n, false, kept, u + G,
+                        v + (size_t)G * (size_t)n);
     double *vg = v + (size_t)best_g * (size_t)n;
     for (int32_t m = 0; m < n; ++m) vg[m] = u[G + m];
     return best;
 }
 
+/* The same configuration as the list of its ones: the grandparent's arc,
+ * the modifiers, their (g, m) outputs, the chain's pairs. */
+static int32_t grandparent_map_ones(const factor *f, const double *a, const double *b,
+                                    int32_t *ones, double *value, void *scratch) {
+    const automaton_params *p = params_of(f);
+    const int32_t G = p->n_grandparents, n = p->n_modifiers;
+    int32_t best_g;
+    double *kept;
+    *value = best_grandparent(f, a, b, scratch, &best_g, &kept);
+    int32_t *chain = (int32_t *)((double *)scratch + 3 * (size_t)n + 4);
+    const int32_t k = best_chain(n, b + (size_t)G * (size_t)n, kept, chain);
+    ones[0] = best_g;
+    int32_t q = chain_positions(chain, k, G, ones, 1);
+    q = chain_positions(chain, k, f->degree + best_g * n, ones, q);
+    return chain_pairs(n, chain, k, f->degree + G * n, ones, q);
+}
+
 static size_t grandparent_scratch(const factor *f) {
-    return (3 * (size_t)params_of(f)->n_modifiers + 4) * sizeof(double);
+    const size_t n = (size_t)params_of(f)->n_modifiers;
+    return (3 * n + 4) * sizeof(double) + n * sizeof(int32_t);
 }
 
 /* The grandparent, the modifiers, their (g, m) outputs and chain pairs. */
@@ -143,6 +234,7 @@ static int32_t grandparent_config_size(const factor *f) {
 static const factor_ops grandparent_head_automaton_ops = {
     .name = "GRANDPARENT_HEAD_AUTOMATON",
     .map = grandparent_map,
+    .map_ones = grandparent_map_ones,
     .scratch_bytes = grandparent_scratch,
     .config_size = grandparent_config_size};
 
