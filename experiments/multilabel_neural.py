@@ -13,8 +13,12 @@ label; the structured models add a learned score for every pair of labels
   solution rounded at 1/2),
 
 each trained by Adam (learning rate 1e-3, minibatches of 32), the solvers
-limited to 100 iterations. 10% of the training set is held out to pick the
-epoch; the table gives the test set's example-F1 at that epoch.
+limited to 100 iterations. Every bibtex example has at least one label, so
+no model predicts an empty set: where its decoded set is empty, the label
+of highest score is predicted (the same rule for the three models; the
+table also gives the example-F1 without it). 10% of the training set is
+held out to pick the epoch; the table gives the test set's example-F1 at
+that epoch.
 
     .venv/bin/python experiments/multilabel_neural.py --output multilabel_neural.png
 """
@@ -88,13 +92,22 @@ def batch_loss(model, graph, kind, x, y, threads):
     return losses.mean()
 
 
+def nonempty(predicted, theta):
+    """The predictions with, in every row where none is on, the label of
+    highest score theta on."""
+    predicted = np.array(predicted, dtype=bool)
+    empty = np.flatnonzero(~predicted.any(axis=1))
+    predicted[empty, np.argmax(theta[empty], axis=1)] = True
+    return predicted
+
+
 def predict(model, graph, kind, X, threads, chunk=64):
-    """0/1 predictions: scores > 0, or the solution of LP-MAP (hinge) or
-    LP-SparseMAP rounded at 1/2."""
+    """0/1 predictions and the label scores: scores > 0, or the solution of
+    LP-MAP (hinge) or LP-SparseMAP rounded at 1/2."""
     with torch.no_grad():
         theta = model(X).double().numpy()
         if kind == "independent":
-            return theta > 0
+            return theta > 0, theta
         pairs = model.pairs.detach().double().numpy()
     solvers = [_core.Solver(graph) for _ in range(min(chunk, len(theta)))]
     algorithm = "map" if kind == "hinge" else "sparse"
@@ -106,14 +119,16 @@ def predict(model, graph, kind, X, threads, chunk=64):
             solver.set_scores(scores, pairs)
         _core.solve_batch(solvers[:len(part)], algorithm, settings, threads)
         out += [solver.variables > 0.5 for solver in solvers[:len(part)]]
-    return np.array(out)
+    return np.array(out), theta
 
 
 def run(train, test, epochs=20, losses=LOSSES, hidden=300, batch_size=32, threads=None,
         validation=0.1, seed=0, log=print):
     """Trains one model per loss; returns {loss: history}, the history a
-    dict of per-epoch lists (train_loss, validation_f1, test_f1, seconds)
-    and the test F1 at the epoch of best validation F1 (selected_f1)."""
+    dict of per-epoch lists (train_loss, validation_f1, test_f1,
+    test_f1_empty_allowed, seconds; the F1s of non-empty predictions but
+    the last) and the test F1s at the epoch of best validation F1
+    (selected_f1, selected_f1_empty_allowed)."""
     (X, Y), (X_test, Y_test) = train, test
     order = np.random.default_rng(seed).permutation(len(X))
     held = order[:int(round(validation * len(X)))]
@@ -127,7 +142,8 @@ def run(train, test, epochs=20, losses=LOSSES, hidden=300, batch_size=32, thread
         torch.manual_seed(seed)
         model = Scorer(X.shape[1], Y.shape[1], hidden, kind != "independent")
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-        history = {"train_loss": [], "validation_f1": [], "test_f1": [], "seconds": []}
+        history = {"train_loss": [], "validation_f1": [], "test_f1": [],
+                   "test_f1_empty_allowed": [], "seconds": []}
         shuffle = torch.Generator().manual_seed(seed)
         elapsed = 0.0
         for epoch in range(epochs):
@@ -143,15 +159,17 @@ def run(train, test, epochs=20, losses=LOSSES, hidden=300, batch_size=32, thread
             history["train_loss"].append(total / len(X_train))
             history["seconds"].append(elapsed)
             history["validation_f1"].append(example_f1(
-                Y[held], predict(model, graph, kind, X_held, threads)))
-            history["test_f1"].append(example_f1(
-                Y_test, predict(model, graph, kind, X_test_t, threads)))
+                Y[held], nonempty(*predict(model, graph, kind, X_held, threads))))
+            predicted, theta = predict(model, graph, kind, X_test_t, threads)
+            history["test_f1"].append(example_f1(Y_test, nonempty(predicted, theta)))
+            history["test_f1_empty_allowed"].append(example_f1(Y_test, predicted))
             log("%-12s epoch %2d: train loss %.4f, validation F1 %.2f, test F1 %.2f, %.0fs"
                 % (kind, epoch + 1, history["train_loss"][-1], history["validation_f1"][-1],
                    history["test_f1"][-1], elapsed))
         best = int(np.argmax(history["validation_f1"]))
         history["selected_epoch"] = best + 1
         history["selected_f1"] = history["test_f1"][best]
+        history["selected_f1_empty_allowed"] = history["test_f1_empty_allowed"][best]
         results[kind] = history
     return results
 
@@ -194,11 +212,13 @@ def main():
     print("%s: %d training examples, %d test, %d features, %d labels"
           % (name, len(X), len(X_test), X.shape[1], Y.shape[1]))
     results = run((X, Y), (X_test, Y_test), epochs=args.epochs, threads=args.threads)
-    print("\n| loss | example-F1 (epoch) | paper (Table 4) | training s/epoch |")
-    print("|---|---|---|---|")
+    print("\n| loss | example-F1 (epoch) | empty sets allowed | paper (Table 4) "
+          "| training s/epoch |")
+    print("|---|---|---|---|---|")
     for kind, history in results.items():
-        print("| %s | %.2f (%d) | %.2f | %.0f |" % (
-            kind, history["selected_f1"], history["selected_epoch"], PAPER[kind],
+        print("| %s | %.2f (%d) | %.2f | %.2f | %.0f |" % (
+            kind, history["selected_f1"], history["selected_epoch"],
+            history["selected_f1_empty_allowed"], PAPER[kind],
             history["seconds"][-1] / len(history["seconds"])))
     plot(results, args.output)
     print("wrote %s" % args.output)

@@ -96,6 +96,15 @@ def most_frequent_label_f1(Y, Y_test):
     return multilabel_neural.example_f1(Y_test, predicted)
 
 
+def test_nonempty_predicts_the_best_label_only_where_none_is_on():
+    predicted = np.array([[0, 1, 0], [0, 0, 0], [1, 0, 1], [0, 0, 0]], dtype=bool)
+    theta = np.array([[5.0, -1.0, 0.0], [-3.0, -0.5, -2.0], [-1.0, 4.0, 0.0], [0.1, -1.0, 2.0]])
+    got = multilabel_neural.nonempty(predicted, theta)
+    expected = np.array([[0, 1, 0], [0, 1, 0], [1, 0, 1], [0, 0, 1]], dtype=bool)
+    assert np.array_equal(got, expected)
+    assert not predicted[1].any()  # the input is left alone
+
+
 def check_multilabel_neural(train, test, epochs, hidden):
     results = multilabel_neural.run(train, test, epochs=epochs, hidden=hidden, threads=2,
                                     log=quiet)
