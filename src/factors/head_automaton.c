@@ -20,7 +20,8 @@
 #include "../graph.h"
 #include "head_automaton.h"
 
-/* cur[k] = max(cur[k], base + row[k]), branch-free (see sequence.c). */
+/* cur[k] = max(cur[k], base + row[k]), branch-free (see sequence.c; here a
+ * loop: the rows are short suffixes). */
 static inline void relax(double *restrict cur, const double *restrict row, double base,
                          int32_t n) {
     for (int32_t k = 0; k < n; ++k) {
