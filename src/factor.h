@@ -144,7 +144,8 @@ void factor_qp_generic(const factor *f, struct active_set *state, const double *
  * solution back through variable_value); v receives the additional
  * outputs. Factors without a closed form go through the active set
  * `state` (which must then be non-NULL), with at most max_inner oracle
- * calls. The outcome goes to *out rather than being returned: a returned
+ * calls; for them v may be NULL (active_set_additionals writes it
+ * later). The outcome goes to *out rather than being returned: a returned
  * 12-byte struct is assembled on the stack and read back in one load wider
  * than the stores, which stalls store forwarding on every factor solve.
  * Inline, so that the ADMM loop calls a closed form directly. */

@@ -647,7 +647,7 @@ static void combine_u(const active_set *s, double *u) {
 }
 
 /* v = sum_k p_k v_k. */
-static void combine_v(const active_set *s, double *v) {
+void active_set_additionals(const active_set *s, double *v) {
     for (int32_t k = 0; k < s->n_add; ++k) v[k] = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
         const int32_t *x = config(s, k);
@@ -657,10 +657,10 @@ static void combine_v(const active_set *s, double *v) {
     }
 }
 
-/* u and v = sum_k p_k (u_k, v_k). */
+/* u and v (unless NULL) = sum_k p_k (u_k, v_k). */
 static void combine(const active_set *s, double *u, double *v) {
     combine_u(s, u);
-    combine_v(s, v);
+    if (v) active_set_additionals(s, v);
 }
 
 static void plain_target(active_set *s) {
@@ -868,8 +868,11 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
         score_config(s, s->size - 1, a, b);
         entered_last = s->size - 1;
     }
-    if (u_current) combine_v(s, v);
-    else combine(s, u, v);
+    if (u_current) {
+        if (v) active_set_additionals(s, v);
+    } else {
+        combine(s, u, v);
+    }
     return res;
 }
 

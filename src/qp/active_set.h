@@ -63,11 +63,18 @@ typedef struct active_set_result {
 } active_set_result;
 
 /* Solves the QP in literal space, warm-started from the previous call.
- * u (degree) and v (n_add) receive the solution; buf's oracle_* arrays and
- * scratch serve the oracle calls. */
+ * u (degree) and v (n_add) receive the solution (v NULL: not now, see
+ * active_set_additionals); buf's oracle_* arrays and scratch serve the
+ * oracle calls. */
 active_set_result active_set_solve(active_set *s, const factor *f, const double *a,
                                    const double *b, const double *d, double *u, double *v,
                                    int32_t max_iter, factor_buffers *buf);
+
+/* The additional outputs of the last solve's solution, sum_k p_k v_k, into
+ * v (n_add): what active_set_solve writes when given v. Writing them is
+ * O(n_add) per solve (a sequence's transitions, an automaton's sibling
+ * pairs), and an ADMM iteration does not read them. */
+void active_set_additionals(const active_set *s, double *v);
 
 /* The active configurations and their weights after a solve. */
 int32_t active_set_size(const active_set *s);

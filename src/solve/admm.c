@@ -163,15 +163,6 @@ static double objective(const admm_run *r, const double *u, const double *v) {
     return value;
 }
 
-/* The LP-MAP value at the current consensus and factor outputs, which the
- * gap test compares with the dual bound. */
-static double current_value(const admm_run *r) {
-    double value = 0.0;
-    for (int32_t i = 0; i < r->g->n_vars; ++i) value += r->theta[i] * r->s->ubar[i];
-    for (int32_t k = 0; k < r->g->n_add; ++k) value += r->phi[k] * r->s->v[k];
-    return value;
-}
-
 /* Whether the LP-MAP value is within the tolerance of the best dual bound,
  * relative to the value itself: a gap judged against the scores' size let
  * a graph whose value is small next to its scores stop far from its
@@ -228,6 +219,7 @@ static void start(admm_run *r, bool warm) {
         s->active[i] = s->deg[i] > 0;
     }
     memset(s->dirty, 1, (size_t)g->n_factors);
+    memset(s->v_pending, 0, (size_t)g->n_factors);
     double smallest;
     r->l1 = score_l1(r, &smallest);
     r->gap_floor = fmax(r->st.tol * smallest, GAP_ROUNDING * DBL_EPSILON * r->l1);
@@ -255,6 +247,31 @@ static inline int32_t next_set(const bool *flags, int32_t k, int32_t n) {
     return k;
 }
 
+/* Writes into s->v the additional outputs the factor step left to the
+ * active sets: they are read only by the objective, near the end of a
+ * solve and at its end, while writing them at every factor solve cost a
+ * twentieth of a solve on the generated sequence graphs (a sequence has
+ * L S^2 transitions, of which a configuration uses L + 1). */
+static void write_pending_additionals(const admm_run *r) {
+    concord_solver *s = r->s;
+    const int32_t n = r->g->n_factors;
+    for (int32_t f = next_set(s->v_pending, 0, n); f < n; f = next_set(s->v_pending, f + 1, n)) {
+        active_set_additionals(s->state[f], s->v + r->g->factors[f].add_begin);
+        s->v_pending[f] = false;
+    }
+}
+
+/* The LP-MAP value at the current consensus and factor outputs, which the
+ * gap test compares with the dual bound. */
+static double current_value(const admm_run *r) {
+    write_pending_additionals(r);
+    double value = 0.0;
+    for (int32_t i = 0; i < r->g->n_vars; ++i) value += r->theta[i] * r->s->ubar[i];
+    for (int32_t k = 0; k < r->g->n_add; ++k) value += r->phi[k] * r->s->v[k];
+    return value;
+}
+
+
 /* Solves factor f's QP at the current multipliers and consensus, with
  * the weights in s->d (LP-SparseMAP's are set here, LP-MAP's by
  * set_penalty). Only the variables whose copy changed need revisiting: a
@@ -280,8 +297,12 @@ solve_factor(concord_solver *s, const double *phi, int32_t f, double eta, bool s
         a_solved[j] = a;
         lit_a[j] = literal_qp_input(neg[j], a, d[j]);
     }
+    /* an active set's additional outputs are written when read (see
+     * write_pending_additionals) */
+    const bool defer_v = s->state[f] && fa->n_add > 0;
     factor_qp_literals(fa, s->state[f], lit_a, phi + fa->add_begin, d, s->buf.lit_u,
-                       s->v + fa->add_begin, max_inner, &s->buf, out);
+                       defer_v ? NULL : s->v + fa->add_begin, max_inner, &s->buf, out);
+    s->v_pending[f] = defer_v;
     /* without branches: whether a copy moved is as good as random */
     double *uf = s->uf + begin;
     const double *lit_u = s->buf.lit_u;
@@ -459,6 +480,7 @@ static int bound_step(admm_run *r, int32_t t, bool small) {
     if (proves_infeasible(r, bound)) return FAILED_INFEASIBLE;
     if (small && gap_closed(r, current_value(r))) return CONVERGED;
     if (r->st.progress) {
+        write_pending_additionals(r);
         concord_progress p = {t,
                               r->sparse ? objective(r, r->s->ubar, r->s->v) : current_value(r),
                               r->upper_bound,      r->primal,
@@ -711,6 +733,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
         if (dual_bound(r, &bound)) end = FAILED_CALLBACK;
         else if (bound < r->upper_bound) r->upper_bound = bound;
     }
+    write_pending_additionals(r);
     memcpy(s->sol_u, s->ubar, (size_t)g->n_vars * sizeof(double));
     memcpy(s->sol_v, s->v, (size_t)g->n_add * sizeof(double));
     bool integral = false;

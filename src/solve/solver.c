@@ -75,6 +75,7 @@ void concord_solver_free(concord_solver *s) {
     free(s->ubar);
     free(s->v);
     free(s->dirty);
+    free(s->v_pending);
     free(s->active);
     free(s->a_solved);
     free(s->link_score);
@@ -161,6 +162,7 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     s->ubar = alloc_array(nv, sizeof(double), &failed);
     s->v = alloc_array(na, sizeof(double), &failed);
     s->dirty = alloc_array(nf, sizeof(bool), &failed);
+    s->v_pending = alloc_array(nf, sizeof(bool), &failed);
     s->active = alloc_array(nv, sizeof(bool), &failed);
     s->a_solved = alloc_array(nl, sizeof(double), &failed);
     s->link_score = alloc_array(nl, sizeof(double), &failed);

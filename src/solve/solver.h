@@ -55,6 +55,8 @@ struct concord_solver {
      * alias anything, which made the compiler reload every array pointer
      * after each flag set in the solver's inner loops. */
     bool *dirty;        /* factor inputs changed since its last solve */
+    bool *v_pending;    /* per factor: its active set's last solve did not
+                           write its additional outputs into v yet */
     bool *active;       /* variable must be revisited: a factor's copy of it
                            changed, or it moved last time */
     double *a_solved;   /* per link: the input of the factor's last solve */
