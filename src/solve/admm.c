@@ -119,6 +119,11 @@ static double rms_nonzero(const double *x, int32_t nx, const double *y, int32_t 
     return unit * sqrt(sum / (double)count);
 }
 
+/* The larger of x and |y|, for finite scores: a comparison the compiler
+ * keeps inline, where fmax is a library call (its NaN rules), one per
+ * score at the start of every solve. */
+static inline double max_abs(double x, double y) { return fabs(y) > x ? fabs(y) : x; }
+
 /* Sets the link-level scores theta_i / deg_i and returns the RMS of the
  * nonzero ones and of phi: the unit of the penalty. */
 static double link_scores(const admm_run *r) {
@@ -128,9 +133,9 @@ static double link_scores(const admm_run *r) {
     for (int32_t l = 0; l < g->n_links; ++l) {
         int32_t i = g->link_var[l];
         s->link_score[l] = r->theta[i] * s->inv_deg[i];
-        largest = fmax(largest, fabs(s->link_score[l]));
+        largest = max_abs(largest, s->link_score[l]);
     }
-    for (int32_t k = 0; k < g->n_add; ++k) largest = fmax(largest, fabs(r->phi[k]));
+    for (int32_t k = 0; k < g->n_add; ++k) largest = max_abs(largest, r->phi[k]);
     return largest > 0.0 ? rms_nonzero(s->link_score, g->n_links, r->phi, g->n_add, largest)
                          : 1.0;
 }
