@@ -276,7 +276,6 @@ static double current_value(const admm_run *r) {
     return value;
 }
 
-
 /* Solves factor f's QP at the current multipliers and consensus, with
  * the weights in s->d (LP-SparseMAP's are set here, LP-MAP's by
  * set_penalty). Only the variables whose copy changed need revisiting: a
