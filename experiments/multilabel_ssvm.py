@@ -100,10 +100,11 @@ def main():
     """Runs every data set and prints the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=DATA, help="the folder of MULAN's data sets")
-    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--epochs", type=int, default=30, help="SubgradientSSVM's epochs")
     parser.add_argument("--inference", default="map", choices=INFERENCE_METHODS,
                         help="the models' inference: LP-MAP, LP-SparseMAP or exact MAP")
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="C threads of the minibatches' inference (default: one per processor)")
     parser.add_argument("--output", default="multilabel_ssvm.png", help="the PNG to write")
     args = parser.parse_args()
     all_results = {}

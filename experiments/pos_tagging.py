@@ -185,7 +185,8 @@ def main():
                         help="DistRepSSVM's rounds (a w-step each, an A-step between)")
     parser.add_argument("--dim", type=int, default=None,
                         help="DistRepSSVM's label vectors' size (default: the number of tags)")
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="C threads of the minibatches' inference (default: one per processor)")
     parser.add_argument("--output", default="pos_tagging.png", help="the PNG to write")
     args = parser.parse_args()
     paths = [os.path.join(args.data, "en_ewt-ud-%s.conllu" % part) for part in ("dev", "test")]
