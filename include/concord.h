@@ -554,9 +554,10 @@ typedef struct concord_settings {
     int32_t acceleration; /* Anderson acceleration memory (0: off, default
                              8): the ADMM iterates are extrapolated from the
                              last `acceleration` residuals, with safeguards,
-                             from iteration 40 on (solves that end sooner
-                             gain nothing from it); at most 5 until
-                             iteration 80 (enough for most graphs, cheaper) */
+                             LP-MAP's from iteration 40 on (solves that end
+                             sooner gain nothing from it), LP-SparseMAP's
+                             from the start; at most 5 until iteration 80
+                             (enough for most graphs, cheaper) */
     bool warm_start;    /* start from the solver's previous solution
                            (multipliers, consensus, penalty, active sets)
                            when its last solve was of the same kind; false:

@@ -43,13 +43,16 @@
 enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
 /* the first iterations adapt the penalty more often and by larger steps */
 enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
-/* The acceleration begins once those early iterations are over: it pays
- * in the linear tail of a solve, while in the first iterations (faces
- * still being found, the penalty still changing and restarting its
- * history) its extrapolations broke the factor caching and added vector
- * work, and solves that end within them (most sequence graphs, parsing02)
- * were up to twice as slow with it (docs/design.md). */
-enum { ACCELERATION_START = EARLY_ITERATIONS };
+/* LP-MAP's acceleration begins once those early iterations are over: it
+ * pays in the linear tail of a solve, while in the first iterations (faces
+ * of the polytope still being found, the penalty still changing and
+ * restarting its history) its extrapolations broke the factor caching and
+ * added vector work, and solves that end within them (most sequence
+ * graphs, parsing02) were up to twice as slow with it. LP-SparseMAP's
+ * objective is strongly concave, its iteration contracts from the start,
+ * and its acceleration begins at once (started at 40, a 20 x 20
+ * LP-matching took 422 iterations instead of 119; docs/design.md). */
+enum { LP_MAP_ACCELERATION_START = EARLY_ITERATIONS };
 /* the range the relative penalty adapts within */
 static const double ETA_REL_MIN = 1e-4, ETA_REL_MAX = 1e4;
 #define CACHE_FRACTION 0.01
@@ -91,7 +94,7 @@ typedef struct admm_run {
                               was not certified; -1: none */
     int callback_error;
     int32_t iteration;     /* the current one, for the acceleration's calls */
-    bool accelerating;     /* the acceleration has begun (see ACCELERATION_START) */
+    bool accelerating;     /* the acceleration has begun (see acceleration_start) */
     struct timespec start;
 } admm_run;
 
@@ -569,19 +572,31 @@ static void apply_slot_state(void *context, int32_t i) {
     }
 }
 
+/* The iteration after which the acceleration begins (0: before the
+ * first). */
+static int32_t acceleration_start(const admm_run *r) {
+    return r->sparse ? 0 : LP_MAP_ACCELERATION_START;
+}
+
+/* Starts the acceleration from the current state, after iteration t,
+ * unless the settings or the graph leave it off. */
+static void begin_acceleration(admm_run *r, int32_t t) {
+    concord_solver *s = r->s;
+    if (r->st.acceleration == 0 || !s->aa) return;
+    fill_slot_state(r);
+    anderson_begin(s->aa, r->st.acceleration, s->slot_state, t);
+    r->accelerating = true;
+}
+
 /* The acceleration step, when one is due, on the per-link state the
  * consensus step keeps up to date: the variables it extrapolates (or
- * restores) go back into consensus and multipliers. It begins at
- * ACCELERATION_START; when its memory grows, it restarts from the whole
+ * restores) go back into consensus and multipliers. It begins after
+ * acceleration_start; when its memory grows, it restarts from the whole
  * state. */
 static void acceleration_step(admm_run *r, int32_t t) {
     concord_solver *s = r->s;
-    if (r->st.acceleration == 0 || !s->aa) return;
     if (!r->accelerating) {
-        if (t < ACCELERATION_START) return;
-        fill_slot_state(r);
-        anderson_begin(s->aa, r->st.acceleration, s->slot_state, t);
-        r->accelerating = true;
+        if (t == acceleration_start(r)) begin_acceleration(r, t);
         return;
     }
     if (anderson_due(s->aa, t)) {
@@ -841,6 +856,7 @@ int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse
     if (separable(s)) {
         end = solve_separable(&r, &t);
     } else {
+        if (acceleration_start(&r) == 0) begin_acceleration(&r, 0);
         end = iterate(&r, &t);
     }
     return finish(&r, end, t, info);
