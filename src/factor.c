@@ -12,6 +12,15 @@ size_t factor_scratch_bytes(const factor *f) {
     return f->ops->scratch_bytes ? f->ops->scratch_bytes(f) : 0;
 }
 
+void factor_write_ones(const factor *f, const int32_t *ones, int32_t n, double *u, double *v) {
+    for (int32_t j = 0; j < f->degree; ++j) u[j] = 0.0;
+    for (int32_t k = 0; k < f->n_add; ++k) v[k] = 0.0;
+    for (int32_t q = 0; q < n; ++q) {
+        if (ones[q] < f->degree) u[ones[q]] = 1.0;
+        else v[ones[q] - f->degree] = 1.0;
+    }
+}
+
 void factor_qp_generic(const factor *f, struct active_set *state, const double *lit_a,
                        const double *b, const double *d, double *lit_u, double *v,
                        int32_t max_inner, factor_buffers *buf, qp_outcome *out) {

@@ -115,24 +115,9 @@ static const automaton_params *params_of(const factor *f) {
     return (const automaton_params *)f->params;
 }
 
-static void clear(const factor *f, double *u, double *v) {
-    for (int32_t j = 0; j < f->degree; ++j) u[j] = 0.0;
-    for (int32_t k = 0; k < f->n_add; ++k) v[k] = 0.0;
-}
-
-/* Scratch: the chain values (n + 2 doubles). */
-static double head_automaton_map(const factor *f, const double *a, const double *b, double *u,
-                                 double *v, void *scratch) {
-    const int32_t n = params_of(f)->n_modifiers;
-    double *best = (double *)scratch;
-    double score = sibling_chain_best(n, a, b, false, best);
-    clear(f, u, v);
-    sibling_chain_write(n, b, false, best, u, v);
-    return score;
-}
-
-/* The same best chain as the list of its ones. Scratch: the chain values,
- * then its positions (n int32). */
+/* The best chain as the list of its ones. Scratch: the chain values (n + 2
+ * doubles), its positions (n int32), then room for a configuration's ones
+ * (2n + 1), which head_automaton_map uses. */
 static int32_t head_automaton_map_ones(const factor *f, const double *a, const double *b,
                                        int32_t *ones, double *value, void *scratch) {
     const int32_t n = params_of(f)->n_modifiers;
@@ -143,9 +128,18 @@ static int32_t head_automaton_map_ones(const factor *f, const double *a, const d
     return chain_pairs(n, chain, k, f->degree, ones, chain_positions(chain, k, 0, ones, 0));
 }
 
+static double head_automaton_map(const factor *f, const double *a, const double *b, double *u,
+                                 double *v, void *scratch) {
+    const int32_t n = params_of(f)->n_modifiers;
+    int32_t *ones = (int32_t *)((double *)scratch + n + 2) + n;
+    double best;
+    factor_write_ones(f, ones, head_automaton_map_ones(f, a, b, ones, &best, scratch), u, v);
+    return best;
+}
+
 static size_t head_automaton_scratch(const factor *f) {
     const size_t n = (size_t)params_of(f)->n_modifiers;
-    return (n + 2) * sizeof(double) + n * sizeof(int32_t);
+    return (n + 2) * sizeof(double) + (3 * n + 1) * sizeof(int32_t);
 }
 
 /* Modifiers and the pairs of their chain. */
@@ -164,7 +158,8 @@ static const factor_ops head_automaton_ops = {.name = "HEAD_AUTOMATON",
  * grandparent in *best_g and its chain values in the array *kept points
  * to. Scratch: w (n), two chain value arrays (n + 2 each: the best
  * grandparent's and the current), then room for the chain's positions (n
- * int32). */
+ * int32) and for a configuration's ones (3n + 2), which grandparent_map
+ * uses. */
 static double best_grandparent(const factor *f, const double *a, const double *b, void *scratch,
                                int32_t *best_g, double **kept) {
     const automaton_params *p = params_of(f);
@@ -189,23 +184,7 @@ static double best_grandparent(const factor *f, const double *a, const double *b
     return best;
 }
 
-static double grandparent_map(const factor *f, const double *a, const double *b, double *u,
-                              double *v, void *scratch) {
-    const automaton_params *p = params_of(f);
-    const int32_t G = p->n_grandparents, n = p->n_modifiers;
-    int32_t best_g;
-    double *kept;
-    const double best = best_grandparent(f, a, b, scratch, &best_g, &kept);
-    clear(f, u, v);
-    u[best_g] = 1.0;
-    sibling_chain_write(n, b + (size_t)G * (size_t)n, false, kept, u + G,
-                        v + (size_t)G * (size_t)n);
-    double *vg = v + (size_t)best_g * (size_t)n;
-    for (int32_t m = 0; m < n; ++m) vg[m] = u[G + m];
-    return best;
-}
-
-/* The same configuration as the list of its ones: the grandparent's arc,
+/* The best configuration as the list of its ones: the grandparent's arc,
  * the modifiers, their (g, m) outputs, the chain's pairs. */
 static int32_t grandparent_map_ones(const factor *f, const double *a, const double *b,
                                     int32_t *ones, double *value, void *scratch) {
@@ -222,9 +201,18 @@ static int32_t grandparent_map_ones(const factor *f, const double *a, const doub
     return chain_pairs(n, chain, k, f->degree + G * n, ones, q);
 }
 
+static double grandparent_map(const factor *f, const double *a, const double *b, double *u,
+                              double *v, void *scratch) {
+    const int32_t n = params_of(f)->n_modifiers;
+    int32_t *ones = (int32_t *)((double *)scratch + 3 * (size_t)n + 4) + n;
+    double best;
+    factor_write_ones(f, ones, grandparent_map_ones(f, a, b, ones, &best, scratch), u, v);
+    return best;
+}
+
 static size_t grandparent_scratch(const factor *f) {
     const size_t n = (size_t)params_of(f)->n_modifiers;
-    return (3 * n + 4) * sizeof(double) + n * sizeof(int32_t);
+    return (3 * n + 4) * sizeof(double) + (4 * n + 2) * sizeof(int32_t);
 }
 
 /* The grandparent, the modifiers, their (g, m) outputs and chain pairs. */

@@ -55,20 +55,6 @@ static int32_t sequence_ones(const factor *f, const int32_t *s, int32_t *ones) {
     return 2 * L + 1;
 }
 
-/* The same configuration written densely into u and v. */
-static void write_sequence(const factor *f, const int32_t *s, double *u, double *v) {
-    const sequence_params *p = params_of(f);
-    for (int32_t j = 0; j < f->degree; ++j) u[j] = 0.0;
-    for (int32_t k = 0; k < f->n_add; ++k) v[k] = 0.0;
-    int32_t prev = 0;
-    for (int32_t i = 0; i < p->length; ++i) {
-        u[p->offset[i] + s[i]] = 1.0;
-        v[p->edge[i] + prev * p->states[i] + s[i]] = 1.0; /* start: prev = 0 */
-        prev = s[i];
-    }
-    v[p->edge[p->length] + prev] = 1.0;
-}
-
 /* cur[k] = max(cur[k], base + row[k]): the Viterbi inner loop, branch-free
  * (a select compiles to maxsd; a data-dependent branch with a back-pointer
  * store runs twice as slow), which is why the predecessors are recovered
@@ -205,33 +191,31 @@ static size_t table_cells(const factor *f) {
     return (size_t)f->degree * (size_t)(columns > 0 ? columns : 1);
 }
 
-/* The best state sequence into seq (which follows the DP table in
- * scratch), and its score. */
-static double best_sequence(const factor *f, const double *a, const double *b, void *scratch,
-                            int32_t **seq) {
-    *seq = (int32_t *)((double *)scratch + table_cells(f));
-    if (budget_columns(params_of(f)) > 0) return viterbi_budget(f, a, b, *seq, scratch);
-    return viterbi(f, a, b, *seq, scratch);
-}
-
-static double sequence_map(const factor *f, const double *a, const double *b, double *u,
-                           double *v, void *scratch) {
-    int32_t *seq;
-    const double best = best_sequence(f, a, b, scratch, &seq);
-    write_sequence(f, seq, u, v);
-    return best;
+/* Scratch: the DP table, the decoded sequence (L), then room for a
+ * configuration's ones (2L + 1), which sequence_map uses. */
+static int32_t *decoded_sequence(const factor *f, void *scratch) {
+    return (int32_t *)((double *)scratch + table_cells(f));
 }
 
 static int32_t sequence_map_ones(const factor *f, const double *a, const double *b,
                                  int32_t *ones, double *value, void *scratch) {
-    int32_t *seq;
-    *value = best_sequence(f, a, b, scratch, &seq);
+    int32_t *seq = decoded_sequence(f, scratch);
+    *value = budget_columns(params_of(f)) > 0 ? viterbi_budget(f, a, b, seq, scratch)
+                                              : viterbi(f, a, b, seq, scratch);
     return sequence_ones(f, seq, ones);
+}
+
+static double sequence_map(const factor *f, const double *a, const double *b, double *u,
+                           double *v, void *scratch) {
+    int32_t *ones = decoded_sequence(f, scratch) + params_of(f)->length;
+    double best;
+    factor_write_ones(f, ones, sequence_map_ones(f, a, b, ones, &best, scratch), u, v);
+    return best;
 }
 
 static size_t sequence_scratch(const factor *f) {
     return table_cells(f) * sizeof(double) +
-           (size_t)params_of(f)->length * sizeof(int32_t);
+           (3 * (size_t)params_of(f)->length + 1) * sizeof(int32_t);
 }
 
 /* One state per position and L + 1 transitions. */
