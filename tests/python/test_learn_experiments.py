@@ -105,6 +105,43 @@ def test_nonempty_predicts_the_best_label_only_where_none_is_on():
     assert not predicted[1].any()  # the input is left alone
 
 
+@pytest.mark.parametrize("kind", ["hinge", "hinge-fp"])
+def test_structured_hinges_equal_brute_force(kind):
+    """Both hinges of the bibtex experiment against enumeration over the
+    labelings of a 4-label fully connected MRF (attractive pair scores, so
+    LP-MAP is exact): the value, and the gradient u* - y in the label
+    scores. The Hamming cost counts false positives and negatives, the
+    other false positives only."""
+    import itertools
+    import torch
+    labels = 4
+    graph = multilabel_neural.pairwise_graph(labels)
+    rng = np.random.default_rng(7)
+    pair_list = list(zip(*np.triu_indices(labels, 1)))
+    for trial in range(5):
+        theta = torch.tensor(rng.normal(size=(1, labels)), dtype=torch.float64,
+                             requires_grad=True)
+        pairs = torch.tensor(rng.uniform(0.1, 1.0, size=len(pair_list)), dtype=torch.float64)
+        y = torch.tensor(rng.integers(0, 2, size=(1, labels)), dtype=torch.float64)
+        t, p, gold = theta.detach().numpy()[0], pairs.numpy(), y.numpy()[0]
+
+        def score(u):
+            return t @ u + sum(w * u[i] * u[j] for w, (i, j) in zip(p, pair_list))
+
+        def cost(u):
+            false_positives = np.sum(u * (1 - gold))
+            return false_positives + (np.sum(gold * (1 - u)) if kind == "hinge" else 0.0)
+
+        labelings = [np.array(u, dtype=float) for u in itertools.product((0, 1), repeat=labels)]
+        values = [score(u) + cost(u) for u in labelings]
+        best = labelings[int(np.argmax(values))]
+        assert sorted(values)[-2] < max(values) - 1e-3  # a unique maximiser
+        loss = multilabel_neural.structured_loss(graph, theta, pairs, y, kind, threads=1)
+        assert loss.item() == pytest.approx(max(values) - score(gold), abs=1e-6)
+        loss.sum().backward()
+        assert np.allclose(theta.grad.numpy()[0], best - gold, atol=1e-6)
+
+
 def check_multilabel_neural(train, test, epochs, hidden):
     results = multilabel_neural.run(train, test, epochs=epochs, hidden=hidden, threads=2,
                                     log=quiet)
