@@ -12,13 +12,17 @@ size_t factor_scratch_bytes(const factor *f) {
     return f->ops->scratch_bytes ? f->ops->scratch_bytes(f) : 0;
 }
 
-void factor_write_ones(const factor *f, const int32_t *ones, int32_t n, double *u, double *v) {
+double factor_map_by_ones(const factor *f, const double *a, const double *b, double *u,
+                          double *v, void *scratch, int32_t *ones) {
+    double best;
+    const int32_t n = f->ops->map_ones(f, a, b, ones, &best, scratch);
     for (int32_t j = 0; j < f->degree; ++j) u[j] = 0.0;
     for (int32_t k = 0; k < f->n_add; ++k) v[k] = 0.0;
     for (int32_t q = 0; q < n; ++q) {
         if (ones[q] < f->degree) u[ones[q]] = 1.0;
         else v[ones[q] - f->degree] = 1.0;
     }
+    return best;
 }
 
 void factor_qp_generic(const factor *f, struct active_set *state, const double *lit_a,

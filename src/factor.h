@@ -92,10 +92,12 @@ struct factor {
 /* Scratch bytes a factor needs for its MAP and QP (0 when none). */
 size_t factor_scratch_bytes(const factor *f);
 
-/* Writes the 0/1 configuration whose n entries equal to 1 are listed in
- * ones (as map_ones gives them) densely into u (degree) and v (n_add): how
- * a family with map_ones answers map. */
-void factor_write_ones(const factor *f, const int32_t *ones, int32_t n, double *u, double *v);
+/* map for a family with map_ones: calls map_ones with `ones` (room for
+ * config_size entries, apart from the scratch map_ones uses) and writes
+ * the configuration densely into u (degree) and v (n_add). Returns its
+ * score. */
+double factor_map_by_ones(const factor *f, const double *a, const double *b, double *u,
+                          double *v, void *scratch, int32_t *ones);
 
 /* Whether the generic active set holds the factor's state in a solve: it
  * has no closed-form QP, or one without a face derivative (the backward

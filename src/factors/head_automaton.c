@@ -115,31 +115,41 @@ static const automaton_params *params_of(const factor *f) {
     return (const automaton_params *)f->params;
 }
 
-/* The best chain as the list of its ones. Scratch: the chain values (n + 2
- * doubles), its positions (n int32), then room for a configuration's ones
- * (2n + 1), which head_automaton_map uses. */
+/* A factor's scratch: chain values first, n + 2 doubles for HEAD_AUTOMATON,
+ * w (n) and two chain value arrays (n + 2 each) for the grandparent family
+ * (see best_grandparent); then the best chain's positions (n int32), then
+ * room for a configuration's ones (config_size), which map uses. */
+static size_t value_doubles(const automaton_params *p) {
+    const size_t n = (size_t)p->n_modifiers;
+    return p->n_grandparents > 0 ? 3 * n + 4 : n + 2;
+}
+
+static int32_t *chain_area(const factor *f, void *scratch) {
+    return (int32_t *)((double *)scratch + value_doubles(params_of(f)));
+}
+
+static size_t automaton_scratch(const factor *f) {
+    const automaton_params *p = params_of(f);
+    return value_doubles(p) * sizeof(double) +
+           ((size_t)p->n_modifiers + (size_t)f->ops->config_size(f)) * sizeof(int32_t);
+}
+
+/* The configuration map would find, by its ones. */
+static double automaton_map(const factor *f, const double *a, const double *b, double *u,
+                            double *v, void *scratch) {
+    return factor_map_by_ones(f, a, b, u, v, scratch,
+                              chain_area(f, scratch) + params_of(f)->n_modifiers);
+}
+
+/* The best chain as the list of its ones. */
 static int32_t head_automaton_map_ones(const factor *f, const double *a, const double *b,
                                        int32_t *ones, double *value, void *scratch) {
     const int32_t n = params_of(f)->n_modifiers;
     double *best = (double *)scratch;
-    int32_t *chain = (int32_t *)(best + n + 2);
+    int32_t *chain = chain_area(f, scratch);
     *value = sibling_chain_best(n, a, b, false, best);
     const int32_t k = best_chain(n, b, best, chain);
     return chain_pairs(n, chain, k, f->degree, ones, chain_positions(chain, k, 0, ones, 0));
-}
-
-static double head_automaton_map(const factor *f, const double *a, const double *b, double *u,
-                                 double *v, void *scratch) {
-    const int32_t n = params_of(f)->n_modifiers;
-    int32_t *ones = (int32_t *)((double *)scratch + n + 2) + n;
-    double best;
-    factor_write_ones(f, ones, head_automaton_map_ones(f, a, b, ones, &best, scratch), u, v);
-    return best;
-}
-
-static size_t head_automaton_scratch(const factor *f) {
-    const size_t n = (size_t)params_of(f)->n_modifiers;
-    return (n + 2) * sizeof(double) + (3 * n + 1) * sizeof(int32_t);
 }
 
 /* Modifiers and the pairs of their chain. */
@@ -148,18 +158,16 @@ static int32_t head_automaton_config_size(const factor *f) {
 }
 
 static const factor_ops head_automaton_ops = {.name = "HEAD_AUTOMATON",
-                                              .map = head_automaton_map,
+                                              .map = automaton_map,
                                               .map_ones = head_automaton_map_ones,
-                                              .scratch_bytes = head_automaton_scratch,
+                                              .scratch_bytes = automaton_scratch,
                                               .config_size = head_automaton_config_size};
 
 /* For each grandparent g, the chain with modifier scores a + the (g, m)
  * scores; the best total with the arc g -> head wins. Returns it, with its
  * grandparent in *best_g and its chain values in the array *kept points
  * to. Scratch: w (n), two chain value arrays (n + 2 each: the best
- * grandparent's and the current), then room for the chain's positions (n
- * int32) and for a configuration's ones (3n + 2), which grandparent_map
- * uses. */
+ * grandparent's and the current). */
 static double best_grandparent(const factor *f, const double *a, const double *b, void *scratch,
                                int32_t *best_g, double **kept) {
     const automaton_params *p = params_of(f);
@@ -193,26 +201,12 @@ static int32_t grandparent_map_ones(const factor *f, const double *a, const doub
     int32_t best_g;
     double *kept;
     *value = best_grandparent(f, a, b, scratch, &best_g, &kept);
-    int32_t *chain = (int32_t *)((double *)scratch + 3 * (size_t)n + 4);
+    int32_t *chain = chain_area(f, scratch);
     const int32_t k = best_chain(n, b + (size_t)G * (size_t)n, kept, chain);
     ones[0] = best_g;
     int32_t q = chain_positions(chain, k, G, ones, 1);
     q = chain_positions(chain, k, f->degree + best_g * n, ones, q);
     return chain_pairs(n, chain, k, f->degree + G * n, ones, q);
-}
-
-static double grandparent_map(const factor *f, const double *a, const double *b, double *u,
-                              double *v, void *scratch) {
-    const int32_t n = params_of(f)->n_modifiers;
-    int32_t *ones = (int32_t *)((double *)scratch + 3 * (size_t)n + 4) + n;
-    double best;
-    factor_write_ones(f, ones, grandparent_map_ones(f, a, b, ones, &best, scratch), u, v);
-    return best;
-}
-
-static size_t grandparent_scratch(const factor *f) {
-    const size_t n = (size_t)params_of(f)->n_modifiers;
-    return (3 * n + 4) * sizeof(double) + (4 * n + 2) * sizeof(int32_t);
 }
 
 /* The grandparent, the modifiers, their (g, m) outputs and chain pairs. */
@@ -222,9 +216,9 @@ static int32_t grandparent_config_size(const factor *f) {
 
 static const factor_ops grandparent_head_automaton_ops = {
     .name = "GRANDPARENT_HEAD_AUTOMATON",
-    .map = grandparent_map,
+    .map = automaton_map,
     .map_ones = grandparent_map_ones,
-    .scratch_bytes = grandparent_scratch,
+    .scratch_bytes = automaton_scratch,
     .config_size = grandparent_config_size};
 
 static int add_automaton(concord_graph *g, const factor_ops *ops, int32_t n_grandparents,

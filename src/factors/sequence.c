@@ -207,10 +207,8 @@ static int32_t sequence_map_ones(const factor *f, const double *a, const double 
 
 static double sequence_map(const factor *f, const double *a, const double *b, double *u,
                            double *v, void *scratch) {
-    int32_t *ones = decoded_sequence(f, scratch) + params_of(f)->length;
-    double best;
-    factor_write_ones(f, ones, sequence_map_ones(f, a, b, ones, &best, scratch), u, v);
-    return best;
+    return factor_map_by_ones(f, a, b, u, v, scratch,
+                              decoded_sequence(f, scratch) + params_of(f)->length);
 }
 
 static size_t sequence_scratch(const factor *f) {
