@@ -86,7 +86,7 @@ class _LPSparseMAP(torch.autograd.Function):
 def _on_threads(function, count, threads):
     """[function(k) for k < count] on Python threads (threads 0: one per
     processor); for calls into C that release the GIL."""
-    workers = min(threads or os.cpu_count() or 1, count)
+    workers = min(threads or os.cpu_count() or 1, count) if count > 1 else 1
     if workers > 1:
         with ThreadPoolExecutor(workers) as pool:
             return list(pool.map(function, range(count)))

@@ -51,7 +51,10 @@ static bool claim(concord_solver *const *solvers, size_t count) {
     return true;
 }
 
+/* The threads a batch of count solvers runs on; a single solver never asks
+ * the system how many processors it has (a file read, 5 us a call). */
 static int thread_count(int threads, size_t count) {
+    if (count <= 1) return 1;
     if (threads <= 0) {
         long online = sysconf(_SC_NPROCESSORS_ONLN);
         threads = online > 0 ? (int)online : 1;
