@@ -628,9 +628,15 @@ typedef struct concord_info {
 } concord_info;
 
 /* Creates a solver over graph g, sized for its current structure: this is
- * where the memory a solve needs is allocated (a solve allocates only when
- * its settings ask for more acceleration memory than the default, or when
- * a factor's active set outgrows what it has). The solver reads g's scores
+ * where the memory of the ADMM solves (concord_solver_map and
+ * concord_solver_sparse) is allocated; they allocate only when their
+ * settings ask for more acceleration memory than the default or a factor's
+ * active set outgrows what it has. The rest allocates what it needs when
+ * called: the analysis of the graph that settings.acyclic, MPLP and branch
+ * and bound use (kept, made by the first solve that needs it: it asks the
+ * factors' oracles, and a solve is where a user oracle's error is
+ * reported), branch and bound's open nodes, decoding, factor distributions
+ * and losses. The solver reads g's scores
  * until given its own (concord_solver_set_scores). g must outlive the
  * solver and must not change while the solver is used from another
  * thread; after a change of g's structure (new variables or factors) the
