@@ -229,18 +229,26 @@ static void solver_scores_are_their_own(void **state) {
     concord_graph_free(g);
 }
 
-/* After the graph's structure changes, its old solvers refuse to work and
- * hand out none of their buffers (sized for the old graph). */
+/* After the graph's structure changes, its old solvers refuse to work,
+ * hand out none of their buffers (sized for the old graph), and are freed
+ * safely (the sanitized build reads past no array). */
 static void a_solver_refuses_a_graph_whose_structure_changed(void **state) {
     (void)state;
     concord_graph *g = concord_graph_new();
-    int32_t vars[2] = {0, 1};
-    concord_add_variables(g, 2, NULL, NULL);
-    concord_add_logic(g, CONCORD_XOR, 2, vars, NULL, NULL);
+    const double scores[3] = {0.5, -0.2, 0.1};
+    int32_t first, labels[2];
+    concord_add_multi_variable(g, 3, scores, true, &first);
     concord_solver *s = new_solver_or_fail(g);
     assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_OK);
     assert_non_null(concord_solver_variables(s));
-    concord_add_variables(g, 1, NULL, NULL);
+    concord_decoding decoding;
+    assert_int_equal(concord_solver_decode(s, &decoding), CONCORD_OK);
+    assert_non_null(concord_solver_decoded(s));
+    assert_int_equal(concord_solver_decoded_labels(s, labels), CONCORD_OK);
+    assert_int_equal(labels[0], 0);
+    concord_add_multi_variable(g, 2, NULL, true, &first);
+    assert_null(concord_solver_decoded(s));
+    assert_int_equal(concord_solver_decoded_labels(s, labels), CONCORD_EINVAL);
     assert_null(concord_solver_variables(s));
     assert_null(concord_solver_additionals(s));
     assert_null(concord_solver_variable_scores(s));

@@ -403,11 +403,11 @@ int concord_solver_evaluate(concord_solver *s, const double *x, concord_decoding
 }
 
 const double *concord_solver_decoded(const concord_solver *s) {
-    return s && s->have_decoded ? s->decoded : NULL;
+    return solver_is_current(s) && s->have_decoded ? s->decoded : NULL;
 }
 
 int concord_solver_decoded_labels(const concord_solver *s, int32_t *labels) {
-    if (!s || !labels || !s->have_decoded) return CONCORD_EINVAL;
+    if (!solver_is_current(s) || !labels || !s->have_decoded) return CONCORD_EINVAL;
     const concord_graph *g = s->g;
     for (int32_t m = 0; m < g->n_multi; ++m) {
         const multi_variable *mv = &g->multi[m];

@@ -81,7 +81,7 @@ void concord_solver_free(concord_solver *s) {
     free(s->link_score);
     free(s->slot_state);
     free(s->face);
-    for (int32_t f = 0; s->state && f < s->g->n_factors; ++f) active_set_free(s->state[f]);
+    for (int32_t f = 0; s->state && f < s->n_factors; ++f) active_set_free(s->state[f]);
     free(s->state);
     anderson_free(s->aa);
     free(s->a);
@@ -145,6 +145,7 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     if (!s) return CONCORD_ENOMEM;
     s->g = g;
     s->structure_revision = g->structure_revision;
+    s->n_factors = g->n_factors;
     s->dist.factor = -1;
     atomic_init(&s->in_batch, false);
     bool failed = false;
@@ -240,9 +241,7 @@ int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
     return CONCORD_OK;
 }
 
-/* A solver's buffers are sized by the graph it was made over: once the
- * graph's structure changed, none of them is handed out. */
-static bool solver_is_current(const concord_solver *s) {
+bool solver_is_current(const concord_solver *s) {
     return s && s->structure_revision == s->g->structure_revision;
 }
 

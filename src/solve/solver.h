@@ -31,6 +31,7 @@ typedef struct distribution {
 struct concord_solver {
     const concord_graph *g;
     uint64_t structure_revision; /* the graph's when this solver was made */
+    int32_t n_factors;           /* and its factor count (the length of state) */
 
     /* The graph's structure seen from its variables. */
     int32_t *deg;            /* factors per variable */
@@ -103,6 +104,11 @@ struct concord_solver {
     atomic_bool in_batch; /* claimed by a running concord_solve_batch */
     char error[512];
 };
+
+/* Whether s is not NULL and its graph's structure is the one it was made
+ * for: a solver's buffers are sized by that structure, and once it changed
+ * none of them is handed out. */
+bool solver_is_current(const concord_solver *s);
 
 /* Records a formatted message as the solver's last error; returns code. */
 int solver_fail(concord_solver *s, int code, const char *fmt, ...)
