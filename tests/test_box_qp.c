@@ -54,18 +54,20 @@ static void bisection_reference(int n, const double *a, const double *d, const d
     for (int i = 0; i < n; ++i) u[i] = clip01l((a[i] - tau * (c ? c[i] : 1.0L)) / d[i]);
 }
 
-/* The library's answer must satisfy the constraint and match the
- * reference; on items whose weight d_i is tiny the solution is a step in
- * tau, so those are compared through the constraint only. */
-static void check(int n, const double *a, const double *d, const double *c, double rhs,
-                  box_sense sense) {
+/* The library's answer on (a, d) must satisfy the constraint and match
+ * the reference's on (a_ref, d_ref), a problem with the same solution;
+ * on items whose weight d_i is tiny the solution is a step in tau, so
+ * those are compared through the constraint only. */
+static void check_against(int n, const double *a, const double *d, const double *c, double rhs,
+                          box_sense sense, const double *a_ref, const double *d_ref,
+                          double tol) {
     static double u[MAX_N];
     static long double ref[MAX_N];
     void *scratch = malloc(box_qp_scratch_bytes(n)); /* exact size: ASan sees overruns */
     assert_non_null(scratch);
     box_qp(n, a, d, c, rhs, sense, u, scratch);
     free(scratch);
-    bisection_reference(n, a, d, c, rhs, sense, ref);
+    bisection_reference(n, a_ref, d_ref, c, rhs, sense, ref);
     long double s = 0, cmax = 0;
     for (int i = 0; i < n; ++i) {
         assert_true(u[i] >= 0.0 && u[i] <= 1.0);
@@ -73,7 +75,7 @@ static void check(int n, const double *a, const double *d, const double *c, doub
         s += ci * u[i];
         if (ci > cmax) cmax = ci;
         /* |du| <= |dtau| c/d: items with d >= 1e-6 are well determined */
-        if (d[i] >= 1e-6 && fabsl(u[i] - ref[i]) > 1e-7) {
+        if (d_ref[i] >= 1e-6 && fabsl(u[i] - ref[i]) > tol) {
             fprintf(stderr, "item %d of %d: library %.17g reference %.17Lg (d %g)\n", i, n, u[i],
                     ref[i], d[i]);
             fail();
@@ -83,6 +85,11 @@ static void check(int n, const double *a, const double *d, const double *c, doub
     if (sense == BOX_EQ) assert_true(fabsl(s - rhs) <= slack);
     if (sense == BOX_LE) assert_true(s <= rhs + slack);
     if (sense == BOX_GE) assert_true(s >= rhs - slack);
+}
+
+static void check(int n, const double *a, const double *d, const double *c, double rhs,
+                  box_sense sense) {
+    check_against(n, a, d, c, rhs, sense, a, d, 1e-7);
 }
 
 static void large_random_inputs_match_bisection(void **state) {
@@ -146,11 +153,95 @@ static void slow_fixing_inputs_fall_back_to_the_sorted_sweep(void **state) {
     }
 }
 
+/* A random right-hand side the problem can meet: rhs 1 or an integer up
+ * to n with unit costs, any value up to the total cost with costs. */
+static double random_rhs(test_rng *rng, int n, const double *c) {
+    if (!c) return rng_int(rng, 2) ? 1.0 : (double)rng_int(rng, n + 1);
+    double total = 0;
+    for (int i = 0; i < n; ++i) total += c[i];
+    return rng_uniform(rng) * total;
+}
+
+/* Scores far beyond the weights: a_i = c_i k_i m + r_i, tiers k_i in
+ * {-2, ..., 2}, m = 2^p, d_i and c_i between 1/8 and 2 (multiples of
+ * 1/8), residuals r_i multiples of 1/256 in [-4, 4] (zero outside tier 0
+ * once m leaves them no bits). The items of the tiers above the one
+ * holding the multiplier are at 1, those below at 0, and the ones in it
+ * solve a problem that does not depend on m once m is far beyond
+ * n (|r| + d) / c: so the answer at m = 2^p, up to 2^996 (scores near
+ * 1e300), must be the reference's at m = 2^16. Forming the multiplier
+ * from sums of huge scores put XOR(m, -m, m) at (0, 0, 0), off its
+ * simplex, and BUDGET(2) of (m, 1, 1/2) at (1, 0, 0). */
+static void huge_scores_answer_as_their_tiers_do(void **state) {
+    (void)state;
+    test_rng rng = {47};
+    static double a[MAX_N], d[MAX_N], c[MAX_N], a_ref[MAX_N];
+    for (int trial = 0; trial < 4000; ++trial) {
+        int n = 1 + rng_int(&rng, rng_int(&rng, 4) ? 8 : 200);
+        int p = 20 + rng_int(&rng, 977);
+        int with_costs = rng_int(&rng, 3) == 0;
+        int spread = 1 + rng_int(&rng, 2); /* tiers in [-spread, spread] */
+        for (int i = 0; i < n; ++i) {
+            int tier = rng_int(&rng, 2 * spread + 1) - spread;
+            double r = rng_int(&rng, 4) ? (rng_int(&rng, 2049) - 1024) / 256.0 : 0.0;
+            if (p > 40 && tier != 0) r = 0.0;
+            d[i] = rng_int(&rng, 3) ? 1.0 : (1 + rng_int(&rng, 16)) / 8.0;
+            c[i] = (1 + rng_int(&rng, 16)) / 8.0;
+            double ci = with_costs ? c[i] : 1.0;
+            a[i] = ldexp(ci * tier, p) + r;
+            a_ref[i] = ldexp(ci * tier, 16) + r;
+        }
+        const double *costs = with_costs ? c : NULL;
+        check_against(n, a, d, costs, random_rhs(&rng, n, costs), (box_sense)rng_int(&rng, 3),
+                      a_ref, d, 1e-10);
+    }
+    /* the tester's cases: XOR(m, -m, m) for m up to 1e300, BUDGET(2) */
+    double one[3] = {1, 1, 1};
+    for (double m = 1e14; m <= 1e300; m *= 1e2) {
+        check_against(3, (double[]){m, -m, m}, one, NULL, 1.0, BOX_EQ,
+                      (double[]){1e3, -1e3, 1e3}, one, 1e-10);
+        check_against(3, (double[]){m, m, m}, one, NULL, 2.0, BOX_LE, (double[]){1e3, 1e3, 1e3},
+                      one, 1e-10);
+        check_against(3, (double[]){m, 1.0, 0.5}, one, NULL, 2.0, BOX_LE,
+                      (double[]){1e3, 1.0, 0.5}, one, 1e-10);
+    }
+}
+
+/* Scaling a and d together by 2^e changes nothing (exactly, short of
+ * subnormal numbers): scores and weights near 1e-298 or 1e298 must give
+ * the reference's answer at their O(1) values. Tiny scores with weights
+ * near 1 are compared with the reference at those very scores. */
+static void tiny_and_scaled_scores_match_bisection(void **state) {
+    (void)state;
+    test_rng rng = {53};
+    static double a[MAX_N], d[MAX_N], c[MAX_N], as[MAX_N], ds[MAX_N];
+    for (int trial = 0; trial < 3000; ++trial) {
+        int n = 1 + rng_int(&rng, rng_int(&rng, 4) ? 8 : 200);
+        int with_costs = rng_int(&rng, 3) == 0;
+        int e = rng_int(&rng, 2) ? 990 : -990;
+        for (int i = 0; i < n; ++i) {
+            d[i] = exp(log(1e-2) + rng_uniform(&rng) * log(1e4));
+            a[i] = rng_normal(&rng) * pow(10.0, rng_int(&rng, 3) - 1);
+            c[i] = 0.1 + 2 * rng_uniform(&rng);
+            as[i] = ldexp(a[i], e);
+            ds[i] = ldexp(d[i], e);
+        }
+        const double *costs = with_costs ? c : NULL;
+        double rhs = random_rhs(&rng, n, costs);
+        box_sense sense = (box_sense)rng_int(&rng, 3);
+        check_against(n, as, ds, costs, rhs, sense, a, d, 1e-9);
+        for (int i = 0; i < n; ++i) as[i] = ldexp(a[i], -1000);
+        check(n, as, d, costs, rhs, sense);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(large_random_inputs_match_bisection),
         cmocka_unit_test(large_unit_simplex_inputs_match_bisection),
         cmocka_unit_test(slow_fixing_inputs_fall_back_to_the_sorted_sweep),
+        cmocka_unit_test(huge_scores_answer_as_their_tiers_do),
+        cmocka_unit_test(tiny_and_scaled_scores_match_bisection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

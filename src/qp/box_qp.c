@@ -16,15 +16,27 @@
  * so no item can pass 1 while another is above 0: only the lower bounds
  * matter, and the one-sided fixing (Michelot's simplex projection) needs
  * neither the upper side's bookkeeping nor a final refinement.
+ *
+ * Scores of any magnitude (up to 1e300, with d near 1): a free item's
+ * value is the small difference a_i - tau c_i of two huge numbers, which
+ * is lost when tau is formed from sums of huge a_i. So the multiplier is
+ * found relative to a reference close to it, and every a_i - reference
+ * c_i is rounded once: exact differences where they matter. With rhs 1
+ * and unit costs the reference is the largest score. Otherwise a Newton
+ * step taken relative to the multiplier of variable fixing certifies it
+ * (the constraint holds at the point it gives); when it does not (scores
+ * spanning many magnitudes), the multiplier is found again relative to
+ * the threshold of the greedy fractional knapsack, which brackets it.
  */
 #include "box_qp.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "../util.h"
 
 size_t box_qp_scratch_bytes(int32_t n) {
-    return 2 * (size_t)n * (sizeof(keyed) + sizeof(double) + sizeof(int32_t));
+    return 2 * (size_t)n * (sizeof(keyed) + sizeof(int32_t)) + 4 * (size_t)n * sizeof(double);
 }
 
 enum { LEAVES_UPPER = 1, REACHES_ZERO = 0 };
@@ -58,39 +70,23 @@ static double sweep_root(int32_t m, const int32_t *free_items, const double *rat
     return nb > 0 ? bp[nb - 1].key : 0.0;
 }
 
-/* tau from the items that tau leaves strictly between their bounds. */
-static double refine_root(int32_t m, const int32_t *items, const double *ratio,
-                          const double *slope, const double *c, double rhs, double tau) {
-    double num = -rhs, den = 0.0;
-    for (int32_t k = 0; k < m; ++k) {
-        int32_t i = items[k];
-        double ci = box_qp_cost(c, i);
-        double z = ratio[i] - tau * slope[i];
-        if (z >= 1.0) {
-            num += ci;
-        } else if (z > 0.0) {
-            num += ci * ratio[i];
-            den += ci * slope[i];
-        }
-    }
-    return den > 0.0 ? num / den : tau;
-}
-
 /* Snaps u(tau) to a bound it reaches up to rounding: on a tied breakpoint
- * tau puts items at their bound up to the rounding of a - tau c, and the
- * solution's face (which the backward pass reads off u) must be the right
- * one. */
-static inline double snapped(double ratio, double slope, double tau) {
+ * tau puts items at their bound up to the rounding of a - tau c (and of
+ * tau, whose sums hold rhs: an item's share of it is at most `most`, the
+ * largest value the constraint lets it take), and the solution's face
+ * (which the backward pass reads off u) must be the right one. */
+static inline double snapped(double ratio, double slope, double tau, double most) {
     double z = ratio - tau * slope;
-    double noise = 4e-16 * (fabs(ratio) + fabs(tau) * slope + 1.0);
+    double noise = 4e-16 * (fabs(ratio) + fabs(tau) * slope + most);
     return z <= noise ? 0.0 : (z >= 1.0 - noise ? 1.0 : z);
 }
 
-/* Unit costs, sum = 1, the m items in live[] still free (the others at 0
- * in u already): the multiplier with every live item free is a lower bound
- * on tau*, so the items it puts at or below 0 are at 0 in the optimum;
- * drop them and repeat (tau only rises). Each pass drops at least one
- * item, and the rare long runs are finished by the sorted sweep. */
+/* Unit costs, sum = 1, scores relative to the largest, a_top: the m items
+ * in live[] still free (the others at 0 in u already). The multiplier with
+ * every live item free is a lower bound on tau*, so the items it puts at
+ * or below 0 are at 0 in the optimum; drop them and repeat (tau only
+ * rises). Each pass drops at least one item, and the rare long runs are
+ * finished by the sorted sweep. */
 static double unit_simplex(int32_t m, const double *ratio, const double *slope, int32_t *live,
                            int32_t max_passes, double *u, keyed *breakpoints) {
     double tau = 0.0;
@@ -113,7 +109,7 @@ static double unit_simplex(int32_t m, const double *ratio, const double *slope, 
         if (kept == m) break;
         m = kept;
     }
-    for (int32_t k = 0; k < m; ++k) u[live[k]] = snapped(ratio[live[k]], slope[live[k]], tau);
+    for (int32_t k = 0; k < m; ++k) u[live[k]] = snapped(ratio[live[k]], slope[live[k]], tau, 1.0);
     return tau;
 }
 
@@ -124,28 +120,215 @@ static double unit_simplex(int32_t m, const double *ratio, const double *slope, 
  * is at most tau*, since the sum over S alone already reaches 1 there;
  * and the items tau* leaves positive are those of largest a, a prefix in
  * that order, whose tau_S is tau*. So tau* is the largest tau_S over the
- * prefixes: no passes and no index lists. */
+ * prefixes: no passes and no index lists. Ratios and tau are relative to
+ * the largest score. */
 enum { SMALL_SIMPLEX = 4 };
 
-static double small_unit_simplex(int32_t n, const double *a, const double *d,
-                                 const double *ratio, double *u) {
-    int32_t order[SMALL_SIMPLEX];
-    double slope[SMALL_SIMPLEX];
+static double small_unit_simplex(int32_t n, const double *a, const double *d, double *u) {
+    int32_t order[SMALL_SIMPLEX] = {0};
+    double slope[SMALL_SIMPLEX], ratio[SMALL_SIMPLEX];
     for (int32_t i = 0; i < n; ++i) {
         slope[i] = 1.0 / d[i];
         int32_t k = i;
         for (; k > 0 && a[order[k - 1]] < a[i]; --k) order[k] = order[k - 1];
         order[k] = i;
     }
+    const double top = a[order[0]];
     double num = -1.0, den = 0.0, tau = -INFINITY;
     for (int32_t k = 0; k < n; ++k) {
-        num += ratio[order[k]];
-        den += slope[order[k]];
+        const int32_t i = order[k];
+        ratio[i] = (a[i] - top) * slope[i];
+        num += ratio[i];
+        den += slope[i];
         const double candidate = num / den;
         tau = candidate > tau ? candidate : tau;
     }
-    for (int32_t i = 0; i < n; ++i) u[i] = snapped(ratio[i], slope[i], tau);
-    return tau;
+    for (int32_t i = 0; i < n; ++i) u[i] = snapped(ratio[i], slope[i], tau, 1.0);
+    return top + tau;
+}
+
+/* Unit costs, sum = 1, more items: at tau = a_top - d_top the top item
+ * alone reaches 1, so tau* is at least that, and every item with
+ * a_i <= a_top - d_top is at 0; so is every item with a_i <= 0 when tau*
+ * is positive. */
+static double large_unit_simplex(int32_t n, const double *a, const double *d, bool positive,
+                                 double *u, double *ratio, double *slope, int32_t *live,
+                                 int32_t max_passes, keyed *breakpoints) {
+    int32_t m = 0, top = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        u[i] = 0.0;
+        if (positive && a[i] <= 0.0) continue;
+        if (m == 0 || a[i] > a[top]) top = i;
+        live[m++] = i;
+    }
+    int32_t kept = 0;
+    for (int32_t k = 0; k < m; ++k) {
+        const int32_t i = live[k];
+        const double shifted = a[i] - a[top];
+        if (shifted <= -d[top]) continue;
+        slope[i] = 1.0 / d[i];
+        ratio[i] = shifted * slope[i];
+        live[kept++] = i;
+    }
+    return a[top] + unit_simplex(kept, ratio, slope, live, max_passes, u, breakpoints);
+}
+
+/* Variable fixing over the m items in live[] (reordered), whose costs
+ * must add up to target: the multiplier it ends with. */
+static inline __attribute__((always_inline)) double fix_variables(
+    int32_t m, int32_t *live, const double *ratio, const double *slope, const double *c,
+    double target, int32_t max_passes, keyed *breakpoints) {
+    double tau = 0.0;
+    for (int32_t passes = 0;;) {
+        double num = -target, den = 0.0;
+        for (int32_t k = 0; k < m; ++k) {
+            int32_t i = live[k];
+            double ci = box_qp_cost(c, i);
+            num += ci * ratio[i];
+            den += ci * slope[i];
+        }
+        if (den <= 0.0) return tau;
+        tau = num / den;
+        double below = 0.0, above = 0.0;
+        for (int32_t k = 0; k < m; ++k) {
+            int32_t i = live[k];
+            double ci = box_qp_cost(c, i);
+            double z = ratio[i] - tau * slope[i];
+            if (z < 0.0) below -= ci * z;
+            else if (z > 1.0) above += ci * (z - 1.0);
+        }
+        if (below == above) return tau;
+        if (++passes > max_passes) return sweep_root(m, live, ratio, slope, c, target, breakpoints);
+        int32_t kept = 0;
+        for (int32_t k = 0; k < m; ++k) {
+            int32_t i = live[k];
+            double z = ratio[i] - tau * slope[i];
+            if (below > above && z <= 0.0) continue;
+            if (below < above && z >= 1.0) {
+                target -= box_qp_cost(c, i);
+                continue;
+            }
+            live[kept++] = i;
+        }
+        m = kept;
+    }
+}
+
+/* x_i - tau c_i, rounded once. */
+static inline double minus_multiple(double x, double tau, const double *c, int32_t i) {
+    return c ? fma(-tau, c[i], x) : x - tau;
+}
+
+/* Newton's step on sum_{pool} c_i u_i = rhs from the multiplier tau, over
+ * the items free at tau, with every x_i - tau c_i rounded once; writes u
+ * for the pool (ratio[] gets the shifted ratios) and returns the step.
+ * *certified (unless NULL) says whether the point satisfies the
+ * constraint up to the rounding of its sums (a few units in the last
+ * place per item), which makes it the solution: every u_i is clipped at
+ * one multiplier. */
+static inline __attribute__((always_inline)) double newton_step(
+    int32_t m, const int32_t *pool, const double *x, const double *d, const double *c,
+    double rhs, double tau, double *ratio, const double *slope, double *u, bool *certified) {
+    double num = -rhs, den = 0.0;
+    for (int32_t k = 0; k < m; ++k) {
+        int32_t i = pool[k];
+        double ci = box_qp_cost(c, i);
+        double z = minus_multiple(x[i], tau, c, i) / d[i];
+        ratio[i] = z;
+        if (z >= 1.0) {
+            num += ci;
+        } else if (z > 0.0) {
+            num += ci * z;
+            den += ci * slope[i];
+        }
+    }
+    double step = den > 0.0 ? num / den : 0.0;
+    double sum = 0.0, weight = 0.0; /* the costs of the items above 0 */
+    for (int32_t k = 0; k < m; ++k) {
+        int32_t i = pool[k];
+        double ci = box_qp_cost(c, i);
+        u[i] = snapped(ratio[i], slope[i], step, fmin(1.0, fabs(rhs) / ci));
+        sum += ci * u[i];
+        if (u[i] > 0.0) weight += ci;
+    }
+    if (certified)
+        *certified = fabs(sum - rhs) <= 4.0 * DBL_EPSILON * (m + 8) * (fabs(rhs) + weight);
+    return step;
+}
+
+/* a_i - (a_t/c_t) c_i = (a_i c_t - a_t c_i) / c_t, the determinant by
+ * Kahan's method (an error of a few roundings, however large the terms). */
+static double minus_ratio(double a_i, double c_i, double a_t, double c_t) {
+    double w = a_t * c_i;
+    double error = fma(-a_t, c_i, w); /* w - a_t c_i, exactly */
+    return (fma(a_i, c_t, -w) + error) / c_t;
+}
+
+/* The binding constraint, from scratch, relative to the greedy threshold:
+ * order the items by a_i/c_i, falling, and let t be the first at which
+ * their costs reach rhs. At tau = a_t/c_t the items before t are below
+ * their costs and the others at 0, so the sum is below rhs; at tau =
+ * a_t/c_t - D, with D the largest d_i/c_i of the items up to t, those
+ * items are all at 1, so the sum reaches it: tau* lies in between (or at
+ * a_t/c_t when rhs is 0). With
+ * x_i = a_i - (a_t/c_t) c_i, the items with x_i >= d_i are at 1 and those
+ * with x_i <= -D c_i at 0; the others have x_i of the size of d_i and
+ * D c_i, and variable fixing over them, relative to a_t/c_t, keeps its
+ * precision. Their costs are scaled by the power of two that brings the
+ * largest to [1, 2) (tau then scales inversely), so that the squares of
+ * costs far below the others' do not underflow. */
+static inline __attribute__((always_inline)) double threshold_binding(
+    int32_t n, const double *a, const double *d, const double *c, double rhs, double *u,
+    double *ratio, double *slope, double *shifted, double *scaled_costs, int32_t *pool,
+    int32_t *live, int32_t max_passes, keyed *breakpoints) {
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        double ci = box_qp_cost(c, i);
+        if (ci > 0.0) breakpoints[m++] = (keyed){-a[i] / ci, i, 0};
+    }
+    if (m == 0) return 0.0;
+    sort_keyed(breakpoints, m);
+    double reached = 0.0, width = 0.0; /* width: D */
+    int32_t t = breakpoints[m - 1].index;
+    for (int32_t k = 0; k < m; ++k) {
+        int32_t i = breakpoints[k].index;
+        reached += box_qp_cost(c, i);
+        width = fmax(width, d[i] / box_qp_cost(c, i));
+        if (reached >= rhs) {
+            t = i;
+            break;
+        }
+    }
+    double target = rhs, largest = 0.0;
+    int32_t n_pool = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        double ci = box_qp_cost(c, i);
+        if (ci <= 0.0) continue;
+        double x = c ? minus_ratio(a[i], ci, a[t], c[t]) : a[i] - a[t];
+        if (x >= d[i]) {
+            u[i] = 1.0;
+            target -= ci;
+        } else if (x <= -width * ci) {
+            u[i] = 0.0;
+        } else {
+            shifted[i] = x;
+            ratio[i] = x / d[i];
+            largest = fmax(largest, ci);
+            live[n_pool] = i;
+            pool[n_pool++] = i;
+        }
+    }
+    const int scale = c && largest > 0.0 ? -ilogb(largest) : 0;
+    const double *costs = c ? scaled_costs : NULL;
+    for (int32_t k = 0; k < n_pool; ++k) {
+        int32_t i = pool[k];
+        if (c) scaled_costs[i] = ldexp(c[i], scale);
+        slope[i] = box_qp_cost(costs, i) / d[i];
+    }
+    target = ldexp(target, scale);
+    double tau = fix_variables(n_pool, live, ratio, slope, costs, target, max_passes, breakpoints);
+    tau += newton_step(n_pool, pool, shifted, d, costs, target, tau, ratio, slope, u, NULL);
+    return a[t] / box_qp_cost(c, t) + ldexp(tau, scale);
 }
 
 /* box_qp_binding's body, always inlined: called with c == NULL it is
@@ -159,22 +342,17 @@ static inline __attribute__((always_inline)) double binding(int32_t n, const dou
     keyed *breakpoints = (keyed *)scratch;
     double *ratio = box_qp_ratios(scratch, n);
     double *slope = ratio + n;
-    int32_t *pool = (int32_t *)(slope + n); /* undecided items */
-    int32_t *live = pool + n;               /* still free */
-    if (!c && rhs == 1.0 && n <= SMALL_SIMPLEX) return small_unit_simplex(n, a, d, ratio, u);
-    const int positive = s0 > rhs; /* the sign of tau* */
+    double *shifted = slope + n;
+    double *scaled_costs = shifted + n;
+    int32_t *pool = (int32_t *)(scaled_costs + n); /* undecided items */
+    int32_t *live = pool + n;                      /* still free */
+    if (!c && rhs == 1.0 && n <= SMALL_SIMPLEX) return small_unit_simplex(n, a, d, u);
     int32_t max_passes = 8;
     for (int32_t k = n; k > 1; k >>= 1) max_passes += 2;
-    if (!c && rhs == 1.0) {
-        int32_t m = 0;
-        for (int32_t i = 0; i < n; ++i) {
-            u[i] = 0.0;
-            if (positive && a[i] <= 0.0) continue;
-            slope[i] = 1.0 / d[i];
-            live[m++] = i;
-        }
-        return unit_simplex(m, ratio, slope, live, max_passes, u, breakpoints);
-    }
+    const bool positive = s0 > rhs; /* the sign of tau* */
+    if (!c && rhs == 1.0)
+        return large_unit_simplex(n, a, d, positive, u, ratio, slope, live, max_passes,
+                                  breakpoints);
     int32_t n_pool = 0;
     double pool_rhs = rhs; /* rhs minus the costs of items fixed at 1 */
     for (int32_t i = 0; i < n; ++i) {
@@ -191,50 +369,12 @@ static inline __attribute__((always_inline)) double binding(int32_t n, const dou
             pool[n_pool++] = i;
         }
     }
-    int32_t m = n_pool, passes = 0;
-    double target = pool_rhs, tau = 0.0;
-    for (;;) {
-        double num = -target, den = 0.0;
-        for (int32_t k = 0; k < m; ++k) {
-            int32_t i = live[k];
-            double ci = box_qp_cost(c, i);
-            num += ci * ratio[i];
-            den += ci * slope[i];
-        }
-        if (den <= 0.0) break;
-        tau = num / den;
-        double below = 0.0, above = 0.0;
-        for (int32_t k = 0; k < m; ++k) {
-            int32_t i = live[k];
-            double ci = box_qp_cost(c, i);
-            double z = ratio[i] - tau * slope[i];
-            if (z < 0.0) below -= ci * z;
-            else if (z > 1.0) above += ci * (z - 1.0);
-        }
-        if (below == above) break;
-        if (++passes > max_passes) {
-            tau = sweep_root(m, live, ratio, slope, c, target, breakpoints);
-            break;
-        }
-        int32_t kept = 0;
-        for (int32_t k = 0; k < m; ++k) {
-            int32_t i = live[k];
-            double z = ratio[i] - tau * slope[i];
-            if (below > above && z <= 0.0) continue;
-            if (below < above && z >= 1.0) {
-                target -= box_qp_cost(c, i);
-                continue;
-            }
-            live[kept++] = i;
-        }
-        m = kept;
-    }
-    tau = refine_root(n_pool, pool, ratio, slope, c, pool_rhs, tau);
-    for (int32_t k = 0; k < n_pool; ++k) {
-        int32_t i = pool[k];
-        u[i] = snapped(ratio[i], slope[i], tau);
-    }
-    return tau;
+    double tau = fix_variables(n_pool, live, ratio, slope, c, pool_rhs, max_passes, breakpoints);
+    bool certified;
+    tau += newton_step(n_pool, pool, a, d, c, pool_rhs, tau, ratio, slope, u, &certified);
+    if (certified) return tau;
+    return threshold_binding(n, a, d, c, rhs, u, ratio, slope, shifted, scaled_costs, pool, live,
+                             max_passes, breakpoints);
 }
 
 double box_qp_binding(int32_t n, const double *a, const double *d, const double *c, double rhs,
@@ -242,14 +382,19 @@ double box_qp_binding(int32_t n, const double *a, const double *d, const double 
     return c ? binding(n, a, d, c, rhs, u, scratch, s0)
              : binding(n, a, d, NULL, rhs, u, scratch, s0);
 }
-
+/* Costs enter relative to the largest free item's, so that their squares
+ * neither overflow nor underflow. */
 void box_qp_face(int32_t n, const double *u, const double *c, int active, const double *w,
                  const double *x, double *du) {
+    double largest = 0.0;
+    for (int32_t i = 0; c && i < n; ++i)
+        if (u[i] > 0.0 && u[i] < 1.0) largest = fmax(largest, c[i]);
+    const int scale = c && largest > 0.0 ? -ilogb(largest) : 0;
     double num = 0.0, den = 0.0;
     for (int32_t i = 0; i < n; ++i) {
         int free_item = u[i] > 0.0 && u[i] < 1.0;
         if (free_item && active) {
-            double ci = box_qp_cost(c, i);
+            double ci = c ? ldexp(c[i], scale) : 1.0;
             num += ci * x[i];
             den += ci * ci / w[i];
         }
@@ -258,5 +403,5 @@ void box_qp_face(int32_t n, const double *u, const double *c, int active, const 
     if (!active || den <= 0.0) return;
     double shift = num / den;
     for (int32_t i = 0; i < n; ++i)
-        if (u[i] > 0.0 && u[i] < 1.0) du[i] -= box_qp_cost(c, i) / w[i] * shift;
+        if (u[i] > 0.0 && u[i] < 1.0) du[i] -= (c ? ldexp(c[i], scale) : 1.0) / w[i] * shift;
 }
