@@ -33,6 +33,22 @@ static inline const char *score_problem(double x) {
                        : "is not finite";
 }
 
+/* A sum kept with the rounding errors of its additions (Neumaier's
+ * compensated summation): value() is exact when the exact sum is a double
+ * and the lost parts add up without rounding, as when huge terms cancel
+ * and leave small ones. */
+typedef struct compensated {
+    double sum, error;
+} compensated;
+
+static inline void compensated_add(compensated *c, double x) {
+    double t = c->sum + x;
+    c->error += fabs(c->sum) >= fabs(x) ? (c->sum - t) + x : (x - t) + c->sum;
+    c->sum = t;
+}
+
+static inline double compensated_value(compensated c) { return c.sum + c.error; }
+
 static inline double clip01(double x) {
     return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);
 }

@@ -233,6 +233,219 @@ static void pair_qp_equals_reference_on_random_inputs(void **state) {
     check_kind(REF_PAIR);
 }
 
+/* The library's closed form on (a, b, d) in variable space: u, v. */
+static void library_qp(const concord_graph *g, const double *a, const double *b,
+                       const double *d, double *u, double *v) {
+    const factor *fa = &g->factors[0];
+    size_t scratch_bytes = factor_scratch_bytes(fa);
+    double lit_a[REF_MAX_DEGREE], lit_u[REF_MAX_DEGREE];
+    factor_buffers buf = {.lit_a = lit_a, .lit_u = lit_u,
+                          .scratch = scratch_bytes ? malloc(scratch_bytes) : NULL};
+    assert_true(buf.scratch || !scratch_bytes);
+    qp_outcome out;
+    factor_qp_variables(fa, NULL, g->link_neg + fa->link_begin, a, b, d, u, v, 1, &buf, &out);
+    assert_true(out.exact);
+    free(buf.scratch);
+}
+
+/* Whether the library negates link j of f in literal space (concord.h:
+ * XOROUT is an XOR whose last link is flipped, ANDOUT an OROUT with all
+ * flipped, IMPLY an OR with all but the last flipped), on top of the
+ * caller's negations. */
+static bool literal_negated(const ref_factor *f, int j) {
+    bool last = j == f->degree - 1;
+    bool flipped = (f->kind == REF_XOROUT && last) || f->kind == REF_ANDOUT ||
+                   (f->kind == REF_IMPLY && !last);
+    return f->negated[j] != flipped;
+}
+
+/*
+ * Scores far beyond the weights, up to 1e300 with d near 1: a_j = k_j m +
+ * r_j (and b = k_b m + r_b) with tiers k in {-2, ..., 2}, m = 2^p, residuals
+ * r multiples of 1/64 in [-2, 2] and d multiples of 1/8 in [1/8, 2]
+ * (KNAPSACK: costs multiples of 1/8 up to 2, a budget a multiple of 1/8).
+ * Once m is beyond a threshold of the order of degree (|r| + d), the
+ * solution lies on the face of the polytope that maximizes k.u + k_b v and
+ * solves the QP with scores r there: it no longer depends on m. So the
+ * library at m = 2^p must give the reference's answer at m = 2^14.
+ * Residuals need bits below m: beyond p = 40 they are kept on tier 0 only.
+ * A link negated in literal space takes the input d - a, which is rounded
+ * once a is beyond 2^53 d (the weight is lost in it): such links stay on
+ * tier 0 there, and a second pass with negations everywhere asks only for
+ * a point of the polytope.
+ */
+static void draw_tiered(test_rng *r, ref_kind kind, int p, bool exact_inputs, ref_factor *f,
+                        double *a, double *a_ref, double *b, double *b_ref, double *d) {
+    ref_draw_factor(r, kind, MAX_TEST_DEGREE, f);
+    if (kind == REF_KNAPSACK) {
+        double total = 0.0;
+        for (int j = 0; j < f->degree; ++j) total += f->costs[j] = rng_int(r, 17) / 8.0;
+        f->budget = rng_int(r, (int)(8 * total) + 1) / 8.0;
+    }
+    bool residual_room = p <= 40;
+    if (exact_inputs && !residual_room)
+        for (int j = 0; j < f->degree; ++j) f->negated[j] = false;
+    for (int j = 0; j < f->degree + 1; ++j) {
+        int tier = rng_int(r, 5) - 2;
+        double residual = rng_int(r, 4) ? (rng_int(r, 257) - 128) / 64.0 : 0.0;
+        bool link = j < f->degree;
+        if (exact_inputs && !residual_room && link && literal_negated(f, j)) tier = 0;
+        if (!residual_room && tier != 0) residual = 0.0;
+        double *x = link ? &a[j] : b, *x_ref = link ? &a_ref[j] : b_ref;
+        *x = ldexp(tier, p) + residual;
+        *x_ref = ldexp(tier, 14) + residual;
+        if (link) d[j] = rng_int(r, 2) ? 1.0 : (1 + rng_int(r, 16)) / 8.0;
+    }
+}
+
+static void closed_forms_at_huge_scores_answer_as_their_tiers_do(void **state) {
+    (void)state;
+    test_rng r = {0x1e300u};
+    for (int kind = 0; kind < REF_NUM_KINDS; ++kind) {
+        int failures = 0;
+        for (int c = 0; c < 600; ++c) {
+            bool exact_inputs = c % 3 != 0;
+            /* up to 2^995: scores reach 2 m, and 2^997 > 1e300 */
+            int p = exact_inputs ? 16 + rng_int(&r, 980) : 54 + rng_int(&r, 942);
+            ref_graph *rg = calloc(1, sizeof *rg);
+            assert_non_null(rg);
+            ref_factor *f = &rg->factors[0];
+            double a[REF_MAX_DEGREE], a_ref[REF_MAX_DEGREE], d[REF_MAX_DEGREE];
+            double b[1], b_ref[1];
+            draw_tiered(&r, (ref_kind)kind, p, exact_inputs, f, a, a_ref, b, b_ref, d);
+            concord_graph *g = ref_build_single_factor(rg, b_ref); /* its own b is not used */
+            assert_non_null(g);
+            int q = ref_num_additionals(f);
+            double u[REF_MAX_DEGREE], v[1] = {0.0}, uref[REF_MAX_DEGREE], vref[1] = {0.0};
+            library_qp(g, a, b, d, u, v);
+            double viol = ref_polytope_violation(f, u, v);
+            bool bad = !(viol <= 1e-9);
+            double du = 0.0;
+            if (exact_inputs) {
+                ref_qp_report rep;
+                assert_int_equal(ref_qp(f, a_ref, b_ref, d, uref, vref, &rep), 0);
+                double tol = fmin(U_CAP, U_REL * eps * rep.scale / 0.125);
+                for (int j = 0; j < f->degree; ++j) du = fmax(du, fabs(u[j] - uref[j]));
+                if (!(du <= tol)) bad = true;
+            }
+            if (bad && failures++ < MAX_REPORTS) {
+                fprintf(stderr, "%s at m = 2^%d: |du| %.3g, violation %.3g\n",
+                        ref_kind_name((ref_kind)kind), p, du, viol);
+                ref_print_case(f, a, b, d);
+                ref_print_vector("library u", f->degree, u);
+                if (exact_inputs) ref_print_vector("reference u (m = 2^14)", f->degree, uref);
+                if (q) fprintf(stderr, "  library v %.17g\n", v[0]);
+            }
+            concord_graph_free(g);
+            free(rg);
+        }
+        if (failures)
+            fail_msg("%s: %d cases at huge scores disagree with their tiers",
+                     ref_kind_name((ref_kind)kind), failures);
+    }
+}
+
+/* Cases at huge scores solved by hand, each once lost to rounding. XOR
+ * (m, -m, m): the two tied items share the simplex. BUDGET 2 of (m, 1,
+ * 1/2): the first at 1, the others 1 - tau, 1/2 - tau summing to 1. OROUT
+ * (m, r, m | -2m): k.u = u_1 + u_3 - 2t is at most 0, so u_1 = u_3 = t = s,
+ * and r u_2 - (3 s^2 + u_2^2)/2 with u_2 <= s peaks at u_2 = s = r/4.
+ * OROUT (-m | m) of degree 2 (t = u_1): the scores cancel on the diagonal,
+ * so the point is 0. PAIR (3/10, -1e16), b = 1e16 + 2, d = 2: on the
+ * diagonal (23/10) s - 2 s^2 peaks at s = 23/40. */
+static void closed_forms_at_huge_scores_match_hand_solved_cases(void **state) {
+    (void)state;
+    const double m996 = ldexp(1.0, 996), m750 = ldexp(1.0, 750), m288 = ldexp(1.0, 288);
+    static const double s = 0.36328125;
+    const struct {
+        ref_kind kind;
+        int degree;
+        double budget, a[4], b, d[4], u[4];
+    } cases[] = {
+        {REF_XOR, 3, 0, {m996, -m996, m996}, 0, {1, 1, 1}, {0.5, 0, 0.5}},
+        {REF_BUDGET, 3, 2, {m996, 1, 0.5}, 0, {1, 1, 1}, {1, 0.75, 0.25}},
+        {REF_OROUT, 4, 0, {m750, 4 * s, m750, -2 * m750}, 0, {1, 1, 1, 1}, {s, s, s, s}},
+        {REF_OROUT, 2, 0, {-m288, m288}, 0, {1.625, 1}, {0, 0}},
+        {REF_PAIR, 2, 0, {0.3, -1e16}, 1e16 + 2, {2, 2}, {0.575, 0.575}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        ref_graph *rg = calloc(1, sizeof *rg);
+        assert_non_null(rg);
+        ref_factor *f = &rg->factors[0];
+        f->kind = cases[c].kind;
+        f->degree = cases[c].degree;
+        f->budget = cases[c].budget;
+        for (int j = 0; j < f->degree; ++j) f->vars[j] = j;
+        double b[1] = {cases[c].b}, u[4], v[1] = {0.0};
+        concord_graph *g = ref_build_single_factor(rg, b);
+        assert_non_null(g);
+        library_qp(g, cases[c].a, b, cases[c].d, u, v);
+        for (int j = 0; j < f->degree; ++j) {
+            if (!(fabs(u[j] - cases[c].u[j]) <= 1e-12))
+                fail_msg("%s case %zu: u[%d] is %.17g, %.17g expected",
+                         ref_kind_name(f->kind), c, j, u[j], cases[c].u[j]);
+        }
+        if (f->kind == REF_PAIR) assert_true(fabs(v[0] - 0.575) <= 1e-12);
+        concord_graph_free(g);
+        free(rg);
+    }
+}
+
+/* Scores and weights scaled together by 2^-980 or 2^980 (the same QP)
+ * against the reference at their O(1) values, and tiny scores (near
+ * 1e-300) with the same weights against the reference at zero scores. */
+static void closed_forms_at_tiny_and_scaled_scores_match_the_reference(void **state) {
+    (void)state;
+    test_rng r = {0x7e57u};
+    for (int kind = 0; kind < REF_NUM_KINDS; ++kind) {
+        int failures = 0;
+        for (int c = 0; c < 400; ++c) {
+            ref_graph *rg = calloc(1, sizeof *rg);
+            assert_non_null(rg);
+            ref_factor *f = &rg->factors[0];
+            ref_draw_factor(&r, (ref_kind)kind, MAX_TEST_DEGREE, f);
+            int p = f->degree;
+            double d[REF_MAX_DEGREE], a[REF_MAX_DEGREE], b[1] = {0.0};
+            ref_draw_curvatures(&r, p, d);
+            ref_draw_scores(&r, f, d, a, b);
+            int e = c % 2 ? 980 : -980;
+            double as[REF_MAX_DEGREE], ds[REF_MAX_DEGREE], bs[1] = {ldexp(b[0], e)};
+            double tiny[REF_MAX_DEGREE], btiny[1] = {ldexp(b[0], -1000)};
+            for (int j = 0; j < p; ++j) {
+                as[j] = ldexp(a[j], e);
+                ds[j] = ldexp(d[j], e);
+                tiny[j] = ldexp(a[j], -1000);
+            }
+            concord_graph *g = ref_build_single_factor(rg, b); /* its own b is not used */
+            assert_non_null(g);
+            double u[REF_MAX_DEGREE], v[1] = {0.0}, uref[REF_MAX_DEGREE], vref[1] = {0.0};
+            ref_qp_report rep;
+            double du = 0.0;
+            library_qp(g, as, bs, ds, u, v);
+            assert_int_equal(ref_qp(f, a, b, d, uref, vref, &rep), 0);
+            double d_min = HUGE_VAL;
+            for (int j = 0; j < p; ++j) d_min = fmin(d_min, d[j]);
+            double tol = fmin(U_CAP, U_REL * eps * rep.scale / d_min);
+            for (int j = 0; j < p; ++j) du = fmax(du, fabs(u[j] - uref[j]));
+            /* u moves by at most |a| / d_min with a: the solution at 0 */
+            double zero[REF_MAX_DEGREE] = {0.0}, bzero[1] = {0.0};
+            library_qp(g, tiny, btiny, d, u, v);
+            assert_int_equal(ref_qp(f, zero, bzero, d, uref, vref, &rep), 0);
+            for (int j = 0; j < p; ++j) du = fmax(du, fabs(u[j] - uref[j]));
+            if (!(du <= fmax(tol, 1e-12)) && failures++ < MAX_REPORTS) {
+                fprintf(stderr, "%s scaled by 2^%d or tiny: |du| %.3g\n",
+                        ref_kind_name((ref_kind)kind), e, du);
+                ref_print_case(f, a, b, d);
+            }
+            concord_graph_free(g);
+            free(rg);
+        }
+        if (failures)
+            fail_msg("%s: %d cases at tiny or scaled scores disagree with the reference",
+                     ref_kind_name((ref_kind)kind), failures);
+    }
+}
+
 /* Cases solved by hand (stationarity on the right face), so that the
  * reference is itself checked against something other than the library. */
 typedef struct hand_case {
@@ -348,6 +561,9 @@ int main(void) {
         cmocka_unit_test(exact_budget_qp_equals_reference_on_random_inputs),
         cmocka_unit_test(knapsack_qp_equals_reference_on_random_inputs),
         cmocka_unit_test(pair_qp_equals_reference_on_random_inputs),
+        cmocka_unit_test(closed_forms_at_huge_scores_answer_as_their_tiers_do),
+        cmocka_unit_test(closed_forms_at_huge_scores_match_hand_solved_cases),
+        cmocka_unit_test(closed_forms_at_tiny_and_scaled_scores_match_the_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

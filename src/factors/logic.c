@@ -165,29 +165,32 @@ static orout_scratch orout_split(const factor *f, void *scratch) {
 }
 
 /* Best t in [0, 1] with inputs clip(a_i/d_i, 0, t): root of
- * g(t) = a_t - d_t t + sum_{a_i/d_i > t} (a_i - d_i t). */
+ * g(t) = a_t - d_t t + sum_{a_i/d_i > t} (a_i - d_i t). The sums of
+ * scores are compensated: with huge scores of both signs (a_t against
+ * the inputs) t is what is left of their cancellation. */
 static double orout_relaxed_output(int32_t n, const double *a, const double *d,
                                    keyed *order) {
-    double num = a[n], den = d[n];
+    compensated num = {a[n], 0.0};
     int32_t m = 0;
     for (int32_t i = 0; i < n; ++i) {
         double z = a[i] / d[i];
         if (z > 0.0) {
             order[m++] = (keyed){-z, i, 0};
-            num += a[i];
+            compensated_add(&num, a[i]);
         }
     }
-    if (num <= 0.0) return 0.0; /* g(0) <= 0 */
-    sort_keyed(order, m);       /* descending z */
-    num = a[n];
+    if (compensated_value(num) <= 0.0) return 0.0; /* g(0) <= 0 */
+    sort_keyed(order, m);                           /* descending z */
+    num = (compensated){a[n], 0.0};
+    double den = d[n];
     for (int32_t k = 0; k < m; ++k) {
-        double t = num / den;
+        double t = compensated_value(num) / den;
         if (t >= -order[k].key) return t < 1.0 ? t : 1.0;
         int32_t i = order[k].index;
-        num += a[i];
+        compensated_add(&num, a[i]);
         den += d[i];
     }
-    double t = num / den;
+    double t = compensated_value(num) / den;
     return t < 1.0 ? t : 1.0;
 }
 
@@ -208,9 +211,14 @@ static int32_t orout_qp(const factor *f, const double *a, const double *b,
     }
     u[n] = t;
     if (t <= sum) return OROUT_RELAXED;
-    /* t <= sum u binds: the XOR over (u, not t) */
-    for (int32_t i = 0; i < n; ++i) s.a[i] = a[i];
-    s.a[n] = d[n] - a[n];
+    /* t <= sum u binds: the XOR over (u, not t). Its literal scores
+     * (a_i, d_t - a_t) go to it shifted by the best input's a_j, which
+     * leaves its solution unchanged (the sum is 1): d_t - (a_t + a_j)
+     * keeps d_t whole when a_t and a_j are huge and cancel, where
+     * d_t - a_t would round it away. */
+    int32_t best = argmax(n, a);
+    for (int32_t i = 0; i < n; ++i) s.a[i] = a[i] - a[best];
+    s.a[n] = d[n] - (a[n] + a[best]);
     box_qp(f->degree, s.a, d, NULL, 1.0, BOX_EQ, u, s.box);
     u[n] = 1.0 - u[n];
     return OROUT_SUM_BINDS;

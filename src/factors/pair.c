@@ -59,7 +59,11 @@ static int32_t pair_qp(const factor *f, const double *a, const double *b, const 
             x2 = clip01(a[1] / d[1]);
             face = BELOW_DIAGONAL;
             if (x1 > x2) {
-                x1 = x2 = clip01((a[0] + a[1] + s) / (d[0] + d[1]));
+                /* compensated: huge scores that cancel leave the small one */
+                compensated sum = {a[0], 0.0};
+                compensated_add(&sum, a[1]);
+                compensated_add(&sum, s);
+                x1 = x2 = clip01(compensated_value(sum) / (d[0] + d[1]));
                 face = ON_DIAGONAL;
             }
         }
