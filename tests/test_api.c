@@ -325,6 +325,34 @@ static void a_factor_alone_gives_its_weighted_qp(void **state) {
     concord_graph_free(g);
 }
 
+static void assert_near(int n, const double *x, const double *expected, double tol) {
+    for (int j = 0; j < n; ++j) {
+        if (!(fabs(x[j] - expected[j]) <= tol))
+            fail_msg("entry %d is %.17g, %.17g expected", j, x[j], expected[j]);
+    }
+}
+
+/* LP-SparseMAP of an XOR alone over scores (m, -m, m) is its SparseMAP,
+ * (1/2, 0, 1/2) for every m: the tied items share the simplex. From
+ * m = 1e15 the closed form once put it at (0, 0, 0), and from m = 4.5e15
+ * the solve took the MAP oracle's (1, 0, 0) instead. */
+static void sparsemap_of_a_closed_form_holds_at_huge_scores(void **state) {
+    (void)state;
+    const double half[3] = {0.5, 0.0, 0.5};
+    for (double m = 1e14; m <= 1e300; m *= 10.0) {
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, 3, (double[]){m, -m, m}, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, (int32_t[]){0, 1, 2}, NULL, NULL),
+                         CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        concord_info info;
+        assert_int_equal(concord_solver_sparse(s, NULL, &info), CONCORD_OK);
+        assert_near(3, concord_solver_variables(s), half, 1e-12);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 /* The per-link state after a solve: one multiplier and one copy per link;
  * at convergence the copies agree with the solution, and the dual bound
  * the multipliers give (from each factor's MAP at theta_i / deg_i +
@@ -389,6 +417,7 @@ int main(void) {
         cmocka_unit_test(factor_links_read_back),
         cmocka_unit_test(a_factor_alone_gives_its_map),
         cmocka_unit_test(a_factor_alone_gives_its_weighted_qp),
+        cmocka_unit_test(sparsemap_of_a_closed_form_holds_at_huge_scores),
         cmocka_unit_test(link_state_gives_the_dual_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

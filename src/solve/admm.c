@@ -661,18 +661,20 @@ static bool separable(const concord_solver *s) {
  * (the LP over one polytope has a vertex optimum), LP-SparseMAP by each
  * factor's QP with d = 1 (the penalty is 0: SparseMAP itself), resumed
  * until exact within max_iter rounds of max_inner_iter oracle calls. When
- * the scores are beyond 1/DBL_EPSILON, |u|^2 / 2 is below their rounding
- * and the QP is solved by the MAP oracle too: in closed form it would put
- * u at a / d - tau with a / d and tau both huge, which rounding leaves
- * wherever it likes, outside the polytope included. */
+ * the scores are beyond 1/DBL_EPSILON, |u|^2 / 2 is below their rounding:
+ * the closed forms still find the QP's solution (they work relative to a
+ * reference score), but the active set, which weighs configurations by
+ * their huge scores, would not, and those factors are solved by their
+ * MAP oracle (a vertex of the polytope). */
 static outcome solve_separable(admm_run *r, int32_t *iterations) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
-    const bool by_qp = r->sparse && r->scale * DBL_EPSILON < 1.0;
+    const bool huge_scores = r->scale * DBL_EPSILON >= 1.0;
     set_penalty(r, 0.0);
     *iterations = 1;
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
+        const bool by_qp = r->sparse && !(huge_scores && factor_needs_active_set(fa));
         const int32_t b = fa->link_begin;
         if (by_qp) {
             qp_outcome out = {0};
