@@ -353,6 +353,93 @@ static void sparsemap_of_a_closed_form_holds_at_huge_scores(void **state) {
     }
 }
 
+/* KNAPSACK with costs c, c, c and budget c is sum u <= 1 for every c > 0.
+ * With scores (1, -1, 1/2): SparseMAP u = (3/4, 0, 1/4) (u_i = a_i - tau on
+ * the items above 0, summing to 1), whose derivative along du = e_0 is
+ * (1/2, 0, -1/2) (e_0 projected onto sum = 0 over the free items); LP-MAP
+ * u = (1, 0, 0); next to an XOR over the same variables, LP-SparseMAP is
+ * the XOR's SparseMAP, the same u. The costs' squares once overflowed from
+ * c ~ 1e155 and underflowed below c ~ 1e-160, and the constraint was lost. */
+static void knapsack_answers_alike_at_any_cost_scale(void **state) {
+    (void)state;
+    const double scales[] = {1e-300, 1e-200, 1e-160, 1e-100, 1.0, 3.0, 1e100,
+                             1e155,  1e160,  1e200,  1e300,  1e308};
+    const double theta[3] = {1.0, -1.0, 0.5}, sparse[3] = {0.75, 0.0, 0.25},
+                 jvp[3] = {0.5, 0.0, -0.5}, map[3] = {1.0, 0.0, 0.0};
+    concord_settings st;
+    concord_default_settings(&st);
+    st.tol = 1e-10;
+    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; ++k) {
+        const double c = scales[k], costs[3] = {c, c, c};
+        int32_t vars[3] = {0, 1, 2};
+        for (int with_xor = 0; with_xor <= 1; ++with_xor) {
+            concord_graph *g = concord_graph_new();
+            assert_int_equal(concord_add_variables(g, 3, theta, NULL), CONCORD_OK);
+            assert_int_equal(concord_add_knapsack(g, 3, vars, NULL, costs, c, NULL), CONCORD_OK);
+            if (with_xor)
+                assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, vars, NULL, NULL),
+                                 CONCORD_OK);
+            concord_solver *s = new_solver_or_fail(g);
+            double u[3], dtheta[3];
+            assert_int_equal(concord_solver_factor_qp(s, 0, theta, NULL, NULL, u, NULL, NULL),
+                             CONCORD_OK);
+            assert_near(3, u, sparse, 1e-12);
+            assert_int_equal(concord_solver_map(s, &st, NULL), CONCORD_OK);
+            assert_near(3, concord_solver_variables(s), map, 1e-6);
+            assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+            assert_near(3, concord_solver_variables(s), sparse, 1e-6);
+            assert_int_equal(concord_solver_backward(s, &st, (double[]){1, 0, 0}, NULL, dtheta,
+                                                     NULL, NULL),
+                             CONCORD_OK);
+            assert_near(3, dtheta, jvp, 1e-5);
+            concord_solver_free(s);
+            concord_graph_free(g);
+        }
+    }
+}
+
+/* Costs of very different sizes: with costs (big, 1, 1), budget 1 and
+ * scores (1, 2, 3) the first item costs more than the budget per unit of
+ * score, and both LP-MAP and SparseMAP are (0, 0, 1) (SparseMAP: tau = 2
+ * puts the second item at 0 and the third at 1). With costs (2^56, 1, 1),
+ * scores (2.5 * 2^56, 0, 0), SparseMAP takes the first item alone, up to
+ * the budget: u_0 = 2^-56. The sums of the multiplier once mixed the
+ * costs' scales and took items that exceed the budget. */
+static void knapsack_with_costs_of_mixed_sizes_keeps_its_budget(void **state) {
+    (void)state;
+    const double bigs[] = {1e16, 1e17, 1e155, 1e300};
+    const double theta[3] = {1.0, 2.0, 3.0}, best[3] = {0.0, 0.0, 1.0};
+    int32_t vars[3] = {0, 1, 2};
+    for (size_t k = 0; k < sizeof bigs / sizeof bigs[0]; ++k) {
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, 3, theta, NULL), CONCORD_OK);
+        assert_int_equal(
+            concord_add_knapsack(g, 3, vars, NULL, (double[]){bigs[k], 1.0, 1.0}, 1.0, NULL),
+            CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        double u[3];
+        assert_int_equal(concord_solver_factor_qp(s, 0, theta, NULL, NULL, u, NULL, NULL),
+                         CONCORD_OK);
+        assert_near(3, u, best, 1e-12);
+        assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_OK);
+        assert_near(3, concord_solver_variables(s), best, 1e-9);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+    concord_graph *g = concord_graph_new();
+    const double big = ldexp(1.0, 56), scores[3] = {2.5 * big, 0.0, 0.0};
+    assert_int_equal(concord_add_variables(g, 3, scores, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_knapsack(g, 3, vars, NULL, (double[]){big, 1.0, 1.0}, 1.0, NULL),
+                     CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    double u[3];
+    assert_int_equal(concord_solver_factor_qp(s, 0, scores, NULL, NULL, u, NULL, NULL),
+                     CONCORD_OK);
+    assert_near(3, u, (double[]){1.0 / big, 0.0, 0.0}, 1e-30);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* The per-link state after a solve: one multiplier and one copy per link;
  * at convergence the copies agree with the solution, and the dual bound
  * the multipliers give (from each factor's MAP at theta_i / deg_i +
@@ -418,6 +505,8 @@ int main(void) {
         cmocka_unit_test(a_factor_alone_gives_its_map),
         cmocka_unit_test(a_factor_alone_gives_its_weighted_qp),
         cmocka_unit_test(sparsemap_of_a_closed_form_holds_at_huge_scores),
+        cmocka_unit_test(knapsack_answers_alike_at_any_cost_scale),
+        cmocka_unit_test(knapsack_with_costs_of_mixed_sizes_keeps_its_budget),
         cmocka_unit_test(link_state_gives_the_dual_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,13 +7,15 @@
  */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../graph.h"
 #include "../qp/box_qp.h"
 #include "../util.h"
 
-/* Parameters of the family (BUDGET, exact BUDGET, KNAPSACK). */
+/* Parameters of the family (BUDGET, exact BUDGET, KNAPSACK). KNAPSACK's
+ * costs and budget are kept scaled by a power of two that brings the
+ * largest cost into [1, 2): the polytope is the same, and its QP, whose
+ * sums hold squared costs, neither overflows nor underflows. */
 typedef struct budget_params {
     double budget;
     int exact;      /* the sum must equal the budget */
@@ -165,9 +167,12 @@ int concord_add_knapsack(concord_graph *g, int32_t degree, const int32_t *vars,
                               costs[j]);
     budget_params *p = malloc(sizeof *p + (size_t)degree * sizeof(double));
     if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    p->budget = budget;
+    double largest = 0.0;
+    for (int32_t j = 0; j < degree; ++j) largest = fmax(largest, costs[j]);
+    const int shift = largest > 0.0 ? -ilogb(largest) : 0;
+    for (int32_t j = 0; j < degree; ++j) p->costs[j] = ldexp(costs[j], shift);
+    p->budget = ldexp(budget, shift); /* infinite when that overflows: it binds nothing */
     p->exact = 0;
-    memcpy(p->costs, costs, (size_t)degree * sizeof(double));
     return graph_add_factor(g, &knapsack_ops, degree, vars, negated, true, 0, NULL, p,
                             factor_id);
 }

@@ -4,9 +4,10 @@
  *   minimize  sum_i 1/2 d_i u_i^2 - a_i u_i
  *   over      0 <= u_i <= 1,   sum_i c_i u_i  (<=, = or >=)  rhs,
  *
- * with d_i > 0 and c_i >= 0. XOR (= 1), ATMOSTONE (<= 1), OR (>= 1),
- * BUDGET (<= B or = B) and KNAPSACK (<= B with costs) are all this problem.
- * The solution is u_i(tau) = clip((a_i - tau c_i) / d_i, 0, 1) for the
+ * with d_i > 0 and c_i >= 0 (of moderate size: KNAPSACK keeps its largest
+ * cost in [1, 2)). XOR (= 1), ATMOSTONE (<= 1), OR (>= 1), BUDGET (<= B
+ * or = B) and KNAPSACK (<= B with costs) are all this problem. The
+ * solution is u_i(tau) = clip((a_i - tau c_i) / d_i, 0, 1) for the
  * multiplier tau found by sorting the 2n breakpoints of the piecewise-linear
  * map tau -> sum_i c_i u_i(tau) (Pardalos and Kovoor's problem; O(n log n)).
  */
