@@ -879,7 +879,9 @@ typedef struct concord_backward_info {
  * They are computed from the forward pass's final state, without unrolling.
  * The Jacobian is symmetric (it is the Hessian of the convex value
  * function), so the same call also gives Jacobian-vector products: pass
- * (dtheta, dphi) as (du, dv) to get (du, dv). CONCORD_EINVAL when the
+ * (dtheta, dphi) as (du, dv) to get (du, dv). The products are linear in
+ * (du, dv) at any finite magnitude (backward_tol is relative to it).
+ * CONCORD_EINVAL when du or dv holds a value that is not finite, when the
  * solver's last solve was not concord_solver_sparse, or when the scores it
  * uses changed since. `settings` (may be NULL) supplies backward_tol,
  * backward_max_iter and backward_power; `info` may be NULL. */

@@ -959,6 +959,111 @@ static void backward_reports_its_iteration_cap(void **state) {
     concord_graph_free(g);
 }
 
+/* The graph of the backward tests at any magnitude: XOR(0, 1, 2),
+ * OR(1, 2, 3) and a PAIR on (0, 3), whose one additional output is v. */
+static concord_graph *logic_and_pair_graph(void) {
+    concord_graph *g = concord_graph_new();
+    assert_non_null(g);
+    const double theta[4] = {0.3, 0.5, -0.2, 0.1};
+    assert_int_equal(concord_add_variables(g, 4, theta, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, (int32_t[]){0, 1, 2}, NULL, NULL),
+                     CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, 3, (int32_t[]){1, 2, 3}, NULL, NULL),
+                     CONCORD_OK);
+    assert_int_equal(concord_add_pair(g, 0, 3, 0.7, NULL), CONCORD_OK);
+    return g;
+}
+
+/* The backward pass is linear in (du, dv): at du = s e_0 (and at dv = s),
+ * for s from 1e-300 to 1e308, it must give s times the derivatives that
+ * central finite differences of the forward pass give (du_0 . u = u_0, so
+ * dtheta_i = du_0/dtheta_i; dv . v = v, so dtheta_i = dv/dtheta_i and
+ * dphi = dv/dphi), with the pass converged. Squared norms of the gradient
+ * once overflowed above ~1e154 (zeros, "converged", residual NaN) and
+ * underflowed below ~1e-160 (zeros). */
+static void backward_is_linear_in_the_gradient_at_any_magnitude(void **state) {
+    (void)state;
+    concord_graph *g = logic_and_pair_graph();
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.tol = 1e-12;
+    st.backward_tol = 1e-12;
+    const double h = 1e-6;
+    double theta[4], phi = 0.7, du_ref[4], dv_ref[4], dphi_ref, base[5], plus[5], minus[5];
+    memcpy(theta, concord_variable_scores(g), sizeof theta);
+    assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+    memcpy(base, concord_solver_variables(s), 4 * sizeof(double));
+    base[4] = concord_solver_additionals(s)[0];
+    /* column k of the derivatives: k < 4 moves theta_k, k = 4 moves phi */
+    for (int k = 0; k <= 4; ++k) {
+        double shifted[4], shifted_phi;
+        for (int sign = -1; sign <= 1; sign += 2) {
+            memcpy(shifted, theta, sizeof shifted);
+            shifted_phi = phi;
+            if (k < 4) shifted[k] += sign * h;
+            else shifted_phi += sign * h;
+            assert_int_equal(concord_solver_set_scores(s, shifted, &shifted_phi), CONCORD_OK);
+            assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+            double *out = sign > 0 ? plus : minus;
+            memcpy(out, concord_solver_variables(s), 4 * sizeof(double));
+            out[4] = concord_solver_additionals(s)[0];
+        }
+        /* away from the pieces' boundaries the solution is affine in h */
+        for (int j = 0; j <= 4; ++j)
+            assert_true(fabs((plus[j] - base[j]) - (base[j] - minus[j])) <= 1e-9);
+        if (k < 4) {
+            du_ref[k] = (plus[0] - minus[0]) / (2 * h);
+            dv_ref[k] = (plus[4] - minus[4]) / (2 * h);
+        } else {
+            dphi_ref = (plus[4] - minus[4]) / (2 * h);
+        }
+    }
+    assert_true(fabs(du_ref[0]) > 0.1 && fabs(dphi_ref) > 0.1); /* not a trivial check */
+    assert_int_equal(concord_solver_set_scores(s, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+    const double scales[] = {1.0, 1e154, 1e155, 1e200, 1e300, 1e308, 3.0e-150, 1e-160, 1e-200,
+                             1e-300};
+    for (size_t c = 0; c < sizeof scales / sizeof scales[0]; ++c) {
+        const double sc = scales[c];
+        double du[4] = {sc, 0, 0, 0}, zero[4] = {0}, dv[1] = {sc}, dtheta[4], dphi[1];
+        concord_backward_info info;
+        assert_int_equal(concord_solver_backward(s, &st, du, NULL, dtheta, dphi, &info),
+                         CONCORD_OK);
+        assert_true(info.converged && isfinite(info.residual));
+        for (int i = 0; i < 4; ++i) assert_true(fabs(dtheta[i] / sc - du_ref[i]) <= 1e-6);
+        assert_int_equal(concord_solver_backward(s, &st, zero, dv, dtheta, dphi, &info),
+                         CONCORD_OK);
+        assert_true(info.converged && isfinite(info.residual));
+        for (int i = 0; i < 4; ++i) assert_true(fabs(dtheta[i] / sc - dv_ref[i]) <= 1e-6);
+        assert_true(fabs(dphi[0] / sc - dphi_ref) <= 1e-6);
+    }
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* A gradient with a NaN or an infinity has no product: CONCORD_EINVAL,
+ * with a message naming the entry, for du and for dv. */
+static void backward_refuses_a_gradient_that_is_not_finite(void **state) {
+    (void)state;
+    concord_graph *g = logic_and_pair_graph();
+    concord_solver *s = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_OK);
+    const double bad[] = {NAN, INFINITY, -INFINITY};
+    for (size_t c = 0; c < sizeof bad / sizeof bad[0]; ++c) {
+        double du[4] = {0.5, bad[c], 0, 0}, ok[4] = {1, 0, 0, 0}, dv[1] = {bad[c]}, dtheta[4];
+        assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, NULL),
+                         CONCORD_EINVAL);
+        assert_non_null(strstr(concord_solver_last_error(s), "du[1]"));
+        assert_non_null(strstr(concord_solver_last_error(s), "finite"));
+        assert_int_equal(concord_solver_backward(s, NULL, ok, dv, dtheta, NULL, NULL),
+                         CONCORD_EINVAL);
+        assert_non_null(strstr(concord_solver_last_error(s), "dv[0]"));
+    }
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_batch_equals_sequential_solves_and_leaves_the_graph_untouched),
@@ -976,6 +1081,8 @@ int main(void) {
         cmocka_unit_test(a_solve_stops_at_the_time_limit),
         cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),
         cmocka_unit_test(backward_reports_its_iteration_cap),
+        cmocka_unit_test(backward_is_linear_in_the_gradient_at_any_magnitude),
+        cmocka_unit_test(backward_refuses_a_gradient_that_is_not_finite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

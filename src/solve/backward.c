@@ -19,6 +19,9 @@
  * (P_A + P_B is W-self-adjoint and positive semidefinite; CG needs about
  * the square root of the iterations of the alternative), or by the
  * alternating projections (P_A P_B)^k r of the paper's Algorithm 2.
+ * Both run on (du, dv) scaled by the power of two that brings its largest
+ * entry to [1, 2) (the products are linear in it): their squared norms
+ * would overflow or underflow at the far ends of the doubles.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -154,6 +157,20 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
         return solver_fail(w, CONCORD_EINVAL,
                            "backward: the scores changed since the forward pass (solve again)");
     const concord_graph *g = w->g;
+    double largest = 0.0;
+    for (int32_t i = 0; i < g->n_vars; ++i) {
+        if (!isfinite(du[i]))
+            return solver_fail(w, CONCORD_EINVAL, "backward: du[%d] is %g (must be finite)", i,
+                               du[i]);
+        largest = fmax(largest, fabs(du[i]));
+    }
+    for (int32_t k = 0; dv && k < g->n_add; ++k) {
+        if (!isfinite(dv[k]))
+            return solver_fail(w, CONCORD_EINVAL, "backward: dv[%d] is %g (must be finite)", k,
+                               dv[k]);
+        largest = fmax(largest, fabs(dv[k]));
+    }
+    const int shift = largest > 0.0 ? -ilogb(largest) : 0; /* du and dv times 2^shift */
     const size_t nl = (size_t)(g->n_links ? g->n_links : 1);
     backward bw = {g, w, w->backward_memory, w->backward_memory + nl, w->backward_memory + 2 * nl,
                    w->backward_memory + 3 * nl, w->backward_memory + 4 * nl,
@@ -172,14 +189,16 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
                                "factor %d: its active configurations are degenerate", f);
     }
 
-    /* r = P du + c, with c the factors' responses to dv */
+    /* r = P du + c, with c the factors' responses to dv (both scaled) */
     if (dv) {
+        double *scaled_dv = w->backward_memory + 7 * nl;
+        for (int32_t k = 0; k < g->n_add; ++k) scaled_dv[k] = ldexp(dv[k], shift);
         memset(bw.tmp, 0, nl * sizeof(double));
-        for (int32_t f = 0; f < g->n_factors; ++f) face(&bw, f, bw.tmp, dv, bw.r, NULL);
+        for (int32_t f = 0; f < g->n_factors; ++f) face(&bw, f, bw.tmp, scaled_dv, bw.r, NULL);
     } else {
         memset(bw.r, 0, nl * sizeof(double));
     }
-    for (int32_t l = 0; l < g->n_links; ++l) bw.r[l] += du[g->link_var[l]];
+    for (int32_t l = 0; l < g->n_links; ++l) bw.r[l] += ldexp(du[g->link_var[l]], shift);
 
     concord_backward_info out = {0};
     if (s.backward_power) intersect_power(&bw, &s, &out);
@@ -187,15 +206,20 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
     /* bw.tmp now holds dz, constant over each variable's links */
     for (int32_t i = 0; i < g->n_vars; ++i) {
         if (w->deg[i] > 0) {
-            dtheta[i] = bw.tmp[w->var_links[w->var_link_begin[i]]];
+            dtheta[i] = ldexp(bw.tmp[w->var_links[w->var_link_begin[i]]], -shift);
         } else {
             double u = w->sol_u[i]; /* clip(theta): slope 1 strictly inside */
             dtheta[i] = u > 0.0 && u < 1.0 ? du[i] : 0.0;
         }
     }
     if (dphi) {
-        for (int32_t f = 0; f < g->n_factors; ++f)
-            if (g->factors[f].n_add) face(&bw, f, bw.tmp, NULL, bw.y, dphi);
+        for (int32_t f = 0; f < g->n_factors; ++f) {
+            const factor *fa = &g->factors[f];
+            if (!fa->n_add) continue;
+            face(&bw, f, bw.tmp, NULL, bw.y, dphi);
+            for (int32_t k = fa->add_begin; k < fa->add_begin + fa->n_add; ++k)
+                dphi[k] = ldexp(dphi[k], -shift);
+        }
     }
     out.seconds = seconds_since(&start);
     if (info) *info = out;

@@ -175,7 +175,7 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     s->sol_u = alloc_array(nv, sizeof(double), &failed);
     s->sol_v = alloc_array(na, sizeof(double), &failed);
     s->decoded = alloc_array(nv, sizeof(double), &failed);
-    s->backward_memory = alloc_array(7 * (nl ? nl : 1), sizeof(double), &failed);
+    s->backward_memory = alloc_array(7 * (nl ? nl : 1) + na, sizeof(double), &failed);
     int32_t max_degree = 1, max_add = 1;
     size_t max_scratch = 1;
     for (int32_t f = 0; f < g->n_factors; ++f) {

@@ -86,7 +86,8 @@ struct concord_solver {
     double *decoded;
     bool have_decoded;
     distribution dist;
-    double *backward_memory; /* the backward pass's link vectors */
+    double *backward_memory; /* the backward pass's link vectors, then the
+                                scaled additional gradient */
 
     /* Exact inference and the dual methods, each made when first needed:
      * the units (units.c), clamps for branch and bound (clamp.c: per
