@@ -28,6 +28,7 @@ Every solve, backward pass, decoding and loss runs with the GIL released;
 Python callbacks take it back while they run.
 """
 
+import os
 from collections import namedtuple
 
 import numpy as np
@@ -103,27 +104,34 @@ _ERRORS = {
 }
 
 
+cdef str _text(const char *message):
+    """A C string as a str. The library's messages quote their input (a
+    file's bytes, a path), which need not be UTF-8: undecodable bytes
+    become U+FFFD rather than an error that would hide the message."""
+    return message.decode("utf-8", "replace")
+
+
 def _error(int code, message):
     """The exception for C return code `code` with the C message."""
     if code == CONCORD_ENOMEM:
         return MemoryError(message or "out of memory")
-    text = message or concord_strerror(code).decode()
+    text = message or _text(concord_strerror(code))
     return _ERRORS.get(code, ConcordError)(code, text)
 
 
 def strerror(int code):
     """concord_strerror: a short description of a return code."""
-    return concord_strerror(code).decode()
+    return _text(concord_strerror(code))
 
 
 def status_name(int status):
     """concord_status_name: "integral", "fractional", "max_iter", ..."""
-    return concord_status_name(status).decode()
+    return _text(concord_status_name(status))
 
 
 def version():
     """The C library's version, "MAJOR.MINOR.PATCH"."""
-    return concord_version().decode()
+    return _text(concord_version())
 
 
 OK = CONCORD_OK
@@ -324,7 +332,7 @@ cdef class Settings:
             setattr(self, name, value)
         cdef char message[160]
         if concord_check_settings(&self.c, message, sizeof(message)) != CONCORD_OK:
-            raise ValueError(message.decode())
+            raise ValueError(_text(message))
 
     property max_iter:
         def __get__(self): return self.c.max_iter
@@ -537,7 +545,7 @@ def check_scores(scores):
     if g == NULL:
         raise MemoryError("out of memory creating a graph")
     cdef int rc = concord_add_variables(g, s.shape[0], _dptr(s), NULL)
-    message = concord_last_error(g).decode()
+    message = _text(concord_last_error(g))
     concord_graph_free(g)
     if rc != CONCORD_OK:
         raise _error(rc, message.replace("variable score", "score"))
@@ -575,7 +583,7 @@ cdef class Graph:
 
     cdef int check(self, int rc) except -1:
         if rc != CONCORD_OK:
-            raise _error(rc, concord_last_error(self.g).decode())
+            raise _error(rc, _text(concord_last_error(self.g)))
         return 0
 
     cdef int writable(self) except -1:
@@ -605,7 +613,7 @@ cdef class Graph:
     @property
     def last_error(self):
         """The message of the last error on this graph ("" if none)."""
-        return concord_last_error(self.g).decode()
+        return _text(concord_last_error(self.g))
 
     def factor_degree(self, int32_t factor):
         """The number of links of a factor (concord_factor_degree)."""
@@ -1070,7 +1078,7 @@ cdef class Solver:
     @property
     def last_error(self):
         """The message of the last error on this solver ("" if none)."""
-        return concord_solver_last_error(self.s).decode()
+        return _text(concord_solver_last_error(self.s))
 
     # ---- running C calls
 
@@ -1110,7 +1118,7 @@ cdef class Solver:
             stored = self.graph.take_callback_error()
             if stored is not None:
                 raise stored
-        raise _error(rc, concord_solver_last_error(self.s).decode())
+        raise _error(rc, _text(concord_solver_last_error(self.s)))
 
     # ---- scores
 
@@ -1514,7 +1522,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
 
 cdef void _warning_trampoline(void *context, const char *message) nogil:
     with gil:
-        (<list>context).append(message.decode())
+        (<list>context).append(_text(message))
 
 
 _FORMATS = {"auto": CONCORD_FORMAT_AUTO, "fg": CONCORD_FORMAT_FG, "uai": CONCORD_FORMAT_UAI}
@@ -1554,7 +1562,7 @@ cdef class Reader:
         cdef int rc
         cdef bytes bname
         if path is not None:
-            bpath = str(path).encode()
+            bpath = os.fsencode(path)
             rc = concord_reader_open_file(bpath, _FORMATS[format], &self.r, self._message,
                                           sizeof(self._message), _warning_trampoline,
                                           <void *>self.warnings)
@@ -1566,11 +1574,11 @@ cdef class Reader:
                                             sizeof(self._message), _warning_trampoline,
                                             <void *>self.warnings)
         if rc != CONCORD_OK:
-            raise _error(rc, self._message.decode())
+            raise _error(rc, _text(self._message))
         if evidence is not None:
-            rc = concord_reader_set_evidence(self.r, str(evidence).encode())
+            rc = concord_reader_set_evidence(self.r, os.fsencode(evidence))
             if rc != CONCORD_OK:
-                raise _error(rc, self._message.decode())
+                raise _error(rc, _text(self._message))
 
     def __dealloc__(self):
         concord_reader_close(self.r)
@@ -1582,7 +1590,7 @@ cdef class Reader:
         cdef concord_graph *g = NULL
         cdef int rc = concord_reader_next(self.r, &g)
         if rc != CONCORD_OK:
-            raise _error(rc, self._message.decode())
+            raise _error(rc, _text(self._message))
         if g == NULL:
             raise StopIteration
         return _wrap_graph(g)

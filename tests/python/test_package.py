@@ -615,6 +615,22 @@ def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_messag
         concord.read_fg("/nonexistent/graph.fg")
 
 
+def test_inputs_that_are_not_utf8_give_parse_errors_and_warnings(tmp_path):
+    # the C messages quote the input's bytes: 0xd7 alone is not UTF-8
+    with pytest.raises(concord.ParseError, match="^<buffer>:5: unknown factor type 'X\ufffdR'$"):
+        _core.read_buffer(b"2\n1\n1.0\n2.0\nX\xd7R 2 1 2\n")
+    reader = _core.Reader(data=b"2\n1\n1.0\n2.0\nXOR 2 1 2\n\xd7\xd7 junk\n", format="fg")
+    (graph,) = list(reader)
+    assert graph.num_factors == 1
+    assert len(reader.warnings) == 1 and reader.warnings[0].startswith("<buffer>:6: ")
+    assert "\ufffd\ufffd" in reader.warnings[0]
+    # a file name that is not UTF-8, as os.listdir gives it (surrogate escapes)
+    (tmp_path / os.fsdecode(b"g\xd7.fg")).write_bytes(b"2\n1\n1.0\n2.0\nXQR 2 1 2\n")
+    (name,) = os.listdir(tmp_path)
+    with pytest.raises(concord.ParseError, match="^.*g\ufffd.fg:5: unknown factor type 'XQR'$"):
+        concord.read_fg(os.path.join(tmp_path, name))
+
+
 def test_float32_and_strided_scores_are_converted():
     scores = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2] / 10
     fg = concord.FactorGraph()
