@@ -427,9 +427,15 @@ cdef class Settings:
             self._error = e
             return 1
 
+    cdef object take_stored(self):
+        """The exception the progress callback raised (None if none),
+        forgotten here."""
+        error, self._error = self._error, None
+        return error
+
     cdef void raise_stored(self) except *:
         """Raises the exception the progress callback raised, if any."""
-        error, self._error = self._error, None
+        error = self.take_stored()
         if error is not None:
             raise error
 
@@ -1109,15 +1115,15 @@ cdef class Solver:
     cdef int check(self, int rc, Settings settings=None) except -1:
         """Raises what a C call's return code means: the exception a Python
         callback stored, or the C error. Solve outcomes (not converged,
-        infeasible) are not errors here."""
+        infeasible) are not errors here. The oracles' stored exceptions are
+        taken first, so that none outlives this call."""
+        stored = self.graph.take_callback_error() if rc == CONCORD_ECALLBACK else None
         if settings is not None:
             settings.raise_stored()
         if rc == CONCORD_OK or rc == CONCORD_ENOTCONVERGED or rc == CONCORD_EINFEASIBLE:
             return 0
-        if rc == CONCORD_ECALLBACK:
-            stored = self.graph.take_callback_error()
-            if stored is not None:
-                raise stored
+        if stored is not None:
+            raise stored
         raise _error(rc, _text(concord_solver_last_error(self.s)))
 
     # ---- scores
@@ -1468,7 +1474,9 @@ def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
     processor; never more than the solvers) with the GIL released; each
     result is bit for bit that of a sequential solve. algorithm: one of
     ALGORITHMS: "sparse" (LP-SparseMAP), "map" (AD3), "exact" (exact MAP),
-    "psdd" or "mplp". Returns one Info per solver."""
+    "psdd" or "mplp". Returns one Info per solver. When callbacks of
+    several solvers raise, the first exception (in list order, a progress
+    callback's first) is raised and the others are dropped."""
     if algorithm not in ALGORITHMS:
         raise ValueError("algorithm must be one of %s, not %r" % (", ".join(ALGORITHMS),
                                                                   algorithm))
@@ -1504,7 +1512,14 @@ def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
             (<Solver>items[k]).leave()
         free(handles)
     try:
-        st.raise_stored()
+        # every exception a callback stored is taken, so that none is left
+        # behind to be raised by a later, unrelated solve
+        error = st.take_stored()
+        for k in range(count):
+            stored = (<Solver>items[k]).graph.take_callback_error()
+            error = stored if error is None else error
+        if error is not None:
+            raise error
         if rc not in (CONCORD_OK, CONCORD_ENOTCONVERGED, CONCORD_EINFEASIBLE):
             # rc is the code of the first solver that failed: the first one
             # left unsolved, or ended numeric or callback_failed

@@ -499,6 +499,47 @@ def test_a_graph_solves_again_after_its_oracle_failed():
     assert fg.solve_map().status == "integral" and np.array_equal(x.value, [0, 1, 0])
 
 
+def flaky_graph(name):
+    """A graph (an XOR by a Python oracle and an OR over two of its three
+    variables) whose oracle raises KeyError(name) at its first call only;
+    its LP-SparseMAP solution is the XOR's, the sparsemax [0.25, 0.75, 0]."""
+    failures = [1]
+
+    def oracle(a, b):
+        if failures[0]:
+            failures[0] -= 1
+            raise KeyError(name)
+        return xor_oracle(a, b)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([0.75, 1.25, -0.5]))
+    fg.add(concord.Factor(x, map=oracle))
+    fg.add(concord.Or(x[:2]))
+    return fg, x
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_batch_leaves_no_exception_behind_for_a_later_solve(threads):
+    (first, _), (second, x) = flaky_graph("first"), flaky_graph("second")
+    with pytest.raises(KeyError, match="first"):
+        concord.solve_batch([first, second], threads=threads)
+    second.solve(tol=1e-9)
+    assert np.allclose(x.value, [0.25, 0.75, 0.0], atol=1e-6)
+    # a progress callback's exception and an oracle's in one batch: the
+    # progress one is raised, the oracle's is not kept either
+    plain = concord.FactorGraph()
+    y = plain.variable_from(np.array([0.75, 1.25, -0.5]))
+    plain.add(concord.Xor(y))
+    plain.add(concord.Or(y[:2]))
+    flaky, x = flaky_graph("oracle")
+
+    def boom(progress):
+        raise ZeroDivisionError("progress")
+    with pytest.raises(ZeroDivisionError):
+        concord.solve_batch([plain, flaky], threads=threads, progress=boom, bound_every=1)
+    flaky.solve(tol=1e-9)
+    assert np.allclose(x.value, [0.25, 0.75, 0.0], atol=1e-6)
+
+
 def test_an_oracle_returning_nonsense_is_a_clear_error():
     fg = concord.FactorGraph()
     x = fg.variable_from(np.zeros(3))
