@@ -18,7 +18,8 @@ device); the solver works in float64 on the CPU. A batch is solved on C
 threads with the GIL released (concord_solve_batch), and its backward
 passes on as many Python threads (each releases the GIL in C);
 ``threads=None`` uses one per processor. Settings are keyword arguments as
-for FactorGraph.solve.
+for FactorGraph.solve. The backward passes are differentiable once: a
+second derivative raises.
 """
 
 import functools
@@ -28,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.autograd.function import once_differentiable
 
 from concord import _core
 from concord.graph import as_numpy, is_tensor
@@ -35,6 +37,43 @@ from concord.graph import as_numpy, is_tensor
 __all__ = ["lp_sparsemap", "sequence_sparsemap", "tree_sparsemap", "matching_sparsemap",
            "lp_sparsemap_loss", "sequence_sparsemap_loss", "tree_sparsemap_loss",
            "matching_sparsemap_loss"]
+
+_TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class _Refused(torch.autograd.Function):
+    """The identity on a gradient, made a function of the scores it was
+    computed from, whose own backward pass raises torch's error for
+    functions differentiable once."""
+
+    @staticmethod
+    def forward(ctx, gradient, *scores):
+        return gradient.clone()
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(_TWICE)
+
+
+def differentiable_once(backward):
+    """A custom Function's backward, marked once_differentiable (its
+    gradients are not differentiable themselves), and whose gradients,
+    when the graph of the backward pass is built (create_graph=True), hang
+    on the score tensors forward saved (ctx.save_for_backward): a second
+    derivative then raises. once_differentiable alone does not when
+    torch.autograd.grad is given the scores as its inputs (its error node
+    leads to no input, so the engine skips it and the solver's part of the
+    second derivative would be dropped silently)."""
+    once = once_differentiable(backward)
+
+    @functools.wraps(backward)
+    def wrapped(ctx, *grads):
+        gradients = once(ctx, *grads)
+        scores = [t for t in ctx.saved_tensors if t.requires_grad]
+        if not torch.is_grad_enabled() or not scores:
+            return gradients
+        return tuple(g if g is None else _Refused.apply(g, *scores) for g in gradients)
+    return wrapped
 
 
 class _Batch:
@@ -66,9 +105,11 @@ class _LPSparseMAP(torch.autograd.Function):
             outputs.append(_tensor_like(solver.variables, theta))
             outputs.append(_tensor_like(solver.additionals, phi))
         ctx.batch = batch
+        ctx.save_for_backward(*scores)
         return tuple(outputs)
 
     @staticmethod
+    @differentiable_once
     def backward(ctx, *grads):
         batch = ctx.batch
 
@@ -193,11 +234,13 @@ class _Losses(torch.autograd.Function):
         for k, (_, dtheta, dphi, _) in enumerate(results):
             ctx.gradients += [_tensor_like(dtheta, scores[2 * k]),
                               _tensor_like(dphi, scores[2 * k + 1])]
+        ctx.save_for_backward(*scores)
         like = scores[0]
         return torch.tensor([loss for loss, _, _, _ in results], dtype=like.dtype,
                             device=like.device)
 
     @staticmethod
+    @differentiable_once
     def backward(ctx, grad):
         return (None, None, None, None) + tuple(
             grad[k // 2] * g for k, g in enumerate(ctx.gradients))

@@ -1,6 +1,7 @@
 """concord.lpsmap.TorchFactorGraph: values of the scores' dtype, gradients
 equal to finite differences (torch.autograd.gradcheck) w.r.t. variable
-and additional scores, and solve_map against brute force."""
+and additional scores, solve_map against brute force, and a second
+derivative refused."""
 
 import itertools
 
@@ -85,3 +86,17 @@ def test_solve_map_with_pairs():
         return float(x @ torch.tensor(z, dtype=x.dtype) + t[0] * z[0] * z[1] + t[1] * z[2] * z[3])
     best = max(itertools.product((0.0, 1.0), repeat=4), key=score)
     np.testing.assert_array_equal(u.value.numpy(), best)
+
+
+def test_a_second_derivative_is_refused_not_silently_wrong():
+    theta = torch.tensor([0.3, 0.5, 0.1], dtype=torch.float64, requires_grad=True)
+
+    def objective(t):
+        fg = TorchFactorGraph()
+        u = fg.variable_from(t)
+        fg.add(Xor(u))
+        fg.solve(**TIGHT)
+        return (u.value ** 2).sum() + (t ** 2).sum() / 2
+    (gradient,) = torch.autograd.grad(objective(theta), theta, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        torch.autograd.grad(gradient[0], theta)

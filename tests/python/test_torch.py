@@ -13,7 +13,9 @@
     are u - u* (checked by gradcheck too); so do the batched losses
     (lp_sparsemap_loss over a pairwise MRF, and the sequence, tree and
     matching losses), bit for bit on one or two threads;
-  * an oracle's exception comes out of a differentiable solve.
+  * an oracle's exception comes out of a differentiable solve;
+  * a second derivative (create_graph=True, then a gradient of the
+    gradient) raises rather than leaving out the solver's part.
 """
 
 import numpy as np
@@ -304,3 +306,29 @@ def test_an_oracle_exception_comes_out_of_a_differentiable_solve():
     fg.add(concord.Factor(x[0], map=oracle))
     with pytest.raises(RuntimeError, match="oracle failed"):
         fg.solve()
+
+
+def xor_solution(theta):
+    fg = concord.FactorGraph()
+    x = fg.variable_from(theta)
+    fg.add(concord.Xor(x))
+    fg.solve(**TIGHT)
+    return x.value
+
+
+@pytest.mark.parametrize("layer", [
+    xor_solution,
+    lambda theta: ct.matching_sparsemap_loss(theta.reshape(1, 3), np.eye(1, 3), **TIGHT),
+])
+def test_a_second_derivative_is_refused_not_silently_wrong(layer):
+    # the backward passes are not differentiable themselves: asking for the
+    # gradient of a gradient must fail rather than drop the solver's part
+    theta = scores(3, seed=31)
+    objective = lambda t: (layer(t) ** 2).sum() + (t ** 2).sum() / 2  # noqa: E731
+    (gradient,) = torch.autograd.grad(objective(theta), theta, create_graph=True)
+    (reference,) = torch.autograd.grad(objective(theta), theta)
+    assert torch.allclose(gradient, reference, rtol=0, atol=1e-12)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        torch.autograd.grad(gradient[0], theta)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        gradient[0].backward()

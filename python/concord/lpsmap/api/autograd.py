@@ -12,6 +12,7 @@ except ImportError:
 import numpy as np
 
 from concord.lpsmap.api.api import FactorGraph
+from concord.torch import differentiable_once
 
 __all__ = ["TorchFactorGraph"]
 
@@ -26,10 +27,12 @@ class _LPSparseMAP(torch.autograd.Function):
         fg.set_all_additionals([np.atleast_1d(x.detach().cpu().numpy()) for x in eta_v])
         ctx.fg = fg
         ctx.shape = eta_u.shape
+        ctx.save_for_backward(eta_u, *eta_v)
         _, u, _, _ = fg.solve_qp_ad3()
         return torch.tensor(u, dtype=eta_u.dtype, device=eta_u.device)
 
     @staticmethod
+    @differentiable_once
     def backward(ctx, du):
         out = np.zeros(ctx.shape)
         grads = ctx.fg.jacobian_vec(du.detach().to("cpu", torch.float64).numpy(), out)
