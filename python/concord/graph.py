@@ -9,13 +9,15 @@ built once and solved again after its score arrays change.
 
 Scores may be NumPy arrays (any float dtype; float64 C-contiguous arrays are
 read in place) or PyTorch tensors: with tensors, ``solve`` is differentiable
-(concord.torch) and values are tensors.
+(concord.torch) and values are tensors of ``result_dtype`` of the graph's
+score tensors.
 
 The graph is built in C as it is described: every ``add`` calls the C
 builder at once, so a bad index or size raises ValueError with the C
 library's message where the mistake is made.
 """
 
+import functools
 import sys
 
 import numpy as np
@@ -40,12 +42,21 @@ def as_numpy(scores):
     return np.asarray(scores, dtype=np.float64)
 
 
-def like(values, scores):
-    """values (a NumPy array) as the type of `scores`: a tensor of its dtype
-    and device for a tensor, else the array itself."""
+def result_dtype(tensors):
+    """The dtype of the results computed from score tensors: the promotion
+    of their dtypes (torch.promote_types), or torch.get_default_dtype()
+    when that is an integer or bool dtype (scores reach the solver in
+    float64 whatever their dtype)."""
+    torch = sys.modules["torch"]
+    dtype = functools.reduce(torch.promote_types, [t.dtype for t in tensors])
+    return dtype if dtype.is_floating_point else torch.get_default_dtype()
+
+
+def like(values, scores, dtype):
+    """values (a NumPy array) as a result for `scores`: for a tensor, a
+    tensor of the given dtype on its device, else the array itself."""
     if is_tensor(scores):
-        torch = sys.modules["torch"]
-        return torch.from_numpy(values).to(device=scores.device, dtype=scores.dtype)
+        return sys.modules["torch"].from_numpy(values).to(device=scores.device, dtype=dtype)
     return values
 
 
@@ -382,9 +393,14 @@ class FactorGraph:
 
     # ---- internals shared with solve_batch and concord.torch
 
+    def _score_tensors(self):
+        """The variables' and factors' scores that are tensors, in order."""
+        parts = [x.scores for x in self.variables]
+        parts += [part for f in self.factors for part in f._score_parts()]
+        return [part for part in parts if is_tensor(part)]
+
     def _has_tensors(self):
-        return (any(is_tensor(x.scores) for x in self.variables)
-                or any(is_tensor(part) for f in self.factors for part in f._score_parts()))
+        return bool(self._score_tensors())
 
     def _numpy_solver(self):
         if self._solver is None:
@@ -410,14 +426,17 @@ class FactorGraph:
         """Sets the variables' and factors' values from (u, v); outputs, when
         given, are the same as tensors (which the values then slice). With
         neither (a solve that proved the constraints infeasible and so holds
-        no solution) every value is None."""
+        no solution) every value is None. Values from u and v are tensors
+        for tensor scores, of the graph's result_dtype."""
+        tensors = self._score_tensors() if outputs is None and u is not None else []
+        dtype = result_dtype(tensors) if tensors else None
         for x in self.variables:
             if outputs is None and u is None:
                 x.value = None
             elif outputs is not None:
                 x.value = outputs[0][x.first:x.first + x.size].reshape(x.shape)
             else:
-                x.value = like(u[x.first:x.first + x.size].reshape(x.shape), x.scores)
+                x.value = like(u[x.first:x.first + x.size].reshape(x.shape), x.scores, dtype)
         for factor in self.factors:
             first, count = factor.additionals
             if not count:
@@ -429,7 +448,7 @@ class FactorGraph:
             else:
                 parts = factor._score_parts()
                 factor.value = factor._shape_values(
-                    like(v[first:first + count], parts[0] if parts else None))
+                    like(v[first:first + count], parts[0] if parts else None, dtype))
 
 
 def _sized(values, shape, what):

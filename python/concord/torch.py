@@ -13,13 +13,15 @@
   single structures, ``sequence_sparsemap_loss``, ``tree_sparsemap_loss``,
   ``matching_sparsemap_loss``.
 
-Scores may be float32 or float64 (results take the scores' dtype and
-device); the solver works in float64 on the CPU. A batch is solved on C
-threads with the GIL released (concord_solve_batch), and its backward
-passes on as many Python threads (each releases the GIL in C);
-``threads=None`` uses one per processor. Settings are keyword arguments as
-for FactorGraph.solve. The backward passes are differentiable once: a
-second derivative raises.
+Scores may be tensors of any real dtype: they reach the solver in float64
+(it works in float64 on the CPU), results are tensors of the promotion of
+the scores' dtypes (concord.graph.result_dtype: integers give
+torch.get_default_dtype()) on the scores' device, and each score tensor's
+gradient has its own dtype. A batch is solved on C threads with the GIL
+released (concord_solve_batch), and its backward passes on as many Python
+threads (each releases the GIL in C); ``threads=None`` uses one per
+processor. Settings are keyword arguments as for FactorGraph.solve. The
+backward passes are differentiable once: a second derivative raises.
 """
 
 import functools
@@ -32,7 +34,7 @@ import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
 
 from concord import _core
-from concord.graph import as_numpy, is_tensor
+from concord.graph import as_numpy, is_tensor, result_dtype
 
 __all__ = ["lp_sparsemap", "sequence_sparsemap", "tree_sparsemap", "matching_sparsemap",
            "lp_sparsemap_loss", "sequence_sparsemap_loss", "tree_sparsemap_loss",
@@ -90,8 +92,8 @@ class _Batch:
 
 class _LPSparseMAP(torch.autograd.Function):
     """(theta_0, phi_0, theta_1, phi_1, ...) -> (u_0, v_0, u_1, v_1, ...):
-    flat variable and additional scores of each example to its LP-SparseMAP
-    solution."""
+    flat variable and additional scores of each example (float64) to its
+    LP-SparseMAP solution (float64)."""
 
     @staticmethod
     def forward(ctx, batch, *scores):
@@ -143,18 +145,31 @@ def lp_sparsemap(graphs, variable_scores, additional_scores, threads=None, **set
     objects; the same graph may serve several examples) with the flat
     scores variable_scores[k] and additional_scores[k] (1-D tensors, the
     latter empty for a graph without additional outputs). Returns the
-    lists of u_k and v_k, differentiable, and the examples' Infos."""
+    lists of u_k and v_k, differentiable, and the examples' Infos; u_k and
+    v_k have the dtype result_dtype gives for the example's two tensors."""
     batch = _Batch(graphs, settings, threads)
-    us, vs = _solve(batch, variable_scores, additional_scores)
+    dtypes = [result_dtype([theta, phi]) for theta, phi in zip(variable_scores,
+                                                               additional_scores)]
+    us, vs = _solve(batch, [_float64(theta) for theta in variable_scores],
+                    [_float64(phi) for phi in additional_scores], dtypes)
     return us, vs, batch.infos
 
 
-def _solve(batch, variable_scores, additional_scores):
+def _float64(scores):
+    """Scores as the solver reads them (float64: exact for every real dtype
+    but integers beyond 2^53), still in the autograd graph."""
+    return scores.to(torch.float64)
+
+
+def _solve(batch, variable_scores, additional_scores, dtypes):
+    """Solves the batch at the given float64 scores; returns the lists of
+    u_k and v_k, example k's of dtypes[k]."""
     scores = []
     for theta, phi in zip(variable_scores, additional_scores):
         scores += [theta, phi]
     outputs = _LPSparseMAP.apply(batch, *scores)
-    return list(outputs[0::2]), list(outputs[1::2])
+    return ([u.to(dtype) for u, dtype in zip(outputs[0::2], dtypes)],
+            [v.to(dtype) for v, dtype in zip(outputs[1::2], dtypes)])
 
 
 # ---------------------------------------------------------------------------
@@ -162,20 +177,18 @@ def _solve(batch, variable_scores, additional_scores):
 
 
 def _flat_scores(fg):
-    """A FactorGraph's variable and additional scores as two flat tensors in
-    the graph's order (numpy parts become constants; additional outputs no
-    Python factor owns keep the graph's scores)."""
-    dtype, device = torch.float64, None
-    for x in fg.variables:
-        if is_tensor(x.scores):
-            dtype, device = x.scores.dtype, x.scores.device
-            break
+    """A FactorGraph's variable and additional scores as two flat float64
+    tensors in the graph's order (numpy parts become constants; additional
+    outputs no Python factor owns keep the graph's scores), on the device
+    of its first score tensor, and the dtype of its results."""
+    tensors = fg._score_tensors()
+    dtype = result_dtype(tensors) if tensors else torch.float64
+    device = tensors[0].device if tensors else None
 
     def tensor(values):
         if is_tensor(values):
-            return values.to(dtype=dtype).reshape(-1)
-        return torch.as_tensor(np.asarray(values, dtype=np.float64).reshape(-1), dtype=dtype,
-                               device=device)
+            return _float64(values).to(device).reshape(-1)
+        return torch.as_tensor(as_numpy(values).reshape(-1), device=device)
 
     theta = []
     for x in fg.variables:
@@ -197,8 +210,8 @@ def _flat_scores(fg):
     if filled < fg.num_additionals:
         graph_phi = fg.graph.additional_scores if graph_phi is None else graph_phi
         phi.append(tensor(graph_phi[filled:]))
-    empty = torch.zeros(0, dtype=dtype, device=device)
-    return (torch.cat(theta) if theta else empty), (torch.cat(phi) if phi else empty)
+    empty = torch.zeros(0, dtype=torch.float64, device=device)
+    return (torch.cat(theta) if theta else empty), (torch.cat(phi) if phi else empty), dtype
 
 
 def solve_graphs(graphs, settings, threads):
@@ -206,7 +219,8 @@ def solve_graphs(graphs, settings, threads):
     (tensors in the autograd graph) and returns their Infos."""
     scores = [_flat_scores(g) for g in graphs]
     batch = _Batch([g.graph for g in graphs], settings, threads)
-    us, vs = _solve(batch, [s[0] for s in scores], [s[1] for s in scores])
+    us, vs = _solve(batch, [s[0] for s in scores], [s[1] for s in scores],
+                    [s[2] for s in scores])
     for g, solver, u, v in zip(graphs, batch.solvers, us, vs):
         g.last_solver = solver
         g._set_values(None, None, (u, v))
@@ -214,9 +228,9 @@ def solve_graphs(graphs, settings, threads):
 
 
 class _Losses(torch.autograd.Function):
-    """(theta_0, phi_0, theta_1, phi_1, ...) -> the losses of each example's
-    gold structure (a (B,) tensor); their gradients are the ones the C
-    library returns with them (u - u*, v - v*)."""
+    """(theta_0, phi_0, theta_1, phi_1, ...) (float64) -> the losses of each
+    example's gold structure (a (B,) float64 tensor); their gradients are
+    the ones the C library returns with them (u - u*, v - v*)."""
 
     @staticmethod
     def forward(ctx, batch, kind, u_golds, v_golds, *scores):
@@ -235,9 +249,8 @@ class _Losses(torch.autograd.Function):
             ctx.gradients += [_tensor_like(dtheta, scores[2 * k]),
                               _tensor_like(dphi, scores[2 * k + 1])]
         ctx.save_for_backward(*scores)
-        like = scores[0]
-        return torch.tensor([loss for loss, _, _, _ in results], dtype=like.dtype,
-                            device=like.device)
+        return torch.tensor([loss for loss, _, _, _ in results], dtype=torch.float64,
+                            device=scores[0].device)
 
     @staticmethod
     @differentiable_once
@@ -246,13 +259,14 @@ class _Losses(torch.autograd.Function):
             grad[k // 2] * g for k, g in enumerate(ctx.gradients))
 
 
-def _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds):
+def _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds, dtype):
+    """The losses at the given float64 scores, as a tensor of dtype."""
     if kind not in ("sparsemap", "hinge"):
         raise ValueError("kind must be 'sparsemap' or 'hinge', not %r" % (kind,))
     scores = []
     for theta, phi in zip(variable_scores, additional_scores):
         scores += [theta, phi]
-    return _Losses.apply(batch, kind, u_golds, v_golds, *scores)
+    return _Losses.apply(batch, kind, u_golds, v_golds, *scores).to(dtype)
 
 
 def lp_sparsemap_loss(graphs, variable_scores, additional_scores, u_gold, v_gold=None,
@@ -270,8 +284,9 @@ def lp_sparsemap_loss(graphs, variable_scores, additional_scores, u_gold, v_gold
     kind="hinge": the structured hinge with the Hamming cost, by
     cost-augmented LP-MAP. Both are 0 when the prediction is the gold
     structure; the gradient is u - u*, v - v* (u, v the solution). The
-    examples are solved on Python threads, each in C with the GIL released
-    (threads None: one per processor)."""
+    losses have the dtype result_dtype gives for all the score tensors.
+    The examples are solved on Python threads, each in C with the GIL
+    released (threads None: one per processor)."""
     count = len(graphs)
     u_golds = [np.asarray(as_numpy(u), dtype=np.float64).reshape(-1) for u in u_gold]
     v_golds = [None] * count if v_gold is None else [
@@ -280,14 +295,16 @@ def lp_sparsemap_loss(graphs, variable_scores, additional_scores, u_gold, v_gold
     if not len(variable_scores) == len(additional_scores) == len(u_golds) == len(v_golds) == count:
         raise ValueError("graphs, scores and gold structures must have one entry per example")
     batch = _Batch(graphs, settings, threads)
-    return _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds)
+    dtype = result_dtype(list(variable_scores) + list(additional_scores))
+    return _losses(batch, kind, [_float64(theta) for theta in variable_scores],
+                   [_float64(phi) for phi in additional_scores], u_golds, v_golds, dtype)
 
 
 def graph_loss(fg, kind, u_gold, v_gold, settings):
     """FactorGraph.loss with tensor scores: a 0-d tensor."""
-    theta, phi = _flat_scores(fg)
+    theta, phi, dtype = _flat_scores(fg)
     batch = _Batch([fg.graph], settings, 1)
-    loss = _losses(batch, kind, [theta], [phi], [u_gold], [v_gold])[0]
+    loss = _losses(batch, kind, [theta], [phi], [u_gold], [v_gold], dtype)[0]
     solver = batch.solvers[0]
     fg.last_solver = solver
     fg._set_values(solver.variables, solver.additionals, None)
@@ -348,17 +365,21 @@ def _lengths(lengths, batch, full):
 
 class _Structures:
     """A batch of single-structure problems: one low-level graph per
-    example, its flat variable and additional scores, and how to cut a
-    tensor shaped like the scores into the examples' flat variables
-    (``flat``) and to put flat values back in that shape (``shaped``)."""
+    example, its flat variable and additional scores (float64), the dtype
+    of the results (result_dtype of the score tensors the layer was given:
+    `scores` and `others`), and how to cut a tensor shaped like the scores
+    into the examples' flat variables (``flat``) and to put flat values
+    back in that shape (``shaped``)."""
 
-    def __init__(self, scores, single, graphs, sizes, phis=None):
+    def __init__(self, scores, single, graphs, sizes, phis=None, others=()):
         self.scores = scores
         self.single = single
         self.graphs = graphs
         self.sizes = sizes
-        self.thetas = self.flat(scores)
-        self.phis = phis if phis is not None else [scores.new_zeros(0)] * len(graphs)
+        self.dtype = result_dtype([scores] + [t for t in others if is_tensor(t)])
+        self.thetas = self.flat(_float64(scores))
+        self.phis = phis if phis is not None else [
+            torch.zeros(0, dtype=torch.float64, device=scores.device)] * len(graphs)
 
     def flat(self, values):
         """values, shaped like the scores, as each example's flat variables."""
@@ -380,17 +401,19 @@ class _Structures:
         return out[0] if self.single else out
 
     def marginals(self, threads, settings):
-        us, _, _ = lp_sparsemap(self.graphs, self.thetas, self.phis, threads, **settings)
+        us, _ = _solve(_Batch(self.graphs, settings, threads), self.thetas, self.phis,
+                       [self.dtype] * len(self.graphs))
         return self.shaped(us)
 
     def losses(self, gold, kind, threads, settings):
-        gold, single = _batched(torch.as_tensor(gold, dtype=self.scores.dtype),
+        gold, single = _batched(torch.as_tensor(gold, dtype=torch.float64),
                                 self.scores.dim() - 1)
         if gold.shape != self.scores.shape:
             raise ValueError("gold: expected the scores' shape %s, got %s"
                              % (tuple(self.scores.shape), tuple(gold.shape)))
-        losses = lp_sparsemap_loss(self.graphs, self.thetas, self.phis, self.flat(gold),
-                                   kind=kind, threads=threads, **settings)
+        u_golds = [as_numpy(u) for u in self.flat(gold)]
+        losses = _losses(_Batch(self.graphs, settings, threads), kind, self.thetas, self.phis,
+                         u_golds, [None] * len(u_golds), self.dtype)
         return losses[0] if self.single else losses
 
 
@@ -414,6 +437,7 @@ def _trees(scores, lengths, projective, single_root):
 def _sequences(unary, transitions, start, stop, lengths):
     unary, single = _batched(unary, 2)
     batch, length, states = unary.shape
+    given = (transitions, start, stop)
     transitions = _broadcast(unary, transitions, (batch, max(length - 1, 0), states, states))
     start = _broadcast(unary, start, (batch, states))
     stop = _broadcast(unary, stop, (batch, states))
@@ -421,7 +445,7 @@ def _sequences(unary, transitions, start, stop, lengths):
     graphs = [_sequence_graph(m, states) for m in sizes]
     phis = [torch.cat([start[b], transitions[b, :m - 1].reshape(-1), stop[b]])
             for b, m in enumerate(sizes)]
-    return _Structures(unary, single, graphs, [(m,) for m in sizes], phis)
+    return _Structures(unary, single, graphs, [(m,) for m in sizes], phis, given)
 
 
 def matching_sparsemap(scores, every_row=False, every_col=False, threads=None, **settings):
@@ -483,7 +507,8 @@ def sequence_sparsemap_loss(unary, gold, transitions=None, start=None, stop=None
 
 
 def _broadcast(like, scores, shape):
+    """Scores (None: zeros) broadcast to shape, as float64 on like's device."""
     if scores is None:
-        return like.new_zeros(shape)
-    return torch.broadcast_to(torch.as_tensor(scores, dtype=like.dtype, device=like.device),
-                              shape)
+        return torch.zeros(shape, dtype=torch.float64, device=like.device)
+    values = scores if is_tensor(scores) else torch.tensor(as_numpy(scores))
+    return torch.broadcast_to(_float64(values).to(like.device), shape)

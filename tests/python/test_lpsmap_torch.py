@@ -24,6 +24,22 @@ def test_values_keep_the_scores_dtype(dtype):
     assert u.value.dtype == dtype and u[1:3].value.dtype == dtype
 
 
+def test_integer_and_mixed_scores_give_floating_values_unchanged():
+    fg = TorchFactorGraph()
+    u = fg.variable_from(torch.tensor([1, 1]))
+    fg.add(Xor(u))
+    fg.solve()
+    assert u.value.dtype == torch.get_default_dtype() and u.value.tolist() == [0.5, 0.5]
+    # float32 then float64: 1e300 is a finite float64 score
+    fg = TorchFactorGraph()
+    a = fg.variable_from(torch.tensor([0.5]))
+    b = fg.variable_from(torch.tensor([1e300, 0.0], dtype=torch.float64))
+    fg.add(Xor(a))
+    fg.add(Xor(b))
+    fg.solve_map()
+    assert b.value.dtype == torch.float64 and b.value.tolist() == [1.0, 0.0]
+
+
 def test_gradients_of_a_grid_of_xors_equal_finite_differences():
     d = 3
 

@@ -8,7 +8,11 @@
     sentences of different lengths in one batch;
   * the layers equal the same structures built as FactorGraphs, batches
     on two threads equal one-by-one solves bit for bit, float32 scores
-    give float32 results close to float64's;
+    give float32 results close to float64's; scores of any real dtype
+    reach the solver unchanged (integers, float32 beside float64), results
+    take the promotion of their dtypes (integers: the default dtype) and
+    each input gets its gradient in its own dtype (against sparsemax in
+    closed form and its Jacobian);
   * the losses through autograd equal the numpy ones and their gradients
     are u - u* (checked by gradcheck too); so do the batched losses
     (lp_sparsemap_loss over a pairwise MRF, and the sequence, tree and
@@ -166,6 +170,75 @@ def test_float32_scores_give_float32_results():
     assert value.dtype == torch.float32
     value.sum().backward()
     assert theta.grad.dtype == torch.float32
+
+
+def sparsemax(z):
+    """The Euclidean projection of z onto the simplex (the LP-SparseMAP
+    solution of one XOR), in closed form."""
+    z = np.asarray(z, dtype=np.float64)
+    top = np.sort(z)[::-1]
+    k = np.arange(1, z.size + 1)
+    support = top - (np.cumsum(top) - 1) / k > 0
+    tau = (np.cumsum(top)[support][-1] - 1) / k[support][-1]
+    return np.maximum(z - tau, 0)
+
+
+def test_scores_of_any_real_dtype_reach_the_solver_unchanged():
+    default = torch.get_default_dtype()
+    # integer scores: fractional results, in the default dtype
+    assert torch.equal(xor_solution(torch.tensor([1, 1])), torch.tensor([0.5, 0.5]))
+    # an integer variable before a float32 one: nothing truncated, float32 out
+    fg = concord.FactorGraph()
+    a = fg.variable_from(torch.tensor([0]))
+    b = fg.variable_from(torch.tensor([0.3, 0.6], requires_grad=True))
+    fg.add(concord.Xor([a, b]))
+    fg.solve(**TIGHT)
+    assert a.value.dtype == b.value.dtype == torch.float32
+    expected = sparsemax([0.0, np.float32(0.3), np.float32(0.6)])
+    assert np.allclose(torch.cat([a.value, b.value]).detach().numpy(), expected, atol=1e-7)
+    # float32 then float64: a float64 score that float32 cannot hold stays finite
+    fg = concord.FactorGraph()
+    a = fg.variable_from(torch.tensor([0.5], requires_grad=True))
+    b = fg.variable_from(torch.tensor([1e300, 0.0], dtype=torch.float64, requires_grad=True))
+    fg.add(concord.Xor([a, b]))
+    fg.solve(**TIGHT)
+    assert a.value.dtype == b.value.dtype == torch.float64
+    assert a.value.tolist() == [0.0] and b.value.tolist() == [1.0, 0.0]
+    # each input's gradient in its own dtype: the sparsemax Jacobian on the
+    # support {0, 1, 2} of [0.3, 0.5, 0.4] is I - 1 1^T / 3
+    first = torch.tensor([0.3, 0.5], requires_grad=True)
+    second = torch.tensor([0.4], dtype=torch.float64, requires_grad=True)
+    fg = concord.FactorGraph()
+    a, b = fg.variable_from(first), fg.variable_from(second)
+    fg.add(concord.Xor([a, b]))
+    fg.solve(**TIGHT)
+    assert a.value.dtype == torch.float64
+    weights = torch.tensor([1.0, 2.0, 6.0], dtype=torch.float64)
+    (torch.cat([a.value, b.value]) * weights).sum().backward()
+    assert first.grad.dtype == torch.float32 and second.grad.dtype == torch.float64
+    expected = weights.numpy() - weights.numpy().mean()
+    assert np.allclose(first.grad.numpy(), expected[:2], atol=1e-6)
+    assert np.allclose(second.grad.numpy(), expected[2:], atol=1e-9)
+    # the layers: integer unary scores, with or without float transitions
+    tags = ct.sequence_sparsemap(torch.ones(1, 3, 2, dtype=torch.long))
+    assert tags.dtype == default and torch.allclose(tags, torch.full((1, 3, 2), 0.5))
+    unary = torch.tensor([[2, 0], [0, 1], [1, 1]])
+    transitions = scores(2, 2, seed=41)
+    tags = ct.sequence_sparsemap(unary, transitions, **TIGHT)
+    assert tags.dtype == torch.float64
+    assert torch.equal(tags, ct.sequence_sparsemap(unary.double(), transitions, **TIGHT))
+    (u,), (v,), _ = ct.lp_sparsemap([xor_graph()], [torch.tensor([1, 1, 0])],
+                                    [torch.zeros(0, dtype=torch.long)], **TIGHT)
+    assert u.dtype == v.dtype == default and u.tolist() == [0.5, 0.5, 0.0]
+    loss = ct.matching_sparsemap_loss(torch.tensor([[3, 0], [0, 3]]), torch.eye(2))
+    assert loss.dtype == default and loss.item() == 0.0
+
+
+def xor_graph():
+    graph = concord._core.Graph()
+    graph.add_variables(3)
+    graph.add_logic("XOR", [0, 1, 2])
+    return graph
 
 
 @pytest.mark.parametrize("kind", ["sparsemap", "hinge"])
