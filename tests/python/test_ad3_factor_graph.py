@@ -371,13 +371,26 @@ def test_infeasible_constraints():
     assert status == "infeasible" and value == -np.inf and posteriors == [0.0, 0.0]
     value, posteriors, _, status = graph.solve()
     assert status == "fractional" and posteriors == pytest.approx([0.5, 0.5], abs=1e-6)
-    # a relaxation with no solution at all: as AD3's relaxations, "unsolved"
+    # a relaxation with no solution at all: as AD3's relaxations, "unsolved";
+    # dynamic programming (no cycle) leaves no iterate: value -inf, zeros
     graph = PFactorGraph()
     a = graph.create_binary_variable()
     graph.create_factor_logic("XOR", [a])
     graph.create_factor_logic("XOR", [a], [True])
-    assert graph.solve()[3] == "unsolved"
-    assert graph.solve(branch_and_bound=True)[3] == "infeasible"
+    assert graph.solve() == (-np.inf, [0.0], [], "unsolved")
+    assert graph.solve(branch_and_bound=True) == (-np.inf, [0.0], [], "infeasible")
+    # with a cycle ADMM runs: its last iterate, which is AD3's here (AD3
+    # returns value 1.0 and posteriors 1/6 for this graph)
+    graph = PFactorGraph()
+    variables = [graph.create_binary_variable() for _ in range(3)]
+    for variable, score in zip(variables, [1.0, 2.0, 3.0]):
+        variable.set_log_potential(score)
+    graph.create_factor_logic("OR", variables)
+    graph.create_factor_budget(variables, 0)
+    value, posteriors, _, status = graph.solve()
+    assert status == "unsolved" and value == pytest.approx(1.0, abs=1e-6)
+    assert posteriors == pytest.approx([1 / 6] * 3, abs=1e-6)
+    assert graph.solve(branch_and_bound=True) == (-np.inf, [0.0] * 3, [], "infeasible")
 
 
 def _factor_map(model, f, scores):

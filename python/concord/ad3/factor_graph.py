@@ -29,7 +29,8 @@ def _status_code(info, exact=False):
     """AD3's status code of a solve: 0 integral (exact MAP: proved
     optimal), 1 fractional, 2 infeasible (exact MAP only: no assignment
     satisfies every factor), 3 unsolved (stopped by a cap; also a
-    relaxation found infeasible, which AD3's relaxations report so)."""
+    relaxation found infeasible, which AD3's relaxations report so, with
+    their last iterate)."""
     codes = {"integral": 0, "optimal": 0, "fractional": 1}
     if exact:
         codes["infeasible"] = 2
@@ -387,7 +388,10 @@ class PFactorGraph:
         """Solves with the current settings (kind: "map", "sparse", "exact"
         or "psdd", a _core.Solver method's suffix; settings: overrides);
         returns (value, posteriors, additional posteriors, info) with
-        lists."""
+        lists. A relaxation returns its last iterate even when it found the
+        constraints infeasible, as AD3's do; a solve that holds no solution
+        at all (dynamic programming or an exact search that proved them
+        infeasible) returns value -inf and posteriors 0."""
         graph, ids = self._build()
         self._push_scores(graph, ids)
         solver = self._current_solver(graph)
@@ -409,8 +413,9 @@ class PFactorGraph:
     def solve_lp_map_ad3(self):
         """LP-MAP by AD3 with the current settings: (value, posteriors,
         additional posteriors, status), status 0 integral, 1 fractional, 3
-        unsolved (not converged, or the constraints proved infeasible: then
-        value -inf and posteriors 0)."""
+        unsolved (not converged, or the constraints proved infeasible: the
+        last iterate, as AD3 returns it, or value -inf and posteriors 0
+        when dynamic programming solved the graph and left none)."""
         value, u, v, info = self._solve("map")
         return value, u, v, _status_code(info)
 
