@@ -4,7 +4,8 @@ A ``FactorGraph`` holds variables created from score arrays
 (``variable_from``), each an array of binary variables with the scores'
 shape, and factors over slices of them (``add``). ``solve`` (LP-SparseMAP),
 ``solve_map`` (LP-MAP by AD3) and ``decode`` set every variable's ``value``,
-an array of its shape. Scores are read when a solve starts, so a graph is
+an array of its shape (None after a solve that ended without a solution:
+see has_solution). Scores are read when a solve starts, so a graph is
 built once and solved again after its score arrays change.
 
 Scores may be NumPy arrays (any float dtype; float64 C-contiguous arrays are
@@ -42,6 +43,14 @@ def as_numpy(scores):
     return np.asarray(scores, dtype=np.float64)
 
 
+def has_solution(info):
+    """Whether a solve that ended with `info` has a solution: not when it
+    proved the constraints infeasible (status "infeasible"), nor when it
+    found no assignment (value -inf: exact MAP or MPLP stopped before
+    finding one)."""
+    return info.status != "infeasible" and info.value != -np.inf
+
+
 def result_dtype(tensors):
     """The dtype of the results computed from score tensors: the promotion
     of their dtypes (torch.promote_types), or torch.get_default_dtype()
@@ -54,8 +63,9 @@ def result_dtype(tensors):
 
 def like(values, scores, dtype):
     """values (a NumPy array) as a result for `scores`: for a tensor, a
-    tensor of the given dtype on its device, else the array itself."""
-    if is_tensor(scores):
+    tensor of the given dtype on its device, else the array itself. A
+    tensor (a differentiable solve's result) is returned as it is."""
+    if is_tensor(scores) and not is_tensor(values):
         return sys.modules["torch"].from_numpy(values).to(device=scores.device, dtype=dtype)
     return values
 
@@ -310,9 +320,10 @@ class FactorGraph:
 
     def solve(self, **settings):
         """LP-SparseMAP: sets every variable's value (and factors' additional
-        values) to the solution; returns an Info (status, value, bound,
-        iterations, seconds...). With tensor scores the values are tensors
-        differentiable w.r.t. the scores (concord.torch)."""
+        values) to the solution, or to None when the constraints proved
+        infeasible (status "infeasible"); returns an Info (status, value,
+        bound, iterations, seconds...). With tensor scores the values are
+        tensors differentiable w.r.t. the scores (concord.torch)."""
         return solve_batch([self], "sparse", **settings)[0]
 
     def solve_map(self, **settings):
@@ -323,7 +334,9 @@ class FactorGraph:
         """Exact MAP by branch and bound over AD3: sets every value to the
         best assignment; the Info's status is "optimal" when it is proved
         (upper_bound equals value to exact_gap), "node_limit" or
-        "time_limit" when the search stopped first. The search's statistics
+        "time_limit" when the search stopped first (values None when it had
+        found no assignment yet: value -inf), "infeasible" (values None)
+        when no assignment satisfies every factor. The search's statistics
         are in ``self.last_solver.exact_info``."""
         return solve_batch([self], "exact", **settings)[0]
 
@@ -333,7 +346,7 @@ class FactorGraph:
         returns a Decoding (value, violated factors, passes)."""
         solver = self._require_solution()
         assignment, decoding = solver.decode()
-        self._set_values(assignment, None, None)
+        self._set_values(assignment, None)
         return decoding
 
     def labels(self):
@@ -386,9 +399,8 @@ class FactorGraph:
         self._push_scores()
         solver = self._numpy_solver()
         method = solver.loss_sparsemap if kind == "sparsemap" else solver.loss_hinge
-        loss, _, _, _ = method(u_gold, v_gold, settings)
-        self.last_solver = solver
-        self._set_values(solver.variables, solver.additionals, None)
+        loss, _, _, info = method(u_gold, v_gold, settings)
+        self._take_solution(solver, info)
         return loss
 
     # ---- internals shared with solve_batch and concord.torch
@@ -422,33 +434,32 @@ class FactorGraph:
                 self._graph.set_additional_scores(factor._numpy_scores(),
                                                   factor.additionals[0])
 
-    def _set_values(self, u, v, outputs):
-        """Sets the variables' and factors' values from (u, v); outputs, when
-        given, are the same as tensors (which the values then slice). With
-        neither (a solve that proved the constraints infeasible and so holds
-        no solution) every value is None. Values from u and v are tensors
-        for tensor scores, of the graph's result_dtype."""
-        tensors = self._score_tensors() if outputs is None and u is not None else []
+    def _set_values(self, u, v):
+        """Sets the variables' values to slices of u and the factors' to
+        slices of v: NumPy arrays (made tensors of the graph's result_dtype
+        for tensor scores) or the tensors of a differentiable solve. u None
+        (no solution) sets every value to None, v None every factor's."""
+        tensors = self._score_tensors() if u is not None and not is_tensor(u) else []
         dtype = result_dtype(tensors) if tensors else None
         for x in self.variables:
-            if outputs is None and u is None:
-                x.value = None
-            elif outputs is not None:
-                x.value = outputs[0][x.first:x.first + x.size].reshape(x.shape)
-            else:
-                x.value = like(u[x.first:x.first + x.size].reshape(x.shape), x.scores, dtype)
+            x.value = (None if u is None else
+                       like(u[x.first:x.first + x.size], x.scores, dtype).reshape(x.shape))
         for factor in self.factors:
             first, count = factor.additionals
-            if not count:
-                continue
-            if outputs is None and v is None:
-                factor.value = None
-            elif outputs is not None:
-                factor.value = factor._shape_values(outputs[1][first:first + count])
-            else:
+            if count:
                 parts = factor._score_parts()
-                factor.value = factor._shape_values(
+                factor.value = None if u is None or v is None else factor._shape_values(
                     like(v[first:first + count], parts[0] if parts else None, dtype))
+
+    def _take_solution(self, solver, info, outputs=None):
+        """After a solve by `solver` that ended with `info`: remembers the
+        solver and sets the values to its solution (outputs: the same as
+        tensors, from a differentiable solve, or None there when it has
+        none), or every value to None when the solve ended without one (see
+        has_solution)."""
+        self.last_solver = solver
+        u, v = outputs if outputs is not None else (solver.variables, solver.additionals)
+        self._set_values(u if has_solution(info) else None, v)
 
 
 def _sized(values, shape, what):
@@ -481,9 +492,8 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
         g._push_scores()
         solvers.append(g._numpy_solver())
     infos = _core.solve_batch(solvers, algorithm, checked, 0 if threads is None else threads)
-    for g, solver in zip(graphs, solvers):
-        g.last_solver = solver
-        g._set_values(solver.variables, solver.additionals, None)
+    for g, solver, info in zip(graphs, solvers, infos):
+        g._take_solution(solver, info)
     return infos
 
 

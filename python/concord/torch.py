@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
 
 from concord import _core
-from concord.graph import as_numpy, is_tensor, result_dtype
+from concord.graph import as_numpy, has_solution, is_tensor, result_dtype
 
 __all__ = ["lp_sparsemap", "sequence_sparsemap", "tree_sparsemap", "matching_sparsemap",
            "lp_sparsemap_loss", "sequence_sparsemap_loss", "tree_sparsemap_loss",
@@ -81,19 +81,22 @@ def differentiable_once(backward):
 class _Batch:
     """What a batched solve keeps between its forward and backward passes:
     one solver per example (created for this solve, so later solves of the
-    same graphs cannot disturb the backward pass), the settings, the Infos."""
+    same graphs cannot disturb the backward pass), the settings, the Infos,
+    and which examples' solves ended with a solution (has_solution)."""
 
     def __init__(self, graphs, settings, threads):
         self.solvers = [_core.Solver(g) for g in graphs]
         self.settings = _core.Settings(**settings)
         self.threads = 0 if threads is None else threads
         self.infos = None
+        self.solved = None
 
 
 class _LPSparseMAP(torch.autograd.Function):
     """(theta_0, phi_0, theta_1, phi_1, ...) -> (u_0, v_0, u_1, v_1, ...):
     flat variable and additional scores of each example (float64) to its
-    LP-SparseMAP solution (float64)."""
+    LP-SparseMAP solution (float64; zeros, and no gradient, for an example
+    whose solve found none)."""
 
     @staticmethod
     def forward(ctx, batch, *scores):
@@ -101,11 +104,16 @@ class _LPSparseMAP(torch.autograd.Function):
             theta, phi = scores[2 * k], scores[2 * k + 1]
             solver.set_scores(as_numpy(theta), as_numpy(phi) if phi.numel() else None)
         batch.infos = _core.solve_batch(batch.solvers, "sparse", batch.settings, batch.threads)
+        batch.solved = [has_solution(info) and solver.variables is not None
+                        for solver, info in zip(batch.solvers, batch.infos)]
         outputs = []
         for k, solver in enumerate(batch.solvers):
             theta, phi = scores[2 * k], scores[2 * k + 1]
-            outputs.append(_tensor_like(solver.variables, theta))
-            outputs.append(_tensor_like(solver.additionals, phi))
+            if batch.solved[k]:
+                outputs += [_tensor_like(solver.variables, theta),
+                            _tensor_like(solver.additionals, phi)]
+            else:
+                outputs += [torch.zeros_like(theta), torch.zeros_like(phi)]
         ctx.batch = batch
         ctx.save_for_backward(*scores)
         return tuple(outputs)
@@ -117,6 +125,8 @@ class _LPSparseMAP(torch.autograd.Function):
 
         def one(k):
             du, dv = grads[2 * k], grads[2 * k + 1]
+            if not batch.solved[k]:
+                return torch.zeros_like(du), torch.zeros_like(dv)
             dtheta, dphi, _ = batch.solvers[k].backward(
                 as_numpy(du), as_numpy(dv) if dv.numel() else None, batch.settings)
             return _tensor_like(dtheta, du), _tensor_like(dphi, dv)
@@ -146,7 +156,9 @@ def lp_sparsemap(graphs, variable_scores, additional_scores, threads=None, **set
     scores variable_scores[k] and additional_scores[k] (1-D tensors, the
     latter empty for a graph without additional outputs). Returns the
     lists of u_k and v_k, differentiable, and the examples' Infos; u_k and
-    v_k have the dtype result_dtype gives for the example's two tensors."""
+    v_k have the dtype result_dtype gives for the example's two tensors,
+    and are None when the example's solve found no solution (its
+    constraints are infeasible: Info status "infeasible")."""
     batch = _Batch(graphs, settings, threads)
     dtypes = [result_dtype([theta, phi]) for theta, phi in zip(variable_scores,
                                                                additional_scores)]
@@ -163,13 +175,17 @@ def _float64(scores):
 
 def _solve(batch, variable_scores, additional_scores, dtypes):
     """Solves the batch at the given float64 scores; returns the lists of
-    u_k and v_k, example k's of dtypes[k]."""
+    u_k and v_k, example k's of dtypes[k] (None for an example whose solve
+    found no solution)."""
     scores = []
     for theta, phi in zip(variable_scores, additional_scores):
         scores += [theta, phi]
     outputs = _LPSparseMAP.apply(batch, *scores)
-    return ([u.to(dtype) for u, dtype in zip(outputs[0::2], dtypes)],
-            [v.to(dtype) for v, dtype in zip(outputs[1::2], dtypes)])
+    us, vs = [], []
+    for u, v, dtype, solved in zip(outputs[0::2], outputs[1::2], dtypes, batch.solved):
+        us.append(u.to(dtype) if solved else None)
+        vs.append(v.to(dtype) if solved else None)
+    return us, vs
 
 
 # ---------------------------------------------------------------------------
@@ -221,9 +237,8 @@ def solve_graphs(graphs, settings, threads):
     batch = _Batch([g.graph for g in graphs], settings, threads)
     us, vs = _solve(batch, [s[0] for s in scores], [s[1] for s in scores],
                     [s[2] for s in scores])
-    for g, solver, u, v in zip(graphs, batch.solvers, us, vs):
-        g.last_solver = solver
-        g._set_values(None, None, (u, v))
+    for g, solver, info, u, v in zip(graphs, batch.solvers, batch.infos, us, vs):
+        g._take_solution(solver, info, (u, v))
     return batch.infos
 
 
@@ -305,9 +320,7 @@ def graph_loss(fg, kind, u_gold, v_gold, settings):
     theta, phi, dtype = _flat_scores(fg)
     batch = _Batch([fg.graph], settings, 1)
     loss = _losses(batch, kind, [theta], [phi], [u_gold], [v_gold], dtype)[0]
-    solver = batch.solvers[0]
-    fg.last_solver = solver
-    fg._set_values(solver.variables, solver.additionals, None)
+    fg._take_solution(batch.solvers[0], batch.infos[0])
     return loss
 
 

@@ -151,11 +151,39 @@ def test_pythonic_graphs_equal_low_level_graphs_bit_for_bit():
             reference = getattr(solver, name)(tight_settings(tol=1e-10))
             if reference.status == "infeasible":
                 assert info.status == "infeasible"
+                assert all(x.value is None for x in fg.variables)
                 continue
             u, v = values(fg)
             assert np.array_equal(u, solver.variables), spec.describe()
             assert np.array_equal(v, solver.additionals), spec.describe()
             assert info._replace(seconds=0) == reference._replace(seconds=0)
+
+
+def test_a_solve_that_ends_without_a_solution_sets_no_values():
+    # OR and BUDGET 0 over the same three variables: no point satisfies both
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([1.0, 2.0, 3.0]))
+    pair = fg.add(concord.Pair(x[0], x[1], 0.5))
+    fg.add(concord.Or(x))
+    fg.add(concord.Budget(x, 0))
+    for method in ("solve", "solve_map", "solve_exact"):
+        info = getattr(fg, method)()
+        assert info.status == "infeasible" and x.value is None and pair.value is None
+    # searches stopped before they found any assignment (value -inf)
+    rng = np.random.default_rng(0)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(rng.normal(size=(4, 4)))
+    for i in range(4):
+        fg.add(concord.Xor(x[i]))
+        fg.add(concord.AtMostOne(x[:, i]))
+    fg.solve_map()
+    assert x.value is not None
+    info = fg.solve_exact(time_limit=1e-12)
+    assert info.status == "time_limit" and info.value == -np.inf and x.value is None
+    (info,) = concord.solve_batch([fg], "mplp", max_iter=1)
+    assert info.value == -np.inf and x.value is None
+    info = fg.solve_exact()
+    assert info.status == "optimal" and (x.value.sum(axis=1) == 1).all()
 
 
 def test_slices_pick_what_numpy_picks():

@@ -381,6 +381,31 @@ def test_an_oracle_exception_comes_out_of_a_differentiable_solve():
         fg.solve()
 
 
+def test_an_infeasible_example_has_no_solution_and_the_others_their_gradients():
+    infeasible = concord._core.Graph()
+    infeasible.add_variables(3)
+    infeasible.add_logic("OR", [0, 1, 2])
+    infeasible.add_budget([0, 1, 2], 0)
+    theta = [scores(3, seed=51), scores(3, seed=52)]
+    empty = torch.zeros(0, dtype=torch.float64)
+    us, vs, infos = ct.lp_sparsemap([infeasible, xor_graph()], theta, [empty, empty], **TIGHT)
+    assert infos[0].status == "infeasible" and us[0] is None and vs[0] is None
+    solution = sparsemax(theta[1].detach().numpy())
+    assert np.allclose(us[1].detach().numpy(), solution)
+    weights = np.array([1.0, 2.0, 6.0])
+    (us[1] * torch.from_numpy(weights)).sum().backward()
+    assert theta[0].grad is None or not theta[0].grad.any()
+    # sparsemax's Jacobian: I - 1 1^T / |S| on its support S, 0 elsewhere
+    support = solution > 0
+    expected = np.where(support, weights - weights[support].mean(), 0.0)
+    assert np.allclose(theta[1].grad.numpy(), expected, atol=1e-9)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(scores(3, seed=53))
+    fg.add(concord.Or(x))
+    fg.add(concord.Budget(x, 0))
+    assert fg.solve().status == "infeasible" and x.value is None
+
+
 def xor_solution(theta):
     fg = concord.FactorGraph()
     x = fg.variable_from(theta)
