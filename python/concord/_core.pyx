@@ -594,7 +594,9 @@ cdef class Graph:
 
     cdef int writable(self) except -1:
         if self._solving:
-            raise RuntimeError("the graph is being solved (on another thread)")
+            raise RuntimeError("the graph is already being solved and cannot change until "
+                               "that solve returns (called from one of its oracles or "
+                               "callbacks, or from another thread)")
         return 0
 
     def __repr__(self):
@@ -644,7 +646,9 @@ cdef class Graph:
     def factor_additionals(self, int32_t factor):
         """(first, count): factor's additional outputs in the global index."""
         cdef int32_t first = 0, count = 0
-        self.check(concord_factor_additionals(self.g, factor, &first, &count))
+        if concord_factor_additionals(self.g, factor, &first, &count) != CONCORD_OK:
+            raise InvalidArgumentError(CONCORD_EINVAL, "factor %d out of range (the graph has %d)"
+                                       % (factor, self.num_factors))
         return first, count
 
     @property
@@ -986,12 +990,24 @@ cdef class Graph:
 
     def assignment_from_labels(self, labels):
         """The 0/1 assignment putting each multi-variable in the state with
-        the given label (concord_assignment_from_labels)."""
-        cdef const int32_t[::1] l = _ids(labels, concord_num_multi_variables(self.g), "labels")
+        the given label (concord_assignment_from_labels): labels are state
+        numbers from 0, or for a graph read from a UAI model the model's
+        state numbers (those evidence and zeros left). ValueError for a
+        label that names no state."""
+        cdef int32_t n_multi = concord_num_multi_variables(self.g)
+        cdef const int32_t[::1] l = _ids(labels, -1, "labels")
+        if l.shape[0] != n_multi:
+            raise ValueError("labels: expected one per multi-variable (%d), got %d"
+                             % (n_multi, l.shape[0]))
         out = np.zeros(self.num_variables)
+        if n_multi == 0:
+            return out
         cdef double[::1] x = out
-        self.check(concord_assignment_from_labels(self.g, _iptr(l),
-                                                  &x[0] if x.shape[0] else NULL))
+        if concord_assignment_from_labels(self.g, _iptr(l), &x[0]) != CONCORD_OK:
+            raise InvalidArgumentError(
+                CONCORD_EINVAL, "labels: some label names no state of its multi-variable "
+                "(states are numbered from 0, or by the model's state numbers left by "
+                "evidence and zeros for a UAI model)")
         return out
 
 
@@ -1050,6 +1066,10 @@ cdef Py_ssize_t _tree_size(const int32_t[::1] k, const int32_t[::1] p) except -1
 # ---------------------------------------------------------------------------
 # Solvers
 
+_SOLVER_BUSY = ("the solver is already solving (called from one of its solve's oracles or "
+                "callbacks, or from another thread)")
+
+
 @cython.no_gc_clear
 cdef class Solver:
     """A concord_solver over a Graph: its own scores (until set, the
@@ -1103,7 +1123,7 @@ cdef class Solver:
         """Marks the solver (and its graph) busy before the GIL is released."""
         self.fresh()
         if self._busy:
-            raise RuntimeError("the solver is already in use (on another thread)")
+            raise RuntimeError(_SOLVER_BUSY)
         self._busy = True
         self.graph._solving += 1
         return 0
@@ -1137,7 +1157,7 @@ cdef class Solver:
         cdef const double[::1] p = (None if additional_scores is None else
                                     _doubles(additional_scores, self.n_add, "additional_scores"))
         if self._busy:
-            raise RuntimeError("the solver is in use (on another thread)")
+            raise RuntimeError(_SOLVER_BUSY)
         # a graph without additionals has no additional scores to copy
         cdef const double *pp = _dptr(p) if p is not None and p.shape[0] else NULL
         self.check(concord_solver_set_scores(self.s, _dptr(t), pp))
@@ -1273,11 +1293,16 @@ cdef class Solver:
                 Decoding(result.value, result.violated, result.passes))
 
     def decoded_labels(self):
-        """The decoded state label of every multi-variable."""
+        """The decoded state label of every multi-variable (after decode,
+        or a solve that decodes: exact MAP, PSDD, MPLP)."""
         self.fresh()
+        if concord_solver_decoded(self.s) == NULL:
+            raise InvalidArgumentError(CONCORD_EINVAL, "no decoded assignment yet: call decode() "
+                                       "after a solve")
         out = np.zeros(self.n_multi, dtype=_int32)
         cdef int32_t[::1] labels = out
-        self.check(concord_solver_decoded_labels(self.s, &labels[0] if labels.shape[0] else NULL))
+        if self.n_multi:
+            self.check(concord_solver_decoded_labels(self.s, &labels[0]))
         return out
 
     def evaluate(self, x):
@@ -1455,6 +1480,17 @@ ALGORITHMS = {"map": CONCORD_ALGORITHM_AD3, "sparse": CONCORD_ALGORITHM_SPARSE,
               "mplp": CONCORD_ALGORITHM_MPLP}
 
 
+def check_distinct(items, what, kind):
+    """Refuses a batch that lists one object twice (it cannot be solved
+    twice at once), naming both places in the list the caller passed."""
+    seen = {}
+    for k, item in enumerate(items):
+        first = seen.setdefault(id(item), k)
+        if first != k:
+            raise ValueError("solve_batch: %s[%d] and %s[%d] are the same %s (a batch lists "
+                             "each %s once)" % (what, first, what, k, kind, kind))
+
+
 cdef int _run(concord_solver *s, concord_algorithm algorithm, const concord_settings *settings,
               concord_info *info) nogil:
     """One solve of the given algorithm (what concord_solve_batch runs)."""
@@ -1489,8 +1525,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
     for item in items:
         if not isinstance(item, Solver):
             raise TypeError("solve_batch takes Solver objects, not %s" % type(item).__name__)
-    if len(set(map(id, items))) != count:
-        raise ValueError("solve_batch: a solver is listed twice")
+    check_distinct(items, "solvers", "Solver")
     cdef concord_solver **handles = <concord_solver **>malloc(count * sizeof(concord_solver *))
     cdef concord_info *infos = <concord_info *>malloc(count * sizeof(concord_info))
     cdef int rc

@@ -483,6 +483,7 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
                                                                   algorithm))
     if not graphs:
         return []
+    _core.check_distinct(graphs, "graphs", "FactorGraph")
     if algorithm == "sparse" and any(g._has_tensors() for g in graphs):
         from concord.torch import solve_graphs
         return solve_graphs(graphs, settings, threads)

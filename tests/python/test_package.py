@@ -700,6 +700,65 @@ def test_inputs_that_are_not_utf8_give_parse_errors_and_warnings(tmp_path):
         concord.read_fg(os.path.join(tmp_path, name))
 
 
+def test_misuses_are_refused_with_messages_that_name_them():
+    graph = _core.Graph()
+    graph.add_multi_variable(3)
+    graph.add_multi_variable(2)
+    solver = _core.Solver(graph)
+    with pytest.raises(ValueError, match="no decoded assignment yet: call decode"):
+        solver.decoded_labels()
+    solver.solve_map()
+    solver.decode()
+    assert solver.decoded_labels().shape == (2,)
+    assert graph.assignment_from_labels([2, 0]).tolist() == [0, 0, 1, 1, 0]
+    with pytest.raises(ValueError, match="one per multi-variable \\(2\\), got 3"):
+        graph.assignment_from_labels([0, 1, 0])
+    for labels in ([3, 0], [0, -1]):
+        with pytest.raises(ValueError, match="names no state of its multi-variable") as caught:
+            graph.assignment_from_labels(labels)
+        assert not isinstance(caught.value, concord.InfeasibleError)
+    with pytest.raises(ValueError, match=r"factor 5 out of range \(the graph has 2\)"):
+        graph.factor_additionals(5)
+    plain = _core.Graph()
+    plain.add_variables(2)
+    assert plain.assignment_from_labels([]).tolist() == [0.0, 0.0]
+    decoded = _core.Solver(plain)
+    decoded.solve_map()
+    decoded.decode()
+    assert decoded.decoded_labels().tolist() == []
+    # the same graph twice in a batch, named as the caller listed it
+    fg = concord.FactorGraph()
+    fg.add(concord.Xor(fg.variable_from(np.zeros(3))))
+    other = concord.FactorGraph()
+    other.add(concord.Xor(other.variable_from(np.zeros(3))))
+    with pytest.raises(ValueError, match=r"graphs\[0\] and graphs\[2\] are the same "
+                                         "FactorGraph"):
+        concord.solve_batch([fg, other, fg])
+    with pytest.raises(ValueError, match=r"solvers\[1\] and solvers\[2\] are the same Solver"):
+        _core.solve_batch([solver, decoded, decoded])
+
+
+def test_a_graph_solved_again_from_its_own_oracle_says_it_is_being_solved():
+    def reentrant(a, b):
+        fg.solve()
+        return xor_oracle(a, b)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([0.2, 0.9, 0.1]))
+    fg.add(concord.Factor(x, map=reentrant))
+    with pytest.raises(RuntimeError, match="already being solved .* from one of its oracles"):
+        fg.solve()
+
+    def resolving(a, b):
+        solver.solve_map()
+        return xor_oracle(a, b)
+    graph = _core.Graph()
+    graph.add_variables(3)
+    graph.add_factor([0, 1, 2], resolving)
+    solver = _core.Solver(graph)
+    with pytest.raises(RuntimeError, match="solver is already solving .* from one of"):
+        solver.solve_map()
+
+
 def test_float32_and_strided_scores_are_converted():
     scores = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2] / 10
     fg = concord.FactorGraph()
