@@ -159,12 +159,37 @@ def lp_sparsemap(graphs, variable_scores, additional_scores, threads=None, **set
     v_k have the dtype result_dtype gives for the example's two tensors,
     and are None when the example's solve found no solution (its
     constraints are infeasible: Info status "infeasible")."""
+    graphs, variable_scores, additional_scores = _examples(graphs, variable_scores,
+                                                           additional_scores)
     batch = _Batch(graphs, settings, threads)
     dtypes = [result_dtype([theta, phi]) for theta, phi in zip(variable_scores,
                                                                additional_scores)]
     us, vs = _solve(batch, [_float64(theta) for theta in variable_scores],
                     [_float64(phi) for phi in additional_scores], dtypes)
     return us, vs, batch.infos
+
+
+def _examples(graphs, variable_scores, additional_scores):
+    """The examples of lp_sparsemap and lp_sparsemap_loss as three lists,
+    checked to give each graph a 1-D tensor of its variables' scores and
+    one of its additional scores."""
+    graphs, thetas, phis = list(graphs), list(variable_scores), list(additional_scores)
+    if not len(graphs) == len(thetas) == len(phis):
+        raise ValueError("%d graphs, %d variable score tensors and %d additional score "
+                         "tensors: expected one of each per example"
+                         % (len(graphs), len(thetas), len(phis)))
+    for k, (graph, theta, phi) in enumerate(zip(graphs, thetas, phis)):
+        _check_flat(theta, graph.num_variables, "variable_scores[%d]" % k)
+        _check_flat(phi, graph.num_additionals, "additional_scores[%d]" % k)
+    return graphs, thetas, phis
+
+
+def _check_flat(scores, size, what):
+    if not is_tensor(scores):
+        raise TypeError("%s: expected a tensor, got %s" % (what, type(scores).__name__))
+    if scores.dim() != 1 or scores.numel() != size:
+        raise ValueError("%s: expected a 1-D tensor of %d scores, got shape %s"
+                         % (what, size, tuple(scores.shape)))
 
 
 def _float64(scores):
@@ -180,6 +205,9 @@ def _solve(batch, variable_scores, additional_scores, dtypes):
     scores = []
     for theta, phi in zip(variable_scores, additional_scores):
         scores += [theta, phi]
+    if not scores:
+        batch.infos = []
+        return [], []
     outputs = _LPSparseMAP.apply(batch, *scores)
     us, vs = [], []
     for u, v, dtype, solved in zip(outputs[0::2], outputs[1::2], dtypes, batch.solved):
@@ -281,6 +309,9 @@ def _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds, d
     scores = []
     for theta, phi in zip(variable_scores, additional_scores):
         scores += [theta, phi]
+    if not scores:
+        batch.infos = []
+        return torch.zeros(0, dtype=dtype)
     return _Losses.apply(batch, kind, u_golds, v_golds, *scores).to(dtype)
 
 
@@ -302,15 +333,20 @@ def lp_sparsemap_loss(graphs, variable_scores, additional_scores, u_gold, v_gold
     losses have the dtype result_dtype gives for all the score tensors.
     The examples are solved on Python threads, each in C with the GIL
     released (threads None: one per processor)."""
+    graphs, variable_scores, additional_scores = _examples(graphs, variable_scores,
+                                                           additional_scores)
     count = len(graphs)
     u_golds = [np.asarray(as_numpy(u), dtype=np.float64).reshape(-1) for u in u_gold]
     v_golds = [None] * count if v_gold is None else [
         None if v is None else np.asarray(as_numpy(v), dtype=np.float64).reshape(-1)
         for v in v_gold]
-    if not len(variable_scores) == len(additional_scores) == len(u_golds) == len(v_golds) == count:
-        raise ValueError("graphs, scores and gold structures must have one entry per example")
+    if not len(u_golds) == len(v_golds) == count:
+        raise ValueError("%d examples, %d gold structures and %d gold additional values: "
+                         "expected one of each per example" % (count, len(u_golds),
+                                                                len(v_golds)))
     batch = _Batch(graphs, settings, threads)
-    dtype = result_dtype(list(variable_scores) + list(additional_scores))
+    dtype = (result_dtype(variable_scores + additional_scores) if count
+             else torch.get_default_dtype())
     return _losses(batch, kind, [_float64(theta) for theta in variable_scores],
                    [_float64(phi) for phi in additional_scores], u_golds, v_golds, dtype)
 
@@ -371,7 +407,7 @@ def _lengths(lengths, batch, full):
     if lengths is None:
         return [full] * batch
     lengths = [int(n) for n in torch.as_tensor(lengths).reshape(-1)]
-    if len(lengths) != batch or min(lengths) < 1 or max(lengths) > full:
+    if len(lengths) != batch or any(n < 1 or n > full for n in lengths):
         raise ValueError("lengths: expected %d values in [1, %d], got %s" % (batch, full, lengths))
     return lengths
 
@@ -402,6 +438,8 @@ class _Structures:
     def shaped(self, us):
         """Flat values of each example, padded with zeros into the scores'
         shape (one example: without the batch dimension)."""
+        if not us:  # an empty batch
+            return self.scores.new_zeros(self.scores.shape, dtype=self.dtype)
         full = self.scores.shape[1:]
         out = []
         for u, size in zip(us, self.sizes):

@@ -406,6 +406,33 @@ def test_an_infeasible_example_has_no_solution_and_the_others_their_gradients():
     assert fg.solve().status == "infeasible" and x.value is None
 
 
+def test_empty_batches_give_empty_results():
+    for layer, shape in ((ct.sequence_sparsemap, (0, 4, 3)), (ct.tree_sparsemap, (0, 4, 4)),
+                         (ct.matching_sparsemap, (0, 2, 3))):
+        out = layer(torch.zeros(shape, dtype=torch.float64))
+        assert out.shape == shape and out.dtype == torch.float64
+    losses = ct.matching_sparsemap_loss(torch.zeros(0, 2, 2), torch.zeros(0, 2, 2))
+    assert losses.shape == (0,)
+    assert ct.lp_sparsemap([], [], []) == ([], [], [])
+    assert ct.lp_sparsemap_loss([], [], [], []).shape == (0,)
+
+
+def test_lp_sparsemap_refuses_examples_it_cannot_pair_at_the_call():
+    graph = xor_graph()
+    empty = torch.zeros(0)
+    with pytest.raises(ValueError, match="2 graphs, 1 variable score tensors and 1 additional"):
+        ct.lp_sparsemap([graph, graph], [torch.zeros(3)], [empty])
+    with pytest.raises(ValueError, match=r"variable_scores\[0\]: expected a 1-D tensor of 3 "
+                                         r"scores, got shape \(3, 1\)"):
+        ct.lp_sparsemap([graph], [torch.zeros(3, 1, requires_grad=True)], [empty])
+    with pytest.raises(ValueError, match=r"additional_scores\[1\]: expected a 1-D tensor of 0"):
+        ct.lp_sparsemap([graph, graph], [torch.zeros(3)] * 2, [empty, torch.zeros(2)])
+    with pytest.raises(ValueError, match="1 graphs, 2 variable score tensors"):
+        ct.lp_sparsemap_loss([graph], [torch.zeros(3)] * 2, [empty], [np.eye(3)[0]])
+    with pytest.raises(TypeError, match=r"variable_scores\[0\]: expected a tensor"):
+        ct.lp_sparsemap([graph], [np.zeros(3)], [empty])
+
+
 def xor_solution(theta):
     fg = concord.FactorGraph()
     x = fg.variable_from(theta)
