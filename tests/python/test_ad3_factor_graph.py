@@ -464,3 +464,36 @@ def test_sparse_solution_and_its_jacobian_equal_finite_differences():
         assert dphi[k][0] == pytest.approx(du @ fd, abs=1e-4)
     assert dphi[2] == []
 
+
+
+def test_wrong_additionals_and_jacobian_buffers_are_refused():
+    graph = PFactorGraph()
+    variables = [graph.create_binary_variable() for _ in range(3)]
+    graph.create_factor_pair(variables[:2], 1.0)
+    graph.create_factor_pair(variables[1:], 1.0)
+    for entries in ([[2.0]], [[2.0], [3.0], [4.0]]):
+        with pytest.raises(ValueError, match=r"one entry per factor .* \(2\), got %d"
+                           % len(entries)):
+            graph.set_all_additionals(entries)
+    assert [f.get_additional_log_potentials() for f in graph._factors] == [[1.0], [1.0]]
+    graph = PFactorGraph()
+    variables = [graph.create_binary_variable() for _ in range(3)]
+    graph.create_factor_logic("XOR", variables)
+    graph.set_log_potentials([0.3, 0.5, 0.1])
+    graph.set_max_iterations_ad3(5000)
+    graph.set_residual_threshold_ad3(1e-10)
+    graph.solve_qp_ad3()
+    du = [1.0, 0.0, 0.0]
+    for out, error in (([0.0] * 3, TypeError), (np.zeros(3, dtype=np.float32), TypeError),
+                       (np.zeros(4), ValueError)):
+        with pytest.raises(error, match="^out: "):
+            graph.jacobian_vec(du, out)
+    readonly = np.zeros(3)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        graph.jacobian_vec(du, readonly)
+    # sparsemax of [0.3, 0.5, 0.1] has all three in its support: its
+    # Jacobian is I - 1 1^T / 3; a strided buffer is written in place
+    base = np.zeros(6)
+    graph.jacobian_vec(du, base[::2])
+    np.testing.assert_allclose(base, [2 / 3, 0, -1 / 3, 0, -1 / 3, 0], atol=1e-8)

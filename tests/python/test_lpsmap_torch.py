@@ -40,6 +40,19 @@ def test_integer_and_mixed_scores_give_floating_values_unchanged():
     assert b.value.dtype == torch.float64 and b.value.tolist() == [1.0, 0.0]
 
 
+def test_a_sequence_of_one_position_is_differentiable():
+    # no transitions: the factor is one XOR, sparsemax with Jacobian
+    # I - 1 1^T / 3 on its full support here
+    theta = torch.tensor([[0.2, 0.9, 0.1]], dtype=torch.float64, requires_grad=True)
+    fg = TorchFactorGraph()
+    u = fg.variable_from(theta)
+    fg.add(Sequence(u, torch.zeros(0, 3, 3, dtype=torch.float64, requires_grad=True)))
+    fg.solve(**TIGHT)
+    assert torch.allclose(u.value, theta - (theta.sum() - 1) / 3)
+    (u.value * torch.tensor([[1.0, 2.0, 6.0]], dtype=torch.float64)).sum().backward()
+    assert theta.grad[0].tolist() == pytest.approx([-2.0, -1.0, 3.0], abs=1e-8)
+
+
 def test_gradients_of_a_grid_of_xors_equal_finite_differences():
     d = 3
 
