@@ -28,6 +28,7 @@ Every solve, backward pass, decoding and loss runs with the GIL released;
 Python callbacks take it back while they run.
 """
 
+import operator
 import os
 from collections import namedtuple
 
@@ -157,8 +158,12 @@ cdef object _int32 = np.int32
 
 cdef const double[::1] _doubles(object values, Py_ssize_t size, str what):
     """values as a flat float64 buffer (no copy when it already is one),
-    checked to hold `size` numbers (any size when size < 0)."""
-    array = np.ascontiguousarray(values, dtype=_float64).reshape(-1)
+    checked to hold `size` numbers (any size when size < 0); complex
+    numbers are refused (TypeError) rather than losing their imaginary part."""
+    array = np.asarray(values)
+    if array.dtype.kind == "c":
+        raise TypeError("%s: expected real numbers, got %s" % (what, array.dtype))
+    array = np.ascontiguousarray(array, dtype=_float64).reshape(-1)
     if size >= 0 and array.shape[0] != size:
         raise ValueError("%s: expected %d values, got %d" % (what, size, array.shape[0]))
     return array
@@ -281,6 +286,15 @@ _STEP_RULES = {"sqrt": CONCORD_STEP_SQRT, "decrease": CONCORD_STEP_DECREASE,
                "polyak": CONCORD_STEP_POLYAK}
 
 
+def as_integer(value, what):
+    """An integer argument as an int; anything else (a float, which Cython
+    would truncate silently) is a TypeError naming it."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %r" % (what, value)) from None
+
+
 cdef object _named(dict names, value, what):
     """The C enumerator a setting's name stands for."""
     if value not in names:
@@ -316,7 +330,8 @@ cdef class Settings:
     (called every bound_every iterations; an exception it raises stops the
     solve and is raised again by the solving call).
 
-    A setting out of range raises ValueError naming it.
+    A setting out of range raises ValueError naming it, an integer setting
+    given anything but an integer (1.5) TypeError.
     """
 
     cdef concord_settings c
@@ -336,7 +351,7 @@ cdef class Settings:
 
     property max_iter:
         def __get__(self): return self.c.max_iter
-        def __set__(self, value): self.c.max_iter = value
+        def __set__(self, value): self.c.max_iter = as_integer(value, "max_iter")
     property tol:
         def __get__(self): return self.c.tol
         def __set__(self, value): self.c.tol = value
@@ -351,13 +366,13 @@ cdef class Settings:
         def __set__(self, value): self.c.relaxation = value
     property bound_every:
         def __get__(self): return self.c.bound_every
-        def __set__(self, value): self.c.bound_every = value
+        def __set__(self, value): self.c.bound_every = as_integer(value, "bound_every")
     property max_inner_iter:
         def __get__(self): return self.c.max_inner_iter
-        def __set__(self, value): self.c.max_inner_iter = value
+        def __set__(self, value): self.c.max_inner_iter = as_integer(value, "max_inner_iter")
     property acceleration:
         def __get__(self): return self.c.acceleration
-        def __set__(self, value): self.c.acceleration = value
+        def __set__(self, value): self.c.acceleration = as_integer(value, "acceleration")
     property warm_start:
         def __get__(self): return self.c.warm_start
         def __set__(self, value): self.c.warm_start = bool(value)
@@ -369,7 +384,7 @@ cdef class Settings:
         def __set__(self, value): self.c.backward_tol = value
     property backward_max_iter:
         def __get__(self): return self.c.backward_max_iter
-        def __set__(self, value): self.c.backward_max_iter = value
+        def __set__(self, value): self.c.backward_max_iter = as_integer(value, "backward_max_iter")
     property backward_power:
         def __get__(self): return self.c.backward_power
         def __set__(self, value): self.c.backward_power = bool(value)
@@ -378,7 +393,7 @@ cdef class Settings:
         def __set__(self, value): self.c.acyclic = bool(value)
     property node_limit:
         def __get__(self): return self.c.node_limit
-        def __set__(self, value): self.c.node_limit = value
+        def __set__(self, value): self.c.node_limit = as_integer(value, "node_limit")
     property search:
         def __get__(self): return _name_of(_SEARCHES, self.c.search)
         def __set__(self, value): self.c.search = _named(_SEARCHES, value, "search")
@@ -387,7 +402,7 @@ cdef class Settings:
         def __set__(self, value): self.c.exact_gap = value
     property heuristic_every:
         def __get__(self): return self.c.heuristic_every
-        def __set__(self, value): self.c.heuristic_every = value
+        def __set__(self, value): self.c.heuristic_every = as_integer(value, "heuristic_every")
     property psdd_step:
         def __get__(self): return _name_of(_STEP_RULES, self.c.psdd_step)
         def __set__(self, value): self.c.psdd_step = _named(_STEP_RULES, value, "psdd_step")
@@ -1505,7 +1520,7 @@ cdef int _run(concord_solver *s, concord_algorithm algorithm, const concord_sett
     return concord_solver_map(s, settings, info)
 
 
-def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
+def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
     """Solves many solvers at once on `threads` C threads (0: one per
     processor; never more than the solvers) with the GIL released; each
     result is bit for bit that of a sequential solve. algorithm: one of
@@ -1516,6 +1531,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
     if algorithm not in ALGORITHMS:
         raise ValueError("algorithm must be one of %s, not %r" % (", ".join(ALGORITHMS),
                                                                   algorithm))
+    cdef int n_threads = as_integer(threads, "threads")
     cdef list items = list(solvers)
     cdef Py_ssize_t count = len(items), k
     cdef Settings st = _settings(settings)
@@ -1541,7 +1557,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
             entered += 1
             handles[k] = (<Solver>items[k]).s
         with nogil:
-            rc = concord_solve_batch(handles, count, alg, &st.c, infos, threads)
+            rc = concord_solve_batch(handles, count, alg, &st.c, infos, n_threads)
     finally:
         for k in range(entered):
             (<Solver>items[k]).leave()

@@ -37,10 +37,27 @@ def is_tensor(value):
 
 def as_numpy(scores):
     """Scores as a float64 NumPy array (a tensor is detached and copied to
-    the CPU; a float64 array is returned as is)."""
+    the CPU; a float64 array is returned as is). Complex scores are a
+    TypeError: converting them would drop their imaginary parts."""
     if is_tensor(scores):
+        _check_real(scores.dtype, scores.is_complex())
         return scores.detach().to("cpu", dtype=sys.modules["torch"].float64).numpy()
+    scores = np.asarray(scores)
+    _check_real(scores.dtype, scores.dtype.kind == "c")
     return np.asarray(scores, dtype=np.float64)
+
+
+def as_float64(scores):
+    """A score tensor as the solver reads it, float64 (exact for every real
+    dtype but integers beyond 2^53), still in the autograd graph. Complex
+    scores are a TypeError."""
+    _check_real(scores.dtype, scores.is_complex())
+    return scores.to(sys.modules["torch"].float64)
+
+
+def _check_real(dtype, complex_):
+    if complex_:
+        raise TypeError("scores must be real numbers, not %s" % (dtype,))
 
 
 def has_solution(info):
@@ -58,6 +75,7 @@ def result_dtype(tensors):
     float64 whatever their dtype)."""
     torch = sys.modules["torch"]
     dtype = functools.reduce(torch.promote_types, [t.dtype for t in tensors])
+    _check_real(dtype, dtype.is_complex)
     return dtype if dtype.is_floating_point else torch.get_default_dtype()
 
 

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
 
 from concord import _core
-from concord.graph import as_numpy, has_solution, is_tensor, result_dtype
+from concord.graph import as_float64, as_numpy, has_solution, is_tensor, result_dtype
 
 __all__ = ["lp_sparsemap", "sequence_sparsemap", "tree_sparsemap", "matching_sparsemap",
            "lp_sparsemap_loss", "sequence_sparsemap_loss", "tree_sparsemap_loss",
@@ -87,7 +87,7 @@ class _Batch:
     def __init__(self, graphs, settings, threads):
         self.solvers = [_core.Solver(g) for g in graphs]
         self.settings = _core.Settings(**settings)
-        self.threads = 0 if threads is None else threads
+        self.threads = 0 if threads is None else _core.as_integer(threads, "threads")
         self.infos = None
         self.solved = None
 
@@ -164,8 +164,8 @@ def lp_sparsemap(graphs, variable_scores, additional_scores, threads=None, **set
     batch = _Batch(graphs, settings, threads)
     dtypes = [result_dtype([theta, phi]) for theta, phi in zip(variable_scores,
                                                                additional_scores)]
-    us, vs = _solve(batch, [_float64(theta) for theta in variable_scores],
-                    [_float64(phi) for phi in additional_scores], dtypes)
+    us, vs = _solve(batch, [as_float64(theta) for theta in variable_scores],
+                    [as_float64(phi) for phi in additional_scores], dtypes)
     return us, vs, batch.infos
 
 
@@ -190,12 +190,6 @@ def _check_flat(scores, size, what):
     if scores.dim() != 1 or scores.numel() != size:
         raise ValueError("%s: expected a 1-D tensor of %d scores, got shape %s"
                          % (what, size, tuple(scores.shape)))
-
-
-def _float64(scores):
-    """Scores as the solver reads them (float64: exact for every real dtype
-    but integers beyond 2^53), still in the autograd graph."""
-    return scores.to(torch.float64)
 
 
 def _solve(batch, variable_scores, additional_scores, dtypes):
@@ -231,7 +225,7 @@ def _flat_scores(fg):
 
     def tensor(values):
         if is_tensor(values):
-            return _float64(values).to(device).reshape(-1)
+            return as_float64(values).to(device).reshape(-1)
         return torch.as_tensor(as_numpy(values).reshape(-1), device=device)
 
     theta = []
@@ -347,8 +341,8 @@ def lp_sparsemap_loss(graphs, variable_scores, additional_scores, u_gold, v_gold
     batch = _Batch(graphs, settings, threads)
     dtype = (result_dtype(variable_scores + additional_scores) if count
              else torch.get_default_dtype())
-    return _losses(batch, kind, [_float64(theta) for theta in variable_scores],
-                   [_float64(phi) for phi in additional_scores], u_golds, v_golds, dtype)
+    return _losses(batch, kind, [as_float64(theta) for theta in variable_scores],
+                   [as_float64(phi) for phi in additional_scores], u_golds, v_golds, dtype)
 
 
 def graph_loss(fg, kind, u_gold, v_gold, settings):
@@ -406,7 +400,10 @@ def _batched(scores, structure_dims):
 def _lengths(lengths, batch, full):
     if lengths is None:
         return [full] * batch
-    lengths = [int(n) for n in torch.as_tensor(lengths).reshape(-1)]
+    lengths = torch.as_tensor(lengths).reshape(-1)
+    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
+        raise TypeError("lengths: expected integers, got %s" % lengths.dtype)
+    lengths = lengths.tolist()
     if len(lengths) != batch or any(n < 1 or n > full for n in lengths):
         raise ValueError("lengths: expected %d values in [1, %d], got %s" % (batch, full, lengths))
     return lengths
@@ -426,7 +423,7 @@ class _Structures:
         self.graphs = graphs
         self.sizes = sizes
         self.dtype = result_dtype([scores] + [t for t in others if is_tensor(t)])
-        self.thetas = self.flat(_float64(scores))
+        self.thetas = self.flat(as_float64(scores))
         self.phis = phis if phis is not None else [
             torch.zeros(0, dtype=torch.float64, device=scores.device)] * len(graphs)
 
@@ -562,4 +559,4 @@ def _broadcast(like, scores, shape):
     if scores is None:
         return torch.zeros(shape, dtype=torch.float64, device=like.device)
     values = scores if is_tensor(scores) else torch.tensor(as_numpy(scores))
-    return torch.broadcast_to(_float64(values).to(like.device), shape)
+    return torch.broadcast_to(as_float64(values).to(like.device), shape)

@@ -497,3 +497,13 @@ def test_wrong_additionals_and_jacobian_buffers_are_refused():
     base = np.zeros(6)
     graph.jacobian_vec(du, base[::2])
     np.testing.assert_allclose(base, [2 / 3, 0, -1 / 3, 0, -1 / 3, 0], atol=1e-8)
+
+
+def test_complex_log_potentials_are_refused():
+    graph = PFactorGraph()
+    variable = graph.create_binary_variable()
+    with pytest.raises(TypeError, match="real number"):
+        variable.set_log_potential(np.complex128(1.0 + 1.0j))
+    with pytest.raises(TypeError, match="real numbers"):
+        graph.set_log_potentials(np.array([1.0 + 1.0j]))
+    assert variable.get_log_potential() == 0.0

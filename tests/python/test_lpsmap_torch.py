@@ -38,6 +38,11 @@ def test_integer_and_mixed_scores_give_floating_values_unchanged():
     fg.add(Xor(b))
     fg.solve_map()
     assert b.value.dtype == torch.float64 and b.value.tolist() == [1.0, 0.0]
+    fg = TorchFactorGraph()
+    u = fg.variable_from(torch.tensor([1.0 + 1.0j, 2.0]))
+    fg.add(Xor(u))
+    with pytest.raises(TypeError, match="real numbers"):
+        fg.solve()
 
 
 def test_a_sequence_of_one_position_is_differentiable():

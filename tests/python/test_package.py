@@ -759,6 +759,31 @@ def test_a_graph_solved_again_from_its_own_oracle_says_it_is_being_solved():
         solver.solve_map()
 
 
+def test_non_integer_settings_and_complex_scores_are_refused_not_truncated():
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros(3))
+    fg.add(concord.Xor(x))
+    for name in ("max_iter", "bound_every", "max_inner_iter", "acceleration",
+                 "backward_max_iter", "node_limit", "heuristic_every"):
+        with pytest.raises(TypeError, match="^%s must be an integer, not 1.5$" % name):
+            fg.solve(**{name: 1.5})
+        assert getattr(_core.Settings(**{name: np.int64(7)}), name) == 7
+    with pytest.raises(TypeError, match="threads must be an integer"):
+        concord.solve_batch([fg], threads=1.5)
+    with pytest.raises(TypeError, match="threads must be an integer"):
+        _core.solve_batch([_core.Solver(fg.graph)], threads=1.5)
+    with pytest.raises(TypeError, match="real numbers, not complex128"):
+        fg.variable_from(np.array([1.0 + 2.0j, 3.0]))
+    with pytest.raises(TypeError, match="real numbers, not complex128"):
+        fg.add(concord.Pair(x[:1], x[1:2], np.array([1j])))
+    x.scores = np.array([0.0, 1.0, 2.0 + 1.0j])
+    with pytest.raises(TypeError, match="real numbers"):
+        fg.solve()
+    with pytest.raises(TypeError, match="scores: expected real numbers, got complex128"):
+        _core.Graph().add_variables(2, np.array([1.0 + 1.0j, 2.0]))
+    assert fg.num_variables == 3 and fg.num_factors == 1
+
+
 def test_float32_and_strided_scores_are_converted():
     scores = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2] / 10
     fg = concord.FactorGraph()

@@ -433,6 +433,23 @@ def test_lp_sparsemap_refuses_examples_it_cannot_pair_at_the_call():
         ct.lp_sparsemap([graph], [np.zeros(3)], [empty])
 
 
+def test_complex_scores_and_fractional_lengths_are_refused():
+    with pytest.raises(TypeError, match="real numbers, not torch.complex64"):
+        xor_solution(torch.tensor([1.0 + 1.0j, 0.0]))
+    with pytest.raises(TypeError, match="real numbers, not torch.complex64"):
+        ct.sequence_sparsemap(torch.zeros(1, 3, 2, dtype=torch.complex64))
+    with pytest.raises(TypeError, match="real numbers, not complex128"):
+        ct.sequence_sparsemap(torch.zeros(1, 3, 2), np.full((2, 2), 1j))
+    with pytest.raises(TypeError, match="real numbers, not torch.complex128"):
+        ct.lp_sparsemap([xor_graph()], [torch.zeros(3, dtype=torch.complex128)],
+                        [torch.zeros(0)])
+    for lengths in ([2.7, 3], torch.tensor([2.0, 3.0])):
+        with pytest.raises(TypeError, match="lengths: expected integers"):
+            ct.sequence_sparsemap(torch.zeros(2, 3, 2), lengths=lengths)
+    with pytest.raises(TypeError, match="threads must be an integer"):
+        ct.matching_sparsemap(torch.zeros(2, 2, 2), threads=1.5)
+
+
 def xor_solution(theta):
     fg = concord.FactorGraph()
     x = fg.variable_from(theta)

@@ -11,7 +11,7 @@ except ImportError:
 
 import numpy as np
 
-from concord.graph import is_tensor, result_dtype
+from concord.graph import as_float64, is_tensor, result_dtype
 from concord.lpsmap.api.api import FactorGraph
 from concord.torch import differentiable_once
 
@@ -55,7 +55,7 @@ class TorchFactorGraph(FactorGraph):
         return self.variable_from(torch.zeros(shape))
 
     def _cat(self, scores):
-        return torch.cat([part.to(torch.float64) for part in scores])
+        return torch.cat([as_float64(part) for part in scores])
 
     def _ravel(self, x):
         return x.reshape(-1)
