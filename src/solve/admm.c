@@ -305,8 +305,8 @@ solve_factor(concord_solver *s, const double *phi, int32_t f, double eta, bool s
         lit_a[j] = literal_qp_input(neg[j], a, d[j]);
     }
     /* an active set's additional outputs are written when read (see
-     * write_pending_additionals) */
-    const bool defer_v = s->state[f] && fa->n_add > 0;
+     * write_pending_additionals); a closed form writes them at once */
+    const bool defer_v = s->state[f] && !fa->ops->qp && fa->n_add > 0;
     factor_qp_literals(fa, s->state[f], lit_a, phi + fa->add_begin, d, s->buf.lit_u,
                        defer_v ? NULL : s->v + fa->add_begin, max_inner, &s->buf, out);
     s->v_pending[f] = defer_v;
