@@ -881,7 +881,7 @@ int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse
 
 int concord_solver_map(concord_solver *s, const concord_settings *settings, concord_info *info) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     bool done; /* an acyclic graph solved exactly */
     rc = acyclic_try_map(s, settings, info, &done);
@@ -891,6 +891,6 @@ int concord_solver_map(concord_solver *s, const concord_settings *settings, conc
 int concord_solver_sparse(concord_solver *s, const concord_settings *settings,
                           concord_info *info) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     return rc ? rc : solver_admm(s, settings, true, NULL, info);
 }
