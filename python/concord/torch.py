@@ -104,14 +104,13 @@ class _LPSparseMAP(torch.autograd.Function):
             theta, phi = scores[2 * k], scores[2 * k + 1]
             solver.set_scores(as_numpy(theta), as_numpy(phi) if phi.numel() else None)
         batch.infos = _core.solve_batch(batch.solvers, "sparse", batch.settings, batch.threads)
-        batch.solved = [has_solution(info) and solver.variables is not None
-                        for solver, info in zip(batch.solvers, batch.infos)]
-        outputs = []
-        for k, solver in enumerate(batch.solvers):
+        outputs, batch.solved = [], []
+        for k, (solver, info) in enumerate(zip(batch.solvers, batch.infos)):
             theta, phi = scores[2 * k], scores[2 * k + 1]
-            if batch.solved[k]:
-                outputs += [_tensor_like(solver.variables, theta),
-                            _tensor_like(solver.additionals, phi)]
+            u = solver.variables if has_solution(info) else None
+            batch.solved.append(u is not None)
+            if u is not None:
+                outputs += [_tensor_like(u, theta), _tensor_like(solver.additionals, phi)]
             else:
                 outputs += [torch.zeros_like(theta), torch.zeros_like(phi)]
         ctx.batch = batch
