@@ -56,6 +56,7 @@ def as_float64(scores):
 
 
 def _check_real(dtype, complex_):
+    """Refuses scores of a complex dtype (complex_: whether it is one)."""
     if complex_:
         raise TypeError("scores must be real numbers, not %s" % (dtype,))
 

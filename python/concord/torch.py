@@ -184,6 +184,7 @@ def _examples(graphs, variable_scores, additional_scores):
 
 
 def _check_flat(scores, size, what):
+    """Refuses what is not a 1-D tensor of `size` scores, naming it."""
     if not is_tensor(scores):
         raise TypeError("%s: expected a tensor, got %s" % (what, type(scores).__name__))
     if scores.dim() != 1 or scores.numel() != size:
