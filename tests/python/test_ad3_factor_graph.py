@@ -6,8 +6,10 @@ Model builds a PFactorGraph and, next to it, its meaning as plain Python
 log-potential scores), written from AD3's documentation; `best` searches
 every assignment. The checks follow AD3's own Python tests: variables,
 argument errors, logic, pair, dense, budget and knapsack factors, the
-solve statuses, branch and bound, dual and local primal variables, and
-lp-sparsemap's additions (solve_qp_ad3, jacobian_vec).
+solve statuses (infeasible relaxations as AD3 reports them), branch and
+bound, dual and local primal variables, and lp-sparsemap's additions
+(solve_qp_ad3, jacobian_vec, set_all_additionals, with the arguments they
+refuse); complex log-potentials are refused.
 """
 
 import itertools

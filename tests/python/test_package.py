@@ -19,6 +19,13 @@
     comes out of the solve as itself, with no reference kept;
   * wrong shapes, out-of-range or repeated indices, non-finite scores and
     bad settings raise ValueError (with the C message where C decides);
+    non-integer counts and complex scores TypeError; misuses (labels, a
+    graph listed twice, a graph solved again from its own oracle) say
+    what is wrong; input that is not UTF-8 still gives ParseErrors and
+    warnings;
+  * a batch leaves no oracle exception behind for a later solve, and a
+    solve that ends without a solution (infeasible, or a search stopped
+    before any assignment) sets every value to None;
   * repeated build/solve cycles (with failing oracles among them) keep the
     resident memory flat (bench/python_memory.py runs 10^5);
   * reprs show sizes.
