@@ -649,7 +649,9 @@ CONCORD_API void concord_solver_free(concord_solver *s);
 /* The graph a solver works on. */
 CONCORD_API const concord_graph *concord_solver_graph(const concord_solver *s);
 
-/* The message of the last error on this solver ("" if none). */
+/* The message of the last error on this solver: every solver function
+ * that returns a code clears it when called, so it is "" after one that
+ * succeeded. */
 CONCORD_API const char *concord_solver_last_error(const concord_solver *s);
 
 /* Gives the solver its own scores: variable_scores (num_variables) and
@@ -765,7 +767,9 @@ CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
  * "optimal" when the gap is closed (return CONCORD_OK). When stopped
  * early: status "node_limit", "time_limit" or "interrupted" and
  * CONCORD_ENOTCONVERGED, with the best assignment so far (if none was
- * found, the root's LP solution, info->integral false). When no
+ * found, the root's LP solution, info->integral false; stopped before the
+ * root's LP was solved, no solution: concord_solver_variables is NULL and
+ * decoding refuses). When no
  * assignment satisfies every factor: CONCORD_EINFEASIBLE. Branch and
  * bound allocates as it goes (open nodes, each with its parent's
  * multipliers, at most 256 MiB of them; beyond that nodes start from the

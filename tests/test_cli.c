@@ -1192,6 +1192,13 @@ static void the_summary_reads_right(void **state) {
     assert_non_null(strstr(r.out, "graph 1: "));
     assert_non_null(strstr(r.out, ", 1 iteration, "));
     free_result(&r);
+    /* exact MAP stopped before its root's LP: no solution, said so */
+    const char *stopped[] = {"solve", "--algorithm", "exact", "--time-limit", "1e-300",
+                             FG_SLOW, "-o", "/dev/null", NULL};
+    run_expect(&r, NULL, stopped, 4);
+    assert_non_null(strstr(r.out, "time_limit"));
+    assert_non_null(strstr(r.out, ", no solution"));
+    free_result(&r);
 }
 
 /* The summary never shows a value above the upper bound or a negative

@@ -291,6 +291,38 @@ static void mplp_bounds_logic_graphs(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* AD3 and branch and bound warm-started from MPLP's multipliers (the
+ * default) reach GLPK's LP optimum and the brute-force MAP: MPLP's
+ * multipliers do not sum to zero per variable, which an ADMM warm start
+ * needs. */
+static void ad3_and_exact_after_mplp_reach_the_optimum(void **state) {
+    (void)state;
+    test_rng rng = {77};
+    for (int n = 0; n < 30;) {
+        ref_graph g;
+        ref_random_graph(&rng, 10, &g);
+        bool knapsack = false;
+        for (int k = 0; k < g.n_factors; ++k) knapsack |= g.factors[k].kind == REF_KNAPSACK;
+        double lp, brute;
+        if (knapsack || ref_local_lp(&g, &lp, NULL, NULL) != REF_LP_OPTIMAL ||
+            !ref_brute_map(&g, &brute, NULL))
+            continue;
+        const double l1 = ref_graph_score_l1(&g);
+        concord_graph *cg = ref_build(&g);
+        concord_solver *s = new_solver_or_fail(cg);
+        concord_info info;
+        concord_solver_mplp(s, NULL, NULL);
+        assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
+        assert_true(fabs(info.upper_bound - lp) <= CERT_TOL * l1);
+        concord_solver_mplp(s, NULL, NULL);
+        assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_OK);
+        assert_true(fabs(info.value - brute) <= CERT_TOL * l1);
+        concord_solver_free(s);
+        concord_graph_free(cg);
+        n += 1;
+    }
+}
+
 static void mplp_refuses_what_it_cannot_take(void **state) {
     (void)state;
     concord_graph *g = concord_graph_new();
@@ -323,6 +355,7 @@ int main(void) {
         cmocka_unit_test(both_bound_dense_and_pairwise_models),
         cmocka_unit_test(mplp_bounds_logic_graphs),
         cmocka_unit_test(mplp_refuses_what_it_cannot_take),
+        cmocka_unit_test(ad3_and_exact_after_mplp_reach_the_optimum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

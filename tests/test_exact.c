@@ -283,12 +283,17 @@ static void limits_stop_the_search_with_valid_bounds(void **state) {
     assert_non_null(concord_solver_variables(s));
     assert_non_null(strstr(concord_solver_last_error(s), "node_limit"));
 
-    /* no time at all */
+    /* no time at all: stopped before the root's LP, no solution */
     st.node_limit = 0;
-    st.time_limit = 1e-9;
+    st.time_limit = 1e-300;
     assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
     assert_int_equal(info.status, CONCORD_STATUS_TIME_LIMIT);
     assert_true(info.upper_bound >= optimum - 1e-9);
+    assert_null(concord_solver_variables(s));
+    assert_non_null(strstr(concord_solver_last_error(s), "before the root"));
+    concord_decoding decoding;
+    assert_int_equal(concord_solver_decode(s, &decoding), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "no solution"));
 
     /* progress: called with growing node counts and valid bounds; a
      * nonzero return interrupts */
@@ -298,6 +303,8 @@ static void limits_stop_the_search_with_valid_bounds(void **state) {
     st.progress_context = &log;
     assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_OK);
     assert_true(log.calls >= 1 && log.nodes_grew && log.bounds_valid);
+    /* a search that succeeds leaves no message, its node solves' included */
+    assert_string_equal(concord_solver_last_error(s), "");
     progress_log stop = {0, 1, 0, true, true, optimum};
     st.progress_context = &stop;
     assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);

@@ -796,6 +796,87 @@ static void a_qp_callback_gives_the_oracles_solution(void **state) {
     }
 }
 
+/* A user PAIR (two variables and their product as an additional output):
+ * the oracle enumerates the four configurations, the QP callback hands the
+ * QP to a built-in PAIR factor of a one-factor graph's solver. */
+typedef struct user_pair {
+    concord_solver *reference; /* over a graph holding one PAIR factor */
+} user_pair;
+
+static int pair_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                       double *value) {
+    (void)user;
+    *value = -INFINITY;
+    for (int config = 0; config < 4; ++config) {
+        const double x0 = config & 1, x1 = config >> 1;
+        const double score = a[0] * x0 + a[1] * x1 + b[0] * x0 * x1;
+        if (score > *value) *value = score, u[0] = x0, u[1] = x1, v[0] = x0 * x1;
+    }
+    return 0;
+}
+
+static int pair_qp(void *user, const double *a, const double *b, const double *d, double *u,
+                   double *v) {
+    const user_pair *p = user;
+    return concord_solver_factor_qp(p->reference, 0, a, b, d, u, v, NULL);
+}
+
+/* A QP callback of a factor with additional outputs writes them itself:
+ * AD3 and LP-SparseMAP over a user PAIR give the built-in PAIR's solution,
+ * additional outputs included. */
+static void a_qp_callback_writes_the_additional_outputs(void **state) {
+    (void)state;
+    concord_graph *single = concord_graph_new();
+    concord_add_variables(single, 2, NULL, NULL);
+    concord_add_pair(single, 0, 1, 0.0, NULL);
+    user_pair up = {new_solver_or_fail(single)};
+    test_rng rng = {17};
+    for (int trial = 0; trial < 5; ++trial) {
+        double theta[4], pair_score;
+        random_normals(&rng, theta, 4, 1.0);
+        random_normals(&rng, &pair_score, 1, 2.0);
+        concord_graph *g[2];
+        for (int k = 0; k < 2; ++k) {
+            g[k] = concord_graph_new();
+            concord_add_variables(g[k], 4, theta, NULL);
+            int32_t pair_vars[2] = {0, 1}, xor_vars[3] = {1, 2, 3}, or_vars[2] = {0, 3}, f;
+            if (k) {
+                assert_int_equal(concord_add_factor(g[k], 2, pair_vars, NULL, 1, &pair_score,
+                                                    pair_oracle, &up, &f),
+                                 CONCORD_OK);
+                assert_int_equal(concord_set_factor_qp(g[k], f, pair_qp), CONCORD_OK);
+            } else {
+                concord_add_pair(g[k], 0, 1, pair_score, NULL);
+            }
+            concord_add_logic(g[k], CONCORD_XOR, 3, xor_vars, NULL, NULL);
+            concord_add_logic(g[k], CONCORD_OR, 2, or_vars, NULL, NULL);
+        }
+        concord_settings st;
+        concord_default_settings(&st);
+        st.tol = 1e-10;
+        for (int sparse = 0; sparse <= 1; ++sparse) {
+            concord_solver *s[2];
+            for (int k = 0; k < 2; ++k) {
+                s[k] = new_solver_or_fail(g[k]);
+                assert_int_equal(sparse ? concord_solver_sparse(s[k], &st, NULL)
+                                        : concord_solver_map(s[k], &st, NULL),
+                                 CONCORD_OK);
+            }
+            for (int i = 0; i < 4; ++i)
+                assert_true(fabs(concord_solver_variables(s[0])[i] -
+                                 concord_solver_variables(s[1])[i]) <= 1e-6);
+            assert_true(fabs(concord_solver_additionals(s[0])[0] -
+                             concord_solver_additionals(s[1])[0]) <= 1e-6);
+            concord_solver_free(s[0]);
+            concord_solver_free(s[1]);
+        }
+        concord_graph_free(g[0]);
+        concord_graph_free(g[1]);
+    }
+    concord_solver_free(up.reference);
+    concord_graph_free(single);
+}
+
 /* ------------------------------------------------------------------------
  * Progress, limits, interrupts
  * ------------------------------------------------------------------------ */
@@ -1076,6 +1157,7 @@ int main(void) {
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
         cmocka_unit_test(user_factor_arguments_are_checked),
         cmocka_unit_test(a_qp_callback_gives_the_oracles_solution),
+        cmocka_unit_test(a_qp_callback_writes_the_additional_outputs),
         cmocka_unit_test(a_user_factors_additional_outputs_may_be_real),
         cmocka_unit_test(the_progress_callback_reports_and_can_interrupt),
         cmocka_unit_test(a_solve_stops_at_the_time_limit),

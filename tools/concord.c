@@ -734,7 +734,10 @@ static void print_summary(FILE *fp, size_t k, const graph_result *res) {
     if (info->acyclic) fputs(", acyclic (dynamic programming)", fp);
     if (info->status != CONCORD_STATUS_INTEGRAL && info->status != CONCORD_STATUS_FRACTIONAL &&
         info->status != CONCORD_STATUS_OPTIMAL)
-        fprintf(fp, ", solution %s", info->integral ? "integral" : "fractional");
+        fprintf(fp, ", %s",
+                !res->u           ? "no solution"
+                : info->integral ? "solution integral"
+                                  : "solution fractional");
     if (feasible_decoding)
         fprintf(fp, "; decoded value %.10g (gap %.3g)", res->decoding.value,
                 bound - res->decoding.value);

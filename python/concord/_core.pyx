@@ -28,6 +28,8 @@ Every solve, backward pass, decoding and loss runs with the GIL released;
 Python callbacks take it back while they run.
 """
 
+import operator
+import os
 from collections import namedtuple
 
 import numpy as np
@@ -103,27 +105,34 @@ _ERRORS = {
 }
 
 
+cdef str _text(const char *message):
+    """A C string as a str. The library's messages quote their input (a
+    file's bytes, a path), which need not be UTF-8: undecodable bytes
+    become U+FFFD rather than an error that would hide the message."""
+    return message.decode("utf-8", "replace")
+
+
 def _error(int code, message):
     """The exception for C return code `code` with the C message."""
     if code == CONCORD_ENOMEM:
         return MemoryError(message or "out of memory")
-    text = message or concord_strerror(code).decode()
+    text = message or _text(concord_strerror(code))
     return _ERRORS.get(code, ConcordError)(code, text)
 
 
 def strerror(int code):
     """concord_strerror: a short description of a return code."""
-    return concord_strerror(code).decode()
+    return _text(concord_strerror(code))
 
 
 def status_name(int status):
     """concord_status_name: "integral", "fractional", "max_iter", ..."""
-    return concord_status_name(status).decode()
+    return _text(concord_status_name(status))
 
 
 def version():
     """The C library's version, "MAJOR.MINOR.PATCH"."""
-    return concord_version().decode()
+    return _text(concord_version())
 
 
 OK = CONCORD_OK
@@ -149,8 +158,12 @@ cdef object _int32 = np.int32
 
 cdef const double[::1] _doubles(object values, Py_ssize_t size, str what):
     """values as a flat float64 buffer (no copy when it already is one),
-    checked to hold `size` numbers (any size when size < 0)."""
-    array = np.ascontiguousarray(values, dtype=_float64).reshape(-1)
+    checked to hold `size` numbers (any size when size < 0); complex
+    numbers are refused (TypeError) rather than losing their imaginary part."""
+    array = np.asarray(values)
+    if array.dtype.kind == "c":
+        raise TypeError("%s: expected real numbers, got %s" % (what, array.dtype))
+    array = np.ascontiguousarray(array, dtype=_float64).reshape(-1)
     if size >= 0 and array.shape[0] != size:
         raise ValueError("%s: expected %d values, got %d" % (what, size, array.shape[0]))
     return array
@@ -273,6 +286,15 @@ _STEP_RULES = {"sqrt": CONCORD_STEP_SQRT, "decrease": CONCORD_STEP_DECREASE,
                "polyak": CONCORD_STEP_POLYAK}
 
 
+def as_integer(value, what):
+    """An integer argument as an int; anything else (a float, which Cython
+    would truncate silently) is a TypeError naming it."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %r" % (what, value)) from None
+
+
 cdef object _named(dict names, value, what):
     """The C enumerator a setting's name stands for."""
     if value not in names:
@@ -308,7 +330,8 @@ cdef class Settings:
     (called every bound_every iterations; an exception it raises stops the
     solve and is raised again by the solving call).
 
-    A setting out of range raises ValueError naming it.
+    A setting out of range raises ValueError naming it, an integer setting
+    given anything but an integer (1.5) TypeError.
     """
 
     cdef concord_settings c
@@ -324,11 +347,11 @@ cdef class Settings:
             setattr(self, name, value)
         cdef char message[160]
         if concord_check_settings(&self.c, message, sizeof(message)) != CONCORD_OK:
-            raise ValueError(message.decode())
+            raise ValueError(_text(message))
 
     property max_iter:
         def __get__(self): return self.c.max_iter
-        def __set__(self, value): self.c.max_iter = value
+        def __set__(self, value): self.c.max_iter = as_integer(value, "max_iter")
     property tol:
         def __get__(self): return self.c.tol
         def __set__(self, value): self.c.tol = value
@@ -343,13 +366,13 @@ cdef class Settings:
         def __set__(self, value): self.c.relaxation = value
     property bound_every:
         def __get__(self): return self.c.bound_every
-        def __set__(self, value): self.c.bound_every = value
+        def __set__(self, value): self.c.bound_every = as_integer(value, "bound_every")
     property max_inner_iter:
         def __get__(self): return self.c.max_inner_iter
-        def __set__(self, value): self.c.max_inner_iter = value
+        def __set__(self, value): self.c.max_inner_iter = as_integer(value, "max_inner_iter")
     property acceleration:
         def __get__(self): return self.c.acceleration
-        def __set__(self, value): self.c.acceleration = value
+        def __set__(self, value): self.c.acceleration = as_integer(value, "acceleration")
     property warm_start:
         def __get__(self): return self.c.warm_start
         def __set__(self, value): self.c.warm_start = bool(value)
@@ -361,7 +384,7 @@ cdef class Settings:
         def __set__(self, value): self.c.backward_tol = value
     property backward_max_iter:
         def __get__(self): return self.c.backward_max_iter
-        def __set__(self, value): self.c.backward_max_iter = value
+        def __set__(self, value): self.c.backward_max_iter = as_integer(value, "backward_max_iter")
     property backward_power:
         def __get__(self): return self.c.backward_power
         def __set__(self, value): self.c.backward_power = bool(value)
@@ -370,7 +393,7 @@ cdef class Settings:
         def __set__(self, value): self.c.acyclic = bool(value)
     property node_limit:
         def __get__(self): return self.c.node_limit
-        def __set__(self, value): self.c.node_limit = value
+        def __set__(self, value): self.c.node_limit = as_integer(value, "node_limit")
     property search:
         def __get__(self): return _name_of(_SEARCHES, self.c.search)
         def __set__(self, value): self.c.search = _named(_SEARCHES, value, "search")
@@ -379,7 +402,7 @@ cdef class Settings:
         def __set__(self, value): self.c.exact_gap = value
     property heuristic_every:
         def __get__(self): return self.c.heuristic_every
-        def __set__(self, value): self.c.heuristic_every = value
+        def __set__(self, value): self.c.heuristic_every = as_integer(value, "heuristic_every")
     property psdd_step:
         def __get__(self): return _name_of(_STEP_RULES, self.c.psdd_step)
         def __set__(self, value): self.c.psdd_step = _named(_STEP_RULES, value, "psdd_step")
@@ -419,9 +442,15 @@ cdef class Settings:
             self._error = e
             return 1
 
+    cdef object take_stored(self):
+        """The exception the progress callback raised (None if none),
+        forgotten here."""
+        error, self._error = self._error, None
+        return error
+
     cdef void raise_stored(self) except *:
         """Raises the exception the progress callback raised, if any."""
-        error, self._error = self._error, None
+        error = self.take_stored()
         if error is not None:
             raise error
 
@@ -537,7 +566,7 @@ def check_scores(scores):
     if g == NULL:
         raise MemoryError("out of memory creating a graph")
     cdef int rc = concord_add_variables(g, s.shape[0], _dptr(s), NULL)
-    message = concord_last_error(g).decode()
+    message = _text(concord_last_error(g))
     concord_graph_free(g)
     if rc != CONCORD_OK:
         raise _error(rc, message.replace("variable score", "score"))
@@ -575,12 +604,14 @@ cdef class Graph:
 
     cdef int check(self, int rc) except -1:
         if rc != CONCORD_OK:
-            raise _error(rc, concord_last_error(self.g).decode())
+            raise _error(rc, _text(concord_last_error(self.g)))
         return 0
 
     cdef int writable(self) except -1:
         if self._solving:
-            raise RuntimeError("the graph is being solved (on another thread)")
+            raise RuntimeError("the graph is already being solved and cannot change until "
+                               "that solve returns (called from one of its oracles or "
+                               "callbacks, or from another thread)")
         return 0
 
     def __repr__(self):
@@ -605,7 +636,7 @@ cdef class Graph:
     @property
     def last_error(self):
         """The message of the last error on this graph ("" if none)."""
-        return concord_last_error(self.g).decode()
+        return _text(concord_last_error(self.g))
 
     def factor_degree(self, int32_t factor):
         """The number of links of a factor (concord_factor_degree)."""
@@ -630,7 +661,9 @@ cdef class Graph:
     def factor_additionals(self, int32_t factor):
         """(first, count): factor's additional outputs in the global index."""
         cdef int32_t first = 0, count = 0
-        self.check(concord_factor_additionals(self.g, factor, &first, &count))
+        if concord_factor_additionals(self.g, factor, &first, &count) != CONCORD_OK:
+            raise InvalidArgumentError(CONCORD_EINVAL, "factor %d out of range (the graph has %d)"
+                                       % (factor, self.num_factors))
         return first, count
 
     @property
@@ -972,12 +1005,24 @@ cdef class Graph:
 
     def assignment_from_labels(self, labels):
         """The 0/1 assignment putting each multi-variable in the state with
-        the given label (concord_assignment_from_labels)."""
-        cdef const int32_t[::1] l = _ids(labels, concord_num_multi_variables(self.g), "labels")
+        the given label (concord_assignment_from_labels): labels are state
+        numbers from 0, or for a graph read from a UAI model the model's
+        state numbers (those evidence and zeros left). ValueError for a
+        label that names no state."""
+        cdef int32_t n_multi = concord_num_multi_variables(self.g)
+        cdef const int32_t[::1] l = _ids(labels, -1, "labels")
+        if l.shape[0] != n_multi:
+            raise ValueError("labels: expected one per multi-variable (%d), got %d"
+                             % (n_multi, l.shape[0]))
         out = np.zeros(self.num_variables)
+        if n_multi == 0:
+            return out
         cdef double[::1] x = out
-        self.check(concord_assignment_from_labels(self.g, _iptr(l),
-                                                  &x[0] if x.shape[0] else NULL))
+        if concord_assignment_from_labels(self.g, _iptr(l), &x[0]) != CONCORD_OK:
+            raise InvalidArgumentError(
+                CONCORD_EINVAL, "labels: some label names no state of its multi-variable "
+                "(states are numbered from 0, or by the model's state numbers left by "
+                "evidence and zeros for a UAI model)")
         return out
 
 
@@ -1036,6 +1081,10 @@ cdef Py_ssize_t _tree_size(const int32_t[::1] k, const int32_t[::1] p) except -1
 # ---------------------------------------------------------------------------
 # Solvers
 
+_SOLVER_BUSY = ("the solver is already solving (called from one of its solve's oracles or "
+                "callbacks, or from another thread)")
+
+
 @cython.no_gc_clear
 cdef class Solver:
     """A concord_solver over a Graph: its own scores (until set, the
@@ -1070,7 +1119,7 @@ cdef class Solver:
     @property
     def last_error(self):
         """The message of the last error on this solver ("" if none)."""
-        return concord_solver_last_error(self.s).decode()
+        return _text(concord_solver_last_error(self.s))
 
     # ---- running C calls
 
@@ -1089,7 +1138,7 @@ cdef class Solver:
         """Marks the solver (and its graph) busy before the GIL is released."""
         self.fresh()
         if self._busy:
-            raise RuntimeError("the solver is already in use (on another thread)")
+            raise RuntimeError(_SOLVER_BUSY)
         self._busy = True
         self.graph._solving += 1
         return 0
@@ -1101,16 +1150,16 @@ cdef class Solver:
     cdef int check(self, int rc, Settings settings=None) except -1:
         """Raises what a C call's return code means: the exception a Python
         callback stored, or the C error. Solve outcomes (not converged,
-        infeasible) are not errors here."""
+        infeasible) are not errors here. The oracles' stored exceptions are
+        taken first, so that none outlives this call."""
+        stored = self.graph.take_callback_error() if rc == CONCORD_ECALLBACK else None
         if settings is not None:
             settings.raise_stored()
         if rc == CONCORD_OK or rc == CONCORD_ENOTCONVERGED or rc == CONCORD_EINFEASIBLE:
             return 0
-        if rc == CONCORD_ECALLBACK:
-            stored = self.graph.take_callback_error()
-            if stored is not None:
-                raise stored
-        raise _error(rc, concord_solver_last_error(self.s).decode())
+        if stored is not None:
+            raise stored
+        raise _error(rc, _text(concord_solver_last_error(self.s)))
 
     # ---- scores
 
@@ -1123,7 +1172,7 @@ cdef class Solver:
         cdef const double[::1] p = (None if additional_scores is None else
                                     _doubles(additional_scores, self.n_add, "additional_scores"))
         if self._busy:
-            raise RuntimeError("the solver is in use (on another thread)")
+            raise RuntimeError(_SOLVER_BUSY)
         # a graph without additionals has no additional scores to copy
         cdef const double *pp = _dptr(p) if p is not None and p.shape[0] else NULL
         self.check(concord_solver_set_scores(self.s, _dptr(t), pp))
@@ -1259,11 +1308,16 @@ cdef class Solver:
                 Decoding(result.value, result.violated, result.passes))
 
     def decoded_labels(self):
-        """The decoded state label of every multi-variable."""
+        """The decoded state label of every multi-variable (after decode,
+        or a solve that decodes: exact MAP, PSDD, MPLP)."""
         self.fresh()
+        if concord_solver_decoded(self.s) == NULL:
+            raise InvalidArgumentError(CONCORD_EINVAL, "no decoded assignment yet: call decode() "
+                                       "after a solve")
         out = np.zeros(self.n_multi, dtype=_int32)
         cdef int32_t[::1] labels = out
-        self.check(concord_solver_decoded_labels(self.s, &labels[0] if labels.shape[0] else NULL))
+        if self.n_multi:
+            self.check(concord_solver_decoded_labels(self.s, &labels[0]))
         return out
 
     def evaluate(self, x):
@@ -1441,6 +1495,17 @@ ALGORITHMS = {"map": CONCORD_ALGORITHM_AD3, "sparse": CONCORD_ALGORITHM_SPARSE,
               "mplp": CONCORD_ALGORITHM_MPLP}
 
 
+def check_distinct(items, what, kind):
+    """Refuses a batch that lists one object twice (it cannot be solved
+    twice at once), naming both places in the list the caller passed."""
+    seen = {}
+    for k, item in enumerate(items):
+        first = seen.setdefault(id(item), k)
+        if first != k:
+            raise ValueError("solve_batch: %s[%d] and %s[%d] are the same %s (a batch lists "
+                             "each %s once)" % (what, first, what, k, kind, kind))
+
+
 cdef int _run(concord_solver *s, concord_algorithm algorithm, const concord_settings *settings,
               concord_info *info) nogil:
     """One solve of the given algorithm (what concord_solve_batch runs)."""
@@ -1455,15 +1520,18 @@ cdef int _run(concord_solver *s, concord_algorithm algorithm, const concord_sett
     return concord_solver_map(s, settings, info)
 
 
-def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
+def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
     """Solves many solvers at once on `threads` C threads (0: one per
     processor; never more than the solvers) with the GIL released; each
     result is bit for bit that of a sequential solve. algorithm: one of
     ALGORITHMS: "sparse" (LP-SparseMAP), "map" (AD3), "exact" (exact MAP),
-    "psdd" or "mplp". Returns one Info per solver."""
+    "psdd" or "mplp". Returns one Info per solver. When callbacks of
+    several solvers raise, the first exception (in list order, a progress
+    callback's first) is raised and the others are dropped."""
     if algorithm not in ALGORITHMS:
         raise ValueError("algorithm must be one of %s, not %r" % (", ".join(ALGORITHMS),
                                                                   algorithm))
+    cdef int n_threads = as_integer(threads, "threads")
     cdef list items = list(solvers)
     cdef Py_ssize_t count = len(items), k
     cdef Settings st = _settings(settings)
@@ -1473,8 +1541,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
     for item in items:
         if not isinstance(item, Solver):
             raise TypeError("solve_batch takes Solver objects, not %s" % type(item).__name__)
-    if len(set(map(id, items))) != count:
-        raise ValueError("solve_batch: a solver is listed twice")
+    check_distinct(items, "solvers", "Solver")
     cdef concord_solver **handles = <concord_solver **>malloc(count * sizeof(concord_solver *))
     cdef concord_info *infos = <concord_info *>malloc(count * sizeof(concord_info))
     cdef int rc
@@ -1490,13 +1557,20 @@ def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
             entered += 1
             handles[k] = (<Solver>items[k]).s
         with nogil:
-            rc = concord_solve_batch(handles, count, alg, &st.c, infos, threads)
+            rc = concord_solve_batch(handles, count, alg, &st.c, infos, n_threads)
     finally:
         for k in range(entered):
             (<Solver>items[k]).leave()
         free(handles)
     try:
-        st.raise_stored()
+        # every exception a callback stored is taken, so that none is left
+        # behind to be raised by a later, unrelated solve
+        error = st.take_stored()
+        for k in range(count):
+            stored = (<Solver>items[k]).graph.take_callback_error()
+            error = stored if error is None else error
+        if error is not None:
+            raise error
         if rc not in (CONCORD_OK, CONCORD_ENOTCONVERGED, CONCORD_EINFEASIBLE):
             # rc is the code of the first solver that failed: the first one
             # left unsolved, or ended numeric or callback_failed
@@ -1514,7 +1588,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, int threads=0):
 
 cdef void _warning_trampoline(void *context, const char *message) nogil:
     with gil:
-        (<list>context).append(message.decode())
+        (<list>context).append(_text(message))
 
 
 _FORMATS = {"auto": CONCORD_FORMAT_AUTO, "fg": CONCORD_FORMAT_FG, "uai": CONCORD_FORMAT_UAI}
@@ -1554,7 +1628,7 @@ cdef class Reader:
         cdef int rc
         cdef bytes bname
         if path is not None:
-            bpath = str(path).encode()
+            bpath = os.fsencode(path)
             rc = concord_reader_open_file(bpath, _FORMATS[format], &self.r, self._message,
                                           sizeof(self._message), _warning_trampoline,
                                           <void *>self.warnings)
@@ -1566,11 +1640,11 @@ cdef class Reader:
                                             sizeof(self._message), _warning_trampoline,
                                             <void *>self.warnings)
         if rc != CONCORD_OK:
-            raise _error(rc, self._message.decode())
+            raise _error(rc, _text(self._message))
         if evidence is not None:
-            rc = concord_reader_set_evidence(self.r, str(evidence).encode())
+            rc = concord_reader_set_evidence(self.r, os.fsencode(evidence))
             if rc != CONCORD_OK:
-                raise _error(rc, self._message.decode())
+                raise _error(rc, _text(self._message))
 
     def __dealloc__(self):
         concord_reader_close(self.r)
@@ -1582,7 +1656,7 @@ cdef class Reader:
         cdef concord_graph *g = NULL
         cdef int rc = concord_reader_next(self.r, &g)
         if rc != CONCORD_OK:
-            raise _error(rc, self._message.decode())
+            raise _error(rc, _text(self._message))
         if g == NULL:
             raise StopIteration
         return _wrap_graph(g)

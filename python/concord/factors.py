@@ -34,7 +34,7 @@ def _scores(scores, shape, what):
     if is_tensor(scores):
         return sys.modules["torch"].broadcast_to(scores, shape)
     try:
-        return np.broadcast_to(np.asarray(scores, dtype=np.float64), shape)
+        return np.broadcast_to(as_numpy(scores), shape)
     except ValueError:
         raise ValueError("%s: expected shape %s, got %s" % (what, tuple(shape),
                                                            np.shape(scores))) from None

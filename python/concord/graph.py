@@ -4,18 +4,21 @@ A ``FactorGraph`` holds variables created from score arrays
 (``variable_from``), each an array of binary variables with the scores'
 shape, and factors over slices of them (``add``). ``solve`` (LP-SparseMAP),
 ``solve_map`` (LP-MAP by AD3) and ``decode`` set every variable's ``value``,
-an array of its shape. Scores are read when a solve starts, so a graph is
+an array of its shape (None after a solve that ended without a solution:
+see has_solution). Scores are read when a solve starts, so a graph is
 built once and solved again after its score arrays change.
 
 Scores may be NumPy arrays (any float dtype; float64 C-contiguous arrays are
 read in place) or PyTorch tensors: with tensors, ``solve`` is differentiable
-(concord.torch) and values are tensors.
+(concord.torch) and values are tensors of ``result_dtype`` of the graph's
+score tensors.
 
 The graph is built in C as it is described: every ``add`` calls the C
 builder at once, so a bad index or size raises ValueError with the C
 library's message where the mistake is made.
 """
 
+import functools
 import sys
 
 import numpy as np
@@ -34,18 +37,55 @@ def is_tensor(value):
 
 def as_numpy(scores):
     """Scores as a float64 NumPy array (a tensor is detached and copied to
-    the CPU; a float64 array is returned as is)."""
+    the CPU; a float64 array is returned as is). Complex scores are a
+    TypeError: converting them would drop their imaginary parts."""
     if is_tensor(scores):
+        _check_real(scores.dtype, scores.is_complex())
         return scores.detach().to("cpu", dtype=sys.modules["torch"].float64).numpy()
+    scores = np.asarray(scores)
+    _check_real(scores.dtype, scores.dtype.kind == "c")
     return np.asarray(scores, dtype=np.float64)
 
 
-def like(values, scores):
-    """values (a NumPy array) as the type of `scores`: a tensor of its dtype
-    and device for a tensor, else the array itself."""
-    if is_tensor(scores):
-        torch = sys.modules["torch"]
-        return torch.from_numpy(values).to(device=scores.device, dtype=scores.dtype)
+def as_float64(scores):
+    """A score tensor as the solver reads it, float64 (exact for every real
+    dtype but integers beyond 2^53), still in the autograd graph. Complex
+    scores are a TypeError."""
+    _check_real(scores.dtype, scores.is_complex())
+    return scores.to(sys.modules["torch"].float64)
+
+
+def _check_real(dtype, complex_):
+    """Refuses scores of a complex dtype (complex_: whether it is one)."""
+    if complex_:
+        raise TypeError("scores must be real numbers, not %s" % (dtype,))
+
+
+def has_solution(info):
+    """Whether a solve that ended with `info` has a solution: not when it
+    proved the constraints infeasible (status "infeasible"), nor when it
+    found no assignment (value -inf: exact MAP or MPLP stopped before
+    finding one)."""
+    return info.status != "infeasible" and info.value != -np.inf
+
+
+def result_dtype(tensors):
+    """The dtype of the results computed from score tensors: the promotion
+    of their dtypes (torch.promote_types), or torch.get_default_dtype()
+    when that is an integer or bool dtype (scores reach the solver in
+    float64 whatever their dtype)."""
+    torch = sys.modules["torch"]
+    dtype = functools.reduce(torch.promote_types, [t.dtype for t in tensors])
+    _check_real(dtype, dtype.is_complex)
+    return dtype if dtype.is_floating_point else torch.get_default_dtype()
+
+
+def like(values, scores, dtype):
+    """values (a NumPy array) as a result for `scores`: for a tensor, a
+    tensor of the given dtype on its device, else the array itself. A
+    tensor (a differentiable solve's result) is returned as it is."""
+    if is_tensor(scores) and not is_tensor(values):
+        return sys.modules["torch"].from_numpy(values).to(device=scores.device, dtype=dtype)
     return values
 
 
@@ -299,9 +339,10 @@ class FactorGraph:
 
     def solve(self, **settings):
         """LP-SparseMAP: sets every variable's value (and factors' additional
-        values) to the solution; returns an Info (status, value, bound,
-        iterations, seconds...). With tensor scores the values are tensors
-        differentiable w.r.t. the scores (concord.torch)."""
+        values) to the solution, or to None when the constraints proved
+        infeasible (status "infeasible"); returns an Info (status, value,
+        bound, iterations, seconds...). With tensor scores the values are
+        tensors differentiable w.r.t. the scores (concord.torch)."""
         return solve_batch([self], "sparse", **settings)[0]
 
     def solve_map(self, **settings):
@@ -312,7 +353,9 @@ class FactorGraph:
         """Exact MAP by branch and bound over AD3: sets every value to the
         best assignment; the Info's status is "optimal" when it is proved
         (upper_bound equals value to exact_gap), "node_limit" or
-        "time_limit" when the search stopped first. The search's statistics
+        "time_limit" when the search stopped first (values None when it had
+        found no assignment yet: value -inf), "infeasible" (values None)
+        when no assignment satisfies every factor. The search's statistics
         are in ``self.last_solver.exact_info``."""
         return solve_batch([self], "exact", **settings)[0]
 
@@ -322,7 +365,7 @@ class FactorGraph:
         returns a Decoding (value, violated factors, passes)."""
         solver = self._require_solution()
         assignment, decoding = solver.decode()
-        self._set_values(assignment, None, None)
+        self._set_values(assignment, None)
         return decoding
 
     def labels(self):
@@ -375,16 +418,20 @@ class FactorGraph:
         self._push_scores()
         solver = self._numpy_solver()
         method = solver.loss_sparsemap if kind == "sparsemap" else solver.loss_hinge
-        loss, _, _, _ = method(u_gold, v_gold, settings)
-        self.last_solver = solver
-        self._set_values(solver.variables, solver.additionals, None)
+        loss, _, _, info = method(u_gold, v_gold, settings)
+        self._take_solution(solver, info)
         return loss
 
     # ---- internals shared with solve_batch and concord.torch
 
+    def _score_tensors(self):
+        """The variables' and factors' scores that are tensors, in order."""
+        parts = [x.scores for x in self.variables]
+        parts += [part for f in self.factors for part in f._score_parts()]
+        return [part for part in parts if is_tensor(part)]
+
     def _has_tensors(self):
-        return (any(is_tensor(x.scores) for x in self.variables)
-                or any(is_tensor(part) for f in self.factors for part in f._score_parts()))
+        return bool(self._score_tensors())
 
     def _numpy_solver(self):
         if self._solver is None:
@@ -406,30 +453,32 @@ class FactorGraph:
                 self._graph.set_additional_scores(factor._numpy_scores(),
                                                   factor.additionals[0])
 
-    def _set_values(self, u, v, outputs):
-        """Sets the variables' and factors' values from (u, v); outputs, when
-        given, are the same as tensors (which the values then slice). With
-        neither (a solve that proved the constraints infeasible and so holds
-        no solution) every value is None."""
+    def _set_values(self, u, v):
+        """Sets the variables' values to slices of u and the factors' to
+        slices of v: NumPy arrays (made tensors of the graph's result_dtype
+        for tensor scores) or the tensors of a differentiable solve. u None
+        (no solution) sets every value to None, v None every factor's."""
+        tensors = self._score_tensors() if u is not None and not is_tensor(u) else []
+        dtype = result_dtype(tensors) if tensors else None
         for x in self.variables:
-            if outputs is None and u is None:
-                x.value = None
-            elif outputs is not None:
-                x.value = outputs[0][x.first:x.first + x.size].reshape(x.shape)
-            else:
-                x.value = like(u[x.first:x.first + x.size].reshape(x.shape), x.scores)
+            x.value = (None if u is None else
+                       like(u[x.first:x.first + x.size], x.scores, dtype).reshape(x.shape))
         for factor in self.factors:
             first, count = factor.additionals
-            if not count:
-                continue
-            if outputs is None and v is None:
-                factor.value = None
-            elif outputs is not None:
-                factor.value = factor._shape_values(outputs[1][first:first + count])
-            else:
+            if count:
                 parts = factor._score_parts()
-                factor.value = factor._shape_values(
-                    like(v[first:first + count], parts[0] if parts else None))
+                factor.value = None if u is None or v is None else factor._shape_values(
+                    like(v[first:first + count], parts[0] if parts else None, dtype))
+
+    def _take_solution(self, solver, info, outputs=None):
+        """After a solve by `solver` that ended with `info`: remembers the
+        solver and sets the values to its solution (outputs: the same as
+        tensors, from a differentiable solve, or None there when it has
+        none), or every value to None when the solve ended without one (see
+        has_solution)."""
+        self.last_solver = solver
+        u, v = outputs if outputs is not None else (solver.variables, solver.additionals)
+        self._set_values(u if has_solution(info) else None, v)
 
 
 def _sized(values, shape, what):
@@ -453,6 +502,7 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
                                                                   algorithm))
     if not graphs:
         return []
+    _core.check_distinct(graphs, "graphs", "FactorGraph")
     if algorithm == "sparse" and any(g._has_tensors() for g in graphs):
         from concord.torch import solve_graphs
         return solve_graphs(graphs, settings, threads)
@@ -462,9 +512,8 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
         g._push_scores()
         solvers.append(g._numpy_solver())
     infos = _core.solve_batch(solvers, algorithm, checked, 0 if threads is None else threads)
-    for g, solver in zip(graphs, solvers):
-        g.last_solver = solver
-        g._set_values(solver.variables, solver.additionals, None)
+    for g, solver, info in zip(graphs, solvers, infos):
+        g._take_solution(solver, info)
     return infos
 
 

@@ -13,12 +13,15 @@
   single structures, ``sequence_sparsemap_loss``, ``tree_sparsemap_loss``,
   ``matching_sparsemap_loss``.
 
-Scores may be float32 or float64 (results take the scores' dtype and
-device); the solver works in float64 on the CPU. A batch is solved on C
-threads with the GIL released (concord_solve_batch), and its backward
-passes on as many Python threads (each releases the GIL in C);
-``threads=None`` uses one per processor. Settings are keyword arguments as
-for FactorGraph.solve.
+Scores may be tensors of any real dtype: they reach the solver in float64
+(it works in float64 on the CPU), results are tensors of the promotion of
+the scores' dtypes (concord.graph.result_dtype: integers give
+torch.get_default_dtype()) on the scores' device, and each score tensor's
+gradient has its own dtype. A batch is solved on C threads with the GIL
+released (concord_solve_batch), and its backward passes on as many Python
+threads (each releases the GIL in C); ``threads=None`` uses one per
+processor. Settings are keyword arguments as for FactorGraph.solve. The
+backward passes are differentiable once: a second derivative raises.
 """
 
 import functools
@@ -28,31 +31,72 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.autograd.function import once_differentiable
 
 from concord import _core
-from concord.graph import as_numpy, is_tensor
+from concord.graph import as_float64, as_numpy, has_solution, is_tensor, result_dtype
 
 __all__ = ["lp_sparsemap", "sequence_sparsemap", "tree_sparsemap", "matching_sparsemap",
            "lp_sparsemap_loss", "sequence_sparsemap_loss", "tree_sparsemap_loss",
            "matching_sparsemap_loss"]
 
+_TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class _Refused(torch.autograd.Function):
+    """The identity on a gradient, made a function of the scores it was
+    computed from, whose own backward pass raises torch's error for
+    functions differentiable once."""
+
+    @staticmethod
+    def forward(ctx, gradient, *scores):
+        return gradient.clone()
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(_TWICE)
+
+
+def differentiable_once(backward):
+    """A custom Function's backward, marked once_differentiable (its
+    gradients are not differentiable themselves), and whose gradients,
+    when the graph of the backward pass is built (create_graph=True), hang
+    on the score tensors forward saved (ctx.save_for_backward): a second
+    derivative then raises. once_differentiable alone does not when
+    torch.autograd.grad is given the scores as its inputs (its error node
+    leads to no input, so the engine skips it and the solver's part of the
+    second derivative would be dropped silently)."""
+    once = once_differentiable(backward)
+
+    @functools.wraps(backward)
+    def wrapped(ctx, *grads):
+        gradients = once(ctx, *grads)
+        scores = [t for t in ctx.saved_tensors if t.requires_grad]
+        if not torch.is_grad_enabled() or not scores:
+            return gradients
+        return tuple(g if g is None else _Refused.apply(g, *scores) for g in gradients)
+    return wrapped
+
 
 class _Batch:
     """What a batched solve keeps between its forward and backward passes:
     one solver per example (created for this solve, so later solves of the
-    same graphs cannot disturb the backward pass), the settings, the Infos."""
+    same graphs cannot disturb the backward pass), the settings, the Infos,
+    and which examples' solves ended with a solution (has_solution)."""
 
     def __init__(self, graphs, settings, threads):
         self.solvers = [_core.Solver(g) for g in graphs]
         self.settings = _core.Settings(**settings)
-        self.threads = 0 if threads is None else threads
+        self.threads = 0 if threads is None else _core.as_integer(threads, "threads")
         self.infos = None
+        self.solved = None
 
 
 class _LPSparseMAP(torch.autograd.Function):
     """(theta_0, phi_0, theta_1, phi_1, ...) -> (u_0, v_0, u_1, v_1, ...):
-    flat variable and additional scores of each example to its LP-SparseMAP
-    solution."""
+    flat variable and additional scores of each example (float64) to its
+    LP-SparseMAP solution (float64; zeros, and no gradient, for an example
+    whose solve found none)."""
 
     @staticmethod
     def forward(ctx, batch, *scores):
@@ -60,20 +104,28 @@ class _LPSparseMAP(torch.autograd.Function):
             theta, phi = scores[2 * k], scores[2 * k + 1]
             solver.set_scores(as_numpy(theta), as_numpy(phi) if phi.numel() else None)
         batch.infos = _core.solve_batch(batch.solvers, "sparse", batch.settings, batch.threads)
-        outputs = []
-        for k, solver in enumerate(batch.solvers):
+        outputs, batch.solved = [], []
+        for k, (solver, info) in enumerate(zip(batch.solvers, batch.infos)):
             theta, phi = scores[2 * k], scores[2 * k + 1]
-            outputs.append(_tensor_like(solver.variables, theta))
-            outputs.append(_tensor_like(solver.additionals, phi))
+            u = solver.variables if has_solution(info) else None
+            batch.solved.append(u is not None)
+            if u is not None:
+                outputs += [_tensor_like(u, theta), _tensor_like(solver.additionals, phi)]
+            else:
+                outputs += [torch.zeros_like(theta), torch.zeros_like(phi)]
         ctx.batch = batch
+        ctx.save_for_backward(*scores)
         return tuple(outputs)
 
     @staticmethod
+    @differentiable_once
     def backward(ctx, *grads):
         batch = ctx.batch
 
         def one(k):
             du, dv = grads[2 * k], grads[2 * k + 1]
+            if not batch.solved[k]:
+                return torch.zeros_like(du), torch.zeros_like(dv)
             dtheta, dphi, _ = batch.solvers[k].backward(
                 as_numpy(du), as_numpy(dv) if dv.numel() else None, batch.settings)
             return _tensor_like(dtheta, du), _tensor_like(dphi, dv)
@@ -102,18 +154,60 @@ def lp_sparsemap(graphs, variable_scores, additional_scores, threads=None, **set
     objects; the same graph may serve several examples) with the flat
     scores variable_scores[k] and additional_scores[k] (1-D tensors, the
     latter empty for a graph without additional outputs). Returns the
-    lists of u_k and v_k, differentiable, and the examples' Infos."""
+    lists of u_k and v_k, differentiable, and the examples' Infos; u_k and
+    v_k have the dtype result_dtype gives for the example's two tensors,
+    and are None when the example's solve found no solution (its
+    constraints are infeasible: Info status "infeasible")."""
+    graphs, variable_scores, additional_scores = _examples(graphs, variable_scores,
+                                                           additional_scores)
     batch = _Batch(graphs, settings, threads)
-    us, vs = _solve(batch, variable_scores, additional_scores)
+    dtypes = [result_dtype([theta, phi]) for theta, phi in zip(variable_scores,
+                                                               additional_scores)]
+    us, vs = _solve(batch, [as_float64(theta) for theta in variable_scores],
+                    [as_float64(phi) for phi in additional_scores], dtypes)
     return us, vs, batch.infos
 
 
-def _solve(batch, variable_scores, additional_scores):
+def _examples(graphs, variable_scores, additional_scores):
+    """The examples of lp_sparsemap and lp_sparsemap_loss as three lists,
+    checked to give each graph a 1-D tensor of its variables' scores and
+    one of its additional scores."""
+    graphs, thetas, phis = list(graphs), list(variable_scores), list(additional_scores)
+    if not len(graphs) == len(thetas) == len(phis):
+        raise ValueError("%d graphs, %d variable score tensors and %d additional score "
+                         "tensors: expected one of each per example"
+                         % (len(graphs), len(thetas), len(phis)))
+    for k, (graph, theta, phi) in enumerate(zip(graphs, thetas, phis)):
+        _check_flat(theta, graph.num_variables, "variable_scores[%d]" % k)
+        _check_flat(phi, graph.num_additionals, "additional_scores[%d]" % k)
+    return graphs, thetas, phis
+
+
+def _check_flat(scores, size, what):
+    """Refuses what is not a 1-D tensor of `size` scores, naming it."""
+    if not is_tensor(scores):
+        raise TypeError("%s: expected a tensor, got %s" % (what, type(scores).__name__))
+    if scores.dim() != 1 or scores.numel() != size:
+        raise ValueError("%s: expected a 1-D tensor of %d scores, got shape %s"
+                         % (what, size, tuple(scores.shape)))
+
+
+def _solve(batch, variable_scores, additional_scores, dtypes):
+    """Solves the batch at the given float64 scores; returns the lists of
+    u_k and v_k, example k's of dtypes[k] (None for an example whose solve
+    found no solution)."""
     scores = []
     for theta, phi in zip(variable_scores, additional_scores):
         scores += [theta, phi]
+    if not scores:
+        batch.infos = []
+        return [], []
     outputs = _LPSparseMAP.apply(batch, *scores)
-    return list(outputs[0::2]), list(outputs[1::2])
+    us, vs = [], []
+    for u, v, dtype, solved in zip(outputs[0::2], outputs[1::2], dtypes, batch.solved):
+        us.append(u.to(dtype) if solved else None)
+        vs.append(v.to(dtype) if solved else None)
+    return us, vs
 
 
 # ---------------------------------------------------------------------------
@@ -121,20 +215,18 @@ def _solve(batch, variable_scores, additional_scores):
 
 
 def _flat_scores(fg):
-    """A FactorGraph's variable and additional scores as two flat tensors in
-    the graph's order (numpy parts become constants; additional outputs no
-    Python factor owns keep the graph's scores)."""
-    dtype, device = torch.float64, None
-    for x in fg.variables:
-        if is_tensor(x.scores):
-            dtype, device = x.scores.dtype, x.scores.device
-            break
+    """A FactorGraph's variable and additional scores as two flat float64
+    tensors in the graph's order (numpy parts become constants; additional
+    outputs no Python factor owns keep the graph's scores), on the device
+    of its first score tensor, and the dtype of its results."""
+    tensors = fg._score_tensors()
+    dtype = result_dtype(tensors) if tensors else torch.float64
+    device = tensors[0].device if tensors else None
 
     def tensor(values):
         if is_tensor(values):
-            return values.to(dtype=dtype).reshape(-1)
-        return torch.as_tensor(np.asarray(values, dtype=np.float64).reshape(-1), dtype=dtype,
-                               device=device)
+            return as_float64(values).to(device).reshape(-1)
+        return torch.as_tensor(as_numpy(values).reshape(-1), device=device)
 
     theta = []
     for x in fg.variables:
@@ -156,8 +248,8 @@ def _flat_scores(fg):
     if filled < fg.num_additionals:
         graph_phi = fg.graph.additional_scores if graph_phi is None else graph_phi
         phi.append(tensor(graph_phi[filled:]))
-    empty = torch.zeros(0, dtype=dtype, device=device)
-    return (torch.cat(theta) if theta else empty), (torch.cat(phi) if phi else empty)
+    empty = torch.zeros(0, dtype=torch.float64, device=device)
+    return (torch.cat(theta) if theta else empty), (torch.cat(phi) if phi else empty), dtype
 
 
 def solve_graphs(graphs, settings, threads):
@@ -165,17 +257,17 @@ def solve_graphs(graphs, settings, threads):
     (tensors in the autograd graph) and returns their Infos."""
     scores = [_flat_scores(g) for g in graphs]
     batch = _Batch([g.graph for g in graphs], settings, threads)
-    us, vs = _solve(batch, [s[0] for s in scores], [s[1] for s in scores])
-    for g, solver, u, v in zip(graphs, batch.solvers, us, vs):
-        g.last_solver = solver
-        g._set_values(None, None, (u, v))
+    us, vs = _solve(batch, [s[0] for s in scores], [s[1] for s in scores],
+                    [s[2] for s in scores])
+    for g, solver, info, u, v in zip(graphs, batch.solvers, batch.infos, us, vs):
+        g._take_solution(solver, info, (u, v))
     return batch.infos
 
 
 class _Losses(torch.autograd.Function):
-    """(theta_0, phi_0, theta_1, phi_1, ...) -> the losses of each example's
-    gold structure (a (B,) tensor); their gradients are the ones the C
-    library returns with them (u - u*, v - v*)."""
+    """(theta_0, phi_0, theta_1, phi_1, ...) (float64) -> the losses of each
+    example's gold structure (a (B,) float64 tensor); their gradients are
+    the ones the C library returns with them (u - u*, v - v*)."""
 
     @staticmethod
     def forward(ctx, batch, kind, u_golds, v_golds, *scores):
@@ -193,23 +285,28 @@ class _Losses(torch.autograd.Function):
         for k, (_, dtheta, dphi, _) in enumerate(results):
             ctx.gradients += [_tensor_like(dtheta, scores[2 * k]),
                               _tensor_like(dphi, scores[2 * k + 1])]
-        like = scores[0]
-        return torch.tensor([loss for loss, _, _, _ in results], dtype=like.dtype,
-                            device=like.device)
+        ctx.save_for_backward(*scores)
+        return torch.tensor([loss for loss, _, _, _ in results], dtype=torch.float64,
+                            device=scores[0].device)
 
     @staticmethod
+    @differentiable_once
     def backward(ctx, grad):
         return (None, None, None, None) + tuple(
             grad[k // 2] * g for k, g in enumerate(ctx.gradients))
 
 
-def _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds):
+def _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds, dtype):
+    """The losses at the given float64 scores, as a tensor of dtype."""
     if kind not in ("sparsemap", "hinge"):
         raise ValueError("kind must be 'sparsemap' or 'hinge', not %r" % (kind,))
     scores = []
     for theta, phi in zip(variable_scores, additional_scores):
         scores += [theta, phi]
-    return _Losses.apply(batch, kind, u_golds, v_golds, *scores)
+    if not scores:
+        batch.infos = []
+        return torch.zeros(0, dtype=dtype)
+    return _Losses.apply(batch, kind, u_golds, v_golds, *scores).to(dtype)
 
 
 def lp_sparsemap_loss(graphs, variable_scores, additional_scores, u_gold, v_gold=None,
@@ -227,27 +324,33 @@ def lp_sparsemap_loss(graphs, variable_scores, additional_scores, u_gold, v_gold
     kind="hinge": the structured hinge with the Hamming cost, by
     cost-augmented LP-MAP. Both are 0 when the prediction is the gold
     structure; the gradient is u - u*, v - v* (u, v the solution). The
-    examples are solved on Python threads, each in C with the GIL released
-    (threads None: one per processor)."""
+    losses have the dtype result_dtype gives for all the score tensors.
+    The examples are solved on Python threads, each in C with the GIL
+    released (threads None: one per processor)."""
+    graphs, variable_scores, additional_scores = _examples(graphs, variable_scores,
+                                                           additional_scores)
     count = len(graphs)
     u_golds = [np.asarray(as_numpy(u), dtype=np.float64).reshape(-1) for u in u_gold]
     v_golds = [None] * count if v_gold is None else [
         None if v is None else np.asarray(as_numpy(v), dtype=np.float64).reshape(-1)
         for v in v_gold]
-    if not len(variable_scores) == len(additional_scores) == len(u_golds) == len(v_golds) == count:
-        raise ValueError("graphs, scores and gold structures must have one entry per example")
+    if not len(u_golds) == len(v_golds) == count:
+        raise ValueError("%d examples, %d gold structures and %d gold additional values: "
+                         "expected one of each per example" % (count, len(u_golds),
+                                                                len(v_golds)))
     batch = _Batch(graphs, settings, threads)
-    return _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds)
+    dtype = (result_dtype(variable_scores + additional_scores) if count
+             else torch.get_default_dtype())
+    return _losses(batch, kind, [as_float64(theta) for theta in variable_scores],
+                   [as_float64(phi) for phi in additional_scores], u_golds, v_golds, dtype)
 
 
 def graph_loss(fg, kind, u_gold, v_gold, settings):
     """FactorGraph.loss with tensor scores: a 0-d tensor."""
-    theta, phi = _flat_scores(fg)
+    theta, phi, dtype = _flat_scores(fg)
     batch = _Batch([fg.graph], settings, 1)
-    loss = _losses(batch, kind, [theta], [phi], [u_gold], [v_gold])[0]
-    solver = batch.solvers[0]
-    fg.last_solver = solver
-    fg._set_values(solver.variables, solver.additionals, None)
+    loss = _losses(batch, kind, [theta], [phi], [u_gold], [v_gold], dtype)[0]
+    fg._take_solution(batch.solvers[0], batch.infos[0])
     return loss
 
 
@@ -297,25 +400,32 @@ def _batched(scores, structure_dims):
 def _lengths(lengths, batch, full):
     if lengths is None:
         return [full] * batch
-    lengths = [int(n) for n in torch.as_tensor(lengths).reshape(-1)]
-    if len(lengths) != batch or min(lengths) < 1 or max(lengths) > full:
+    lengths = torch.as_tensor(lengths).reshape(-1)
+    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
+        raise TypeError("lengths: expected integers, got %s" % lengths.dtype)
+    lengths = lengths.tolist()
+    if len(lengths) != batch or any(n < 1 or n > full for n in lengths):
         raise ValueError("lengths: expected %d values in [1, %d], got %s" % (batch, full, lengths))
     return lengths
 
 
 class _Structures:
     """A batch of single-structure problems: one low-level graph per
-    example, its flat variable and additional scores, and how to cut a
-    tensor shaped like the scores into the examples' flat variables
-    (``flat``) and to put flat values back in that shape (``shaped``)."""
+    example, its flat variable and additional scores (float64), the dtype
+    of the results (result_dtype of the score tensors the layer was given:
+    `scores` and `others`), and how to cut a tensor shaped like the scores
+    into the examples' flat variables (``flat``) and to put flat values
+    back in that shape (``shaped``)."""
 
-    def __init__(self, scores, single, graphs, sizes, phis=None):
+    def __init__(self, scores, single, graphs, sizes, phis=None, others=()):
         self.scores = scores
         self.single = single
         self.graphs = graphs
         self.sizes = sizes
-        self.thetas = self.flat(scores)
-        self.phis = phis if phis is not None else [scores.new_zeros(0)] * len(graphs)
+        self.dtype = result_dtype([scores] + [t for t in others if is_tensor(t)])
+        self.thetas = self.flat(as_float64(scores))
+        self.phis = phis if phis is not None else [
+            torch.zeros(0, dtype=torch.float64, device=scores.device)] * len(graphs)
 
     def flat(self, values):
         """values, shaped like the scores, as each example's flat variables."""
@@ -325,6 +435,8 @@ class _Structures:
     def shaped(self, us):
         """Flat values of each example, padded with zeros into the scores'
         shape (one example: without the batch dimension)."""
+        if not us:  # an empty batch
+            return self.scores.new_zeros(self.scores.shape, dtype=self.dtype)
         full = self.scores.shape[1:]
         out = []
         for u, size in zip(us, self.sizes):
@@ -337,17 +449,19 @@ class _Structures:
         return out[0] if self.single else out
 
     def marginals(self, threads, settings):
-        us, _, _ = lp_sparsemap(self.graphs, self.thetas, self.phis, threads, **settings)
+        us, _ = _solve(_Batch(self.graphs, settings, threads), self.thetas, self.phis,
+                       [self.dtype] * len(self.graphs))
         return self.shaped(us)
 
     def losses(self, gold, kind, threads, settings):
-        gold, single = _batched(torch.as_tensor(gold, dtype=self.scores.dtype),
+        gold, single = _batched(torch.as_tensor(gold, dtype=torch.float64),
                                 self.scores.dim() - 1)
         if gold.shape != self.scores.shape:
             raise ValueError("gold: expected the scores' shape %s, got %s"
                              % (tuple(self.scores.shape), tuple(gold.shape)))
-        losses = lp_sparsemap_loss(self.graphs, self.thetas, self.phis, self.flat(gold),
-                                   kind=kind, threads=threads, **settings)
+        u_golds = [as_numpy(u) for u in self.flat(gold)]
+        losses = _losses(_Batch(self.graphs, settings, threads), kind, self.thetas, self.phis,
+                         u_golds, [None] * len(u_golds), self.dtype)
         return losses[0] if self.single else losses
 
 
@@ -371,6 +485,7 @@ def _trees(scores, lengths, projective, single_root):
 def _sequences(unary, transitions, start, stop, lengths):
     unary, single = _batched(unary, 2)
     batch, length, states = unary.shape
+    given = (transitions, start, stop)
     transitions = _broadcast(unary, transitions, (batch, max(length - 1, 0), states, states))
     start = _broadcast(unary, start, (batch, states))
     stop = _broadcast(unary, stop, (batch, states))
@@ -378,7 +493,7 @@ def _sequences(unary, transitions, start, stop, lengths):
     graphs = [_sequence_graph(m, states) for m in sizes]
     phis = [torch.cat([start[b], transitions[b, :m - 1].reshape(-1), stop[b]])
             for b, m in enumerate(sizes)]
-    return _Structures(unary, single, graphs, [(m,) for m in sizes], phis)
+    return _Structures(unary, single, graphs, [(m,) for m in sizes], phis, given)
 
 
 def matching_sparsemap(scores, every_row=False, every_col=False, threads=None, **settings):
@@ -440,7 +555,8 @@ def sequence_sparsemap_loss(unary, gold, transitions=None, start=None, stop=None
 
 
 def _broadcast(like, scores, shape):
+    """Scores (None: zeros) broadcast to shape, as float64 on like's device."""
     if scores is None:
-        return like.new_zeros(shape)
-    return torch.broadcast_to(torch.as_tensor(scores, dtype=like.dtype, device=like.device),
-                              shape)
+        return torch.zeros(shape, dtype=torch.float64, device=like.device)
+    values = scores if is_tensor(scores) else torch.tensor(as_numpy(scores))
+    return torch.broadcast_to(as_float64(values).to(like.device), shape)

@@ -210,13 +210,30 @@ static void fill_slot_state(admm_run *r) {
  * (zero multipliers, consensus 1/2, empty active sets, the settings'
  * penalty). A variable in no factor takes its best value once and for
  * all; every factor is solved in the first iteration. */
+/* ADMM's fixed points are optimal because its dual update keeps
+ * sum_f lambda_{f,i} = 0 for every variable i. Multipliers left by MPLP
+ * need not satisfy it (its dual bound allows any), and a warm start from
+ * them settled on a fixed point with the gap open; a warm start projects
+ * the multipliers onto it. */
+static void center_multipliers(concord_solver *s) {
+    for (int32_t i = 0; i < s->g->n_vars; ++i) {
+        const int32_t begin = s->var_link_begin[i], end = s->var_link_begin[i + 1];
+        double sum = 0.0;
+        for (int32_t q = begin; q < end; ++q) sum += s->lambda[s->var_links[q]];
+        const double mean = sum * s->inv_deg[i];
+        for (int32_t q = begin; q < end; ++q) s->lambda[s->var_links[q]] -= mean;
+    }
+}
+
 static void start(admm_run *r, bool warm) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
     const double score_rms = link_scores(r);
     r->scale = r->sparse ? fmax(score_rms, 1.0) : score_rms;
     set_penalty(r, warm && s->eta_rel > 0.0 ? s->eta_rel : r->st.eta);
-    if (!warm) {
+    if (warm) {
+        center_multipliers(s);
+    } else {
         for (int32_t l = 0; l < g->n_links; ++l) s->lambda[l] = 0.0;
         for (int32_t i = 0; i < g->n_vars; ++i) s->ubar[i] = 0.5;
         for (int32_t f = 0; f < g->n_factors; ++f)
@@ -305,8 +322,8 @@ solve_factor(concord_solver *s, const double *phi, int32_t f, double eta, bool s
         lit_a[j] = literal_qp_input(neg[j], a, d[j]);
     }
     /* an active set's additional outputs are written when read (see
-     * write_pending_additionals) */
-    const bool defer_v = s->state[f] && fa->n_add > 0;
+     * write_pending_additionals); a closed form writes them at once */
+    const bool defer_v = s->state[f] && !fa->ops->qp && fa->n_add > 0;
     factor_qp_literals(fa, s->state[f], lit_a, phi + fa->add_begin, d, s->buf.lit_u,
                        defer_v ? NULL : s->v + fa->add_begin, max_inner, &s->buf, out);
     s->v_pending[f] = defer_v;
@@ -866,7 +883,7 @@ int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse
 
 int concord_solver_map(concord_solver *s, const concord_settings *settings, concord_info *info) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     bool done; /* an acyclic graph solved exactly */
     rc = acyclic_try_map(s, settings, info, &done);
@@ -876,6 +893,6 @@ int concord_solver_map(concord_solver *s, const concord_settings *settings, conc
 int concord_solver_sparse(concord_solver *s, const concord_settings *settings,
                           concord_info *info) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     return rc ? rc : solver_admm(s, settings, true, NULL, info);
 }

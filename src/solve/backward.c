@@ -139,7 +139,7 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
                             concord_backward_info *info) {
     if (!w) return CONCORD_EINVAL;
     if (!du || !dtheta) return solver_fail(w, CONCORD_EINVAL, "backward: du and dtheta are required");
-    int rc = solver_check_graph(w);
+    int rc = solver_enter(w);
     if (rc) return rc;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);

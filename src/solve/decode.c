@@ -327,11 +327,13 @@ static void local_search(decoder *dc, concord_decoding *out) {
 
 int concord_solver_decode(concord_solver *s, concord_decoding *result) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     const concord_graph *g = s->g;
     if (!s->solved || s->mode == MODE_NONE)
-        return solver_fail(s, CONCORD_EINVAL, "nothing to decode: solve first");
+        return solver_fail(s, CONCORD_EINVAL,
+                           "nothing to decode: no solution (no solve yet, or the last one "
+                           "ended without one)");
     decoder dc;
     double *other = malloc((size_t)(g->n_vars ? g->n_vars : 1) * sizeof *other);
     if (!other || decoder_init(&dc, s)) {
@@ -375,7 +377,7 @@ int concord_solver_decode(concord_solver *s, concord_decoding *result) {
 
 int concord_solver_evaluate(concord_solver *s, const double *x, concord_decoding *result) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     const concord_graph *g = s->g;
     if (!x || !result) return solver_fail(s, CONCORD_EINVAL, "evaluate: no assignment or result");

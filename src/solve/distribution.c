@@ -64,7 +64,7 @@ int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *sta
 
 int concord_solver_factor_distribution(concord_solver *s, int32_t f, int32_t *count) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     const concord_graph *g = s->g;
     if (!count) return solver_fail(s, CONCORD_EINVAL, "no count pointer");

@@ -93,6 +93,7 @@ typedef struct bb {
     bool have_best;
     /* the root's LP solution, returned when no assignment is found */
     double *root_u, *root_v;
+    bool have_root;
     warm *root_warm;
     double pruned_bound;     /* the highest bound of a node pruned or closed */
     double unresolved_bound; /* the highest bound of a node left unresolved */
@@ -641,6 +642,7 @@ static int search(bb *b) {
         node_end end = NODE_BRANCHED;
         int rc = solve_node(b, &n, &end);
         if (!rc && first) {
+            b->have_root = true;
             memcpy(b->root_u, b->s->sol_u, (size_t)b->g->n_vars * sizeof(double));
             memcpy(b->root_v, b->s->sol_v, (size_t)b->g->n_add * sizeof(double));
             b->root_warm = warm_take(b);
@@ -737,16 +739,20 @@ static int finish(bb *b, int rc, concord_info *info) {
                          "node infeasible (%lld nodes)",
                          (long long)b->xi.nodes);
     } else {
+        /* no assignment: the root's LP solution when its solve ran, else
+         * no solution at all */
         memcpy(s->sol_u, b->root_u, (size_t)g->n_vars * sizeof(double));
         memcpy(s->sol_v, b->root_v, (size_t)g->n_add * sizeof(double));
-        s->solved = true;
+        s->solved = b->have_root;
         s->sol_integral = false;
         s->have_decoded = false;
         b->xi.gap = INFINITY;
         out.value = -INFINITY;
         out.status = b->stop != CONCORD_STATUS_UNSOLVED ? b->stop : CONCORD_STATUS_MAX_ITER;
         rc = solver_fail(s, CONCORD_ENOTCONVERGED,
-                         "exact MAP: no assignment found after %lld nodes (%s)",
+                         b->have_root ? "exact MAP: no assignment found after %lld nodes (%s)"
+                                      : "exact MAP: stopped after %lld nodes (%s) before the "
+                                        "root's LP was solved: no solution",
                          (long long)b->xi.nodes, concord_status_name(out.status));
     }
     out.seconds = elapsed(b);
@@ -797,7 +803,7 @@ static double score_l1(const concord_solver *s) {
 int concord_solver_exact(concord_solver *s, const concord_settings *settings,
                          concord_info *info) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     bb b = {0};
     b.s = s;
@@ -845,6 +851,8 @@ int concord_solver_exact(concord_solver *s, const concord_settings *settings,
     rc = search(&b);
     rc = finish(&b, rc, info);
     bb_free(&b);
+    /* the node solves' own stops are not the search's */
+    if (rc == CONCORD_OK) s->error[0] = '\0';
     return rc;
 }
 

@@ -12,7 +12,7 @@
 /* Checks f and the scores; b receives the additional scores to use. */
 static int check_inputs(concord_solver *s, int32_t f, const double *a, const double *b_in,
                         const double **b) {
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     const concord_graph *g = s->g;
     if (f < 0 || f >= g->n_factors)

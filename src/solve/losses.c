@@ -83,7 +83,7 @@ static int run_loss(concord_solver *s, const concord_settings *settings, const d
                     const double *v_gold, bool hinge, double *loss, double *dtheta,
                     double *dphi, concord_info *info) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     if (!u_gold || !loss) return solver_fail(s, CONCORD_EINVAL, "loss: no gold structure or loss");
     const concord_graph *g = s->g;

@@ -258,7 +258,7 @@ static int check_graph(mplp_run *r) {
 int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
                         concord_info *info) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     mplp_run r = {.s = s, .g = s->g, .best_value = -INFINITY};
     clock_gettime(CLOCK_MONOTONIC, &r.start);

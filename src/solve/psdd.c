@@ -190,7 +190,7 @@ static void initial_multipliers(psdd_run *r) {
 int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
                         concord_info *info) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     psdd_run r = {.s = s, .g = s->g, .best_value = -INFINITY, .polyak = 1.0};
     clock_gettime(CLOCK_MONOTONIC, &r.start);

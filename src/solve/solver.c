@@ -41,7 +41,8 @@ const char *concord_solver_last_error(const concord_solver *s) { return s ? s->e
 
 const concord_graph *concord_solver_graph(const concord_solver *s) { return s ? s->g : NULL; }
 
-int solver_check_graph(concord_solver *s) {
+int solver_enter(concord_solver *s) {
+    s->error[0] = '\0';
     if (s->structure_revision != s->g->structure_revision)
         return solver_fail(s, CONCORD_EINVAL,
                            "the graph's structure changed since this solver was created "
@@ -219,7 +220,7 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
 int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
                               const double *additional_scores) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     const concord_graph *g = s->g;
     /* Both are checked before either is taken: on error nothing changes. */
@@ -261,7 +262,7 @@ const double *concord_solver_additionals(const concord_solver *s) {
 
 int concord_solver_links(concord_solver *s, double *multipliers, double *copies) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_check_graph(s);
+    int rc = solver_enter(s);
     if (rc) return rc;
     if (!s->solved || s->mode == MODE_NONE)
         return solver_fail(s, CONCORD_EINVAL, "no solution: solve first");

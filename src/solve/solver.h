@@ -123,9 +123,11 @@ static inline const double *solver_phi(const concord_solver *s) {
     return s->has_phi ? s->own_phi : s->g->phi;
 }
 
-/* CONCORD_OK when the solver's graph kept the structure it was made for;
- * otherwise a message. Every public solver entry point checks it. */
-int solver_check_graph(concord_solver *s);
+/* Begins a public solver call: clears the last error (a call that
+ * succeeds leaves none) and returns CONCORD_OK when the solver's graph
+ * kept the structure it was made for, otherwise a message. Every public
+ * solver function that returns a code begins with it. */
+int solver_enter(concord_solver *s);
 
 /* Whether the scores in use are those of the last solve. */
 bool solver_scores_unchanged(const concord_solver *s);

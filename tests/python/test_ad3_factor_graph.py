@@ -6,8 +6,10 @@ Model builds a PFactorGraph and, next to it, its meaning as plain Python
 log-potential scores), written from AD3's documentation; `best` searches
 every assignment. The checks follow AD3's own Python tests: variables,
 argument errors, logic, pair, dense, budget and knapsack factors, the
-solve statuses, branch and bound, dual and local primal variables, and
-lp-sparsemap's additions (solve_qp_ad3, jacobian_vec).
+solve statuses (infeasible relaxations as AD3 reports them), branch and
+bound, dual and local primal variables, and lp-sparsemap's additions
+(solve_qp_ad3, jacobian_vec, set_all_additionals, with the arguments they
+refuse); complex log-potentials are refused.
 """
 
 import itertools
@@ -371,13 +373,26 @@ def test_infeasible_constraints():
     assert status == "infeasible" and value == -np.inf and posteriors == [0.0, 0.0]
     value, posteriors, _, status = graph.solve()
     assert status == "fractional" and posteriors == pytest.approx([0.5, 0.5], abs=1e-6)
-    # a relaxation with no solution at all: as AD3's relaxations, "unsolved"
+    # a relaxation with no solution at all: as AD3's relaxations, "unsolved";
+    # dynamic programming (no cycle) leaves no iterate: value -inf, zeros
     graph = PFactorGraph()
     a = graph.create_binary_variable()
     graph.create_factor_logic("XOR", [a])
     graph.create_factor_logic("XOR", [a], [True])
-    assert graph.solve()[3] == "unsolved"
-    assert graph.solve(branch_and_bound=True)[3] == "infeasible"
+    assert graph.solve() == (-np.inf, [0.0], [], "unsolved")
+    assert graph.solve(branch_and_bound=True) == (-np.inf, [0.0], [], "infeasible")
+    # with a cycle ADMM runs: its last iterate, which is AD3's here (AD3
+    # returns value 1.0 and posteriors 1/6 for this graph)
+    graph = PFactorGraph()
+    variables = [graph.create_binary_variable() for _ in range(3)]
+    for variable, score in zip(variables, [1.0, 2.0, 3.0]):
+        variable.set_log_potential(score)
+    graph.create_factor_logic("OR", variables)
+    graph.create_factor_budget(variables, 0)
+    value, posteriors, _, status = graph.solve()
+    assert status == "unsolved" and value == pytest.approx(1.0, abs=1e-6)
+    assert posteriors == pytest.approx([1 / 6] * 3, abs=1e-6)
+    assert graph.solve(branch_and_bound=True) == (-np.inf, [0.0] * 3, [], "infeasible")
 
 
 def _factor_map(model, f, scores):
@@ -451,3 +466,46 @@ def test_sparse_solution_and_its_jacobian_equal_finite_differences():
         assert dphi[k][0] == pytest.approx(du @ fd, abs=1e-4)
     assert dphi[2] == []
 
+
+
+def test_wrong_additionals_and_jacobian_buffers_are_refused():
+    graph = PFactorGraph()
+    variables = [graph.create_binary_variable() for _ in range(3)]
+    graph.create_factor_pair(variables[:2], 1.0)
+    graph.create_factor_pair(variables[1:], 1.0)
+    for entries in ([[2.0]], [[2.0], [3.0], [4.0]]):
+        with pytest.raises(ValueError, match=r"one entry per factor .* \(2\), got %d"
+                           % len(entries)):
+            graph.set_all_additionals(entries)
+    assert [f.get_additional_log_potentials() for f in graph._factors] == [[1.0], [1.0]]
+    graph = PFactorGraph()
+    variables = [graph.create_binary_variable() for _ in range(3)]
+    graph.create_factor_logic("XOR", variables)
+    graph.set_log_potentials([0.3, 0.5, 0.1])
+    graph.set_max_iterations_ad3(5000)
+    graph.set_residual_threshold_ad3(1e-10)
+    graph.solve_qp_ad3()
+    du = [1.0, 0.0, 0.0]
+    for out, error in (([0.0] * 3, TypeError), (np.zeros(3, dtype=np.float32), TypeError),
+                       (np.zeros(4), ValueError)):
+        with pytest.raises(error, match="^out: "):
+            graph.jacobian_vec(du, out)
+    readonly = np.zeros(3)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        graph.jacobian_vec(du, readonly)
+    # sparsemax of [0.3, 0.5, 0.1] has all three in its support: its
+    # Jacobian is I - 1 1^T / 3; a strided buffer is written in place
+    base = np.zeros(6)
+    graph.jacobian_vec(du, base[::2])
+    np.testing.assert_allclose(base, [2 / 3, 0, -1 / 3, 0, -1 / 3, 0], atol=1e-8)
+
+
+def test_complex_log_potentials_are_refused():
+    graph = PFactorGraph()
+    variable = graph.create_binary_variable()
+    with pytest.raises(TypeError, match="real number"):
+        variable.set_log_potential(np.complex128(1.0 + 1.0j))
+    with pytest.raises(TypeError, match="real numbers"):
+        graph.set_log_potentials(np.array([1.0 + 1.0j]))
+    assert variable.get_log_potential() == 0.0

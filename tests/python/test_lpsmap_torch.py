@@ -1,6 +1,7 @@
 """concord.lpsmap.TorchFactorGraph: values of the scores' dtype, gradients
 equal to finite differences (torch.autograd.gradcheck) w.r.t. variable
-and additional scores, and solve_map against brute force."""
+and additional scores, solve_map against brute force, and a second
+derivative refused."""
 
 import itertools
 
@@ -21,6 +22,40 @@ def test_values_keep_the_scores_dtype(dtype):
     u = fg.variable_from(torch.randn(5, dtype=dtype))
     fg.solve()
     assert u.value.dtype == dtype and u[1:3].value.dtype == dtype
+
+
+def test_integer_and_mixed_scores_give_floating_values_unchanged():
+    fg = TorchFactorGraph()
+    u = fg.variable_from(torch.tensor([1, 1]))
+    fg.add(Xor(u))
+    fg.solve()
+    assert u.value.dtype == torch.get_default_dtype() and u.value.tolist() == [0.5, 0.5]
+    # float32 then float64: 1e300 is a finite float64 score
+    fg = TorchFactorGraph()
+    a = fg.variable_from(torch.tensor([0.5]))
+    b = fg.variable_from(torch.tensor([1e300, 0.0], dtype=torch.float64))
+    fg.add(Xor(a))
+    fg.add(Xor(b))
+    fg.solve_map()
+    assert b.value.dtype == torch.float64 and b.value.tolist() == [1.0, 0.0]
+    fg = TorchFactorGraph()
+    u = fg.variable_from(torch.tensor([1.0 + 1.0j, 2.0]))
+    fg.add(Xor(u))
+    with pytest.raises(TypeError, match="real numbers"):
+        fg.solve()
+
+
+def test_a_sequence_of_one_position_is_differentiable():
+    # no transitions: the factor is one XOR, sparsemax with Jacobian
+    # I - 1 1^T / 3 on its full support here
+    theta = torch.tensor([[0.2, 0.9, 0.1]], dtype=torch.float64, requires_grad=True)
+    fg = TorchFactorGraph()
+    u = fg.variable_from(theta)
+    fg.add(Sequence(u, torch.zeros(0, 3, 3, dtype=torch.float64, requires_grad=True)))
+    fg.solve(**TIGHT)
+    assert torch.allclose(u.value, theta - (theta.sum() - 1) / 3)
+    (u.value * torch.tensor([[1.0, 2.0, 6.0]], dtype=torch.float64)).sum().backward()
+    assert theta.grad[0].tolist() == pytest.approx([-2.0, -1.0, 3.0], abs=1e-8)
 
 
 def test_gradients_of_a_grid_of_xors_equal_finite_differences():
@@ -85,3 +120,17 @@ def test_solve_map_with_pairs():
         return float(x @ torch.tensor(z, dtype=x.dtype) + t[0] * z[0] * z[1] + t[1] * z[2] * z[3])
     best = max(itertools.product((0.0, 1.0), repeat=4), key=score)
     np.testing.assert_array_equal(u.value.numpy(), best)
+
+
+def test_a_second_derivative_is_refused_not_silently_wrong():
+    theta = torch.tensor([0.3, 0.5, 0.1], dtype=torch.float64, requires_grad=True)
+
+    def objective(t):
+        fg = TorchFactorGraph()
+        u = fg.variable_from(t)
+        fg.add(Xor(u))
+        fg.solve(**TIGHT)
+        return (u.value ** 2).sum() + (t ** 2).sum() / 2
+    (gradient,) = torch.autograd.grad(objective(theta), theta, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        torch.autograd.grad(gradient[0], theta)

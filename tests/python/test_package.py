@@ -19,6 +19,13 @@
     comes out of the solve as itself, with no reference kept;
   * wrong shapes, out-of-range or repeated indices, non-finite scores and
     bad settings raise ValueError (with the C message where C decides);
+    non-integer counts and complex scores TypeError; misuses (labels, a
+    graph listed twice, a graph solved again from its own oracle) say
+    what is wrong; input that is not UTF-8 still gives ParseErrors and
+    warnings;
+  * a batch leaves no oracle exception behind for a later solve, and a
+    solve that ends without a solution (infeasible, or a search stopped
+    before any assignment) sets every value to None;
   * repeated build/solve cycles (with failing oracles among them) keep the
     resident memory flat (bench/python_memory.py runs 10^5);
   * reprs show sizes.
@@ -151,11 +158,39 @@ def test_pythonic_graphs_equal_low_level_graphs_bit_for_bit():
             reference = getattr(solver, name)(tight_settings(tol=1e-10))
             if reference.status == "infeasible":
                 assert info.status == "infeasible"
+                assert all(x.value is None for x in fg.variables)
                 continue
             u, v = values(fg)
             assert np.array_equal(u, solver.variables), spec.describe()
             assert np.array_equal(v, solver.additionals), spec.describe()
             assert info._replace(seconds=0) == reference._replace(seconds=0)
+
+
+def test_a_solve_that_ends_without_a_solution_sets_no_values():
+    # OR and BUDGET 0 over the same three variables: no point satisfies both
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([1.0, 2.0, 3.0]))
+    pair = fg.add(concord.Pair(x[0], x[1], 0.5))
+    fg.add(concord.Or(x))
+    fg.add(concord.Budget(x, 0))
+    for method in ("solve", "solve_map", "solve_exact"):
+        info = getattr(fg, method)()
+        assert info.status == "infeasible" and x.value is None and pair.value is None
+    # searches stopped before they found any assignment (value -inf)
+    rng = np.random.default_rng(0)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(rng.normal(size=(4, 4)))
+    for i in range(4):
+        fg.add(concord.Xor(x[i]))
+        fg.add(concord.AtMostOne(x[:, i]))
+    fg.solve_map()
+    assert x.value is not None
+    info = fg.solve_exact(time_limit=1e-12)
+    assert info.status == "time_limit" and info.value == -np.inf and x.value is None
+    (info,) = concord.solve_batch([fg], "mplp", max_iter=1)
+    assert info.value == -np.inf and x.value is None
+    info = fg.solve_exact()
+    assert info.status == "optimal" and (x.value.sum(axis=1) == 1).all()
 
 
 def test_slices_pick_what_numpy_picks():
@@ -499,6 +534,47 @@ def test_a_graph_solves_again_after_its_oracle_failed():
     assert fg.solve_map().status == "integral" and np.array_equal(x.value, [0, 1, 0])
 
 
+def flaky_graph(name):
+    """A graph (an XOR by a Python oracle and an OR over two of its three
+    variables) whose oracle raises KeyError(name) at its first call only;
+    its LP-SparseMAP solution is the XOR's, the sparsemax [0.25, 0.75, 0]."""
+    failures = [1]
+
+    def oracle(a, b):
+        if failures[0]:
+            failures[0] -= 1
+            raise KeyError(name)
+        return xor_oracle(a, b)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([0.75, 1.25, -0.5]))
+    fg.add(concord.Factor(x, map=oracle))
+    fg.add(concord.Or(x[:2]))
+    return fg, x
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_batch_leaves_no_exception_behind_for_a_later_solve(threads):
+    (first, _), (second, x) = flaky_graph("first"), flaky_graph("second")
+    with pytest.raises(KeyError, match="first"):
+        concord.solve_batch([first, second], threads=threads)
+    second.solve(tol=1e-9)
+    assert np.allclose(x.value, [0.25, 0.75, 0.0], atol=1e-6)
+    # a progress callback's exception and an oracle's in one batch: the
+    # progress one is raised, the oracle's is not kept either
+    plain = concord.FactorGraph()
+    y = plain.variable_from(np.array([0.75, 1.25, -0.5]))
+    plain.add(concord.Xor(y))
+    plain.add(concord.Or(y[:2]))
+    flaky, x = flaky_graph("oracle")
+
+    def boom(progress):
+        raise ZeroDivisionError("progress")
+    with pytest.raises(ZeroDivisionError):
+        concord.solve_batch([plain, flaky], threads=threads, progress=boom, bound_every=1)
+    flaky.solve(tol=1e-9)
+    assert np.allclose(x.value, [0.25, 0.75, 0.0], atol=1e-6)
+
+
 def test_an_oracle_returning_nonsense_is_a_clear_error():
     fg = concord.FactorGraph()
     x = fg.variable_from(np.zeros(3))
@@ -613,6 +689,106 @@ def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_messag
         _core.read_buffer("this is not a graph")
     with pytest.raises(OSError):
         concord.read_fg("/nonexistent/graph.fg")
+
+
+def test_inputs_that_are_not_utf8_give_parse_errors_and_warnings(tmp_path):
+    # the C messages quote the input's bytes: 0xd7 alone is not UTF-8
+    with pytest.raises(concord.ParseError, match="^<buffer>:5: unknown factor type 'X\ufffdR'$"):
+        _core.read_buffer(b"2\n1\n1.0\n2.0\nX\xd7R 2 1 2\n")
+    reader = _core.Reader(data=b"2\n1\n1.0\n2.0\nXOR 2 1 2\n\xd7\xd7 junk\n", format="fg")
+    (graph,) = list(reader)
+    assert graph.num_factors == 1
+    assert len(reader.warnings) == 1 and reader.warnings[0].startswith("<buffer>:6: ")
+    assert "\ufffd\ufffd" in reader.warnings[0]
+    # a file name that is not UTF-8, as os.listdir gives it (surrogate escapes)
+    (tmp_path / os.fsdecode(b"g\xd7.fg")).write_bytes(b"2\n1\n1.0\n2.0\nXQR 2 1 2\n")
+    (name,) = os.listdir(tmp_path)
+    with pytest.raises(concord.ParseError, match="^.*g\ufffd.fg:5: unknown factor type 'XQR'$"):
+        concord.read_fg(os.path.join(tmp_path, name))
+
+
+def test_misuses_are_refused_with_messages_that_name_them():
+    graph = _core.Graph()
+    graph.add_multi_variable(3)
+    graph.add_multi_variable(2)
+    solver = _core.Solver(graph)
+    with pytest.raises(ValueError, match="no decoded assignment yet: call decode"):
+        solver.decoded_labels()
+    solver.solve_map()
+    solver.decode()
+    assert solver.decoded_labels().shape == (2,)
+    assert graph.assignment_from_labels([2, 0]).tolist() == [0, 0, 1, 1, 0]
+    with pytest.raises(ValueError, match="one per multi-variable \\(2\\), got 3"):
+        graph.assignment_from_labels([0, 1, 0])
+    for labels in ([3, 0], [0, -1]):
+        with pytest.raises(ValueError, match="names no state of its multi-variable") as caught:
+            graph.assignment_from_labels(labels)
+        assert not isinstance(caught.value, concord.InfeasibleError)
+    with pytest.raises(ValueError, match=r"factor 5 out of range \(the graph has 2\)"):
+        graph.factor_additionals(5)
+    plain = _core.Graph()
+    plain.add_variables(2)
+    assert plain.assignment_from_labels([]).tolist() == [0.0, 0.0]
+    decoded = _core.Solver(plain)
+    decoded.solve_map()
+    decoded.decode()
+    assert decoded.decoded_labels().tolist() == []
+    # the same graph twice in a batch, named as the caller listed it
+    fg = concord.FactorGraph()
+    fg.add(concord.Xor(fg.variable_from(np.zeros(3))))
+    other = concord.FactorGraph()
+    other.add(concord.Xor(other.variable_from(np.zeros(3))))
+    with pytest.raises(ValueError, match=r"graphs\[0\] and graphs\[2\] are the same "
+                                         "FactorGraph"):
+        concord.solve_batch([fg, other, fg])
+    with pytest.raises(ValueError, match=r"solvers\[1\] and solvers\[2\] are the same Solver"):
+        _core.solve_batch([solver, decoded, decoded])
+
+
+def test_a_graph_solved_again_from_its_own_oracle_says_it_is_being_solved():
+    def reentrant(a, b):
+        fg.solve()
+        return xor_oracle(a, b)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([0.2, 0.9, 0.1]))
+    fg.add(concord.Factor(x, map=reentrant))
+    with pytest.raises(RuntimeError, match="already being solved .* from one of its oracles"):
+        fg.solve()
+
+    def resolving(a, b):
+        solver.solve_map()
+        return xor_oracle(a, b)
+    graph = _core.Graph()
+    graph.add_variables(3)
+    graph.add_factor([0, 1, 2], resolving)
+    solver = _core.Solver(graph)
+    with pytest.raises(RuntimeError, match="solver is already solving .* from one of"):
+        solver.solve_map()
+
+
+def test_non_integer_settings_and_complex_scores_are_refused_not_truncated():
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros(3))
+    fg.add(concord.Xor(x))
+    for name in ("max_iter", "bound_every", "max_inner_iter", "acceleration",
+                 "backward_max_iter", "node_limit", "heuristic_every"):
+        with pytest.raises(TypeError, match="^%s must be an integer, not 1.5$" % name):
+            fg.solve(**{name: 1.5})
+        assert getattr(_core.Settings(**{name: np.int64(7)}), name) == 7
+    with pytest.raises(TypeError, match="threads must be an integer"):
+        concord.solve_batch([fg], threads=1.5)
+    with pytest.raises(TypeError, match="threads must be an integer"):
+        _core.solve_batch([_core.Solver(fg.graph)], threads=1.5)
+    with pytest.raises(TypeError, match="real numbers, not complex128"):
+        fg.variable_from(np.array([1.0 + 2.0j, 3.0]))
+    with pytest.raises(TypeError, match="real numbers, not complex128"):
+        fg.add(concord.Pair(x[:1], x[1:2], np.array([1j])))
+    x.scores = np.array([0.0, 1.0, 2.0 + 1.0j])
+    with pytest.raises(TypeError, match="real numbers"):
+        fg.solve()
+    with pytest.raises(TypeError, match="scores: expected real numbers, got complex128"):
+        _core.Graph().add_variables(2, np.array([1.0 + 1.0j, 2.0]))
+    assert fg.num_variables == 3 and fg.num_factors == 1
 
 
 def test_float32_and_strided_scores_are_converted():

@@ -8,12 +8,18 @@
     sentences of different lengths in one batch;
   * the layers equal the same structures built as FactorGraphs, batches
     on two threads equal one-by-one solves bit for bit, float32 scores
-    give float32 results close to float64's;
+    give float32 results close to float64's; scores of any real dtype
+    reach the solver unchanged (integers, float32 beside float64), results
+    take the promotion of their dtypes (integers: the default dtype) and
+    each input gets its gradient in its own dtype (against sparsemax in
+    closed form and its Jacobian);
   * the losses through autograd equal the numpy ones and their gradients
     are u - u* (checked by gradcheck too); so do the batched losses
     (lp_sparsemap_loss over a pairwise MRF, and the sequence, tree and
     matching losses), bit for bit on one or two threads;
-  * an oracle's exception comes out of a differentiable solve.
+  * an oracle's exception comes out of a differentiable solve;
+  * a second derivative (create_graph=True, then a gradient of the
+    gradient) raises rather than leaving out the solver's part.
 """
 
 import numpy as np
@@ -166,6 +172,75 @@ def test_float32_scores_give_float32_results():
     assert theta.grad.dtype == torch.float32
 
 
+def sparsemax(z):
+    """The Euclidean projection of z onto the simplex (the LP-SparseMAP
+    solution of one XOR), in closed form."""
+    z = np.asarray(z, dtype=np.float64)
+    top = np.sort(z)[::-1]
+    k = np.arange(1, z.size + 1)
+    support = top - (np.cumsum(top) - 1) / k > 0
+    tau = (np.cumsum(top)[support][-1] - 1) / k[support][-1]
+    return np.maximum(z - tau, 0)
+
+
+def test_scores_of_any_real_dtype_reach_the_solver_unchanged():
+    default = torch.get_default_dtype()
+    # integer scores: fractional results, in the default dtype
+    assert torch.equal(xor_solution(torch.tensor([1, 1])), torch.tensor([0.5, 0.5]))
+    # an integer variable before a float32 one: nothing truncated, float32 out
+    fg = concord.FactorGraph()
+    a = fg.variable_from(torch.tensor([0]))
+    b = fg.variable_from(torch.tensor([0.3, 0.6], requires_grad=True))
+    fg.add(concord.Xor([a, b]))
+    fg.solve(**TIGHT)
+    assert a.value.dtype == b.value.dtype == torch.float32
+    expected = sparsemax([0.0, np.float32(0.3), np.float32(0.6)])
+    assert np.allclose(torch.cat([a.value, b.value]).detach().numpy(), expected, atol=1e-7)
+    # float32 then float64: a float64 score that float32 cannot hold stays finite
+    fg = concord.FactorGraph()
+    a = fg.variable_from(torch.tensor([0.5], requires_grad=True))
+    b = fg.variable_from(torch.tensor([1e300, 0.0], dtype=torch.float64, requires_grad=True))
+    fg.add(concord.Xor([a, b]))
+    fg.solve(**TIGHT)
+    assert a.value.dtype == b.value.dtype == torch.float64
+    assert a.value.tolist() == [0.0] and b.value.tolist() == [1.0, 0.0]
+    # each input's gradient in its own dtype: the sparsemax Jacobian on the
+    # support {0, 1, 2} of [0.3, 0.5, 0.4] is I - 1 1^T / 3
+    first = torch.tensor([0.3, 0.5], requires_grad=True)
+    second = torch.tensor([0.4], dtype=torch.float64, requires_grad=True)
+    fg = concord.FactorGraph()
+    a, b = fg.variable_from(first), fg.variable_from(second)
+    fg.add(concord.Xor([a, b]))
+    fg.solve(**TIGHT)
+    assert a.value.dtype == torch.float64
+    weights = torch.tensor([1.0, 2.0, 6.0], dtype=torch.float64)
+    (torch.cat([a.value, b.value]) * weights).sum().backward()
+    assert first.grad.dtype == torch.float32 and second.grad.dtype == torch.float64
+    expected = weights.numpy() - weights.numpy().mean()
+    assert np.allclose(first.grad.numpy(), expected[:2], atol=1e-6)
+    assert np.allclose(second.grad.numpy(), expected[2:], atol=1e-9)
+    # the layers: integer unary scores, with or without float transitions
+    tags = ct.sequence_sparsemap(torch.ones(1, 3, 2, dtype=torch.long))
+    assert tags.dtype == default and torch.allclose(tags, torch.full((1, 3, 2), 0.5))
+    unary = torch.tensor([[2, 0], [0, 1], [1, 1]])
+    transitions = scores(2, 2, seed=41)
+    tags = ct.sequence_sparsemap(unary, transitions, **TIGHT)
+    assert tags.dtype == torch.float64
+    assert torch.equal(tags, ct.sequence_sparsemap(unary.double(), transitions, **TIGHT))
+    (u,), (v,), _ = ct.lp_sparsemap([xor_graph()], [torch.tensor([1, 1, 0])],
+                                    [torch.zeros(0, dtype=torch.long)], **TIGHT)
+    assert u.dtype == v.dtype == default and u.tolist() == [0.5, 0.5, 0.0]
+    loss = ct.matching_sparsemap_loss(torch.tensor([[3, 0], [0, 3]]), torch.eye(2))
+    assert loss.dtype == default and loss.item() == 0.0
+
+
+def xor_graph():
+    graph = concord._core.Graph()
+    graph.add_variables(3)
+    graph.add_logic("XOR", [0, 1, 2])
+    return graph
+
+
 @pytest.mark.parametrize("kind", ["sparsemap", "hinge"])
 def test_losses_through_autograd_equal_numpy_and_have_gradient_u_minus_gold(kind):
     theta = scores(3, 4, seed=19)
@@ -304,3 +379,98 @@ def test_an_oracle_exception_comes_out_of_a_differentiable_solve():
     fg.add(concord.Factor(x[0], map=oracle))
     with pytest.raises(RuntimeError, match="oracle failed"):
         fg.solve()
+
+
+def test_an_infeasible_example_has_no_solution_and_the_others_their_gradients():
+    infeasible = concord._core.Graph()
+    infeasible.add_variables(3)
+    infeasible.add_logic("OR", [0, 1, 2])
+    infeasible.add_budget([0, 1, 2], 0)
+    theta = [scores(3, seed=51), scores(3, seed=52)]
+    empty = torch.zeros(0, dtype=torch.float64)
+    us, vs, infos = ct.lp_sparsemap([infeasible, xor_graph()], theta, [empty, empty], **TIGHT)
+    assert infos[0].status == "infeasible" and us[0] is None and vs[0] is None
+    solution = sparsemax(theta[1].detach().numpy())
+    assert np.allclose(us[1].detach().numpy(), solution)
+    weights = np.array([1.0, 2.0, 6.0])
+    (us[1] * torch.from_numpy(weights)).sum().backward()
+    assert theta[0].grad is None or not theta[0].grad.any()
+    # sparsemax's Jacobian: I - 1 1^T / |S| on its support S, 0 elsewhere
+    support = solution > 0
+    expected = np.where(support, weights - weights[support].mean(), 0.0)
+    assert np.allclose(theta[1].grad.numpy(), expected, atol=1e-9)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(scores(3, seed=53))
+    fg.add(concord.Or(x))
+    fg.add(concord.Budget(x, 0))
+    assert fg.solve().status == "infeasible" and x.value is None
+
+
+def test_empty_batches_give_empty_results():
+    for layer, shape in ((ct.sequence_sparsemap, (0, 4, 3)), (ct.tree_sparsemap, (0, 4, 4)),
+                         (ct.matching_sparsemap, (0, 2, 3))):
+        out = layer(torch.zeros(shape, dtype=torch.float64))
+        assert out.shape == shape and out.dtype == torch.float64
+    losses = ct.matching_sparsemap_loss(torch.zeros(0, 2, 2), torch.zeros(0, 2, 2))
+    assert losses.shape == (0,)
+    assert ct.lp_sparsemap([], [], []) == ([], [], [])
+    assert ct.lp_sparsemap_loss([], [], [], []).shape == (0,)
+
+
+def test_lp_sparsemap_refuses_examples_it_cannot_pair_at_the_call():
+    graph = xor_graph()
+    empty = torch.zeros(0)
+    with pytest.raises(ValueError, match="2 graphs, 1 variable score tensors and 1 additional"):
+        ct.lp_sparsemap([graph, graph], [torch.zeros(3)], [empty])
+    with pytest.raises(ValueError, match=r"variable_scores\[0\]: expected a 1-D tensor of 3 "
+                                         r"scores, got shape \(3, 1\)"):
+        ct.lp_sparsemap([graph], [torch.zeros(3, 1, requires_grad=True)], [empty])
+    with pytest.raises(ValueError, match=r"additional_scores\[1\]: expected a 1-D tensor of 0"):
+        ct.lp_sparsemap([graph, graph], [torch.zeros(3)] * 2, [empty, torch.zeros(2)])
+    with pytest.raises(ValueError, match="1 graphs, 2 variable score tensors"):
+        ct.lp_sparsemap_loss([graph], [torch.zeros(3)] * 2, [empty], [np.eye(3)[0]])
+    with pytest.raises(TypeError, match=r"variable_scores\[0\]: expected a tensor"):
+        ct.lp_sparsemap([graph], [np.zeros(3)], [empty])
+
+
+def test_complex_scores_and_fractional_lengths_are_refused():
+    with pytest.raises(TypeError, match="real numbers, not torch.complex64"):
+        xor_solution(torch.tensor([1.0 + 1.0j, 0.0]))
+    with pytest.raises(TypeError, match="real numbers, not torch.complex64"):
+        ct.sequence_sparsemap(torch.zeros(1, 3, 2, dtype=torch.complex64))
+    with pytest.raises(TypeError, match="real numbers, not complex128"):
+        ct.sequence_sparsemap(torch.zeros(1, 3, 2), np.full((2, 2), 1j))
+    with pytest.raises(TypeError, match="real numbers, not torch.complex128"):
+        ct.lp_sparsemap([xor_graph()], [torch.zeros(3, dtype=torch.complex128)],
+                        [torch.zeros(0)])
+    for lengths in ([2.7, 3], torch.tensor([2.0, 3.0])):
+        with pytest.raises(TypeError, match="lengths: expected integers"):
+            ct.sequence_sparsemap(torch.zeros(2, 3, 2), lengths=lengths)
+    with pytest.raises(TypeError, match="threads must be an integer"):
+        ct.matching_sparsemap(torch.zeros(2, 2, 2), threads=1.5)
+
+
+def xor_solution(theta):
+    fg = concord.FactorGraph()
+    x = fg.variable_from(theta)
+    fg.add(concord.Xor(x))
+    fg.solve(**TIGHT)
+    return x.value
+
+
+@pytest.mark.parametrize("layer", [
+    xor_solution,
+    lambda theta: ct.matching_sparsemap_loss(theta.reshape(1, 3), np.eye(1, 3), **TIGHT),
+])
+def test_a_second_derivative_is_refused_not_silently_wrong(layer):
+    # the backward passes are not differentiable themselves: asking for the
+    # gradient of a gradient must fail rather than drop the solver's part
+    theta = scores(3, seed=31)
+    objective = lambda t: (layer(t) ** 2).sum() + (t ** 2).sum() / 2  # noqa: E731
+    (gradient,) = torch.autograd.grad(objective(theta), theta, create_graph=True)
+    (reference,) = torch.autograd.grad(objective(theta), theta)
+    assert torch.allclose(gradient, reference, rtol=0, atol=1e-12)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        torch.autograd.grad(gradient[0], theta)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        gradient[0].backward()

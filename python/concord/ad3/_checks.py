@@ -14,8 +14,10 @@ from concord.graph import is_tensor
 
 def as_double(value, name):
     """A Cython `double` argument: anything with __float__ (numbers, numpy
-    scalars, 0-d arrays and tensors), not strings or None."""
-    if value is None or isinstance(value, (str, bytes)):
+    scalars, 0-d arrays and tensors), not strings, None or complex numbers
+    (whose imaginary part float() would drop)."""
+    complex_ = value.is_complex() if is_tensor(value) else np.iscomplexobj(value)
+    if value is None or isinstance(value, (str, bytes)) or complex_:
         raise TypeError("%s: must be real number, not %s" % (name, type(value).__name__))
     return float(value)
 
@@ -34,14 +36,16 @@ def as_int(value, name):
 
 def as_doubles(values, name):
     """A Cython `vector[double]` argument: any iterable of numbers (a
-    tensor too), as a new flat float64 array; TypeError for None, a scalar
-    or non-numbers."""
+    tensor too), as a new flat float64 array; TypeError for None, a scalar,
+    non-numbers or complex numbers."""
     if is_tensor(values):
-        if values.dim() == 0:
-            raise TypeError("%s: expected a sequence of numbers, got a 0-d tensor" % name)
+        if values.dim() == 0 or values.is_complex():
+            raise TypeError("%s: expected a sequence of real numbers, got a %d-d %s tensor"
+                            % (name, values.dim(), values.dtype))
         return values.detach().cpu().double().reshape(-1).numpy().copy()
-    if values is None or isinstance(values, (str, bytes)) or np.ndim(values) == 0:
-        raise TypeError("%s: expected a sequence of numbers, got %s"
+    if (values is None or isinstance(values, (str, bytes)) or np.ndim(values) == 0
+            or np.iscomplexobj(values)):
+        raise TypeError("%s: expected a sequence of real numbers, got %s"
                         % (name, type(values).__name__))
     try:
         return np.array(values, dtype=np.float64).reshape(-1)

@@ -29,11 +29,30 @@ def _status_code(info, exact=False):
     """AD3's status code of a solve: 0 integral (exact MAP: proved
     optimal), 1 fractional, 2 infeasible (exact MAP only: no assignment
     satisfies every factor), 3 unsolved (stopped by a cap; also a
-    relaxation found infeasible, which AD3's relaxations report so)."""
+    relaxation found infeasible, which AD3's relaxations report so, with
+    their last iterate)."""
     codes = {"integral": 0, "optimal": 0, "fractional": 1}
     if exact:
         codes["infeasible"] = 2
     return codes.get(info.status, 3)
+
+
+def _float64_buffer(out, size, name):
+    """An output argument typed ``double[:]`` in lp-sparsemap, as a NumPy
+    view of its memory: a writable buffer of `size` float64 entries."""
+    try:
+        view = memoryview(out)
+    except TypeError:
+        raise TypeError("%s: expected a writable float64 buffer (a NumPy array), got %s"
+                        % (name, type(out).__name__)) from None
+    if view.format != "d":
+        raise TypeError("%s: expected float64 entries, got buffer format %r"
+                        % (name, view.format))
+    if view.readonly or view.nbytes != 8 * size:
+        raise ValueError("%s: expected a writable buffer of %d float64 entries, got %d%s"
+                         % (name, size, view.nbytes // 8, " (read-only)" if view.readonly
+                            else ""))
+    return np.asarray(view)
 
 
 class _Logic(PFactor):
@@ -325,12 +344,16 @@ class PFactorGraph:
 
     def set_all_additionals(self, scores):
         """Gives each factor that has additional log-potentials, in order,
-        the next entry of `scores` (lp-sparsemap)."""
+        the next entry of `scores` (lp-sparsemap): a list of one entry per
+        such factor (ValueError for more or fewer)."""
         as_list(scores, "scores")
-        entries = iter(scores)
-        for factor in self._factors:
-            if factor._num_additionals():
-                factor.set_additional_log_potentials(next(entries))
+        factors = [factor for factor in self._factors if factor._num_additionals()]
+        if len(scores) != len(factors):
+            raise ValueError("set_all_additionals: expected one entry per factor with "
+                             "additional log-potentials (%d), got %d"
+                             % (len(factors), len(scores)))
+        for factor, entry in zip(factors, scores):
+            factor.set_additional_log_potentials(entry)
 
     # ---- building and solving
 
@@ -387,7 +410,10 @@ class PFactorGraph:
         """Solves with the current settings (kind: "map", "sparse", "exact"
         or "psdd", a _core.Solver method's suffix; settings: overrides);
         returns (value, posteriors, additional posteriors, info) with
-        lists."""
+        lists. A relaxation returns its last iterate even when it found the
+        constraints infeasible, as AD3's do; a solve that holds no solution
+        at all (dynamic programming or an exact search that proved them
+        infeasible) returns value -inf and posteriors 0."""
         graph, ids = self._build()
         self._push_scores(graph, ids)
         solver = self._current_solver(graph)
@@ -409,8 +435,9 @@ class PFactorGraph:
     def solve_lp_map_ad3(self):
         """LP-MAP by AD3 with the current settings: (value, posteriors,
         additional posteriors, status), status 0 integral, 1 fractional, 3
-        unsolved (not converged, or the constraints proved infeasible: then
-        value -inf and posteriors 0)."""
+        unsolved (not converged, or the constraints proved infeasible: the
+        last iterate, as AD3 returns it, or value -inf and posteriors 0
+        when dynamic programming solved the graph and left none)."""
         value, u, v, info = self._solve("map")
         return value, u, v, _status_code(info)
 
@@ -442,8 +469,9 @@ class PFactorGraph:
         return value, u, v, _status_code(info)
 
     def jacobian_vec(self, du, out, n_iter=100, atol=1e-8):
-        """After solve_qp_ad3: writes into `out` (a float64 buffer with one
-        entry per variable) the product of du with the Jacobian of the
+        """After solve_qp_ad3: writes into `out` (a writable buffer of
+        float64, such as a NumPy array, with one entry per variable; else
+        TypeError or ValueError) the product of du with the Jacobian of the
         solution w.r.t. the variable scores, and returns, per factor in
         order, the product w.r.t. its additional log-potentials (a list,
         empty for factors without any). Exact (concord's implicit backward
@@ -454,10 +482,10 @@ class PFactorGraph:
         du = as_doubles(du, "du")
         if du.size != len(self._scores):
             raise ValueError("du: expected %d values, got %d" % (len(self._scores), du.size))
+        target = _float64_buffer(out, len(self._scores), "out")
         full = np.zeros(graph.num_variables)
         full[:du.size] = du
         dtheta, dphi, _ = self._solver.backward(full)
-        target = np.asarray(out)
         target[...] = dtheta[:len(self._scores)].reshape(target.shape)
         grads = []
         for factor, c_id in zip(self._factors, ids):

@@ -110,12 +110,13 @@ class FactorGraph:
         return [pvars[i] for i in ix]
 
     def _make_factors(self, pfg, offset, pvars):
-        """Adds every factor; returns their additional scores, flattened."""
+        """Adds every factor; returns the additional scores of those that
+        have any, flattened (a sequence of one position has none)."""
         scores = []
         for factor in self.factors:
             _, additionals = factor._construct(pfg, self._vars_to_pvar(factor._variables,
                                                                        offset, pvars))
-            scores.extend(self._ravel(a) for a in additionals)
+            scores.extend(part for part in map(self._ravel, additionals) if len(part))
         return scores
 
     def _graph(self, max_iter, max_inner_iter, tol, step_size, adapt, verbose):

@@ -11,14 +11,17 @@ except ImportError:
 
 import numpy as np
 
+from concord.graph import as_float64, is_tensor, result_dtype
 from concord.lpsmap.api.api import FactorGraph
+from concord.torch import differentiable_once
 
 __all__ = ["TorchFactorGraph"]
 
 
 class _LPSparseMAP(torch.autograd.Function):
-    """u = LP-SparseMAP(eta_u, eta_v...) over a PFactorGraph; gradients
-    w.r.t. the variable scores and each factor's additional scores."""
+    """u = LP-SparseMAP(eta_u, eta_v...) over a PFactorGraph, u of eta_u's
+    dtype (float64, as the solver reads the scores); gradients w.r.t. the
+    variable scores and each factor's additional scores."""
 
     @staticmethod
     def forward(ctx, fg, eta_u, *eta_v):
@@ -26,10 +29,12 @@ class _LPSparseMAP(torch.autograd.Function):
         fg.set_all_additionals([np.atleast_1d(x.detach().cpu().numpy()) for x in eta_v])
         ctx.fg = fg
         ctx.shape = eta_u.shape
+        ctx.save_for_backward(eta_u, *eta_v)
         _, u, _, _ = fg.solve_qp_ad3()
         return torch.tensor(u, dtype=eta_u.dtype, device=eta_u.device)
 
     @staticmethod
+    @differentiable_once
     def backward(ctx, du):
         out = np.zeros(ctx.shape)
         grads = ctx.fg.jacobian_vec(du.detach().to("cpu", torch.float64).numpy(), out)
@@ -39,15 +44,18 @@ class _LPSparseMAP(torch.autograd.Function):
 
 
 class TorchFactorGraph(FactorGraph):
-    """FactorGraph over tensors: ``solve`` sets differentiable values (of
-    the scores' dtype and device), ``solve_map`` LP-MAP values."""
+    """FactorGraph over tensors: ``solve`` sets differentiable values,
+    ``solve_map`` LP-MAP values, on the variable scores' device and of the
+    promotion of the score tensors' dtypes (concord.graph.result_dtype:
+    integers give torch.get_default_dtype()); the scores reach the solver
+    in float64."""
 
     def variable(self, shape):
         """A Variable with zero scores (a float32 tensor)."""
         return self.variable_from(torch.zeros(shape))
 
     def _cat(self, scores):
-        return torch.cat(scores)
+        return torch.cat([as_float64(part) for part in scores])
 
     def _ravel(self, x):
         return x.reshape(-1)
@@ -61,7 +69,7 @@ class TorchFactorGraph(FactorGraph):
         pfg, offset, scores, scores_add = self._graph(max_iter, max_inner_iter, tol, step_size,
                                                       adapt, verbose)
         u = _LPSparseMAP.apply(pfg, scores, *scores_add)
-        self._set_values(u, offset)
+        self._set_values(u.to(self._result_dtype(scores_add)), offset)
 
     def solve_map(self, max_iter=1000, max_inner_iter=10, tol=1e-6, step_size=.1, adapt=True,
                   verbose=False, autodetect_acyclic=True):
@@ -74,4 +82,9 @@ class TorchFactorGraph(FactorGraph):
         pfg.set_log_potentials(scores.detach().cpu().numpy())
         pfg.set_all_additionals([np.atleast_1d(x.detach().cpu().numpy()) for x in scores_add])
         _, u, _, _ = pfg.solve_lp_map_ad3()
-        self._set_values(torch.tensor(u, dtype=scores.dtype, device=scores.device), offset)
+        self._set_values(torch.tensor(u, dtype=self._result_dtype(scores_add),
+                                      device=scores.device), offset)
+
+    def _result_dtype(self, scores_add):
+        tensors = [v._scores for v in self.variables] + list(scores_add)
+        return result_dtype([t for t in tensors if is_tensor(t)])
