@@ -33,17 +33,17 @@ static inline const char *score_problem(double x) {
                        : "is not finite";
 }
 
-/* A sum kept with the rounding errors of its additions (Neumaier's
- * compensated summation): value() is exact when the exact sum is a double
- * and the lost parts add up without rounding, as when huge terms cancel
- * and leave small ones. */
+/* A sum kept with the rounding errors of its additions (compensated
+ * summation, each error exact by Knuth's branch-free TwoSum): value() is
+ * exact when the exact sum is a double and the lost parts add up without
+ * rounding, as when huge terms cancel and leave small ones. */
 typedef struct compensated {
     double sum, error;
 } compensated;
 
 static inline void compensated_add(compensated *c, double x) {
-    double t = c->sum + x;
-    c->error += fabs(c->sum) >= fabs(x) ? (c->sum - t) + x : (x - t) + c->sum;
+    double t = c->sum + x, x_part = t - c->sum;
+    c->error += (c->sum - (t - x_part)) + (x - x_part);
     c->sum = t;
 }
 

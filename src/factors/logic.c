@@ -164,34 +164,29 @@ static orout_scratch orout_split(const factor *f, void *scratch) {
     return s;
 }
 
-/* Best t in [0, 1] with inputs clip(a_i/d_i, 0, t): root of
- * g(t) = a_t - d_t t + sum_{a_i/d_i > t} (a_i - d_i t). The sums of
- * scores are compensated: with huge scores of both signs (a_t against
- * the inputs) t is what is left of their cancellation. */
+/* Best t in [0, 1] with inputs clip(a_i/d_i, 0, t): the root of
+ * g(t) = a_t - d_t t + sum_{a_i/d_i > t} (a_i - d_i t), clipped to [0, 1]
+ * (below 0, where the inputs at or below 0 would join, only its sign
+ * matters). The sums of scores are compensated: with huge scores of both
+ * signs (a_t against the inputs) t is what is left of their
+ * cancellation. */
 static double orout_relaxed_output(int32_t n, const double *a, const double *d,
                                    keyed *order) {
-    compensated num = {a[n], 0.0};
     int32_t m = 0;
     for (int32_t i = 0; i < n; ++i) {
         double z = a[i] / d[i];
-        if (z > 0.0) {
-            order[m++] = (keyed){-z, i, 0};
-            compensated_add(&num, a[i]);
-        }
+        if (z > 0.0) order[m++] = (keyed){-z, i, 0};
     }
-    if (compensated_value(num) <= 0.0) return 0.0; /* g(0) <= 0 */
-    sort_keyed(order, m);                           /* descending z */
-    num = (compensated){a[n], 0.0};
-    double den = d[n];
-    for (int32_t k = 0; k < m; ++k) {
-        double t = compensated_value(num) / den;
-        if (t >= -order[k].key) return t < 1.0 ? t : 1.0;
+    sort_keyed(order, m); /* descending z */
+    compensated num = {a[n], 0.0};
+    double den = d[n], t = compensated_value(num) / den;
+    for (int32_t k = 0; k < m && t < -order[k].key; ++k) {
         int32_t i = order[k].index;
         compensated_add(&num, a[i]);
         den += d[i];
+        t = compensated_value(num) / den;
     }
-    double t = compensated_value(num) / den;
-    return t < 1.0 ? t : 1.0;
+    return clip01(t);
 }
 
 /* The face codes of OROUT: which stage's solution it is. */

@@ -340,7 +340,7 @@ static inline __attribute__((always_inline)) double binding(int32_t n, const dou
                                                             double rhs, double *u,
                                                             void *scratch, double s0) {
     keyed *breakpoints = (keyed *)scratch;
-    double *ratio = box_qp_ratios(scratch, n);
+    double *ratio = (double *)(breakpoints + 2 * (size_t)n);
     double *slope = ratio + n;
     double *shifted = slope + n;
     double *scaled_costs = shifted + n;
@@ -364,6 +364,7 @@ static inline __attribute__((always_inline)) double binding(int32_t n, const dou
             u[i] = 1.0;
             pool_rhs -= ci;
         } else {
+            ratio[i] = a[i] / d[i];
             slope[i] = ci / d[i];
             live[n_pool] = i;
             pool[n_pool++] = i;

@@ -27,15 +27,9 @@ size_t box_qp_scratch_bytes(int32_t n);
 /* Item i's cost: c_i, or 1 when c == NULL (unit costs). */
 static inline double box_qp_cost(const double *c, int32_t i) { return c ? c[i] : 1.0; }
 
-/* Where box_qp keeps a_i / d_i in its scratch. */
-static inline double *box_qp_ratios(void *scratch, int32_t n) {
-    return (double *)((keyed *)scratch + 2 * (size_t)n);
-}
-
 /* box_qp past its first step, when the clipped point u(0) = clip(a/d)
  * violates the constraint, which then binds (out of line): s0 = sum_i c_i
- * u_i(0) tells on which side, and the ratios a_i / d_i are in the scratch
- * already. */
+ * u_i(0) tells on which side. */
 double box_qp_binding(int32_t n, const double *a, const double *d, const double *c, double rhs,
                       double *u, void *scratch, double s0);
 
@@ -46,11 +40,9 @@ double box_qp_binding(int32_t n, const double *a, const double *d, const double 
  * solves on AD3's coref graph), and then cost no call. */
 static inline double box_qp(int32_t n, const double *a, const double *d, const double *c,
                             double rhs, box_sense sense, double *u, void *scratch) {
-    double *ratio = box_qp_ratios(scratch, n);
     double s0 = 0.0;
     for (int32_t i = 0; i < n; ++i) {
-        ratio[i] = a[i] / d[i];
-        u[i] = clip01(ratio[i]);
+        u[i] = clip01(a[i] / d[i]);
         s0 += box_qp_cost(c, i) * u[i];
     }
     if ((sense == BOX_LE && s0 <= rhs) || (sense == BOX_GE && s0 >= rhs) ||
