@@ -81,38 +81,6 @@ static inline double snapped(double ratio, double slope, double tau, double most
     return z <= noise ? 0.0 : (z >= 1.0 - noise ? 1.0 : z);
 }
 
-/* Unit costs, sum = 1, scores relative to the largest, a_top: the m items
- * in live[] still free (the others at 0 in u already). The multiplier with
- * every live item free is a lower bound on tau*, so the items it puts at
- * or below 0 are at 0 in the optimum; drop them and repeat (tau only
- * rises). Each pass drops at least one item, and the rare long runs are
- * finished by the sorted sweep. */
-static double unit_simplex(int32_t m, const double *ratio, const double *slope, int32_t *live,
-                           int32_t max_passes, double *u, keyed *breakpoints) {
-    double tau = 0.0;
-    for (int32_t passes = 0;; ++passes) {
-        if (passes > max_passes) {
-            tau = sweep_root(m, live, ratio, slope, NULL, 1.0, breakpoints);
-            break;
-        }
-        double num = -1.0, den = 0.0;
-        for (int32_t k = 0; k < m; ++k) {
-            num += ratio[live[k]];
-            den += slope[live[k]];
-        }
-        tau = num / den;
-        int32_t kept = 0;
-        for (int32_t k = 0; k < m; ++k) {
-            int32_t i = live[k];
-            if (ratio[i] - tau * slope[i] > 0.0) live[kept++] = i;
-        }
-        if (kept == m) break;
-        m = kept;
-    }
-    for (int32_t k = 0; k < m; ++k) u[live[k]] = snapped(ratio[live[k]], slope[live[k]], tau, 1.0);
-    return tau;
-}
-
 /* Unit costs, sum = 1, at most SMALL_SIMPLEX items (OR, XOR and
  * ATMOSTONE factors of a few variables: most of coref's and mln_large's
  * solves). Item i is max(ratio_i - tau slope_i, 0), zero from tau = a_i
@@ -147,30 +115,56 @@ static double small_unit_simplex(int32_t n, const double *a, const double *d, do
     return top + tau;
 }
 
-/* Unit costs, sum = 1, more items: at tau = a_top - d_top the top item
- * alone reaches 1, so tau* is at least that, and every item with
- * a_i <= a_top - d_top is at 0; so is every item with a_i <= 0 when tau*
- * is positive. */
+/* Unit costs, sum = 1, more items, relative to the largest score a_top
+ * (every ratio is then at most 0, and no sum cancels). The multiplier
+ * with every live item free is a lower bound on tau*, so the items it
+ * puts at or below 0 are at 0 in the optimum; drop them and repeat (tau
+ * only rises). Each pass drops at least one item, and the rare long runs
+ * are finished by the sorted sweep. When tau* is positive the items with
+ * a_i <= 0 are at 0 from the start. */
 static double large_unit_simplex(int32_t n, const double *a, const double *d, bool positive,
                                  double *u, double *ratio, double *slope, int32_t *live,
                                  int32_t max_passes, keyed *breakpoints) {
     int32_t m = 0, top = 0;
+    double top_score = -INFINITY; /* in a register: a[top] would chain the loads */
     for (int32_t i = 0; i < n; ++i) {
         u[i] = 0.0;
         if (positive && a[i] <= 0.0) continue;
-        if (m == 0 || a[i] > a[top]) top = i;
+        if (a[i] > top_score) {
+            top_score = a[i];
+            top = i;
+        }
+        slope[i] = 1.0 / d[i];
         live[m++] = i;
     }
-    int32_t kept = 0;
+    double num = -1.0, den = 0.0, tau;
     for (int32_t k = 0; k < m; ++k) {
         const int32_t i = live[k];
-        const double shifted = a[i] - a[top];
-        if (shifted <= -d[top]) continue;
-        slope[i] = 1.0 / d[i];
-        ratio[i] = shifted * slope[i];
-        live[kept++] = i;
+        ratio[i] = (a[i] - a[top]) * slope[i];
+        num += ratio[i];
+        den += slope[i];
     }
-    return a[top] + unit_simplex(kept, ratio, slope, live, max_passes, u, breakpoints);
+    for (int32_t passes = 0;; ++passes) {
+        tau = num / den;
+        int32_t kept = 0;
+        for (int32_t k = 0; k < m; ++k) {
+            int32_t i = live[k];
+            if (ratio[i] - tau * slope[i] > 0.0) live[kept++] = i;
+        }
+        if (kept == m) break;
+        m = kept;
+        if (passes == max_passes) {
+            tau = sweep_root(m, live, ratio, slope, NULL, 1.0, breakpoints);
+            break;
+        }
+        num = -1.0, den = 0.0;
+        for (int32_t k = 0; k < m; ++k) {
+            num += ratio[live[k]];
+            den += slope[live[k]];
+        }
+    }
+    for (int32_t k = 0; k < m; ++k) u[live[k]] = snapped(ratio[live[k]], slope[live[k]], tau, 1.0);
+    return a[top] + tau;
 }
 
 /* Variable fixing over the m items in live[] (reordered), whose costs
@@ -383,19 +377,24 @@ double box_qp_binding(int32_t n, const double *a, const double *d, const double 
     return c ? binding(n, a, d, c, rhs, u, scratch, s0)
              : binding(n, a, d, NULL, rhs, u, scratch, s0);
 }
-/* Costs enter relative to the largest free item's, so that their squares
- * neither overflow nor underflow. */
+
+/* Costs enter relative to the largest free item's (times a power of two
+ * that brings it into [1, 2)), so that their squares do not underflow. */
 void box_qp_face(int32_t n, const double *u, const double *c, int active, const double *w,
                  const double *x, double *du) {
-    double largest = 0.0;
-    for (int32_t i = 0; c && i < n; ++i)
-        if (u[i] > 0.0 && u[i] < 1.0) largest = fmax(largest, c[i]);
-    const int scale = c && largest > 0.0 ? -ilogb(largest) : 0;
+    double unit = 1.0;
+    if (c && active) {
+        double largest = 0.0;
+        for (int32_t i = 0; i < n; ++i)
+            if (u[i] > 0.0 && u[i] < 1.0) largest = fmax(largest, c[i]);
+        const int exponent = largest > 0.0 ? -ilogb(largest) : 0;
+        unit = ldexp(1.0, exponent < 1000 ? exponent : 1000); /* 2^1000 at most: finite */
+    }
     double num = 0.0, den = 0.0;
     for (int32_t i = 0; i < n; ++i) {
         int free_item = u[i] > 0.0 && u[i] < 1.0;
         if (free_item && active) {
-            double ci = c ? ldexp(c[i], scale) : 1.0;
+            double ci = box_qp_cost(c, i) * unit;
             num += ci * x[i];
             den += ci * ci / w[i];
         }
@@ -404,5 +403,5 @@ void box_qp_face(int32_t n, const double *u, const double *c, int active, const 
     if (!active || den <= 0.0) return;
     double shift = num / den;
     for (int32_t i = 0; i < n; ++i)
-        if (u[i] > 0.0 && u[i] < 1.0) du[i] -= (c ? ldexp(c[i], scale) : 1.0) / w[i] * shift;
+        if (u[i] > 0.0 && u[i] < 1.0) du[i] -= box_qp_cost(c, i) * unit / w[i] * shift;
 }

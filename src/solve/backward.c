@@ -23,6 +23,7 @@
  * entry to [1, 2) (the products are linear in it): their squared norms
  * would overflow or underflow at the far ends of the doubles.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,19 @@ static void intersect_power(backward *bw, const concord_settings *s,
     out->residual = scale > 0.0 ? change / scale : 0.0;
 }
 
+/* The largest |x_i|, or NaN or infinity when some x_i is not finite (in
+ * one pass without branches: the entries are checked one by one only
+ * then). */
+static double largest_magnitude(int32_t n, const double *x) {
+    double largest = 0.0, check = 0.0;
+    for (int32_t i = 0; i < n; ++i) {
+        const double magnitude = fabs(x[i]);
+        largest = magnitude > largest ? magnitude : largest; /* fmax would be a call */
+        check += 0.0 * x[i];                                 /* NaN from NaN or infinity */
+    }
+    return largest + check;
+}
+
 static double seconds_since(const struct timespec *start) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -157,20 +171,24 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
         return solver_fail(w, CONCORD_EINVAL,
                            "backward: the scores changed since the forward pass (solve again)");
     const concord_graph *g = w->g;
-    double largest = 0.0;
-    for (int32_t i = 0; i < g->n_vars; ++i) {
-        if (!isfinite(du[i]))
-            return solver_fail(w, CONCORD_EINVAL, "backward: du[%d] is %g (must be finite)", i,
-                               du[i]);
-        largest = fmax(largest, fabs(du[i]));
+    const double du_largest = largest_magnitude(g->n_vars, du),
+                 dv_largest = largest_magnitude(dv ? g->n_add : 0, dv);
+    if (!(du_largest <= DBL_MAX && dv_largest <= DBL_MAX)) {
+        for (int32_t i = 0; i < g->n_vars; ++i)
+            if (!isfinite(du[i]))
+                return solver_fail(w, CONCORD_EINVAL, "backward: du[%d] is %g (must be finite)",
+                                   i, du[i]);
+        for (int32_t k = 0; dv && k < g->n_add; ++k)
+            if (!isfinite(dv[k]))
+                return solver_fail(w, CONCORD_EINVAL, "backward: dv[%d] is %g (must be finite)",
+                                   k, dv[k]);
     }
-    for (int32_t k = 0; dv && k < g->n_add; ++k) {
-        if (!isfinite(dv[k]))
-            return solver_fail(w, CONCORD_EINVAL, "backward: dv[%d] is %g (must be finite)", k,
-                               dv[k]);
-        largest = fmax(largest, fabs(dv[k]));
-    }
-    const int shift = largest > 0.0 ? -ilogb(largest) : 0; /* du and dv times 2^shift */
+    /* du and dv go in times `up`, a power of two that brings the largest
+     * entry into [1, 2) (2^1000 at most, to stay finite), and the products
+     * come out times its inverse: both exact */
+    const double largest = fmax(du_largest, dv_largest);
+    const int exponent = largest > 0.0 ? -ilogb(largest) : 0;
+    const double up = ldexp(1.0, exponent < 1000 ? exponent : 1000), down = 1.0 / up;
     const size_t nl = (size_t)(g->n_links ? g->n_links : 1);
     backward bw = {g, w, w->backward_memory, w->backward_memory + nl, w->backward_memory + 2 * nl,
                    w->backward_memory + 3 * nl, w->backward_memory + 4 * nl,
@@ -192,13 +210,13 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
     /* r = P du + c, with c the factors' responses to dv (both scaled) */
     if (dv) {
         double *scaled_dv = w->backward_memory + 7 * nl;
-        for (int32_t k = 0; k < g->n_add; ++k) scaled_dv[k] = ldexp(dv[k], shift);
+        for (int32_t k = 0; k < g->n_add; ++k) scaled_dv[k] = dv[k] * up;
         memset(bw.tmp, 0, nl * sizeof(double));
         for (int32_t f = 0; f < g->n_factors; ++f) face(&bw, f, bw.tmp, scaled_dv, bw.r, NULL);
     } else {
         memset(bw.r, 0, nl * sizeof(double));
     }
-    for (int32_t l = 0; l < g->n_links; ++l) bw.r[l] += ldexp(du[g->link_var[l]], shift);
+    for (int32_t l = 0; l < g->n_links; ++l) bw.r[l] += du[g->link_var[l]] * up;
 
     concord_backward_info out = {0};
     if (s.backward_power) intersect_power(&bw, &s, &out);
@@ -206,7 +224,7 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
     /* bw.tmp now holds dz, constant over each variable's links */
     for (int32_t i = 0; i < g->n_vars; ++i) {
         if (w->deg[i] > 0) {
-            dtheta[i] = ldexp(bw.tmp[w->var_links[w->var_link_begin[i]]], -shift);
+            dtheta[i] = bw.tmp[w->var_links[w->var_link_begin[i]]] * down;
         } else {
             double u = w->sol_u[i]; /* clip(theta): slope 1 strictly inside */
             dtheta[i] = u > 0.0 && u < 1.0 ? du[i] : 0.0;
@@ -218,7 +236,7 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
             if (!fa->n_add) continue;
             face(&bw, f, bw.tmp, NULL, bw.y, dphi);
             for (int32_t k = fa->add_begin; k < fa->add_begin + fa->n_add; ++k)
-                dphi[k] = ldexp(dphi[k], -shift);
+                dphi[k] *= down;
         }
     }
     out.seconds = seconds_since(&start);
