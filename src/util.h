@@ -49,6 +49,14 @@ static inline void compensated_add(compensated *c, double x) {
 
 static inline double compensated_value(compensated c) { return c.sum + c.error; }
 
+/* The power of two that brings `largest` (>= 0) into [1, 2), 1 for 0,
+ * and at most 2^1000 so that it stays finite for subnormal values:
+ * scaling by it and back is exact. */
+static inline double power_of_two_unit(double largest) {
+    const int exponent = largest > 0.0 ? -ilogb(largest) : 0;
+    return ldexp(1.0, exponent < 1000 ? exponent : 1000);
+}
+
 static inline double clip01(double x) {
     return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);
 }

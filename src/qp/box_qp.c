@@ -125,22 +125,19 @@ static double small_unit_simplex(int32_t n, const double *a, const double *d, do
 static double large_unit_simplex(int32_t n, const double *a, const double *d, bool positive,
                                  double *u, double *ratio, double *slope, int32_t *live,
                                  int32_t max_passes, keyed *breakpoints) {
-    int32_t m = 0, top = 0;
-    double top_score = -INFINITY; /* in a register: a[top] would chain the loads */
+    int32_t m = 0;
+    double top = -INFINITY;
     for (int32_t i = 0; i < n; ++i) {
         u[i] = 0.0;
         if (positive && a[i] <= 0.0) continue;
-        if (a[i] > top_score) {
-            top_score = a[i];
-            top = i;
-        }
+        top = a[i] > top ? a[i] : top;
         slope[i] = 1.0 / d[i];
         live[m++] = i;
     }
     double num = -1.0, den = 0.0, tau;
     for (int32_t k = 0; k < m; ++k) {
         const int32_t i = live[k];
-        ratio[i] = (a[i] - a[top]) * slope[i];
+        ratio[i] = (a[i] - top) * slope[i];
         num += ratio[i];
         den += slope[i];
     }
@@ -164,7 +161,7 @@ static double large_unit_simplex(int32_t n, const double *a, const double *d, bo
         }
     }
     for (int32_t k = 0; k < m; ++k) u[live[k]] = snapped(ratio[live[k]], slope[live[k]], tau, 1.0);
-    return a[top] + tau;
+    return top + tau;
 }
 
 /* Variable fixing over the m items in live[] (reordered), whose costs
@@ -387,8 +384,7 @@ void box_qp_face(int32_t n, const double *u, const double *c, int active, const 
         double largest = 0.0;
         for (int32_t i = 0; i < n; ++i)
             if (u[i] > 0.0 && u[i] < 1.0) largest = fmax(largest, c[i]);
-        const int exponent = largest > 0.0 ? -ilogb(largest) : 0;
-        unit = ldexp(1.0, exponent < 1000 ? exponent : 1000); /* 2^1000 at most: finite */
+        unit = power_of_two_unit(largest);
     }
     double num = 0.0, den = 0.0;
     for (int32_t i = 0; i < n; ++i) {

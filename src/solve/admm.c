@@ -206,10 +206,6 @@ static void fill_slot_state(admm_run *r) {
     }
 }
 
-/* The state a solve starts from: the last solve's (warm) or a cold one
- * (zero multipliers, consensus 1/2, empty active sets, the settings'
- * penalty). A variable in no factor takes its best value once and for
- * all; every factor is solved in the first iteration. */
 /* ADMM's fixed points are optimal because its dual update keeps
  * sum_f lambda_{f,i} = 0 for every variable i. Multipliers left by MPLP
  * need not satisfy it (its dual bound allows any), and a warm start from
@@ -225,6 +221,10 @@ static void center_multipliers(concord_solver *s) {
     }
 }
 
+/* The state a solve starts from: the last solve's (warm) or a cold one
+ * (zero multipliers, consensus 1/2, empty active sets, the settings'
+ * penalty). A variable in no factor takes its best value once and for
+ * all; every factor is solved in the first iteration. */
 static void start(admm_run *r, bool warm) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../util.h"
 #include "solver.h"
 
 typedef struct backward {
@@ -186,9 +187,7 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
     /* du and dv go in times `up`, a power of two that brings the largest
      * entry into [1, 2) (2^1000 at most, to stay finite), and the products
      * come out times its inverse: both exact */
-    const double largest = fmax(du_largest, dv_largest);
-    const int exponent = largest > 0.0 ? -ilogb(largest) : 0;
-    const double up = ldexp(1.0, exponent < 1000 ? exponent : 1000), down = 1.0 / up;
+    const double up = power_of_two_unit(fmax(du_largest, dv_largest)), down = 1.0 / up;
     const size_t nl = (size_t)(g->n_links ? g->n_links : 1);
     backward bw = {g, w, w->backward_memory, w->backward_memory + nl, w->backward_memory + 2 * nl,
                    w->backward_memory + 3 * nl, w->backward_memory + 4 * nl,

@@ -43,7 +43,7 @@ const concord_graph *concord_solver_graph(const concord_solver *s) { return s ? 
 
 int solver_enter(concord_solver *s) {
     s->error[0] = '\0';
-    if (s->structure_revision != s->g->structure_revision)
+    if (!solver_is_current(s))
         return solver_fail(s, CONCORD_EINVAL,
                            "the graph's structure changed since this solver was created "
                            "(create a new solver)");
