@@ -65,14 +65,18 @@ def differentiable_once(backward):
     derivative then raises. once_differentiable alone does not when
     torch.autograd.grad is given the scores as its inputs (its error node
     leads to no input, so the engine skips it and the solver's part of the
-    second derivative would be dropped silently)."""
+    second derivative would be dropped silently). A backward pass that
+    builds no graph (the usual one) calls `backward` alone: there is
+    nothing to mark."""
     once = once_differentiable(backward)
 
     @functools.wraps(backward)
     def wrapped(ctx, *grads):
+        if not torch.is_grad_enabled():
+            return backward(ctx, *grads)
         gradients = once(ctx, *grads)
         scores = [t for t in ctx.saved_tensors if t.requires_grad]
-        if not torch.is_grad_enabled() or not scores:
+        if not scores:
             return gradients
         return tuple(g if g is None else _Refused.apply(g, *scores) for g in gradients)
     return wrapped
