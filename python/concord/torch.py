@@ -445,12 +445,14 @@ class _Structures:
         out = []
         for u, size in zip(us, self.sizes):
             size = size + full[len(size):]
-            padding = []
-            for m, n in zip(reversed(size), reversed(full)):
-                padding += [0, n - m]
-            out.append(F.pad(u.reshape(size), padding))
-        out = torch.stack(out)
-        return out[0] if self.single else out
+            u = u.reshape(size)
+            if size != full:
+                padding = []
+                for m, n in zip(reversed(size), reversed(full)):
+                    padding += [0, n - m]
+                u = F.pad(u, padding)
+            out.append(u)
+        return out[0] if self.single else torch.stack(out)
 
     def marginals(self, threads, settings):
         us, _ = _solve(_Batch(self.graphs, settings, threads), self.thetas, self.phis,
