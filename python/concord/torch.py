@@ -252,8 +252,12 @@ def _flat_scores(fg):
     if filled < fg.num_additionals:
         graph_phi = fg.graph.additional_scores if graph_phi is None else graph_phi
         phi.append(tensor(graph_phi[filled:]))
-    empty = torch.zeros(0, dtype=torch.float64, device=device)
-    return (torch.cat(theta) if theta else empty), (torch.cat(phi) if phi else empty), dtype
+    def joined(parts):
+        if len(parts) == 1:  # as it is: no copy, and no op for the backward pass to walk
+            return parts[0]
+        return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64, device=device)
+
+    return joined(theta), joined(phi), dtype
 
 
 def solve_graphs(graphs, settings, threads):
