@@ -462,13 +462,13 @@ class FactorGraph:
         dtype = result_dtype(tensors) if tensors else None
         for x in self.variables:
             x.value = (None if u is None else
-                       like(_part(u, x.first, x.size), x.scores, dtype).reshape(x.shape))
+                       like(span(u, x.first, x.size), x.scores, dtype).reshape(x.shape))
         for factor in self.factors:
             first, count = factor.additionals
             if count:
                 parts = factor._score_parts()
                 factor.value = None if u is None or v is None else factor._shape_values(
-                    like(_part(v, first, count), parts[0] if parts else None, dtype))
+                    like(span(v, first, count), parts[0] if parts else None, dtype))
 
     def _take_solution(self, solver, info, outputs=None):
         """After a solve by `solver` that ended with `info`: remembers the
@@ -481,7 +481,7 @@ class FactorGraph:
         self._set_values(u if has_solution(info) else None, v)
 
 
-def _part(values, first, count):
+def span(values, first, count):
     """values[first:first + count], or values itself when that is all of
     it (a tensor's slice would be one more op for autograd to walk back)."""
     return values if first == 0 and count == len(values) else values[first:first + count]

@@ -252,12 +252,17 @@ def _flat_scores(fg):
     if filled < fg.num_additionals:
         graph_phi = fg.graph.additional_scores if graph_phi is None else graph_phi
         phi.append(tensor(graph_phi[filled:]))
+
     def joined(parts):
-        if len(parts) == 1:  # as it is: no copy, and no op for the backward pass to walk
-            return parts[0]
-        return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64, device=device)
+        return cat(parts) if parts else torch.zeros(0, dtype=torch.float64, device=device)
 
     return joined(theta), joined(phi), dtype
+
+
+def cat(tensors):
+    """torch.cat(tensors), but a single tensor as it is: no copy, and no op
+    for the backward pass to walk."""
+    return tensors[0] if len(tensors) == 1 else torch.cat(tensors)
 
 
 def solve_graphs(graphs, settings, threads):

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 
 from concord.ad3.factor_graph import PFactorGraph
-from concord.graph import is_tensor
+from concord.graph import is_tensor, span
 
 __all__ = ["Variable", "Slice", "FactorGraph"]
 
@@ -136,7 +136,7 @@ class FactorGraph:
     def _set_values(self, u, offset):
         for variable in self.variables:
             k = offset[variable]
-            variable.value = u[k:k + variable._ix.size].reshape(variable._ix.shape)
+            variable.value = span(u, k, variable._ix.size).reshape(variable._ix.shape)
 
     def solve(self, max_iter=1000, max_inner_iter=10, tol=1e-6, step_size=.1, adapt=True,
               verbose=False):

@@ -13,7 +13,7 @@ import numpy as np
 
 from concord.graph import as_float64, is_tensor, result_dtype
 from concord.lpsmap.api.api import FactorGraph
-from concord.torch import differentiable_once
+from concord.torch import cat, differentiable_once
 
 __all__ = ["TorchFactorGraph"]
 
@@ -55,7 +55,7 @@ class TorchFactorGraph(FactorGraph):
         return self.variable_from(torch.zeros(shape))
 
     def _cat(self, scores):
-        return torch.cat([as_float64(part) for part in scores])
+        return cat([as_float64(part) for part in scores])
 
     def _ravel(self, x):
         return x.reshape(-1)
