@@ -13,6 +13,7 @@ values in the same shape. The configurations and score layouts of each
 family are documented in include/concord.h.
 """
 
+import functools
 import sys
 
 import numpy as np
@@ -364,14 +365,24 @@ class DepTree(Factor):
         if len(shape) != 2 or shape[0] != shape[1]:
             raise ValueError("TREE factor: expected an (n, n) variable, got shape %s" % (shape,))
         n = shape[0]
-        rows, cols = np.indices((n, n))
-        heads = np.where(rows == cols, 0, rows + 1).reshape(-1)
-        modifiers = (cols + 1).reshape(-1)
+        heads, modifiers = tree_arcs(n)
         return ([fg.graph.add_tree(n + 1, heads, modifiers, ids, self.projective,
                                    self.single_root)], ids.size, shape)
 
     def _score_parts(self):
         return []
+
+
+@functools.lru_cache(maxsize=256)
+def tree_arcs(n):
+    """The arcs of DepTree's (n, n) layout in C order as (heads,
+    modifiers), read-only int32 arrays: row h holds word h + 1's arcs, the
+    diagonal the root's (0). Made once per n."""
+    rows, cols = np.indices((n, n), dtype=np.int32)
+    heads = np.where(rows == cols, 0, rows + 1).reshape(-1)
+    modifiers = (cols + 1).reshape(-1)
+    heads.flags.writeable = modifiers.flags.writeable = False
+    return heads, modifiers
 
 
 class Matching(Factor):

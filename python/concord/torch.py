@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
 
 from concord import _core
+from concord.factors import tree_arcs
 from concord.graph import as_float64, as_numpy, has_solution, is_tensor, result_dtype
 
 __all__ = ["lp_sparsemap", "sequence_sparsemap", "tree_sparsemap", "matching_sparsemap",
@@ -384,10 +385,8 @@ def _matching_graph(rows, cols, every_row, every_col):
 def _tree_graph(n, projective, single_root):
     graph = _core.Graph()
     graph.add_variables(n * n)
-    rows, cols = np.indices((n, n))
-    heads = np.where(rows == cols, 0, rows + 1).reshape(-1)
-    graph.add_tree(n + 1, heads, (cols + 1).reshape(-1), np.arange(n * n), projective,
-                   single_root)
+    heads, modifiers = tree_arcs(n)
+    graph.add_tree(n + 1, heads, modifiers, np.arange(n * n), projective, single_root)
     return graph
 
 
