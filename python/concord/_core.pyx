@@ -28,7 +28,6 @@ Every solve, backward pass, decoding and loss runs with the GIL released;
 Python callbacks take it back while they run.
 """
 
-import operator
 import os
 from collections import namedtuple
 
@@ -37,6 +36,7 @@ import numpy as np
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free
+from cpython.number cimport PyNumber_Index
 cimport cython
 
 from concord._capi cimport *
@@ -120,14 +120,14 @@ def _error(int code, message):
     return _ERRORS.get(code, ConcordError)(code, text)
 
 
-def strerror(int code):
+def strerror(code):
     """concord_strerror: a short description of a return code."""
-    return _text(concord_strerror(code))
+    return _text(concord_strerror(_as_int32(code, "code")))
 
 
-def status_name(int status):
+def status_name(status):
     """concord_status_name: "integral", "fractional", "max_iter", ..."""
-    return _text(concord_status_name(status))
+    return _text(concord_status_name(_as_int32(status, "status")))
 
 
 def version():
@@ -286,13 +286,20 @@ _STEP_RULES = {"sqrt": CONCORD_STEP_SQRT, "decrease": CONCORD_STEP_DECREASE,
                "polyak": CONCORD_STEP_POLYAK}
 
 
-def as_integer(value, what):
-    """An integer argument as an int; anything else (a float, which Cython
-    would truncate silently) is a TypeError naming it."""
+cpdef object as_integer(value, str what):
+    """An integer argument as an int (anything with __index__: NumPy
+    integers too); anything else (a float, which Cython would truncate
+    silently, even 2.0) is a TypeError naming it."""
     try:
-        return operator.index(value)
+        return PyNumber_Index(value)
     except TypeError:
         raise TypeError("%s must be an integer, not %r" % (what, value)) from None
+
+
+cdef int32_t _as_int32(value, str what) except? -1:
+    """An integer argument of a C function, checked by as_integer (beyond
+    int32_t: OverflowError)."""
+    return as_integer(value, what)
 
 
 cdef object _named(dict names, value, what):
@@ -584,8 +591,9 @@ cdef class Graph:
     include/concord.h for each family's configurations and the layout of
     its additional scores): `vars` are variable ids (any integer array),
     `negated` one truth value per link or None, `scores` the factor's
-    additional scores or None (zeros). On error nothing is added and the
-    C message is raised (ValueError for bad arguments).
+    additional scores or None (zeros); a count or an index given alone is
+    an integer (as_integer: a float is a TypeError). On error nothing is
+    added and the C message is raised (ValueError for bad arguments).
     """
 
     cdef concord_graph *g
@@ -638,32 +646,33 @@ cdef class Graph:
         """The message of the last error on this graph ("" if none)."""
         return _text(concord_last_error(self.g))
 
-    def factor_degree(self, int32_t factor):
+    def factor_degree(self, factor):
         """The number of links of a factor (concord_factor_degree)."""
-        cdef int32_t degree = 0
-        if concord_factor_degree(self.g, factor, &degree) != CONCORD_OK:
+        cdef int32_t f = _as_int32(factor, "factor"), degree = 0
+        if concord_factor_degree(self.g, f, &degree) != CONCORD_OK:
             raise InvalidArgumentError(CONCORD_EINVAL, "factor %d out of range (the graph has %d)"
-                                       % (factor, self.num_factors))
+                                       % (f, self.num_factors))
         return degree
 
-    def factor_variables(self, int32_t factor):
+    def factor_variables(self, factor):
         """A factor's links (concord_factor_variables): (variables, negated)
         arrays in link order, the negations as the factor stores them."""
-        cdef int32_t degree = self.factor_degree(factor)
+        cdef int32_t f = _as_int32(factor, "factor")
+        cdef int32_t degree = self.factor_degree(f)
         variables = np.zeros(degree, dtype=_int32)
         negated = np.zeros(degree, dtype=np.bool_)
         cdef int32_t[::1] v = variables
         cdef unsigned char[::1] n = negated.view(np.uint8)
-        self.check(concord_factor_variables(self.g, factor, &v[0] if degree else NULL,
+        self.check(concord_factor_variables(self.g, f, &v[0] if degree else NULL,
                                             <cbool *>&n[0] if degree else NULL))
         return variables, negated
 
-    def factor_additionals(self, int32_t factor):
+    def factor_additionals(self, factor):
         """(first, count): factor's additional outputs in the global index."""
-        cdef int32_t first = 0, count = 0
-        if concord_factor_additionals(self.g, factor, &first, &count) != CONCORD_OK:
+        cdef int32_t f = _as_int32(factor, "factor"), first = 0, count = 0
+        if concord_factor_additionals(self.g, f, &first, &count) != CONCORD_OK:
             raise InvalidArgumentError(CONCORD_EINVAL, "factor %d out of range (the graph has %d)"
-                                       % (factor, self.num_factors))
+                                       % (f, self.num_factors))
         return first, count
 
     @property
@@ -679,24 +688,25 @@ cdef class Graph:
 
     # ---- variables
 
-    def add_variables(self, int32_t count, scores=None):
+    def add_variables(self, count, scores=None):
         """Adds `count` binary variables (scores: None for zeros); returns
         the first one's id."""
         self.writable()
-        cdef const double[::1] s = None if scores is None else _doubles(scores, count, "scores")
+        cdef int32_t n = _as_int32(count, "count")
+        cdef const double[::1] s = None if scores is None else _doubles(scores, n, "scores")
         cdef int32_t first = 0
-        self.check(concord_add_variables(self.g, count, _dptr(s), &first))
+        self.check(concord_add_variables(self.g, n, _dptr(s), &first))
         return first
 
-    def add_multi_variable(self, int32_t num_states, scores=None, bint one_hot=True):
+    def add_multi_variable(self, num_states, scores=None, bint one_hot=True):
         """Adds a multi-valued variable: num_states binary variables, one-hot
         (by an XOR factor when one_hot; pass False only when DENSE factors
         cover it). Returns the first state variable's id."""
         self.writable()
-        cdef const double[::1] s = (None if scores is None
-                                    else _doubles(scores, num_states, "scores"))
+        cdef int32_t n = _as_int32(num_states, "num_states")
+        cdef const double[::1] s = None if scores is None else _doubles(scores, n, "scores")
         cdef int32_t first = 0
-        self.check(concord_add_multi_variable(self.g, num_states, _dptr(s), one_hot, &first))
+        self.check(concord_add_multi_variable(self.g, n, _dptr(s), one_hot, &first))
         return first
 
     # ---- factors over binary variables
@@ -734,11 +744,12 @@ cdef class Graph:
                                         &f))
         return f
 
-    def add_pair(self, int32_t var1, int32_t var2, double score):
+    def add_pair(self, var1, var2, double score):
         """PAIR: `score` when both variables are 1 (one additional output)."""
         self.writable()
         cdef int32_t f = 0
-        self.check(concord_add_pair(self.g, var1, var2, score, &f))
+        self.check(concord_add_pair(self.g, _as_int32(var1, "var1"), _as_int32(var2, "var2"), score,
+                                    &f))
         return f
 
     def add_dense(self, num_states, vars, scores=None):
@@ -761,33 +772,34 @@ cdef class Graph:
 
     # ---- structured factors
 
-    def add_tree(self, int32_t length, heads, modifiers, vars, bint projective=False,
+    def add_tree(self, length, heads, modifiers, vars, bint projective=False,
                  bint single_root=False):
         """TREE: dependency trees over `length` nodes (the root is 0); arc k
         goes from heads[k] to modifiers[k] and is variable vars[k]."""
         self.writable()
+        cdef int32_t n = _as_int32(length, "length")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         cdef const int32_t[::1] h = _ids(heads, v.shape[0], "heads")
         cdef const int32_t[::1] m = _ids(modifiers, v.shape[0], "modifiers")
         cdef unsigned flags = ((CONCORD_TREE_PROJECTIVE if projective else 0)
                                | (CONCORD_TREE_SINGLE_ROOT if single_root else 0))
         cdef int32_t f = 0
-        self.check(concord_add_tree(self.g, length, v.shape[0], _iptr(h), _iptr(m), _iptr(v),
+        self.check(concord_add_tree(self.g, n, v.shape[0], _iptr(h), _iptr(m), _iptr(v),
                                     flags, &f))
         return f
 
-    def add_matching(self, int32_t rows, int32_t cols, vars, bint every_row=False,
-                     bint every_col=False):
+    def add_matching(self, rows, cols, vars, bint every_row=False, bint every_col=False):
         """MATCHING between rows and cols; vars row-major (rows * cols)."""
         self.writable()
+        cdef int32_t n_rows = _as_int32(rows, "rows"), n_cols = _as_int32(cols, "cols")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
-        if v.shape[0] != <int64_t>rows * cols:
+        if v.shape[0] != <int64_t>n_rows * n_cols:
             raise ValueError("MATCHING factor: expected %d variables (%d x %d), got %d" % (
-                <int64_t>rows * cols, rows, cols, v.shape[0]))
+                <int64_t>n_rows * n_cols, n_rows, n_cols, v.shape[0]))
         cdef unsigned flags = ((CONCORD_MATCHING_EVERY_ROW if every_row else 0)
                                | (CONCORD_MATCHING_EVERY_COL if every_col else 0))
         cdef int32_t f = 0
-        self.check(concord_add_matching(self.g, rows, cols, _iptr(v), flags, &f))
+        self.check(concord_add_matching(self.g, n_rows, n_cols, _iptr(v), flags, &f))
         return f
 
     def add_sequence(self, num_states, vars, scores=None):
@@ -803,17 +815,18 @@ cdef class Graph:
         self.check(concord_add_sequence(self.g, k.shape[0], _iptr(k), _iptr(v), _dptr(s), &f))
         return f
 
-    def add_sequence_budget(self, num_states, vars, int32_t budget, scores=None):
+    def add_sequence_budget(self, num_states, vars, budget, scores=None):
         """SEQUENCE_BUDGET: a SEQUENCE with at most `budget` positions in
         state 0."""
         self.writable()
+        cdef int32_t b = _as_int32(budget, "budget")
         cdef const int32_t[::1] k = _ids(num_states, -1, "num_states")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         _check_sum(v.shape[0], k, "SEQUENCE_BUDGET factor: state variables")
         cdef const double[::1] s = (None if scores is None
                                     else _doubles(scores, _sequence_size(k), "scores"))
         cdef int32_t f = 0
-        self.check(concord_add_sequence_budget(self.g, k.shape[0], _iptr(k), _iptr(v), budget,
+        self.check(concord_add_sequence_budget(self.g, k.shape[0], _iptr(k), _iptr(v), b,
                                                _dptr(s), &f))
         return f
 
@@ -829,19 +842,20 @@ cdef class Graph:
         self.check(concord_add_head_automaton(self.g, n, _iptr(v), _dptr(s), &f))
         return f
 
-    def add_grandparent_head_automaton(self, int32_t n_grandparents, vars, scores=None):
+    def add_grandparent_head_automaton(self, n_grandparents, vars, scores=None):
         """GRANDPARENT_HEAD_AUTOMATON: vars are the n_grandparents incoming
         arcs, then the modifiers' arcs."""
         self.writable()
+        cdef int32_t grandparents = _as_int32(n_grandparents, "n_grandparents")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
-        cdef Py_ssize_t n = v.shape[0] - n_grandparents
+        cdef Py_ssize_t n = v.shape[0] - grandparents
         if n < 0:
             raise ValueError("GRANDPARENT_HEAD_AUTOMATON factor: %d variables for %d "
-                             "grandparents" % (v.shape[0], n_grandparents))
+                             "grandparents" % (v.shape[0], grandparents))
         cdef const double[::1] s = (None if scores is None else _doubles(
-            scores, n_grandparents * n + (n + 1) * (n + 2) // 2, "scores"))
+            scores, grandparents * n + (n + 1) * (n + 2) // 2, "scores"))
         cdef int32_t f = 0
-        self.check(concord_add_grandparent_head_automaton(self.g, n_grandparents, n, _iptr(v),
+        self.check(concord_add_grandparent_head_automaton(self.g, grandparents, n, _iptr(v),
                                                           _dptr(s), &f))
         return f
 
@@ -888,12 +902,13 @@ cdef class Graph:
         return f
 
     def add_binary_tree_counts(self, parents, vars, counted=None, has_count_scores=None,
-                               int32_t max_bins=0, scores=None):
+                               max_bins=0, scores=None):
         """BINARY_TREE_COUNTS: a BINARY_TREE whose nodes with count scores
         (has_count_scores; None: the root) score the number of counted
         nodes on in their subtree; max_bins >= 1 merges counts from
         max_bins - 1 up (0: none). scores: edge tables, then count scores."""
         self.writable()
+        cdef int32_t bins = _as_int32(max_bins, "max_bins")
         cdef const int32_t[::1] p = _ids(parents, -1, "parents")
         cdef const int32_t[::1] v = _ids(vars, p.shape[0], "vars")
         cdef const unsigned char[::1] c = _flags(counted, p.shape[0], "counted")
@@ -903,24 +918,25 @@ cdef class Graph:
                                     else _doubles(scores, size, "scores"))
         cdef int32_t f = 0
         self.check(concord_add_binary_tree_counts(self.g, p.shape[0], _iptr(p), _bptr(c),
-                                                  _bptr(h), max_bins, _iptr(v), _dptr(s), &f))
+                                                  _bptr(h), bins, _iptr(v), _dptr(s), &f))
         return f
 
-    def add_compression_budget(self, int32_t length, int32_t budget, vars, counted=None,
-                               bigram_positions=None, scores=None):
+    def add_compression_budget(self, length, budget, vars, counted=None, bigram_positions=None,
+                               scores=None):
         """COMPRESSION_BUDGET: a chain of `length` tokens, at most `budget`
         of the counted ones kept; vars: the tokens, then one bigram
         indicator per entry of bigram_positions; 4 length - n_bigrams
         scores."""
         self.writable()
+        cdef int32_t n = _as_int32(length, "length"), kept = _as_int32(budget, "budget")
         cdef const int32_t[::1] b = _ids([] if bigram_positions is None else bigram_positions,
                                          -1, "bigram_positions")
-        cdef const int32_t[::1] v = _ids(vars, length + b.shape[0], "vars")
-        cdef const unsigned char[::1] c = _flags(counted, length, "counted")
+        cdef const int32_t[::1] v = _ids(vars, n + b.shape[0], "vars")
+        cdef const unsigned char[::1] c = _flags(counted, n, "counted")
         cdef const double[::1] s = (None if scores is None
-                                    else _doubles(scores, 4 * length - b.shape[0], "scores"))
+                                    else _doubles(scores, 4 * n - b.shape[0], "scores"))
         cdef int32_t f = 0
-        self.check(concord_add_compression_budget(self.g, length, budget, _bptr(c), b.shape[0],
+        self.check(concord_add_compression_budget(self.g, n, kept, _bptr(c), b.shape[0],
                                                   _iptr(b), _iptr(v), _dptr(s), &f))
         return f
 
@@ -940,8 +956,8 @@ cdef class Graph:
 
     # ---- user factors
 
-    def add_factor(self, vars, map, negated=None, int32_t num_additionals=0,
-                   additional_scores=None, qp=None):
+    def add_factor(self, vars, map, negated=None, num_additionals=0, additional_scores=None,
+                   qp=None):
         """A factor whose configurations come from a Python MAP oracle.
 
         map(a, b) gets the link scores a (literals: flipped for negated
@@ -953,16 +969,16 @@ cdef class Graph:
         solve and is raised by the solving call.
         """
         self.writable()
+        cdef int32_t n_add = _as_int32(num_additionals, "num_additionals")
         if not callable(map) or (qp is not None and not callable(qp)):
             raise TypeError("map (and qp, when given) must be callable")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         cdef const unsigned char[::1] n = _flags(negated, v.shape[0], "negated")
         cdef const double[::1] s = (None if additional_scores is None else
-                                    _doubles(additional_scores, num_additionals,
-                                             "additional_scores"))
-        cdef _UserFactor user = _UserFactor(map, qp, v.shape[0], num_additionals)
+                                    _doubles(additional_scores, n_add, "additional_scores"))
+        cdef _UserFactor user = _UserFactor(map, qp, v.shape[0], n_add)
         cdef int32_t f = 0
-        self.check(concord_add_factor(self.g, v.shape[0], _iptr(v), _bptr(n), num_additionals,
+        self.check(concord_add_factor(self.g, v.shape[0], _iptr(v), _bptr(n), n_add,
                                       _dptr(s), _map_trampoline, <void *>user, &f))
         self._user_factors.append(user)
         if qp is not None:
@@ -980,18 +996,20 @@ cdef class Graph:
 
     # ---- scores
 
-    def set_variable_scores(self, scores, int32_t first=0):
+    def set_variable_scores(self, scores, first=0):
         """Sets the scores of variables first, first+1, ... (read in place
         when float64 and contiguous)."""
         self.writable()
+        cdef int32_t start = _as_int32(first, "first")
         cdef const double[::1] s = _doubles(scores, -1, "scores")
-        self.check(concord_set_variable_scores(self.g, first, s.shape[0], _dptr(s)))
+        self.check(concord_set_variable_scores(self.g, start, s.shape[0], _dptr(s)))
 
-    def set_additional_scores(self, scores, int32_t first=0):
+    def set_additional_scores(self, scores, first=0):
         """Sets additional scores first, first+1, ... (global index)."""
         self.writable()
+        cdef int32_t start = _as_int32(first, "first")
         cdef const double[::1] s = _doubles(scores, -1, "scores")
-        self.check(concord_set_additional_scores(self.g, first, s.shape[0], _dptr(s)))
+        self.check(concord_set_additional_scores(self.g, start, s.shape[0], _dptr(s)))
 
     @property
     def variable_scores(self):
@@ -1337,21 +1355,22 @@ cdef class Solver:
 
     # ---- sparse distributions
 
-    def factor_distribution(self, int32_t factor):
+    def factor_distribution(self, factor):
         """The sparse distribution behind factor's part of the last solution:
         (weights (k,), U (k, degree), V (k, n_additionals)), U and V the
         configurations' variable (link order) and additional values."""
-        self.graph.factor_degree(factor)  # in range
+        cdef int32_t f = _as_int32(factor, "factor")
+        self.graph.factor_degree(f)  # in range
         cdef int32_t count = 0
         cdef int rc
         self.enter()
         try:
             with nogil:
-                rc = concord_solver_factor_distribution(self.s, factor, &count)
+                rc = concord_solver_factor_distribution(self.s, f, &count)
         finally:
             self.leave()
         self.check(rc)
-        return self.distribution(factor, count)
+        return self.distribution(f, count)
 
     cdef object distribution(self, int32_t factor, int32_t count):
         """The solver's last distribution, of `count` configurations of
@@ -1371,14 +1390,15 @@ cdef class Solver:
 
     # ---- one factor on its own
 
-    def factor_map(self, int32_t factor, variable_scores, additional_scores=None):
+    def factor_map(self, factor, variable_scores, additional_scores=None):
         """The MAP of one factor alone at the given scores
         (concord_solver_factor_map): variable_scores one per link (in
         variable space), additional_scores its additional outputs' (None:
         the solver's). Returns (value, u, v)."""
         self.fresh()
-        cdef int32_t degree = self.graph.factor_degree(factor)
-        cdef int32_t n_add = self.graph.factor_additionals(factor)[1]
+        cdef int32_t f = _as_int32(factor, "factor")
+        cdef int32_t degree = self.graph.factor_degree(f)
+        cdef int32_t n_add = self.graph.factor_additionals(f)[1]
         cdef const double[::1] a = _doubles(variable_scores, degree, "variable_scores")
         cdef const double[::1] b = (None if additional_scores is None
                                     else _doubles(additional_scores, n_add, "additional_scores"))
@@ -1390,7 +1410,7 @@ cdef class Solver:
         cdef int rc
         self.enter()
         try:
-            rc = concord_solver_factor_map(self.s, factor, _dptr(a),
+            rc = concord_solver_factor_map(self.s, f, _dptr(a),
                                            _dptr(b) if b is not None and n_add else NULL,
                                            &pu[0] if degree else NULL, &pv[0] if n_add else NULL,
                                            &value)
@@ -1399,15 +1419,16 @@ cdef class Solver:
         self.check(rc)
         return value, u, v
 
-    def factor_qp(self, int32_t factor, variable_scores, additional_scores=None, weights=None,
+    def factor_qp(self, factor, variable_scores, additional_scores=None, weights=None,
                   distribution=False):
         """The QP of one factor alone (concord_solver_factor_qp): argmax
         a.u + b.v - sum(w u^2)/2 over its polytope, w = weights (None: ones,
         SparseMAP). Returns (u, v), and with distribution=True (u, v,
         (weights, U, V)), the sparse distribution behind the solution."""
         self.fresh()
-        cdef int32_t degree = self.graph.factor_degree(factor)
-        cdef int32_t n_add = self.graph.factor_additionals(factor)[1]
+        cdef int32_t f = _as_int32(factor, "factor")
+        cdef int32_t degree = self.graph.factor_degree(f)
+        cdef int32_t n_add = self.graph.factor_additionals(f)[1]
         cdef const double[::1] a = _doubles(variable_scores, degree, "variable_scores")
         cdef const double[::1] b = (None if additional_scores is None
                                     else _doubles(additional_scores, n_add, "additional_scores"))
@@ -1420,7 +1441,7 @@ cdef class Solver:
         cdef int rc
         self.enter()
         try:
-            rc = concord_solver_factor_qp(self.s, factor, _dptr(a),
+            rc = concord_solver_factor_qp(self.s, f, _dptr(a),
                                           _dptr(b) if b is not None and n_add else NULL,
                                           _dptr(d), &pu[0] if degree else NULL,
                                           &pv[0] if n_add else NULL,
@@ -1429,7 +1450,7 @@ cdef class Solver:
             self.leave()
         self.check(rc)
         if distribution:
-            return u, v, self.distribution(factor, count)
+            return u, v, self.distribution(f, count)
         return u, v
 
     def links(self):
@@ -1661,14 +1682,14 @@ cdef class Reader:
             raise StopIteration
         return _wrap_graph(g)
 
-    def uai_states(self, int32_t var):
+    def uai_states(self, var):
         """For a UAI model: the graph's binary variable for each state of
         model variable `var` (-1 where evidence or a zero removed it)."""
-        cdef int32_t count = 0
+        cdef int32_t v = _as_int32(var, "var"), count = 0
         cdef const int32_t *states = NULL
-        cdef int rc = concord_reader_uai_states(self.r, var, &count, &states)
+        cdef int rc = concord_reader_uai_states(self.r, v, &count, &states)
         if rc != CONCORD_OK:
-            raise _error(rc, "no UAI graph read, or variable %d out of range" % var)
+            raise _error(rc, "no UAI graph read, or variable %d out of range" % v)
         out = np.empty(count, dtype=_int32)
         for k in range(count):
             out[k] = states[k]

@@ -35,6 +35,7 @@ import gc
 import glob
 import itertools
 import os
+import re
 import subprocess
 import sys
 
@@ -789,6 +790,80 @@ def test_non_integer_settings_and_complex_scores_are_refused_not_truncated():
     with pytest.raises(TypeError, match="scores: expected real numbers, got complex128"):
         _core.Graph().add_variables(2, np.array([1.0 + 1.0j, 2.0]))
     assert fg.num_variables == 3 and fg.num_factors == 1
+
+
+def integer_arguments():
+    """(argument name, a valid value, call(graph, solver, reader, value)) for
+    every integer argument of the low-level module; graph has 8 variables,
+    an XOR (factor 0) and a PAIR (factor 1), solver has solved it."""
+    return [
+        ("count", 2, lambda g, s, r, k: g.add_variables(k)),
+        ("num_states", 3, lambda g, s, r, k: g.add_multi_variable(k)),
+        ("var1", 5, lambda g, s, r, k: g.add_pair(k, 6, 0.5)),
+        ("var2", 6, lambda g, s, r, k: g.add_pair(5, k, 0.5)),
+        ("length", 3, lambda g, s, r, k: g.add_tree(k, [0, 0, 1, 2], [1, 2, 2, 1], [0, 1, 2, 3])),
+        ("rows", 2, lambda g, s, r, k: g.add_matching(k, 2, [0, 1, 2, 3])),
+        ("cols", 2, lambda g, s, r, k: g.add_matching(2, k, [0, 1, 2, 3])),
+        ("budget", 1, lambda g, s, r, k: g.add_sequence_budget([2, 2], [0, 1, 2, 3], k)),
+        ("n_grandparents", 1, lambda g, s, r, k: g.add_grandparent_head_automaton(k, [0, 1, 2])),
+        ("max_bins", 2, lambda g, s, r, k: g.add_binary_tree_counts([-1, 0], [0, 1], max_bins=k)),
+        ("length", 2, lambda g, s, r, k: g.add_compression_budget(k, 1, [0, 1])),
+        ("budget", 1, lambda g, s, r, k: g.add_compression_budget(2, k, [0, 1])),
+        ("num_additionals", 1, lambda g, s, r, k: g.add_factor([0, 1], pair_oracle,
+                                                              num_additionals=k)),
+        ("first", 3, lambda g, s, r, k: g.set_variable_scores([1.0, 2.0], k)),
+        ("first", 0, lambda g, s, r, k: g.set_additional_scores([1.5], k)),
+        ("factor", 1, lambda g, s, r, k: g.factor_degree(k)),
+        ("factor", 1, lambda g, s, r, k: g.factor_variables(k)),
+        ("factor", 1, lambda g, s, r, k: g.factor_additionals(k)),
+        ("factor", 0, lambda g, s, r, k: s.factor_distribution(k)),
+        ("factor", 0, lambda g, s, r, k: s.factor_map(k, [0.5, -1.0, 2.0])),
+        ("factor", 0, lambda g, s, r, k: s.factor_qp(k, [0.5, -1.0, 2.0])),
+        ("var", 1, lambda g, s, r, k: r.uai_states(k)),
+        ("code", 1, lambda g, s, r, k: _core.strerror(k)),
+        ("status", 1, lambda g, s, r, k: _core.status_name(k)),
+    ]
+
+
+def test_non_integer_counts_and_indices_are_refused_by_the_low_level_module():
+    """A float where the low-level module takes an integer (a count, an
+    index, a degree, a budget) is a TypeError naming the argument, as
+    as_integer decides for settings: even an integral float; the graph is
+    left as it was. NumPy integers do what Python's do."""
+    def setting():
+        graph = _core.Graph()
+        graph.add_variables(8, np.linspace(-1.0, 1.0, 8))
+        graph.add_logic("XOR", [0, 1, 2])
+        graph.add_pair(3, 4, 0.5)
+        solver = _core.Solver(graph)
+        solver.solve_sparse()
+        reader = _core.Reader(os.path.join(ROOT, "tests", "data", "uai", "mixed.uai"))
+        next(reader)
+        return graph, solver, reader
+
+    def sizes(graph):
+        return (graph.num_variables, graph.num_factors, graph.num_additionals,
+                graph.variable_scores.tolist(), graph.additional_scores.tolist())
+
+    for name, valid, call in integer_arguments():
+        for bad in (valid + 0.5, float(valid), np.float64(valid)):
+            graph, solver, reader = setting()
+            before = sizes(graph)
+            with pytest.raises(TypeError, match="^%s must be an integer, not %s$"
+                                                % (name, re.escape(repr(bad)))):
+                call(graph, solver, reader, bad)
+            assert sizes(graph) == before
+        results = []
+        for good in (valid, np.int64(valid), np.int32(valid)):
+            graph, solver, reader = setting()
+            results.append((repr(call(graph, solver, reader, good)), sizes(graph)))
+        assert results[1] == results[0] and results[2] == results[0]
+
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros((3, 2)))
+    with pytest.raises(TypeError, match="^budget must be an integer, not 1.5$"):
+        fg.add(concord.SequenceBudget(x, 1.5))
+    assert fg.num_factors == 0
 
 
 def test_float32_and_strided_scores_are_converted():
