@@ -154,6 +154,7 @@ LOGIC_KINDS = {"XOR": CONCORD_XOR, "XOROUT": CONCORD_XOROUT,
 
 cdef object _float64 = np.float64
 cdef object _int32 = np.int32
+cdef object _int64 = np.int64
 
 
 cdef const double[::1] _doubles(object values, Py_ssize_t size, str what):
@@ -177,6 +178,8 @@ cdef const int32_t[::1] _ids(object values, Py_ssize_t size, str what):
         array = array.astype(_int32)
     elif array.dtype.kind not in "iu":
         raise TypeError("%s: expected integers, got %s" % (what, array.dtype))
+    elif array.dtype == _int64:
+        array = _narrowed(np.ascontiguousarray(array).reshape(-1), what)
     elif array.dtype.itemsize > 4 or array.dtype == np.uint32:
         if array.min() < -CONCORD_INT32_MAX - 1 or array.max() > CONCORD_INT32_MAX:
             raise ValueError("%s: index out of range (%d..%d)" % (what, array.min(),
@@ -185,6 +188,20 @@ cdef const int32_t[::1] _ids(object values, Py_ssize_t size, str what):
     if size >= 0 and array.shape[0] != size:
         raise ValueError("%s: expected %d values, got %d" % (what, size, array.shape[0]))
     return array
+
+
+cdef object _narrowed(wide, str what):
+    """A flat int64 array of ids as a new int32 array, checked to fit in
+    one pass (int64 is what lists of Python ints become)."""
+    cdef const int64_t[::1] values = wide
+    out = np.empty(values.shape[0], dtype=_int32)
+    cdef int32_t[::1] narrow = out
+    cdef Py_ssize_t i
+    for i in range(values.shape[0]):
+        if values[i] < -CONCORD_INT32_MAX - 1 or values[i] > CONCORD_INT32_MAX:
+            raise ValueError("%s: index out of range (%d..%d)" % (what, wide.min(), wide.max()))
+        narrow[i] = <int32_t>values[i]
+    return out
 
 
 cdef const unsigned char[::1] _flags(object values, Py_ssize_t size, str what):
