@@ -807,11 +807,13 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * bound_every iterations the average is rounded (as concord_solver_decode
  * rounds) and evaluated. The solution is the step-weighted average of the
  * factors' MAPs, which tends to an LP-MAP solution. It stops with status
- * "integral" when the factors agree or the best rounded assignment is
- * within tol * sum |scores| of the bound (the solution is then that
- * assignment, a certified MAP), "fractional" when the best bound has not
- * fallen by more than tol * sum |scores| over the last 1000 iterations,
- * or at max_iter or time_limit. It starts from the last AD3 or PSDD
+ * "integral" when the factors agree on a 0/1 point or the best rounded
+ * assignment is within tol * sum |scores| of the bound (the solution is
+ * then that assignment, a certified MAP), "fractional" when the factors
+ * agree on a fractional point (KNAPSACK's vertices; the solution is then
+ * that point, an LP-MAP optimum) or the best bound has not fallen by more
+ * than tol * sum |scores| over the last 1000 iterations, or at max_iter
+ * or time_limit. It starts from the last AD3 or PSDD
  * solve's multipliers (each variable's made to sum to 0) when
  * settings.warm_start. info->upper_bound is the best dual bound and
  * info->value the solution's value; info->eta the last step (relative).
