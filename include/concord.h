@@ -540,8 +540,9 @@ typedef struct concord_settings {
     int32_t max_iter;   /* ADMM iteration cap */
     double tol;         /* stop when the largest disagreement between a
                            factor and the consensus, and the largest change
-                           of the consensus (scaled by the penalty), are
-                           both below tol; in (0, 1) */
+                           of the consensus (scaled by the penalty: see
+                           concord_info.dual_residual), are both below
+                           tol; in (0, 1) */
     double eta;         /* initial ADMM penalty, relative to the score scale
                            of the graph (scale-invariant) */
     bool adapt_eta;     /* rebalance the penalty from the residuals */
@@ -613,7 +614,9 @@ typedef struct concord_info {
     double upper_bound;     /* best dual bound on the LP-MAP value */
     double primal_residual; /* max_link |u_factor - u_consensus| */
     double dual_residual;   /* eta * max_var |change of u_consensus|,
-                               relative to the score scale */
+                               relative to the score scale (LP-MAP,
+                               scale-invariant) or absolute (LP-SparseMAP,
+                               whose |u|^2 / 2 has unit curvature) */
     bool integral;          /* every variable is 0 or 1 */
     double eta;             /* final penalty (relative) */
     double seconds;         /* wall time of the solve */
