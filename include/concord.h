@@ -890,6 +890,12 @@ typedef struct concord_backward_info {
  * function), so the same call also gives Jacobian-vector products: pass
  * (dtheta, dphi) as (du, dv) to get (du, dv). The products are linear in
  * (du, dv) at any finite magnitude (backward_tol is relative to it).
+ * A factor without a closed form contributes the derivative on the face
+ * its active configurations span; where scores tie exactly that face can
+ * differ from the one holding the solution, and the products from the
+ * Jacobian (SparseMAP of a 3 x 3 perfect MATCHING at all-zero scores: the
+ * three configurations found span 2 of the polytope's 4 dimensions, and
+ * the products are 0.22 off). It takes exact ties among the scores.
  * CONCORD_EINVAL when du or dv holds a value that is not finite, when the
  * solver's last solve was not concord_solver_sparse, or when the scores it
  * uses changed since. `settings` (may be NULL) supplies backward_tol,
