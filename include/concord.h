@@ -920,7 +920,8 @@ CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32
                                                   double *weight, double *u, double *v);
 
 /* Losses for a gold structure u_gold (num_variables values in [0, 1]) with
- * additional outputs v_gold (NULL: each factor's best at u_gold, which must
+ * additional outputs v_gold (in [0, 1], a user factor's in [-1, 1];
+ * NULL: each factor's best at u_gold, which must
  * then be allowed), under the solver's scores. Both solve (so the solver's
  * solution and info are those of the solve) and write the loss and its
  * (sub)gradient w.r.t. the variable and additional scores (dtheta, dphi
