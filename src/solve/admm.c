@@ -465,12 +465,13 @@ static bool consensus_and_dual_step(admm_run *r, int32_t t) {
     return res.finite;
 }
 
-/* Lagrangian dual bound at the current multipliers (0, or a callback's
- * error, which is left in r). */
-static int dual_bound(admm_run *r, double *bound) {
+/* Lagrangian dual bound at the current multipliers, and the sum of the
+ * magnitudes of its terms in *size (0, or a callback's error, which is
+ * left in r). */
+static int dual_bound(admm_run *r, double *bound, double *size) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
-    double sum = 0.0;
+    double sum = 0.0, magnitude = 0.0;
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
         for (int32_t j = 0; j < fa->degree; ++j) {
@@ -487,6 +488,7 @@ static int dual_bound(admm_run *r, double *bound) {
             return rc;
         }
         sum += best;
+        magnitude += fabs(best);
     }
     for (int32_t i = 0; i < g->n_vars; ++i) {
         if (s->deg[i] == 0) {
@@ -498,26 +500,22 @@ static int dual_bound(admm_run *r, double *bound) {
             multipliers += s->lambda[s->var_links[k]];
         if (s->clamp && s->clamp[i] >= 0) sum -= multipliers * s->clamp[i];
         else sum += multipliers < 0.0 ? -multipliers : 0.0;
+        magnitude += fabs(multipliers);
     }
     *bound = sum;
+    *size = magnitude;
     return 0;
-}
-
-/* Every point of the polytope scores at least -l1: a dual bound below
- * that proves the constraints infeasible. */
-static bool proves_infeasible(const admm_run *r, double bound) {
-    return bound < -r->l1 - 1e-9 * (r->l1 > 0.0 ? r->l1 : 1.0);
 }
 
 /* The dual-bound step: a new bound, then the progress callback. Returns
  * CONVERGED when the bound closes the gap of a solve whose residuals are
  * small, the outcome that ends the solve otherwise, or -1 to go on. */
 static int bound_step(admm_run *r, int32_t t, bool small) {
-    double bound;
-    if (dual_bound(r, &bound)) return FAILED_CALLBACK;
+    double bound, size;
+    if (dual_bound(r, &bound, &size)) return FAILED_CALLBACK;
     r->last_bound = t;
     if (bound < r->upper_bound) r->upper_bound = bound;
-    if (proves_infeasible(r, bound)) return FAILED_INFEASIBLE;
+    if (solver_bound_proves_infeasible(bound, r->l1, size)) return FAILED_INFEASIBLE;
     if (small && gap_closed(r, current_value(r))) return CONVERGED;
     if (r->st.progress) {
         write_pending_additionals(r);
@@ -784,8 +782,8 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     const concord_graph *g = r->g;
     const bool failed = end == FAILED_CALLBACK || end == FAILED_MEMORY || end == FAILED_NUMERIC;
     if (!failed && !(end == CONVERGED && r->last_bound == t)) {
-        double bound;
-        if (dual_bound(r, &bound)) end = FAILED_CALLBACK;
+        double bound, size;
+        if (dual_bound(r, &bound, &size)) end = FAILED_CALLBACK;
         else if (bound < r->upper_bound) r->upper_bound = bound;
     }
     write_pending_additionals(r);

@@ -231,7 +231,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
         if (dual > previous) rises += 1;
         previous = dual;
         disagreement = average(&r, &norm2);
-        if (solver_bound_proves_infeasible(best_dual, r.l1)) {
+        if (solver_bound_proves_infeasible(best_dual, r.l1, r.l1)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
