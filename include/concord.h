@@ -540,8 +540,9 @@ typedef struct concord_settings {
     int32_t max_iter;   /* ADMM iteration cap */
     double tol;         /* stop when the largest disagreement between a
                            factor and the consensus, and the largest change
-                           of the consensus (scaled by the penalty), are
-                           both below tol; in (0, 1) */
+                           of the consensus (scaled by the penalty: see
+                           concord_info.dual_residual), are both below
+                           tol; in (0, 1) */
     double eta;         /* initial ADMM penalty, relative to the score scale
                            of the graph (scale-invariant) */
     bool adapt_eta;     /* rebalance the penalty from the residuals */
@@ -613,7 +614,9 @@ typedef struct concord_info {
     double upper_bound;     /* best dual bound on the LP-MAP value */
     double primal_residual; /* max_link |u_factor - u_consensus| */
     double dual_residual;   /* eta * max_var |change of u_consensus|,
-                               relative to the score scale */
+                               relative to the score scale (LP-MAP,
+                               scale-invariant) or absolute (LP-SparseMAP,
+                               whose |u|^2 / 2 has unit curvature) */
     bool integral;          /* every variable is 0 or 1 */
     double eta;             /* final penalty (relative) */
     double seconds;         /* wall time of the solve */
@@ -807,11 +810,13 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * bound_every iterations the average is rounded (as concord_solver_decode
  * rounds) and evaluated. The solution is the step-weighted average of the
  * factors' MAPs, which tends to an LP-MAP solution. It stops with status
- * "integral" when the factors agree or the best rounded assignment is
- * within tol * sum |scores| of the bound (the solution is then that
- * assignment, a certified MAP), "fractional" when the best bound has not
- * fallen by more than tol * sum |scores| over the last 1000 iterations,
- * or at max_iter or time_limit. It starts from the last AD3 or PSDD
+ * "integral" when the factors agree on a 0/1 point or the best rounded
+ * assignment is within tol * sum |scores| of the bound (the solution is
+ * then that assignment, a certified MAP), "fractional" when the factors
+ * agree on a fractional point (KNAPSACK's vertices; the solution is then
+ * that point, an LP-MAP optimum) or the best bound has not fallen by more
+ * than tol * sum |scores| over the last 1000 iterations, or at max_iter
+ * or time_limit. It starts from the last AD3 or PSDD
  * solve's multipliers (each variable's made to sum to 0) when
  * settings.warm_start. info->upper_bound is the best dual bound and
  * info->value the solution's value; info->eta the last step (relative).
@@ -885,6 +890,12 @@ typedef struct concord_backward_info {
  * function), so the same call also gives Jacobian-vector products: pass
  * (dtheta, dphi) as (du, dv) to get (du, dv). The products are linear in
  * (du, dv) at any finite magnitude (backward_tol is relative to it).
+ * A factor without a closed form contributes the derivative on the face
+ * its active configurations span; where scores tie exactly that face can
+ * differ from the one holding the solution, and the products from the
+ * Jacobian (SparseMAP of a 3 x 3 perfect MATCHING at all-zero scores: the
+ * three configurations found span 2 of the polytope's 4 dimensions, and
+ * the products are 0.22 off). It takes exact ties among the scores.
  * CONCORD_EINVAL when du or dv holds a value that is not finite, when the
  * solver's last solve was not concord_solver_sparse, or when the scores it
  * uses changed since. `settings` (may be NULL) supplies backward_tol,
@@ -909,7 +920,8 @@ CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32
                                                   double *weight, double *u, double *v);
 
 /* Losses for a gold structure u_gold (num_variables values in [0, 1]) with
- * additional outputs v_gold (NULL: each factor's best at u_gold, which must
+ * additional outputs v_gold (in [0, 1], a user factor's in [-1, 1];
+ * NULL: each factor's best at u_gold, which must
  * then be allowed), under the solver's scores. Both solve (so the solver's
  * solution and info are those of the solve) and write the loss and its
  * (sub)gradient w.r.t. the variable and additional scores (dtheta, dphi

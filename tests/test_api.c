@@ -353,6 +353,63 @@ static void sparsemap_of_a_closed_form_holds_at_huge_scores(void **state) {
     }
 }
 
+/* LP-SparseMAP at the default tolerance, beside a large score: an XOR
+ * over x0, x1 scored (1/2, 0) and x2 in two OR factors of its own, scored
+ * m. The problem separates: x2 = 1, and (x0, x1) is the sparsemax of
+ * (1/2, 0), (3/4, 1/4) (the threshold -1/4 leaves both above 0). The
+ * graph is not separable for the solver (x2 has two factors), so ADMM
+ * runs with a penalty in units of m; a converged solve must still be within
+ * a few tol of that answer. */
+static void lp_sparsemap_converges_beside_large_scores(void **state) {
+    (void)state;
+    const double answer[3] = {0.75, 0.25, 1.0};
+    for (double m = 1e2; m <= 1e8; m *= 10.0) {
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, 3, (double[]){0.5, 0.0, m}, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, 2, (int32_t[]){0, 1}, NULL, NULL),
+                         CONCORD_OK);
+        for (int k = 0; k < 2; ++k)
+            assert_int_equal(concord_add_logic(g, CONCORD_OR, 1, (int32_t[]){2}, NULL, NULL),
+                             CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        concord_settings st;
+        concord_default_settings(&st);
+        concord_info info;
+        assert_int_equal(concord_solver_sparse(s, &st, &info), CONCORD_OK);
+        assert_near(3, concord_solver_variables(s), answer, 10.0 * st.tol);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
+/* XOR(not x0, x1) and OR(x0) leave one point of the local polytope,
+ * (1, 1): with scores (m, m), m < 0, LP-SparseMAP's answer is (1, 1) and
+ * its value 2m - 1. Its dual bound sums terms of the order of the
+ * multipliers (about 1, from -|u|^2/2), which rounding leaves 1e-16 off:
+ * below -sum |scores| = 2m when m is tiny, which must not pass for a proof
+ * of infeasibility. */
+static void lp_sparsemap_at_tiny_scores_is_feasible(void **state) {
+    (void)state;
+    const double answer[2] = {1.0, 1.0};
+    for (double m = -1e-12; m >= -1e-3; m *= 10.0) {
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, 2, (double[]){m, m}, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, 2, (int32_t[]){0, 1},
+                                           (bool[]){true, false}, NULL),
+                         CONCORD_OK);
+        assert_int_equal(concord_add_logic(g, CONCORD_OR, 1, (int32_t[]){0}, NULL, NULL),
+                         CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        concord_info info;
+        assert_int_equal(concord_solver_sparse(s, NULL, &info), CONCORD_OK);
+        assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
+        assert_near(2, concord_solver_variables(s), answer, 0.0);
+        assert_true(fabs(info.value - (2.0 * m - 1.0)) <= 1e-15);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 /* KNAPSACK with costs c, c, c and budget c is sum u <= 1 for every c > 0.
  * With scores (1, -1, 1/2): SparseMAP u = (3/4, 0, 1/4) (u_i = a_i - tau on
  * the items above 0, summing to 1), whose derivative along du = e_0 is
@@ -505,6 +562,8 @@ int main(void) {
         cmocka_unit_test(a_factor_alone_gives_its_map),
         cmocka_unit_test(a_factor_alone_gives_its_weighted_qp),
         cmocka_unit_test(sparsemap_of_a_closed_form_holds_at_huge_scores),
+        cmocka_unit_test(lp_sparsemap_converges_beside_large_scores),
+        cmocka_unit_test(lp_sparsemap_at_tiny_scores_is_feasible),
         cmocka_unit_test(knapsack_answers_alike_at_any_cost_scale),
         cmocka_unit_test(knapsack_with_costs_of_mixed_sizes_keeps_its_budget),
         cmocka_unit_test(link_state_gives_the_dual_bound),

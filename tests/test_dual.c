@@ -195,6 +195,44 @@ static void psdd_bounds_are_valid_and_approach_the_lp_optimum(void **state) {
         assert_true(tallies[r].sum_gap / tallies[r].graphs <= PSDD_MEAN_GAP);
 }
 
+/* A lone KNAPSACK: PSDD's one copy agrees with itself at once, on the
+ * fractional knapsack's vertex. That point solves LP-MAP (GLPK's optimum)
+ * but proves no assignment a MAP: rounded, it gives (1, 0) of value 2
+ * below the MAP (0, 1) of 2.5 (brute force), or (1, 1), which the
+ * knapsack forbids. */
+static void psdd_agreeing_on_a_fractional_vertex_certifies_no_map(void **state) {
+    (void)state;
+    const ref_graph graphs[] = {
+        {.n_vars = 2, .theta = {2.0, 2.5}, .n_factors = 1, .factors = {
+            {.kind = REF_KNAPSACK, .degree = 2, .vars = {0, 1}, .budget = 1.5,
+             .costs = {1.0, 1.5}}}},
+        {.n_vars = 2, .theta = {1.0, 1.0}, .n_factors = 1, .factors = {
+            {.kind = REF_KNAPSACK, .degree = 2, .vars = {0, 1}, .budget = 1.5,
+             .costs = {1.0, 1.0}}}},
+    };
+    tally t = {0};
+    for (size_t k = 0; k < sizeof graphs / sizeof graphs[0]; ++k) {
+        const ref_graph *g = &graphs[k];
+        double lp, brute;
+        assert_int_equal(ref_local_lp(g, &lp, NULL, NULL), REF_LP_OPTIMAL);
+        const bool feasible = ref_brute_map(g, &brute, NULL);
+        const double l1 = ref_graph_score_l1(g);
+        concord_graph *cg = ref_build(g);
+        assert_non_null(cg);
+        concord_solver *s = new_solver_or_fail(cg);
+        concord_info info;
+        const int rc = concord_solver_psdd(s, NULL, &info);
+        assert_int_equal(check_dual("PSDD on a lone KNAPSACK", s, rc, &info, lp, feasible, brute,
+                                    l1, ref_value_of, g, 1e-12, &t),
+                         0);
+        assert_int_equal(rc, CONCORD_OK);
+        assert_int_equal(info.status, CONCORD_STATUS_FRACTIONAL);
+        assert_true(fabs(info.value - lp) <= 1e-12 * l1);
+        concord_solver_free(s);
+        concord_graph_free(cg);
+    }
+}
+
 /* ---- MPLP and PSDD on pairwise and DENSE models ---------------------------- */
 
 /* Whether some PAIR joins two states of one multi-variable. */
@@ -352,6 +390,7 @@ static void mplp_refuses_what_it_cannot_take(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(psdd_bounds_are_valid_and_approach_the_lp_optimum),
+        cmocka_unit_test(psdd_agreeing_on_a_fractional_vertex_certifies_no_map),
         cmocka_unit_test(both_bound_dense_and_pairwise_models),
         cmocka_unit_test(mplp_bounds_logic_graphs),
         cmocka_unit_test(mplp_refuses_what_it_cannot_take),

@@ -568,7 +568,9 @@ static int scaled_pair_oracle(void *user, const double *a, const double *b, doub
  * its additional output scaled by c and score phi is the built-in PAIR
  * with score c phi, so both give the same variables, the user's additional
  * is c times the built-in's, and so are its distribution's entries and
- * its gradient with respect to phi. An oracle writing 1.5 is refused. */
+ * its gradient with respect to phi; the losses of a gold structure are
+ * the built-in's when its additional output is scaled alike (negative for
+ * c < 0, in [-1, 1] as the factor's). An oracle writing 1.5 is refused. */
 static void a_user_factors_additional_outputs_may_be_real(void **state) {
     (void)state;
     test_rng rng = {29};
@@ -627,6 +629,26 @@ static void a_user_factors_additional_outputs_may_be_real(void **state) {
                              CONCORD_OK);
         for (int i = 0; i < 3; ++i) assert_true(fabs(dtheta[0][i] - dtheta[1][i]) <= 1e-6);
         assert_true(fabs(scale * dphi[0] - dphi[1]) <= 1e-6);
+        /* the losses of the gold structure (1, 0, 0) or (1, 1, 0), whose
+         * additional output is the built-in's times the scale (negative for
+         * scale -0.7), equal the built-in's */
+        const double gold[2][3] = {{1, 0, 0}, {1, 1, 0}};
+        for (int k = 0; k < 2; ++k) {
+            const double v_builtin = gold[k][0] * gold[k][1], v_user = scale * v_builtin;
+            double loss[2];
+            for (int hinge = 0; hinge <= 1; ++hinge) {
+                for (int user = 0; user <= 1; ++user) {
+                    const double *v_gold = user ? &v_user : &v_builtin;
+                    const int rc =
+                        hinge ? concord_solver_loss_hinge(s[user], &st, gold[k], v_gold,
+                                                          &loss[user], NULL, NULL, NULL)
+                              : concord_solver_loss_sparsemap(s[user], &st, gold[k], v_gold,
+                                                              &loss[user], NULL, NULL, NULL);
+                    assert_int_equal(rc, CONCORD_OK);
+                }
+                assert_true(fabs(loss[0] - loss[1]) <= 1e-7);
+            }
+        }
         /* scores under which (1, 1) is the oracle's first answer */
         const double high[3] = {5.0, 5.0, 0.0}, positive = 1.0;
         assert_int_equal(concord_solver_set_scores(s[1], high, &positive), CONCORD_OK);

@@ -51,10 +51,16 @@ static int check_gold(concord_solver *s, const double *u_gold, const double *v_g
         if (!(u_gold[i] >= 0.0 && u_gold[i] <= 1.0))
             return solver_fail(s, CONCORD_EINVAL, "gold value of variable %d is %g, not in [0, 1]",
                                i, u_gold[i]);
-    for (int32_t k = 0; v_gold && k < g->n_add; ++k)
-        if (!(v_gold[k] >= 0.0 && v_gold[k] <= 1.0))
-            return solver_fail(s, CONCORD_EINVAL,
-                               "gold additional output %d is %g, not in [0, 1]", k, v_gold[k]);
+    for (int32_t f = 0; v_gold && f < g->n_factors; ++f) {
+        /* a user factor's additional outputs are reals in [-1, 1] */
+        const factor *fa = &g->factors[f];
+        const double lowest = fa->ops->real_additionals ? -1.0 : 0.0;
+        for (int32_t k = fa->add_begin; k < fa->add_begin + fa->n_add; ++k)
+            if (!(v_gold[k] >= lowest && v_gold[k] <= 1.0))
+                return solver_fail(s, CONCORD_EINVAL,
+                                   "gold additional output %d (factor %d) is %g, not in [%g, 1]",
+                                   k, f, v_gold[k], lowest);
+    }
     return CONCORD_OK;
 }
 

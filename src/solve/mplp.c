@@ -287,7 +287,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
         if (rc || (rc = dual_value(&r, &dual, &failed)) || (rc = decode_beliefs(&r, &failed)))
             break;
         best_dual = fmin(best_dual, dual);
-        if (solver_bound_proves_infeasible(best_dual, r.l1)) {
+        if (solver_bound_proves_infeasible(best_dual, r.l1, r.l1)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }

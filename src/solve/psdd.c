@@ -140,6 +140,12 @@ static int round_and_offer(psdd_run *r, int32_t *failed) {
     return 0;
 }
 
+static bool is_01(const double *u, int32_t n) {
+    for (int32_t i = 0; i < n; ++i)
+        if (u[i] != 0.0 && u[i] != 1.0) return false;
+    return true;
+}
+
 static double step_size(const psdd_run *r, int32_t t, int32_t rises, double dual, double norm2) {
     const double eta = r->st.psdd_eta * r->scale;
     switch (r->st.psdd_step) {
@@ -216,7 +222,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
     double best_dual = INFINITY, previous = INFINITY, eta = 0.0, disagreement = 0.0;
     int32_t rises = 0, t, failed = -1, improved_at = 0;
     int status = CONCORD_STATUS_MAX_ITER;
-    bool certified = false;
+    bool certified = false, agreed = false;
     for (t = 1; t <= r.st.max_iter; ++t) {
         double dual, norm2;
         if ((rc = factor_maps(&r, &dual, &failed))) break;
@@ -225,17 +231,26 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
         if (dual > previous) rises += 1;
         previous = dual;
         disagreement = average(&r, &norm2);
-        if (solver_bound_proves_infeasible(best_dual, r.l1)) {
+        if (solver_bound_proves_infeasible(best_dual, r.l1, r.l1)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
-        const bool agree = disagreement == 0.0;
-        if (agree || t % r.st.bound_every == 0) {
+        agreed = disagreement == 0.0;
+        if (agreed || t % r.st.bound_every == 0) {
             if ((rc = round_and_offer(&r, &failed))) break;
-            if (agree || best_dual - r.best_value <= gap_tol) {
-                certified = r.best_value > -INFINITY;
+            /* Copies that agree on a 0/1 point are every factor's best there,
+             * a MAP, which the rounding has just offered. Agreeing on a
+             * fractional point (KNAPSACK's vertices) they solve LP-MAP only,
+             * and the subgradient, zero, would move nothing any more. */
+            if (r.best_value > -INFINITY &&
+                ((agreed && is_01(s->ubar, g->n_vars)) || best_dual - r.best_value <= gap_tol)) {
+                certified = true;
                 status = CONCORD_STATUS_INTEGRAL;
-                if (certified) break;
+                break;
+            }
+            if (agreed) {
+                status = CONCORD_STATUS_FRACTIONAL;
+                break;
             }
             if (r.st.progress) {
                 concord_progress p = {t,   r.best_value, best_dual, disagreement, 0.0,
@@ -276,8 +291,9 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
                 out.integral = true;
             }
         } else {
-            /* the step-weighted average (the last copies when no step was taken) */
-            const double w = r.weight > 0.0 ? 1.0 / r.weight : 0.0;
+            /* the step-weighted average; the copies themselves when they
+             * agree (an LP-MAP solution) or no step was taken */
+            const double w = r.weight > 0.0 && !agreed ? 1.0 / r.weight : 0.0;
             double value = 0.0;
             bool integral = true;
             for (int32_t i = 0; i < g->n_vars; ++i) {

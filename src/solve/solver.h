@@ -209,9 +209,13 @@ static inline double solver_seconds_since(const struct timespec *start) {
 }
 
 /* Every point of the local polytope scores at least -l1 (l1 the sum of
- * |scores|): a dual bound below that proves the constraints infeasible. */
-static inline bool solver_bound_proves_infeasible(double bound, double l1) {
-    return bound < -l1 - 1e-9 * (l1 > 0.0 ? l1 : 1.0);
+ * |scores|): a dual bound below that proves the constraints infeasible,
+ * once it is below by more than the rounding of the bound's terms (size:
+ * the sum of their magnitudes, which LP-SparseMAP's multipliers can make
+ * far larger than l1). */
+static inline bool solver_bound_proves_infeasible(double bound, double l1, double size) {
+    const double scale = l1 > size ? l1 : size;
+    return bound < -l1 - 1e-9 * (scale > 0.0 ? scale : 1.0);
 }
 
 /* The stopping tests PSDD and MPLP share, after iteration t: the best
