@@ -1489,7 +1489,9 @@ cdef class Solver:
 
     def loss_sparsemap(self, u_gold, v_gold=None, settings=None):
         """The LP-SparseMAP (Fenchel-Young) loss of gold (u_gold, v_gold; None:
-        the factors' best at u_gold); returns (loss, dtheta, dphi, Info)."""
+        the factors' best at u_gold, so a fractional u_gold needs v_gold, an
+        empty one on a graph without additional outputs); returns (loss,
+        dtheta, dphi, Info)."""
         return self._loss(True, u_gold, v_gold, _settings(settings))
 
     def loss_hinge(self, u_gold, v_gold=None, settings=None):
@@ -1508,7 +1510,10 @@ cdef class Solver:
         cdef double *pt = &t[0] if n else NULL
         cdef double *pp = &p[0] if m else NULL
         cdef const double *pu = _dptr(ug)
-        cdef const double *pv = _dptr(vg) if vg is not None and m else NULL
+        # a given v_gold is never NULL, which would ask for the factors'
+        # best at u_gold (refused for a fractional u_gold), also when empty
+        cdef double no_additionals = 0.0
+        cdef const double *pv = NULL if vg is None else (&vg[0] if m else &no_additionals)
         cdef double loss = 0.0
         cdef concord_info info
         cdef int rc

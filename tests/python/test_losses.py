@@ -194,3 +194,25 @@ def test_loss_gradients_equal_finite_differences(which, h, settings):
         checked += 1
     print("\n%s loss gradient vs finite differences (h=%g): %d checked, %d skipped (kinks), "
           "max error %.2e; %.1fs" % (which, h, checked, skipped, worst, time.time() - t0))
+
+
+def test_a_fractional_gold_on_a_graph_without_additional_outputs():
+    """v_gold given empty is a gold structure, not a request for the
+    factors' best (which a fractional u_gold has not): one XOR, whose
+    LP-SparseMAP solution is sparsemax(theta) in closed form."""
+    from concord import _core
+    theta = np.array([1.0, 0.5, -1.0])
+    graph = _core.Graph()
+    graph.add_variables(3, theta)
+    graph.add_logic("XOR", [0, 1, 2])
+    solver = _core.Solver(graph)
+    u_gold = np.array([0.5, 0.5, 0.0])
+    loss, dtheta, dphi, _ = solver.loss_sparsemap(u_gold, np.zeros(0), SPARSE)
+    # sparsemax: the threshold tau with (1 - tau) + (0.5 - tau) = 1
+    u = np.maximum(theta - 0.25, 0.0)
+    expected = (theta @ u - u @ u / 2) - (theta @ u_gold - u_gold @ u_gold / 2)
+    assert loss == pytest.approx(expected, abs=1e-9)
+    np.testing.assert_allclose(dtheta, u - u_gold, atol=1e-9)
+    assert dphi.shape == (0,)
+    with pytest.raises(_core.ConcordError):
+        solver.loss_sparsemap(u_gold, None, SPARSE)
