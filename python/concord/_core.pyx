@@ -314,9 +314,12 @@ cpdef object as_integer(value, str what):
 
 
 cdef int32_t _as_int32(value, str what) except? -1:
-    """An integer argument of a C function, checked by as_integer (beyond
-    int32_t: OverflowError)."""
-    return as_integer(value, what)
+    """An integer argument of a C function, checked by as_integer; beyond
+    int32_t, an OverflowError naming it."""
+    number = as_integer(value, what)
+    if number < -CONCORD_INT32_MAX - 1 or number > CONCORD_INT32_MAX:
+        raise OverflowError("%s must fit in 32 bits, not %d" % (what, number))
+    return number
 
 
 cdef object _named(dict names, value, what):

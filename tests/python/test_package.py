@@ -828,8 +828,9 @@ def integer_arguments():
 def test_non_integer_counts_and_indices_are_refused_by_the_low_level_module():
     """A float where the low-level module takes an integer (a count, an
     index, a degree, a budget) is a TypeError naming the argument, as
-    as_integer decides for settings: even an integral float; the graph is
-    left as it was. NumPy integers do what Python's do."""
+    as_integer decides for settings: even an integral float; one beyond 32
+    bits is an OverflowError naming it; the graph is left as it was. NumPy
+    integers do what Python's do."""
     def setting():
         graph = _core.Graph()
         graph.add_variables(8, np.linspace(-1.0, 1.0, 8))
@@ -852,6 +853,13 @@ def test_non_integer_counts_and_indices_are_refused_by_the_low_level_module():
             with pytest.raises(TypeError, match="^%s must be an integer, not %s$"
                                                 % (name, re.escape(repr(bad)))):
                 call(graph, solver, reader, bad)
+            assert sizes(graph) == before
+        for huge in (2 ** 31, -2 ** 31 - 1, np.int64(2 ** 40)):
+            graph, solver, reader = setting()
+            before = sizes(graph)
+            with pytest.raises(OverflowError, match="^%s must fit in 32 bits, not %d$"
+                                                    % (name, huge)):
+                call(graph, solver, reader, huge)
             assert sizes(graph) == before
         results = []
         for good in (valid, np.int64(valid), np.int32(valid)):
