@@ -53,7 +53,7 @@ enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
  * and its acceleration begins at once (started at 40, a 20 x 20
  * LP-matching took 422 iterations instead of 119; docs/design.md). */
 enum { LP_MAP_ACCELERATION_START = EARLY_ITERATIONS };
-/* the range the relative penalty adapts within */
+/* the range the relative penalty adapts within (LP-SparseMAP: see least_penalty) */
 static const double ETA_REL_MIN = 1e-4, ETA_REL_MAX = 1e4;
 #define CACHE_FRACTION 0.01
 /* the gap's floor, in units of the rounding error of a sum of the scores */
@@ -543,12 +543,21 @@ static int bound_step(admm_run *r, int32_t t, bool small) {
  * 237 -> 156 iterations; docs/performance.md). */
 static double balancing_step(double ratio) { return fmin(fmax(sqrt(ratio), 2.0), 4.0); }
 
-static double penalty_factor(double primal_rms, double dual_rms, double eta_rel, bool early) {
+static double penalty_factor(double primal_rms, double dual_rms, double eta_rel,
+                             double eta_rel_min, bool early) {
     if (primal_rms > 20.0 * dual_rms && eta_rel < ETA_REL_MAX)
         return early ? balancing_step(primal_rms / dual_rms) : 2.0;
-    if (dual_rms > 10.0 * primal_rms && eta_rel > ETA_REL_MIN)
+    if (dual_rms > 10.0 * primal_rms && eta_rel > eta_rel_min)
         return early ? 1.0 / balancing_step(dual_rms / primal_rms) : 0.5;
     return 1.0;
+}
+
+/* The least relative penalty. LP-SparseMAP's dual residual is absolute
+ * (see consensus_and_dual_step), so the floor is on its absolute penalty:
+ * relative, it kept the penalty so large beside scores beyond 1e9 that no
+ * solve settled within max_iter. */
+static double least_penalty(const admm_run *r) {
+    return r->sparse ? ETA_REL_MIN / r->scale : ETA_REL_MIN;
 }
 
 /* The penalty update. It adapts a bounded number of times: ADMM converges
@@ -560,11 +569,12 @@ static void penalty_step(admm_run *r, int32_t t) {
         r->adaptations >= MAX_ADAPTATIONS)
         return;
     const double n_links = (double)r->g->n_links;
+    const double floor = least_penalty(r);
     const double step = penalty_factor(sqrt(r->primal_sq / n_links),
                                        r->eta_rel * sqrt(r->change_sq / n_links), r->eta_rel,
-                                       early);
+                                       floor, early);
     if (step == 1.0) return;
-    set_penalty(r, fmin(fmax(r->eta_rel * step, ETA_REL_MIN), ETA_REL_MAX));
+    set_penalty(r, fmin(fmax(r->eta_rel * step, floor), ETA_REL_MAX));
     memset(r->s->dirty, 1, (size_t)r->g->n_factors);
     r->adaptations += 1;
     if (r->accelerating) {
