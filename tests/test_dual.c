@@ -233,6 +233,33 @@ static void psdd_agreeing_on_a_fractional_vertex_certifies_no_map(void **state) 
     }
 }
 
+/* 49 copies of one KNAPSACK (costs 1 and 1.5, budget 1.5) over x0, x1
+ * scored (2, 2.5): every copy takes the fractional knapsack's vertex
+ * (1, 1/3) at once (greedy by score per cost, x0 first), which solves
+ * LP-MAP with value 2 + 2.5 / 3, so PSDD ends fractional there in one
+ * iteration. The mean of 49 equal copies, 49 (1/3) times 1/49, is not
+ * 1/3 in floating point: agreement is judged on the copies themselves. */
+static void psdd_sees_copies_agree_whatever_the_degree(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    assert_non_null(g);
+    assert_int_equal(concord_add_variables(g, 2, (double[]){2.0, 2.5}, NULL), CONCORD_OK);
+    for (int k = 0; k < 49; ++k)
+        assert_int_equal(concord_add_knapsack(g, 2, (int32_t[]){0, 1}, NULL,
+                                              (double[]){1.0, 1.5}, 1.5, NULL),
+                         CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_info info;
+    assert_int_equal(concord_solver_psdd(s, NULL, &info), CONCORD_OK);
+    assert_int_equal(info.status, CONCORD_STATUS_FRACTIONAL);
+    assert_int_equal(info.iterations, 1);
+    assert_true(fabs(info.value - (2.0 + 2.5 / 3.0)) <= 1e-12);
+    const double *u = concord_solver_variables(s);
+    assert_true(u[0] == 1.0 && fabs(u[1] - 1.0 / 3.0) <= 1e-15);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* ---- MPLP and PSDD on pairwise and DENSE models ---------------------------- */
 
 /* Whether some PAIR joins two states of one multi-variable. */
@@ -391,6 +418,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(psdd_bounds_are_valid_and_approach_the_lp_optimum),
         cmocka_unit_test(psdd_agreeing_on_a_fractional_vertex_certifies_no_map),
+        cmocka_unit_test(psdd_sees_copies_agree_whatever_the_degree),
         cmocka_unit_test(both_bound_dense_and_pairwise_models),
         cmocka_unit_test(mplp_bounds_logic_graphs),
         cmocka_unit_test(mplp_refuses_what_it_cannot_take),

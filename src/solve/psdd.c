@@ -86,9 +86,17 @@ static double average(psdd_run *r, double *norm2) {
             s->ubar[i] = r->theta[i] > 0.0;
             continue;
         }
+        /* copies that agree give their value exactly: sum * (1/deg) of
+         * equal copies is not always it (deg 49), and agreement ends the
+         * run */
+        const double first = s->uf[s->var_links[b]];
         double sum = 0.0;
-        for (int32_t q = b; q < e; ++q) sum += s->uf[s->var_links[q]];
-        const double mean = sum * s->inv_deg[i];
+        bool equal = true;
+        for (int32_t q = b; q < e; ++q) {
+            sum += s->uf[s->var_links[q]];
+            equal &= s->uf[s->var_links[q]] == first;
+        }
+        const double mean = equal ? first : sum * s->inv_deg[i];
         s->ubar[i] = mean;
         for (int32_t q = b; q < e; ++q) {
             const double gap = s->uf[s->var_links[q]] - mean;
