@@ -378,7 +378,7 @@ cdef class Settings:
 
     property max_iter:
         def __get__(self): return self.c.max_iter
-        def __set__(self, value): self.c.max_iter = as_integer(value, "max_iter")
+        def __set__(self, value): self.c.max_iter = _as_int32(value, "max_iter")
     property tol:
         def __get__(self): return self.c.tol
         def __set__(self, value): self.c.tol = value
@@ -393,13 +393,13 @@ cdef class Settings:
         def __set__(self, value): self.c.relaxation = value
     property bound_every:
         def __get__(self): return self.c.bound_every
-        def __set__(self, value): self.c.bound_every = as_integer(value, "bound_every")
+        def __set__(self, value): self.c.bound_every = _as_int32(value, "bound_every")
     property max_inner_iter:
         def __get__(self): return self.c.max_inner_iter
-        def __set__(self, value): self.c.max_inner_iter = as_integer(value, "max_inner_iter")
+        def __set__(self, value): self.c.max_inner_iter = _as_int32(value, "max_inner_iter")
     property acceleration:
         def __get__(self): return self.c.acceleration
-        def __set__(self, value): self.c.acceleration = as_integer(value, "acceleration")
+        def __set__(self, value): self.c.acceleration = _as_int32(value, "acceleration")
     property warm_start:
         def __get__(self): return self.c.warm_start
         def __set__(self, value): self.c.warm_start = bool(value)
@@ -411,7 +411,7 @@ cdef class Settings:
         def __set__(self, value): self.c.backward_tol = value
     property backward_max_iter:
         def __get__(self): return self.c.backward_max_iter
-        def __set__(self, value): self.c.backward_max_iter = as_integer(value, "backward_max_iter")
+        def __set__(self, value): self.c.backward_max_iter = _as_int32(value, "backward_max_iter")
     property backward_power:
         def __get__(self): return self.c.backward_power
         def __set__(self, value): self.c.backward_power = bool(value)
@@ -429,7 +429,7 @@ cdef class Settings:
         def __set__(self, value): self.c.exact_gap = value
     property heuristic_every:
         def __get__(self): return self.c.heuristic_every
-        def __set__(self, value): self.c.heuristic_every = as_integer(value, "heuristic_every")
+        def __set__(self, value): self.c.heuristic_every = _as_int32(value, "heuristic_every")
     property psdd_step:
         def __get__(self): return _name_of(_STEP_RULES, self.c.psdd_step)
         def __set__(self, value): self.c.psdd_step = _named(_STEP_RULES, value, "psdd_step")
@@ -1577,7 +1577,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
     if algorithm not in ALGORITHMS:
         raise ValueError("algorithm must be one of %s, not %r" % (", ".join(ALGORITHMS),
                                                                   algorithm))
-    cdef int n_threads = as_integer(threads, "threads")
+    cdef int n_threads = _as_int32(threads, "threads")
     cdef list items = list(solvers)
     cdef Py_ssize_t count = len(items), k
     cdef Settings st = _settings(settings)

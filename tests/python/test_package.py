@@ -776,8 +776,14 @@ def test_non_integer_settings_and_complex_scores_are_refused_not_truncated():
         with pytest.raises(TypeError, match="^%s must be an integer, not 1.5$" % name):
             fg.solve(**{name: 1.5})
         assert getattr(_core.Settings(**{name: np.int64(7)}), name) == 7
+        if name != "node_limit":  # the others are 32-bit integers in C
+            with pytest.raises(OverflowError, match="^%s must fit in 32 bits, not %d$"
+                                                    % (name, 2 ** 31)):
+                _core.Settings(**{name: 2 ** 31})
     with pytest.raises(TypeError, match="threads must be an integer"):
         concord.solve_batch([fg], threads=1.5)
+    with pytest.raises(OverflowError, match="^threads must fit in 32 bits"):
+        _core.solve_batch([_core.Solver(fg.graph)], threads=2 ** 31)
     with pytest.raises(TypeError, match="threads must be an integer"):
         _core.solve_batch([_core.Solver(fg.graph)], threads=1.5)
     with pytest.raises(TypeError, match="real numbers, not complex128"):
