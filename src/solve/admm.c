@@ -466,8 +466,8 @@ static bool consensus_and_dual_step(admm_run *r, int32_t t) {
 }
 
 /* Lagrangian dual bound at the current multipliers, and the sum of the
- * magnitudes of its terms in *size (0, or a callback's error, which is
- * left in r). */
+ * magnitudes of its terms in *size unless size is NULL (0, or a
+ * callback's error, which is left in r). */
 static int dual_bound(admm_run *r, double *bound, double *size) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
@@ -503,7 +503,7 @@ static int dual_bound(admm_run *r, double *bound, double *size) {
         magnitude += fabs(multipliers);
     }
     *bound = sum;
-    *size = magnitude;
+    if (size) *size = magnitude;
     return 0;
 }
 
@@ -792,8 +792,8 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     const concord_graph *g = r->g;
     const bool failed = end == FAILED_CALLBACK || end == FAILED_MEMORY || end == FAILED_NUMERIC;
     if (!failed && !(end == CONVERGED && r->last_bound == t)) {
-        double bound, size;
-        if (dual_bound(r, &bound, &size)) end = FAILED_CALLBACK;
+        double bound;
+        if (dual_bound(r, &bound, NULL)) end = FAILED_CALLBACK;
         else if (bound < r->upper_bound) r->upper_bound = bound;
     }
     write_pending_additionals(r);
