@@ -182,8 +182,7 @@ cdef const int32_t[::1] _ids(object values, Py_ssize_t size, str what):
         array = _narrowed(np.ascontiguousarray(array).reshape(-1), what)
     elif array.dtype.itemsize > 4 or array.dtype == np.uint32:
         if array.min() < -CONCORD_INT32_MAX - 1 or array.max() > CONCORD_INT32_MAX:
-            raise ValueError("%s: index out of range (%d..%d)" % (what, array.min(),
-                                                                   array.max()))
+            raise _out_of_range(array, what)
     array = np.ascontiguousarray(array, dtype=_int32).reshape(-1)
     if size >= 0 and array.shape[0] != size:
         raise ValueError("%s: expected %d values, got %d" % (what, size, array.shape[0]))
@@ -199,9 +198,14 @@ cdef object _narrowed(wide, str what):
     cdef Py_ssize_t i
     for i in range(values.shape[0]):
         if values[i] < -CONCORD_INT32_MAX - 1 or values[i] > CONCORD_INT32_MAX:
-            raise ValueError("%s: index out of range (%d..%d)" % (what, wide.min(), wide.max()))
+            raise _out_of_range(wide, what)
         narrow[i] = <int32_t>values[i]
     return out
+
+
+cdef object _out_of_range(array, str what):
+    """The error for ids beyond int32, with their range."""
+    return ValueError("%s: index out of range (%d..%d)" % (what, array.min(), array.max()))
 
 
 cdef const unsigned char[::1] _flags(object values, Py_ssize_t size, str what):
