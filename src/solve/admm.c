@@ -466,8 +466,9 @@ static bool consensus_and_dual_step(admm_run *r, int32_t t) {
 }
 
 /* Lagrangian dual bound at the current multipliers, and the sum of the
- * magnitudes of its terms in *size unless size is NULL (0, or a
- * callback's error, which is left in r). */
+ * magnitudes of its factors' terms in *size unless size is NULL (the
+ * variables' terms are about 0: a variable's multipliers sum to 0); returns
+ * 0, or a callback's error, which is left in r. */
 static int dual_bound(admm_run *r, double *bound, double *size) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
@@ -500,7 +501,6 @@ static int dual_bound(admm_run *r, double *bound, double *size) {
             multipliers += s->lambda[s->var_links[k]];
         if (s->clamp && s->clamp[i] >= 0) sum -= multipliers * s->clamp[i];
         else sum += multipliers < 0.0 ? -multipliers : 0.0;
-        magnitude += fabs(multipliers);
     }
     *bound = sum;
     if (size) *size = magnitude;
