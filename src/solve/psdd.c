@@ -230,7 +230,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
     double best_dual = INFINITY, previous = INFINITY, eta = 0.0, disagreement = 0.0;
     int32_t rises = 0, t, failed = -1, improved_at = 0;
     int status = CONCORD_STATUS_MAX_ITER;
-    bool certified = false, agreed = false;
+    bool agreed = false;
     for (t = 1; t <= r.st.max_iter; ++t) {
         double dual, norm2;
         if ((rc = factor_maps(&r, &dual, &failed))) break;
@@ -252,8 +252,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
              * and the subgradient, zero, would move nothing any more. */
             if (r.best_value > -INFINITY &&
                 ((agreed && is_01(s->ubar, g->n_vars)) || best_dual - r.best_value <= gap_tol)) {
-                certified = true;
-                status = CONCORD_STATUS_INTEGRAL;
+                status = CONCORD_STATUS_INTEGRAL; /* a certified MAP */
                 break;
             }
             if (agreed) {
@@ -292,7 +291,7 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
     bool handled;
     rc = solver_dual_end(s, rc, failed, status, t, best_dual, r.l1, &out, &handled);
     if (!handled) {
-        if (certified) {
+        if (status == CONCORD_STATUS_INTEGRAL) {
             double value;
             if ((rc = solver_take_assignment(s, r.best_x, &value)) == CONCORD_OK) {
                 out.value = value;
