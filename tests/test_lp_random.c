@@ -630,6 +630,57 @@ static void upper_bound_is_at_least_the_lp_optimum(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* A solve warm-started after the additional scores alone changed (every
+ * PAIR score negated, through concord_solver_set_scores) bounds and reaches
+ * the new LP optimum: the multipliers' inputs to the factors are the same
+ * functions of the variable scores as before, so the dual bound's terms
+ * must be those of the new additional scores, not the last solve's. */
+static void warm_solves_after_new_additional_scores_bound_the_new_optimum(void **state) {
+    suite *s = *state;
+    int failures = 0, checked = 0;
+    for (int i = 0; i < s->n_cases; ++i) {
+        const graph_case *c = &s->cases[i];
+        ref_graph changed = c->graph;
+        bool has_pair = false;
+        for (int f = 0; f < changed.n_factors; ++f)
+            if (changed.factors[f].kind == REF_PAIR) {
+                changed.factors[f].score = -changed.factors[f].score;
+                has_pair = true;
+            }
+        double lp;
+        if (!has_pair || ref_local_lp(&changed, &lp, NULL, NULL) != REF_LP_OPTIMAL) continue;
+        concord_graph *cg = ref_build(&c->graph), *cg_changed = ref_build(&changed);
+        assert_non_null(cg);
+        assert_non_null(cg_changed);
+        concord_solver *solver = new_solver_or_fail(cg);
+        concord_info info;
+        const int first = concord_solver_map(solver, NULL, &info);
+        assert_true(first == CONCORD_OK || first == CONCORD_ENOTCONVERGED);
+        assert_int_equal(
+            concord_solver_set_scores(solver, NULL, concord_additional_scores(cg_changed)),
+            CONCORD_OK);
+        const int rc = concord_solver_map(solver, NULL, &info);
+        const double tol = BOUND_TOL * c->scale_l1;
+        const bool below = info.upper_bound < lp - tol;
+        const bool off = rc == CONCORD_OK &&
+                         fabs(info.value - lp) > VALUE_TOL * fmax(fabs(lp), c->scale_l1);
+        if (below || off || (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED)) {
+            printf("warm solve after new additional scores: rc %d, value %.17g, upper bound "
+                   "%.17g, LP optimum %.17g\n",
+                   rc, info.value, info.upper_bound, lp);
+            print_case(c);
+            failures += 1;
+        }
+        checked += 1;
+        concord_solver_free(solver);
+        concord_graph_free(cg);
+        concord_graph_free(cg_changed);
+    }
+    printf("%d graphs with PAIR factors solved again after their scores changed\n", checked);
+    assert_true(checked >= 30);
+    assert_int_equal(failures, 0);
+}
+
 /* When concord reports an integral solution, every posterior is exactly 0
  * or 1, the assignment satisfies every factor, and its value is the
  * brute-force MAP (to rounding: 1e-12 of ||scores||_1). */
@@ -808,6 +859,7 @@ int main(void) {
         cmocka_unit_test(posteriors_are_within_1e_6_of_every_factor_polytope),
         cmocka_unit_test(reported_value_is_the_objective_of_the_returned_posteriors),
         cmocka_unit_test(upper_bound_is_at_least_the_lp_optimum),
+        cmocka_unit_test(warm_solves_after_new_additional_scores_bound_the_new_optimum),
         cmocka_unit_test(integral_solutions_are_binary_and_reach_the_brute_force_map),
         cmocka_unit_test(
             posteriors_are_invariant_to_rescaling_the_scores_when_the_lp_optimum_is_unique),

@@ -82,6 +82,8 @@ void concord_solver_free(concord_solver *s) {
     free(s->link_score);
     free(s->slot_state);
     free(s->face);
+    free(s->bound_input);
+    free(s->bound_term);
     for (int32_t f = 0; s->state && f < s->n_factors; ++f) active_set_free(s->state[f]);
     free(s->state);
     anderson_free(s->aa);
@@ -170,6 +172,8 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     s->link_score = alloc_array(nl, sizeof(double), &failed);
     s->slot_state = alloc_array(nl, sizeof(double), &failed);
     s->face = alloc_array(nf, sizeof(int32_t), &failed);
+    s->bound_input = alloc_array(nl, sizeof(double), &failed);
+    s->bound_term = alloc_array(nf, sizeof(double), &failed);
     s->round_u = alloc_array(nv, sizeof(double), &failed);
     s->round_v = alloc_array(na, sizeof(double), &failed);
     s->theta_work = alloc_array(nv, sizeof(double), &failed);

@@ -65,6 +65,8 @@ struct concord_solver {
     double *slot_state; /* per link in variable-major order: lambda + eta ubar,
                            the vector the acceleration works on */
     int32_t *face;      /* per factor: the face code of its last closed-form QP */
+    double *bound_input; /* per link: the factor's input at its last dual-bound term */
+    double *bound_term;  /* per factor: that term, its best value there */
     active_set **state; /* per factor: its active set (NULL: closed form) */
     anderson *aa;       /* NULL when acceleration cannot pay on this graph */
     solve_mode mode;    /* what lambda, ubar, the active sets hold */
