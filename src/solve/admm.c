@@ -99,12 +99,6 @@ typedef struct admm_run {
     struct timespec start;
 } admm_run;
 
-static double seconds_since(const struct timespec *start) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
-}
-
 /* The RMS of the nonzero entries of x and y, computed directly where the
  * squares can neither overflow nor vanish (largest: their largest
  * magnitude, > 0) and with the entries divided by the largest elsewhere
@@ -536,7 +530,7 @@ static int bound_step(admm_run *r, int32_t t, bool small) {
         concord_progress p = {t,
                               r->sparse ? objective(r, r->s->ubar, r->s->v) : current_value(r),
                               r->upper_bound,      r->primal,
-                              r->dual, r->eta_rel, seconds_since(&r->start), 0, 0};
+                              r->dual, r->eta_rel, solver_seconds_since(&r->start), 0, 0};
         if (r->st.progress(r->st.progress_context, &p)) return STOPPED_INTERRUPTED;
     }
     return -1;
@@ -695,7 +689,7 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
                 break;
             }
         }
-        if (st->time_limit > 0.0 && seconds_since(&r->start) >= st->time_limit) {
+        if (st->time_limit > 0.0 && solver_seconds_since(&r->start) >= st->time_limit) {
             end = STOPPED_TIME_LIMIT;
             break;
         }
@@ -887,7 +881,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
                          r->failed_factor);
         break;
     }
-    out.seconds = seconds_since(&r->start);
+    out.seconds = solver_seconds_since(&r->start);
     if (info) *info = out;
     return rc;
 }

@@ -143,12 +143,6 @@ static double largest_magnitude(int32_t n, const double *x) {
     return largest + check;
 }
 
-static double seconds_since(const struct timespec *start) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
-}
-
 int concord_solver_backward(concord_solver *w, const concord_settings *settings,
                             const double *du, const double *dv, double *dtheta, double *dphi,
                             concord_backward_info *info) {
@@ -238,7 +232,7 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
                 dphi[k] *= down;
         }
     }
-    out.seconds = seconds_since(&start);
+    out.seconds = solver_seconds_since(&start);
     if (info) *info = out;
     if (!out.converged)
         return solver_fail(w, CONCORD_ENOTCONVERGED,
