@@ -639,6 +639,11 @@ cdef class Graph:
             raise _error(rc, _text(concord_last_error(self.g)))
         return 0
 
+    cdef object no_factor(self, int32_t f):
+        """The error for a factor id out of range."""
+        return InvalidArgumentError(CONCORD_EINVAL, "factor %d out of range (the graph has %d)"
+                                    % (f, self.num_factors))
+
     cdef int writable(self) except -1:
         if self._solving:
             raise RuntimeError("the graph is already being solved and cannot change until "
@@ -674,8 +679,7 @@ cdef class Graph:
         """The number of links of a factor (concord_factor_degree)."""
         cdef int32_t f = _as_int32(factor, "factor"), degree = 0
         if concord_factor_degree(self.g, f, &degree) != CONCORD_OK:
-            raise InvalidArgumentError(CONCORD_EINVAL, "factor %d out of range (the graph has %d)"
-                                       % (f, self.num_factors))
+            raise self.no_factor(f)
         return degree
 
     def factor_variables(self, factor):
@@ -695,8 +699,7 @@ cdef class Graph:
         """(first, count): factor's additional outputs in the global index."""
         cdef int32_t f = _as_int32(factor, "factor"), first = 0, count = 0
         if concord_factor_additionals(self.g, f, &first, &count) != CONCORD_OK:
-            raise InvalidArgumentError(CONCORD_EINVAL, "factor %d out of range (the graph has %d)"
-                                       % (f, self.num_factors))
+            raise self.no_factor(f)
         return first, count
 
     @property
