@@ -167,6 +167,64 @@ def logic_graphs():
     return fg_file(graphs)
 
 
+def mixture_graph(seed, n):
+    """A random graph of every closed-form family (XOR, XOROUT, ATMOSTONE,
+    OR, OROUT, ANDOUT, IMPLY, BUDGET, KNAPSACK, PAIR), 2n factors of degree
+    2 to 8 over windows of nearby variables, negations chosen so that a
+    planted assignment satisfies every constraint (the graph is feasible)."""
+    rng = Rng(seed)
+    x = [rng.int(2) for _ in range(n)]
+    g = Graph(scores(rng, n))
+    kinds = ["PAIR"] * 23 + ["ATMOSTONE"] * 15 + ["OR"] * 15 + ["OROUT"] * 10 + \
+        ["XOR"] * 8 + ["IMPLY"] * 8 + ["BUDGET"] * 7 + ["ANDOUT"] * 5 + \
+        ["XOROUT"] * 4 + ["KNAPSACK"] * 5
+
+    def value(v, negated):
+        return x[v] ^ int(negated)
+
+    for _ in range(2 * n):
+        kind = kinds[rng.int(len(kinds))]
+        d = 2 + rng.int(7)
+        start, width = rng.int(n), d + rng.int(3 * d + 8)
+        vars_ = [(start + k) % n for k in rng.shuffle(list(range(width)))[:d]]
+        if kind == "PAIR":
+            g.add("PAIR 2 %d %d %s" % (vars_[0] + 1, vars_[1] + 1, num(rng.normal())))
+            continue
+        if kind in ("XOR", "ATMOSTONE", "OR", "OROUT"):
+            g.add(planted_logic(rng, kind, vars_, x))
+            continue
+        negated = [rng.int(10) < 3 for _ in vars_]
+        if kind == "XOROUT":  # inputs: at most one true literal; output their sum
+            on = rng.int(d)
+            negated = [(x[v] == 1) != (j == on) for j, v in enumerate(vars_[:-1])]
+            negated.append((x[vars_[-1]] == 1) != (on < d - 1))
+        elif kind == "ANDOUT":
+            out = all(value(v, n_) for v, n_ in zip(vars_[:-1], negated[:-1]))
+            negated[-1] = (x[vars_[-1]] == 1) != out
+        elif kind == "IMPLY":
+            if all(value(v, n_) for v, n_ in zip(vars_[:-1], negated[:-1])):
+                negated[-1] = x[vars_[-1]] == 0
+        elif kind == "BUDGET":
+            budget = 1 + rng.int(d - 1)
+            for j, v in enumerate(vars_):
+                if sum(value(w, n_) for w, n_ in zip(vars_, negated)) <= budget:
+                    break
+                if value(v, negated[j]):
+                    negated[j] = not negated[j]
+            g.add(literal_line(kind, vars_, negated) + " %d" % budget)
+            continue
+        elif kind == "KNAPSACK":
+            costs = [float(num(0.5 + 1.5 * rng.uniform())) for _ in vars_]
+            used = sum(c for c, v, n_ in zip(costs, vars_, negated) if value(v, n_))
+            # 1e-4 above the planted cost, which rounding may push past its sum of decimals
+            capacity = max(used + 1e-4, sum(costs) * (0.2 + 0.5 * rng.uniform()))
+            g.add(literal_line(kind, vars_, negated) + " %s %s" %
+                  (nums(costs), num(math.ceil(capacity * 1e4) / 1e4)))
+            continue
+        g.add(literal_line(kind, vars_, negated))
+    return g
+
+
 def transitivity_graph():
     """transitivity.fg: coreference of 9 mentions, one variable per pair
     (i < j, in lexicographic order), the three transitivity clauses of every
@@ -453,6 +511,7 @@ FILES = {
     "fg/matching.fg": matching_graphs,
     "fg/dense.fg": dense_graph,
     "fg/compressor.fg": compressor_graph,
+    "fg/mixture.fg": lambda: fg_file([mixture_graph(1013, 150), mixture_graph(1197, 150)]),
     "uai/grid3x3.uai": grid_model,
     "uai/grid3x3.uai.evid": lambda: "2\n1 2 6 1\n",
     "uai/bayes.uai": bayes_model,

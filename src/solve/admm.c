@@ -80,7 +80,8 @@ typedef struct admm_run {
     bool sparse;
     double scale;          /* the unit of the penalty */
     double eta_rel, eta;   /* the penalty, relative and absolute */
-    double cache_slack;    /* see factor_step */
+    double cache_fraction; /* CACHE_FRACTION, 0 once caching ended (end_factor_caching) */
+    double cache_slack;    /* see set_penalty */
     double l1;             /* sum of |scores| */
     double gap_floor;      /* the LP-MAP gap that counts as closed at any value */
     double upper_bound;    /* best dual bound so far */
@@ -186,7 +187,7 @@ static void set_penalty(admm_run *r, double eta_rel) {
     /* A factor is solved again only when an input moved by more than this:
      * its output would move by at most CACHE_FRACTION * tol (LP-SparseMAP
      * divides it per variable, see variable_slack). */
-    r->cache_slack = CACHE_FRACTION * r->st.tol * r->eta;
+    r->cache_slack = r->cache_fraction * r->st.tol * r->eta;
     if (!r->sparse)
         for (int32_t j = 0; j < r->s->max_degree; ++j) r->s->d[j] = r->eta;
 }
@@ -659,6 +660,20 @@ static void acceleration_step(admm_run *r, int32_t t) {
     }
 }
 
+/* Ends the factor caching for the rest of an LP-MAP solve whose residuals
+ * are small but whose gap is still open: every factor is solved again, and
+ * from then on whenever its input moves at all. A factor left alone while
+ * its input drifts by less than the cache slack is off by up to
+ * CACHE_FRACTION * tol, which the residuals allow but the gap, relative to
+ * a value far smaller than the scores (terms that cancel), may not: such
+ * solves stalled at max_iter with residuals of 1e-8. */
+static void end_factor_caching(admm_run *r) {
+    if (r->cache_fraction == 0.0) return;
+    r->cache_fraction = 0.0;
+    r->cache_slack = 0.0;
+    memset(r->s->dirty, 1, (size_t)r->g->n_factors);
+}
+
 /* The loop: returns how it ended, with the iterations run in *iterations. */
 static outcome iterate(admm_run *r, int32_t *iterations) {
     const concord_settings *st = &r->st;
@@ -682,6 +697,7 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
             end = CONVERGED;
             break;
         }
+        if (small && !r->sparse) end_factor_caching(r);
         if (t % st->bound_every == 0 || (small && t - r->last_bound >= BOUND_RECHECK)) {
             const int ended = bound_step(r, t, small);
             if (ended >= 0) {
@@ -888,7 +904,8 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
 
 int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse,
                 const double *theta, concord_info *info) {
-    admm_run r = {.s = s, .g = s->g, .sparse = sparse, .failed_factor = -1};
+    admm_run r = {.s = s, .g = s->g, .sparse = sparse, .failed_factor = -1,
+                  .cache_fraction = CACHE_FRACTION};
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if (settings) r.st = *settings;
     else concord_default_settings(&r.st);

@@ -22,6 +22,7 @@ static const char *const type_names[] = {
     [FG_IMPLY] = "IMPLY",
     [FG_BUDGET] = "BUDGET",
     [FG_BUDGET_EXACT] = "BUDGET_EXACT",
+    [FG_KNAPSACK] = "KNAPSACK",
     [FG_PAIR] = "PAIR",
     [FG_ARBORESCENCE] = "ARBORESCENCE",
     [FG_HEAD_AUTOMATON] = "HEAD_AUTOMATON",
@@ -148,7 +149,7 @@ static bool next_double(const char **p, double *out) {
 /* ---- one graph ---- */
 
 typedef struct graph_buffers {
-    buffer var, neg, ints, scores;
+    buffer var, neg, ints, reals, scores;
 } graph_buffers;
 
 static int bad(const line_reader *r, const char *what) {
@@ -169,15 +170,20 @@ static bool read_ints(const char **p, graph_buffers *w, long n, long lo, long hi
     return true;
 }
 
-static bool read_scores(const char **p, graph_buffers *w, long n) {
+/* n numbers of the line into `into` (the scores or the reals), each >= lo. */
+static bool read_doubles(const char **p, buffer *into, long n, double lo) {
     for (long k = 0; k < n; ++k) {
         double x;
-        if (!next_double(p, &x) || !push_double(&w->scores, x)) return false;
+        if (!next_double(p, &x) || x < lo || !push_double(into, x)) return false;
     }
     return true;
 }
 
-static bool negatable(fg_type t) { return t <= FG_BUDGET_EXACT; }
+static bool read_scores(const char **p, graph_buffers *w, long n) {
+    return read_doubles(p, &w->scores, n, -INFINITY);
+}
+
+static bool negatable(fg_type t) { return t <= FG_KNAPSACK; }
 
 /* The factor on `line` (its type already known) into the buffers. */
 static int read_factor(line_reader *r, const fg_graph *g, fg_type t, const char *p,
@@ -204,6 +210,10 @@ static int read_factor(line_reader *r, const fg_graph *g, fg_type t, const char 
     case FG_BUDGET_EXACT:
         if (!read_ints(&p, w, 1, 0, t == FG_BUDGET_EXACT ? degree : 1L << 30, NULL))
             return bad(r, "bad budget");
+        break;
+    case FG_KNAPSACK:
+        if (!read_doubles(&p, &w->reals, degree + 1, 0.0))
+            return bad(r, "expected D costs and a budget, all >= 0");
         break;
     case FG_PAIR:
         if (!read_scores(&p, w, 1)) return bad(r, "expected the PAIR score");
@@ -260,6 +270,8 @@ static void free_graph(fg_graph *g) {
     free(g->neg);
     free(g->int_start);
     free(g->ints);
+    free(g->real_start);
+    free(g->reals);
     free(g->score_start);
     free(g->scores);
     memset(g, 0, sizeof *g);
@@ -278,8 +290,9 @@ static int read_graph(line_reader *r, fg_graph *g) {
     g->type = calloc((size_t)m + 1, sizeof *g->type);
     g->start = calloc((size_t)m + 1, sizeof *g->start);
     g->int_start = calloc((size_t)m + 1, sizeof *g->int_start);
+    g->real_start = calloc((size_t)m + 1, sizeof *g->real_start);
     g->score_start = calloc((size_t)m + 1, sizeof *g->score_start);
-    if (!g->theta || !g->type || !g->start || !g->int_start || !g->score_start)
+    if (!g->theta || !g->type || !g->start || !g->int_start || !g->real_start || !g->score_start)
         return FG_READ_ERROR;
     for (long i = 0; i < n; ++i)
         if (!(line = content_line(r)) || !next_double(&line, &g->theta[i]) || !only_blank(line))
@@ -305,16 +318,19 @@ static int read_graph(line_reader *r, fg_graph *g) {
         g->type[f] = (fg_type)t;
         g->start[f] = (int)w.var.used;
         g->int_start[f] = (int)w.ints.used;
+        g->real_start[f] = (int)w.reals.used;
         g->score_start[f] = (int)w.scores.used;
         rc = read_factor(r, g, (fg_type)t, save, &w);
     }
     g->start[m] = (int)w.var.used;
     g->int_start[m] = (int)w.ints.used;
+    g->real_start[m] = (int)w.reals.used;
     g->score_start[m] = (int)w.scores.used;
     g->n_additionals = (int)w.scores.used;
     g->var = w.var.data;
     g->neg = w.neg.data;
     g->ints = w.ints.data;
+    g->reals = w.reals.data;
     g->scores = w.scores.data;
     return rc;
 }

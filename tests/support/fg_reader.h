@@ -2,8 +2,8 @@
  * A test-side reader of AD3's .fg text (docs/formats.md), written from the
  * documentation and independent of the library's reader, for the tests'
  * GLPK references. It reads the logic factors (XOR, XOROUT, ATMOSTONE, OR,
- * OROUT, ANDOUT, IMPLY, BUDGET, BUDGET_EXACT), PAIR, and the structured
- * factors ARBORESCENCE, HEAD_AUTOMATON, GRANDPARENT_HEAD_AUTOMATON,
+ * OROUT, ANDOUT, IMPLY, BUDGET, BUDGET_EXACT), KNAPSACK, PAIR, and the
+ * structured factors ARBORESCENCE, HEAD_AUTOMATON, GRANDPARENT_HEAD_AUTOMATON,
  * SEQUENCE and SEQUENCE_BUDGET; any other factor type makes the read end
  * with FG_READ_UNSUPPORTED. Like AD3 it swallows the one line after each
  * graph, whatever it holds (the stray CARALHO3/CARALHO4 lines of AD3's
@@ -23,6 +23,7 @@ typedef enum fg_type {
     FG_IMPLY,
     FG_BUDGET,
     FG_BUDGET_EXACT,
+    FG_KNAPSACK,
     FG_PAIR,
     FG_ARBORESCENCE,
     FG_HEAD_AUTOMATON,
@@ -32,13 +33,15 @@ typedef enum fg_type {
 } fg_type;
 
 /* One graph. The links of factor f are start[f]..start[f+1) of var (0-based
- * variables) and neg (negated link; only logic factors and BUDGETs). Its
- * integer fields are ints[int_start[f]..int_start[f+1]):
+ * variables) and neg (negated link; only logic factors, BUDGETs and
+ * KNAPSACK). Its integer fields are ints[int_start[f]..int_start[f+1]):
  *   BUDGET, BUDGET_EXACT        B
  *   ARBORESCENCE                LENGTH, h1, m1, ..., hD, mD
  *   GRANDPARENT_HEAD_AUTOMATON  G
  *   SEQUENCE                    L, K1..KL
  *   SEQUENCE_BUDGET             L, B, K1..KL
+ * Its real fields are reals[real_start[f]..real_start[f+1]):
+ *   KNAPSACK                    c1, ..., cD, B
  * Its scores, scores[score_start[f]..score_start[f+1]), are those of its
  * additional outputs, in the file's order, which is also the order of the
  * outputs: additional output k of the graph is scored by scores[k], and
@@ -52,6 +55,8 @@ typedef struct fg_graph {
     char *neg;
     int *int_start; /* n_factors + 1 */
     int *ints;
+    int *real_start; /* n_factors + 1 */
+    double *reals;
     int *score_start; /* n_factors + 1 */
     double *scores;
 } fg_graph;

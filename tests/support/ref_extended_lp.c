@@ -117,6 +117,12 @@ int hrep_build(const fg_graph *g, hrep *h) {
             r = hrep_row(h, d, sense, b);
             for (int j = 0; j < d; ++j) set_term(r, j, v[j], ng[j], 1.0);
             break;
+        case FG_KNAPSACK: {
+            const double *costs = g->reals + g->real_start[f];
+            r = hrep_row(h, d, -1, costs[d]);
+            for (int j = 0; j < d; ++j) set_term(r, j, v[j], ng[j], costs[j]);
+            break;
+        }
         default: break; /* structured: extended formulations below */
         }
     }

@@ -11,7 +11,8 @@
  * onto the factor's variables and additional outputs is the convex hull of
  * its configurations):
  *
- *   logic factors and PAIR: their H-representations (hrep_build below);
+ *   logic factors, KNAPSACK (its continuous polytope, as the library's)
+ *     and PAIR: their H-representations (hrep_build below);
  *   ARBORESCENCE: one head per token, and the directed cuts: for every
  *     set S of tokens, the arcs entering S from outside sum to at least 1
  *     (Edmonds: with the one-head rows, the exact description of the
