@@ -23,9 +23,9 @@
  * 30 positions over S 5 to 10 states), and on the parsing graphs n = 60,
  * K = 5 of seeds 1 to 10, among which LP-MAP was reported to stop at the
  * iteration cap with tiny residuals but a value 3.5e-3 below the optimum
- * (none does with the library of this commit), and on the two random
+ * (none does with the library of this commit), and on the three random
  * graphs of every closed-form family in tests/data/fg/mixture.fg, on which
- * it stopped there with its gap open (see that test): LP-MAP must converge
+ * it stopped there too (see that test): LP-MAP must converge
  * to within 1e-6 (relative, or absolute below 1) of the reference's value and
  * LP-SparseMAP must converge. Every case is run and the failing ones are
  * listed before the test fails. Under AddressSanitizer a third of the
@@ -653,9 +653,12 @@ static void lp_map_converges_on_parsing_graphs_n60_K5(void **state) {
 /* tests/data/fg/mixture.fg: random graphs of every closed-form family
  * (logic factors, BUDGET, KNAPSACK, PAIR) on overlapping windows of
  * variables, constrained around a planted assignment, on which LP-MAP
- * stopped at the iteration cap with residuals of 1e-8 and its gap open by
- * 2e-6 of the value: factors not solved again while their inputs drift by
- * less than the cache slack left their copies off by up to 1e-8. */
+ * stopped at the iteration cap. Graphs 1 and 2 with residuals of 1e-8 and
+ * the gap open by 2e-6 of the value: factors not solved again while their
+ * inputs drift by less than the cache slack left their copies off by up to
+ * 1e-8. Graph 3 with the primal residual 1e-5, 500 times the dual: its
+ * penalty, far off once the first 30 changes were spent, was not changed
+ * again. */
 static void lp_map_converges_on_mixture_graphs(void **state) {
     (void)state;
     const char *path = test_data_path("fg/mixture.fg");

@@ -41,6 +41,9 @@
 #include "solver.h"
 
 enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
+/* after MAX_ADAPTATIONS changes, the wait before the next one: this many
+ * iterations, doubled with each further change (see penalty_step) */
+enum { LATE_ADAPT_WAIT = 1000, LATE_ADAPT_DOUBLINGS = 20 };
 /* the first iterations adapt the penalty more often and by larger steps */
 enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
 /* LP-MAP's acceleration begins once those early iterations are over: it
@@ -87,6 +90,7 @@ typedef struct admm_run {
     double upper_bound;    /* best dual bound so far */
     int32_t last_bound;    /* iteration of the last bound */
     int32_t adaptations;   /* penalty changes so far */
+    int64_t next_adaptation; /* no change before this iteration */
     int64_t solves, oracle_calls;
     double primal, dual;   /* the last iteration's residuals (max) */
     double primal_sq, change_sq; /* and their squares summed, for the RMS */
@@ -569,13 +573,18 @@ static double least_penalty(const admm_run *r) {
     return r->sparse ? ETA_REL_MIN / r->scale : ETA_REL_MIN;
 }
 
-/* The penalty update. It adapts a bounded number of times: ADMM converges
- * for any fixed penalty, while unbounded rebalancing can cycle. A change
- * makes every factor's input move, and restarts the acceleration. */
+/* The penalty update. ADMM converges for any fixed penalty, while
+ * rebalancing at a steady rate can cycle; so after MAX_ADAPTATIONS changes
+ * the wait before the next one is LATE_ADAPT_WAIT iterations, doubled with
+ * each further change: the penalty stays put for ever longer stretches,
+ * yet one left far off once the first changes are spent is still mended
+ * (with a hard cap, solves sat at max_iter with one residual 10-1000 times
+ * the other; docs/design.md). A change makes every factor's input move,
+ * and restarts the acceleration. */
 static void penalty_step(admm_run *r, int32_t t) {
     const bool early = t <= EARLY_ITERATIONS;
     if (!r->st.adapt_eta || t % (early ? EARLY_ADAPT_EVERY : ADAPT_EVERY) != 0 ||
-        r->adaptations >= MAX_ADAPTATIONS)
+        t < r->next_adaptation)
         return;
     const double n_links = (double)r->g->n_links;
     const double floor = least_penalty(r);
@@ -586,6 +595,11 @@ static void penalty_step(admm_run *r, int32_t t) {
     set_penalty(r, fmin(fmax(r->eta_rel * step, floor), ETA_REL_MAX));
     memset(r->s->dirty, 1, (size_t)r->g->n_factors);
     r->adaptations += 1;
+    const int32_t late = r->adaptations - MAX_ADAPTATIONS;
+    if (late >= 0) {
+        const int doublings = late < LATE_ADAPT_DOUBLINGS ? late : LATE_ADAPT_DOUBLINGS;
+        r->next_adaptation = t + ((int64_t)LATE_ADAPT_WAIT << doublings);
+    }
     if (r->accelerating) {
         fill_slot_state(r);
         anderson_restart(r->s->aa, r->s->slot_state, t);
