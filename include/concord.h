@@ -192,6 +192,14 @@ CONCORD_API int32_t concord_num_multi_variables(const concord_graph *g);
 CONCORD_API int concord_multi_variable(const concord_graph *g, int32_t m, int32_t *first,
                                        int32_t *num_states);
 
+/* The labels of multi-variable m's states, num_states of them in state
+ * order: for a graph read from a UAI model, the model's state numbers that
+ * evidence and zero potentials left; otherwise 0, 1, ... These are the
+ * labels concord_solver_decoded_labels gives and
+ * concord_assignment_from_labels takes. */
+CONCORD_API int concord_multi_variable_labels(const concord_graph *g, int32_t m,
+                                              int32_t *labels);
+
 /* DENSE: a full score table over the joint states of n_vars multi-valued
  * variables. vars lists the binary state variables of each multi-variable
  * in turn (num_states[0] of them, then num_states[1], ...). The factor owns

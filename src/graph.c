@@ -223,6 +223,13 @@ int concord_multi_variable(const concord_graph *g, int32_t m, int32_t *first,
     return CONCORD_OK;
 }
 
+int concord_multi_variable_labels(const concord_graph *g, int32_t m, int32_t *labels) {
+    if (!g || !labels || m < 0 || m >= g->n_multi) return CONCORD_EINVAL;
+    const multi_variable *mv = &g->multi[m];
+    for (int32_t k = 0; k < mv->num_states; ++k) labels[k] = multi_variable_label(mv, k);
+    return CONCORD_OK;
+}
+
 int32_t concord_num_variables(const concord_graph *g) { return g ? g->n_vars : 0; }
 int32_t concord_num_factors(const concord_graph *g) { return g ? g->n_factors : 0; }
 int32_t concord_num_additionals(const concord_graph *g) { return g ? g->n_add : 0; }

@@ -25,6 +25,11 @@ typedef struct multi_variable {
     int32_t one_hot_factor; /* its XOR factor, or -1 */
 } multi_variable;
 
+/* The label of state k of mv. */
+static inline int32_t multi_variable_label(const multi_variable *mv, int32_t k) {
+    return mv->labels ? mv->labels[k] : k;
+}
+
 struct concord_graph {
     int32_t n_vars, cap_vars;
     double *theta; /* variable scores */

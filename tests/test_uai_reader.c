@@ -559,6 +559,16 @@ static void graph_structure_follows_tables_evidence_and_zeros(void **state) {
     assert_close(theta[multi_first(g, 2)], 0.0, 1e-15);           /* log 1 */
     assert_close(theta[multi_first(g, 3)], log(2.0), 1e-15);
     assert_close(theta[multi_first(g, 3) + 1], log(3.0), 1e-15);
+    int32_t kept[3] = {-1, -1, -1};
+    assert_int_equal(concord_multi_variable_labels(g, 1, kept), CONCORD_OK);
+    assert_int_equal(kept[0], 0);
+    assert_int_equal(kept[1], 1);
+    assert_int_equal(kept[2], 2);
+    assert_int_equal(concord_multi_variable_labels(g, 2, kept), CONCORD_OK);
+    assert_int_equal(kept[0], 1); /* state 0 removed by its zero */
+    assert_int_equal(concord_multi_variable_labels(g, 4, kept), CONCORD_EINVAL);
+    assert_int_equal(concord_multi_variable_labels(g, -1, kept), CONCORD_EINVAL);
+    assert_int_equal(concord_multi_variable_labels(g, 0, NULL), CONCORD_EINVAL);
     concord_graph_free(g);
 
     /* With evidence x1 = 2: var 1 keeps one state, var 2 one. */
@@ -568,6 +578,8 @@ static void graph_structure_follows_tables_evidence_and_zeros(void **state) {
     assert_int_equal(multi_states(g, 1), 1);
     assert_int_equal(multi_states(g, 2), 1);
     assert_int_equal(multi_states(g, 3), 2);
+    assert_int_equal(concord_multi_variable_labels(g, 1, kept), CONCORD_OK);
+    assert_int_equal(kept[0], 2); /* the evidence's state */
     assert_int_equal(concord_num_variables(g), 6);
     assert_int_equal(concord_num_factors(g), 3);
     assert_int_equal(concord_factor_additionals(g, 1, &first, &count), CONCORD_OK);

@@ -55,6 +55,7 @@ cdef extern from "concord.h" nogil:
     int32_t concord_num_multi_variables(const concord_graph *g)
     int concord_multi_variable(const concord_graph *g, int32_t m, int32_t *first,
                                int32_t *num_states)
+    int concord_multi_variable_labels(const concord_graph *g, int32_t m, int32_t *labels)
     int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
                           const int32_t *vars, const double *scores, int32_t *factor)
 

@@ -713,6 +713,21 @@ cdef class Graph:
             out.append((first, states))
         return out
 
+    def multi_variable_labels(self, m):
+        """The labels of multi-variable m's states, in state order: for a
+        graph read from a UAI model the model's state numbers that evidence
+        and zero potentials left, otherwise 0, 1, ... (the labels
+        decoded_labels gives and assignment_from_labels takes)."""
+        cdef int32_t index = _as_int32(m, "m"), first = 0, states = 0
+        if concord_multi_variable(self.g, index, &first, &states) != CONCORD_OK:
+            raise ValueError("multi-variable %d out of range (the graph has %d)"
+                             % (index, concord_num_multi_variables(self.g)))
+        out = np.empty(states, dtype=np.int32)
+        cdef int32_t[::1] labels = out
+        if states > 0:
+            self.check(concord_multi_variable_labels(self.g, index, &labels[0]))
+        return out
+
     # ---- variables
 
     def add_variables(self, count, scores=None):
@@ -1063,12 +1078,18 @@ cdef class Graph:
         if n_multi == 0:
             return out
         cdef double[::1] x = out
-        if concord_assignment_from_labels(self.g, _iptr(l), &x[0]) != CONCORD_OK:
-            raise InvalidArgumentError(
-                CONCORD_EINVAL, "labels: some label names no state of its multi-variable "
-                "(states are numbered from 0, or by the model's state numbers left by "
-                "evidence and zeros for a UAI model)")
-        return out
+        if concord_assignment_from_labels(self.g, _iptr(l), &x[0]) == CONCORD_OK:
+            return out
+        bad = next(m for m in range(n_multi) if l[m] not in self.multi_variable_labels(m))
+        raise InvalidArgumentError(
+            CONCORD_EINVAL, "labels: label %d names no state of its multi-variable %d, whose "
+            "states are labelled %s" % (l[bad], bad, _label_list(self.multi_variable_labels(bad))))
+
+
+def _label_list(labels, shown=10):
+    """Labels as '0, 1, 2', the first `shown` of a long list then '...'."""
+    text = ", ".join(str(k) for k in labels[:shown])
+    return text + (", ..." if len(labels) > shown else "")
 
 
 cdef int _check_sum(Py_ssize_t n_vars, const int32_t[::1] num_states, str what) except -1:

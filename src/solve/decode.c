@@ -416,7 +416,7 @@ int concord_solver_decoded_labels(const concord_solver *s, int32_t *labels) {
         int32_t state = 0;
         for (int32_t k = 0; k < mv->num_states; ++k)
             if (s->decoded[mv->first + k] > 0.5) state = k;
-        labels[m] = mv->labels ? mv->labels[state] : state;
+        labels[m] = multi_variable_label(mv, state);
     }
     return CONCORD_OK;
 }
@@ -428,7 +428,7 @@ int concord_assignment_from_labels(const concord_graph *g, const int32_t *labels
         const multi_variable *mv = &g->multi[m];
         int32_t found = -1;
         for (int32_t k = 0; k < mv->num_states && found < 0; ++k)
-            if ((mv->labels ? mv->labels[k] : k) == labels[m]) found = k;
+            if (multi_variable_label(mv, k) == labels[m]) found = k;
         if (found < 0) return CONCORD_EINFEASIBLE;
         x[mv->first + found] = 1.0;
     }

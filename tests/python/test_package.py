@@ -291,6 +291,17 @@ def test_uai_models_decode_as_the_command_line_tool(model, evidence, tmp_path):
     decoding = fg.decode()
     assert decoding.violated == 0
     assert fg.labels().tolist() == expected
+    # an observed variable keeps the one state its evidence names
+    observed = {}
+    if evidence:  # "E v x v x ..." or the older "1 E v x v x ..."
+        numbers = [int(t) for t in open(evidence).read().split()]
+        pairs = numbers[2:] if len(numbers) == 2 * numbers[1] + 2 else numbers[1:]
+        observed = dict(zip(pairs[0::2], pairs[1::2]))
+    for m, (first, states) in enumerate(fg._graph.multi_variables):
+        labels = fg._graph.multi_variable_labels(m).tolist()
+        assert len(labels) == states and expected[m] in labels
+        if m in observed:
+            assert labels == [observed[m]]
 
 
 # ---------------------------------------------------------------------------
@@ -721,10 +732,16 @@ def test_misuses_are_refused_with_messages_that_name_them():
     assert graph.assignment_from_labels([2, 0]).tolist() == [0, 0, 1, 1, 0]
     with pytest.raises(ValueError, match="one per multi-variable \\(2\\), got 3"):
         graph.assignment_from_labels([0, 1, 0])
-    for labels in ([3, 0], [0, -1]):
-        with pytest.raises(ValueError, match="names no state of its multi-variable") as caught:
+    for labels, message in (([3, 0], "label 3 names no state of its multi-variable 0, "
+                                      "whose states are labelled 0, 1, 2$"),
+                            ([0, -1], "label -1 names no state of its multi-variable 1, "
+                                      "whose states are labelled 0, 1$")):
+        with pytest.raises(ValueError, match=message) as caught:
             graph.assignment_from_labels(labels)
         assert not isinstance(caught.value, concord.InfeasibleError)
+    assert graph.multi_variable_labels(0).tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match=r"multi-variable 2 out of range \(the graph has 2\)"):
+        graph.multi_variable_labels(2)
     with pytest.raises(ValueError, match=r"factor 5 out of range \(the graph has 2\)"):
         graph.factor_additionals(5)
     plain = _core.Graph()
