@@ -305,6 +305,53 @@ static void a_warm_start_after_a_small_change_is_faster(void **state) {
     concord_graph_free(g);
 }
 
+/* A warm start follows a change of the scores' scale: after a solve at
+ * scores around 1e8, solves at scores from 0 to 1 (AD3, PSDD, exact MAP)
+ * find the MAP. The graph, XOR(x0..x3) and x0 AND x1 AND x2 = NOT x3,
+ * allows one assignment, (0, 0, 0, 1), by brute force over the 16. Kept
+ * at their old size, the multipliers left AD3 and exact MAP at max_iter
+ * and made PSDD call the graph infeasible. */
+static void warm_starts_follow_a_change_of_the_score_scale(void **state) {
+    (void)state;
+    test_rng rng = {31};
+    concord_graph *g = concord_graph_new();
+    int32_t first, vars[4] = {0, 1, 2, 3}, and_vars[4] = {0, 2, 1, 3};
+    const bool negated[4] = {false, false, false, true};
+    const double large[4] = {60024085.5, -27574187.6, 76115155.4, 67211116.7};
+    assert_int_equal(concord_add_variables(g, 4, large, &first), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 4, vars, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_ANDOUT, 4, and_vars, negated, NULL), CONCORD_OK);
+    int allowed = 0, which = -1;
+    for (int x = 0; x < 16; ++x) {
+        const int u0 = x & 1, u1 = (x >> 1) & 1, u2 = (x >> 2) & 1, u3 = (x >> 3) & 1;
+        if (u0 + u1 + u2 + u3 == 1 && (u0 & u1 & u2) == 1 - u3) ++allowed, which = x;
+    }
+    assert_int_equal(allowed, 1);
+    assert_int_equal(which, 8); /* (0, 0, 0, 1) */
+    const double scales[] = {0.0, 1e-10, 1e-4, 1e-2, 1.0};
+    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; ++k) {
+        for (int algorithm = 0; algorithm < 3; ++algorithm) {
+            double theta[4];
+            for (int i = 0; i < 4; ++i) theta[i] = scales[k] * rng_normal(&rng);
+            concord_solver *s = new_solver_or_fail(g);
+            assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_OK);
+            assert_int_equal(concord_solver_set_scores(s, theta, NULL), CONCORD_OK);
+            concord_info info;
+            const int rc = algorithm == 0   ? concord_solver_map(s, NULL, &info)
+                           : algorithm == 1 ? concord_solver_psdd(s, NULL, &info)
+                                            : concord_solver_exact(s, NULL, &info);
+            assert_int_equal(rc, CONCORD_OK);
+            assert_int_equal(info.status, algorithm == 2 ? CONCORD_STATUS_OPTIMAL
+                                                         : CONCORD_STATUS_INTEGRAL);
+            assert_true(fabs(info.value - theta[3]) <= 1e-9 * (1.0 + fabs(theta[3])));
+            const double *u = concord_solver_variables(s);
+            for (int i = 0; i < 4; ++i) assert_true(u[i] == (i == 3 ? 1.0 : 0.0));
+            concord_solver_free(s);
+        }
+    }
+    concord_graph_free(g);
+}
+
 /* ------------------------------------------------------------------------
  * User factors
  * ------------------------------------------------------------------------ */
@@ -1174,6 +1221,7 @@ int main(void) {
         cmocka_unit_test(solver_scores_are_their_own),
         cmocka_unit_test(a_solver_refuses_a_graph_whose_structure_changed),
         cmocka_unit_test(a_warm_start_after_a_small_change_is_faster),
+        cmocka_unit_test(warm_starts_follow_a_change_of_the_score_scale),
         cmocka_unit_test(user_factors_solve_as_the_builtins_they_reimplement),
         cmocka_unit_test(backward_through_user_factors_equals_finite_differences),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),

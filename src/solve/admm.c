@@ -242,6 +242,7 @@ static void start(admm_run *r, bool warm) {
     r->scale = r->sparse ? fmax(score_rms, 1.0) : score_rms;
     set_penalty(r, warm && s->eta_rel > 0.0 ? s->eta_rel : r->st.eta);
     if (warm) {
+        solver_warm_multipliers(s, r->scale);
         center_multipliers(s);
     } else {
         for (int32_t l = 0; l < g->n_links; ++l) s->lambda[l] = 0.0;
@@ -501,7 +502,7 @@ static int dual_bound(admm_run *r, double *bound, double *size) {
         }
         const double best = s->bound_term[f];
         sum += best;
-        magnitude += fabs(best);
+        if (isfinite(best)) magnitude += fabs(best);
     }
     for (int32_t i = 0; i < g->n_vars; ++i) {
         if (s->deg[i] == 0) {
@@ -844,6 +845,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     s->mode = failed || end == FAILED_CALLBACK ? MODE_NONE : (r->sparse ? MODE_SPARSE : MODE_MAP);
     s->eta_rel = r->eta_rel;
     s->eta = r->eta;
+    s->lambda_scale = r->scale;
     s->have_decoded = false;
     solver_distribution_clear(s);
 

@@ -90,16 +90,17 @@ static int update_factor(mplp_run *r, int32_t f) {
 }
 
 /* The dual: every unit's best belief plus every factor's best
- * reparametrized score. Returns 0 or a user oracle's error (its factor in
- * *failed). */
-static int dual_value(mplp_run *r, double *dual, int32_t *failed) {
+ * reparametrized score, and the sum of those terms' magnitudes in *size.
+ * Returns 0 or a user oracle's error (its factor in *failed). */
+static int dual_value(mplp_run *r, double *dual, double *size, int32_t *failed) {
     const units *un = r->un;
-    double sum = 0.0;
+    double sum = 0.0, magnitude = 0.0;
     for (int32_t w = 0; w < un->n_units; ++w) {
         const double *b = r->belief + r->belief_begin[w];
         double top = -INFINITY;
         for (int32_t t = 0; t < un->states[w]; ++t) top = fmax(top, b[t]);
         sum += top;
+        if (isfinite(top)) magnitude += fabs(top);
     }
     /* a state no belief allows is out of every factor's reach (else its
      * -inf multiplier would count as +inf there) */
@@ -119,8 +120,10 @@ static int dual_value(mplp_run *r, double *dual, int32_t *failed) {
         }
         r->calls += 1;
         sum += best;
+        if (isfinite(best)) magnitude += fabs(best);
     }
     *dual = sum;
+    *size = magnitude;
     return 0;
 }
 
@@ -283,11 +286,12 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
     for (t = 1; t <= r.st.max_iter; ++t) {
         for (int32_t f = 0; f < g->n_factors && !rc; ++f)
             if (r.un->own[f] < 0 && (rc = update_factor(&r, f))) failed = f;
-        double dual;
-        if (rc || (rc = dual_value(&r, &dual, &failed)) || (rc = decode_beliefs(&r, &failed)))
+        double dual, size;
+        if (rc || (rc = dual_value(&r, &dual, &size, &failed)) ||
+            (rc = decode_beliefs(&r, &failed)))
             break;
         best_dual = fmin(best_dual, dual);
-        if (solver_bound_proves_infeasible(best_dual, r.l1, r.l1)) {
+        if (solver_bound_proves_infeasible(dual, r.l1, size)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
@@ -329,6 +333,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
             out.value = value;
             out.integral = true;
             link_multipliers(&r);
+            s->lambda_scale = solver_score_rms(s, r.theta, r.phi);
             memcpy(s->ubar, s->sol_u, (size_t)g->n_vars * sizeof(double));
             s->mode = MODE_MAP;
             if (status != CONCORD_STATUS_INTEGRAL && status != CONCORD_STATUS_FRACTIONAL)

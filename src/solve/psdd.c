@@ -46,12 +46,13 @@ typedef struct psdd_run {
 } psdd_run;
 
 /* Every factor's MAP under theta/deg + lambda into s->uf and s->v; the
- * dual (with the variables in no factor at their best) to *dual. Returns
- * 0 or a user oracle's error (its factor in *failed). */
-static int factor_maps(psdd_run *r, double *dual, int32_t *failed) {
+ * dual (with the variables in no factor at their best) to *dual and the
+ * sum of its factor terms' magnitudes to *size. Returns 0 or a user
+ * oracle's error (its factor in *failed). */
+static int factor_maps(psdd_run *r, double *dual, double *size, int32_t *failed) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
-    double sum = 0.0;
+    double sum = 0.0, magnitude = 0.0;
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
         for (int32_t j = 0; j < fa->degree; ++j) {
@@ -66,11 +67,13 @@ static int factor_maps(psdd_run *r, double *dual, int32_t *failed) {
             return rc;
         }
         sum += best;
+        if (isfinite(best)) magnitude += fabs(best);
     }
     r->solves += g->n_factors;
     for (int32_t i = 0; i < g->n_vars; ++i)
         if (s->deg[i] == 0) sum += fmax(r->theta[i], 0.0);
     *dual = sum;
+    *size = magnitude;
     return 0;
 }
 
@@ -170,19 +173,10 @@ static double step_size(const psdd_run *r, int32_t t, int32_t rises, double dual
  * unit of the steps (1 when all are zero); and the sum of |scores|. */
 static void scales(psdd_run *r) {
     const concord_graph *g = r->g;
-    double sum = 0.0, l1 = 0.0;
-    int64_t count = 0;
-    for (int32_t l = 0; l < g->n_links; ++l) {
-        const int32_t i = g->link_var[l];
-        const double x = r->theta[i] * r->s->inv_deg[i];
-        if (x != 0.0) sum += x * x, ++count;
-    }
-    for (int32_t k = 0; k < g->n_add; ++k)
-        if (r->phi[k] != 0.0) sum += r->phi[k] * r->phi[k], ++count;
+    double l1 = 0.0;
     for (int32_t i = 0; i < g->n_vars; ++i) l1 += fabs(r->theta[i]);
     for (int32_t k = 0; k < g->n_add; ++k) l1 += fabs(r->phi[k]);
-    r->scale = count ? sqrt(sum / (double)count) : 1.0;
-    if (!(r->scale > 0.0) || !isfinite(r->scale)) r->scale = 1.0;
+    r->scale = solver_score_rms(r->s, r->theta, r->phi);
     r->l1 = l1;
 }
 
@@ -191,6 +185,7 @@ static void scales(psdd_run *r) {
 static void initial_multipliers(psdd_run *r) {
     concord_solver *s = r->s;
     const bool warm = r->st.warm_start && s->mode == MODE_MAP;
+    if (warm) solver_warm_multipliers(s, r->scale);
     for (int32_t i = 0; i < r->g->n_vars; ++i) {
         const int32_t b = s->var_link_begin[i], e = s->var_link_begin[i + 1];
         double sum = 0.0;
@@ -232,14 +227,14 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
     int status = CONCORD_STATUS_MAX_ITER;
     bool agreed = false;
     for (t = 1; t <= r.st.max_iter; ++t) {
-        double dual, norm2;
-        if ((rc = factor_maps(&r, &dual, &failed))) break;
+        double dual, size, norm2;
+        if ((rc = factor_maps(&r, &dual, &size, &failed))) break;
         if (dual < best_dual) best_dual = dual, improved_at = t;
         if (t - improved_at >= POLYAK_PATIENCE) r.polyak *= 0.5, improved_at = t;
         if (dual > previous) rises += 1;
         previous = dual;
         disagreement = average(&r, &norm2);
-        if (solver_bound_proves_infeasible(best_dual, r.l1, r.l1)) {
+        if (solver_bound_proves_infeasible(dual, r.l1, size)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
@@ -322,8 +317,10 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
                                  "rounded value %.9g",
                                  concord_status_name(status), t, best_dual, r.best_value);
         }
-        if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED)
+        if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED) {
             s->mode = MODE_MAP; /* decode reads its multipliers */
+            s->lambda_scale = r.scale;
+        }
     }
     out.seconds = solver_seconds_since(&r.start);
     if (info) *info = out;

@@ -343,6 +343,27 @@ int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32
     return CONCORD_OK;
 }
 
+double solver_score_rms(const concord_solver *s, const double *theta, const double *phi) {
+    const concord_graph *g = s->g;
+    double sum = 0.0;
+    int64_t count = 0;
+    for (int32_t l = 0; l < g->n_links; ++l) {
+        const double x = theta[g->link_var[l]] * s->inv_deg[g->link_var[l]];
+        if (x != 0.0) sum += x * x, ++count;
+    }
+    for (int32_t k = 0; k < g->n_add; ++k)
+        if (phi[k] != 0.0) sum += phi[k] * phi[k], ++count;
+    const double rms = count ? sqrt(sum / (double)count) : 1.0;
+    return rms > 0.0 && isfinite(rms) ? rms : 1.0;
+}
+
+void solver_warm_multipliers(concord_solver *s, double scale) {
+    if (!(s->lambda_scale > 0.0) || scale == s->lambda_scale) return;
+    const double ratio = scale / s->lambda_scale;
+    for (int32_t l = 0; l < s->g->n_links; ++l) s->lambda[l] *= ratio;
+    s->lambda_scale = scale;
+}
+
 int solver_take_assignment(concord_solver *s, const double *x, double *value) {
     const concord_graph *g = s->g;
     const double *theta = solver_theta(s), *phi = solver_phi(s);

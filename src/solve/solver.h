@@ -72,6 +72,8 @@ struct concord_solver {
     solve_mode mode;    /* what lambda, ubar, the active sets hold */
     double eta_rel;     /* the last solve's final penalty (relative) */
     double eta;         /* and absolute */
+    double lambda_scale; /* the score scale lambda was computed at (0: none
+                            yet); see solver_warm_multipliers */
 
     /* Work buffers for one factor at a time. */
     double *a, *d, *u;  /* inputs and output, variable space (max_degree) */
@@ -213,8 +215,9 @@ static inline double solver_seconds_since(const struct timespec *start) {
 /* Every point of the local polytope scores at least -l1 (l1 the sum of
  * |scores|): a dual bound below that proves the constraints infeasible,
  * once it is below by more than the rounding of the bound's terms (size:
- * the sum of their magnitudes, which LP-SparseMAP's multipliers can make
- * far larger than l1). */
+ * the sum of their finite magnitudes, which LP-SparseMAP's multipliers and
+ * warm-started multipliers can make far larger than l1; a term of -inf
+ * makes the bound -inf). */
 static inline bool solver_bound_proves_infeasible(double bound, double l1, double size) {
     const double scale = l1 > size ? l1 : size;
     return bound < -l1 - 1e-9 * (scale > 0.0 ? scale : 1.0);
@@ -241,6 +244,20 @@ int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32
  * then not marked solved). Also the decoded assignment. Returns
  * CONCORD_OK or a user oracle's failure (with the message). */
 int solver_take_assignment(concord_solver *s, const double *x, double *value);
+
+/* The RMS of the non-zero link-level scores theta_i / deg_i and
+ * additional scores phi, 1 when all are zero: the unit of PSDD's steps and
+ * of the multipliers' scale (see solver_warm_multipliers). */
+double solver_score_rms(const concord_solver *s, const double *theta, const double *phi);
+
+/* Brings the multipliers a warm start keeps to the scale of the scores it
+ * solves (scale, as lambda_scale was computed): LP-MAP is positively
+ * homogeneous, scores times c have optimal multipliers times c, so they
+ * are multiplied by scale / lambda_scale. Kept as they were, multipliers
+ * of scores around 1e8 beside new scores of 1 took AD3 longer than
+ * max_iter to unlearn (the penalty, relative to the new scale, moves them
+ * by little more than the new scores per iteration). */
+void solver_warm_multipliers(concord_solver *s, double scale);
 
 /* The two ADMM solves (admm.c). */
 int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse,
