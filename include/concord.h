@@ -777,10 +777,12 @@ CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
  * bound, info->iterations the ADMM iterations of all nodes, status
  * "optimal" when the gap is closed (return CONCORD_OK). When stopped
  * early: status "node_limit", "time_limit" or "interrupted" and
- * CONCORD_ENOTCONVERGED, with the best assignment so far (if none was
- * found, the root's LP solution, info->integral false; stopped before the
- * root's LP was solved, no solution: concord_solver_variables is NULL and
- * decoding refuses). When no
+ * CONCORD_ENOTCONVERGED; status "max_iter" and CONCORD_ENOTCONVERGED when
+ * the search ended with a node whose LP solve stopped at max_iter, so that
+ * its bound could not close the gap. Either way with the best assignment so
+ * far (if none was found, the root's LP solution, info->integral false;
+ * stopped before the root's LP was solved, no solution:
+ * concord_solver_variables is NULL and decoding refuses). When no
  * assignment satisfies every factor: CONCORD_EINFEASIBLE. Branch and
  * bound allocates as it goes (open nodes, each with its parent's
  * multipliers, at most 256 MiB of them; beyond that nodes start from the
