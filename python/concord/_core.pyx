@@ -720,8 +720,8 @@ cdef class Graph:
         decoded_labels gives and assignment_from_labels takes)."""
         cdef int32_t index = _as_int32(m, "m"), first = 0, states = 0
         if concord_multi_variable(self.g, index, &first, &states) != CONCORD_OK:
-            raise ValueError("multi-variable %d out of range (the graph has %d)"
-                             % (index, concord_num_multi_variables(self.g)))
+            raise InvalidArgumentError(CONCORD_EINVAL, "multi-variable %d out of range (the "
+                                       "graph has %d)" % (index, concord_num_multi_variables(self.g)))
         out = np.empty(states, dtype=np.int32)
         cdef int32_t[::1] labels = out
         if states > 0:

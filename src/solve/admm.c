@@ -104,45 +104,6 @@ typedef struct admm_run {
     struct timespec start;
 } admm_run;
 
-/* The RMS of the nonzero entries of x and y, computed directly where the
- * squares can neither overflow nor vanish (largest: their largest
- * magnitude, > 0) and with the entries divided by the largest elsewhere
- * (scores beyond 1e150 or below 1e-150). The direct sum is kept where it
- * is safe: its rounding decides the penalty's last bits, and the paths of
- * long solves (AD3's parsing01: 979 against 1371 iterations) with them. */
-static double rms_nonzero(const double *x, int32_t nx, const double *y, int32_t ny,
-                          double largest) {
-    const double unit = largest > 1e-150 && largest < 1e150 ? 1.0 : largest;
-    double sum = 0.0;
-    int64_t count = 0;
-    for (int32_t k = 0; k < nx; ++k)
-        if (x[k] != 0.0) sum += (x[k] / unit) * (x[k] / unit), ++count;
-    for (int32_t k = 0; k < ny; ++k)
-        if (y[k] != 0.0) sum += (y[k] / unit) * (y[k] / unit), ++count;
-    return unit * sqrt(sum / (double)count);
-}
-
-/* The larger of x and |y|, for finite scores: a comparison the compiler
- * keeps inline, where fmax is a library call (its NaN rules), one per
- * score at the start of every solve. */
-static inline double max_abs(double x, double y) { return fabs(y) > x ? fabs(y) : x; }
-
-/* Sets the link-level scores theta_i / deg_i and returns the RMS of the
- * nonzero ones and of phi: the unit of the penalty. */
-static double link_scores(const admm_run *r) {
-    const concord_graph *g = r->g;
-    concord_solver *s = r->s;
-    double largest = 0.0;
-    for (int32_t l = 0; l < g->n_links; ++l) {
-        int32_t i = g->link_var[l];
-        s->link_score[l] = r->theta[i] * s->inv_deg[i];
-        largest = max_abs(largest, s->link_score[l]);
-    }
-    for (int32_t k = 0; k < g->n_add; ++k) largest = max_abs(largest, r->phi[k]);
-    return largest > 0.0 ? rms_nonzero(s->link_score, g->n_links, r->phi, g->n_add, largest)
-                         : 1.0;
-}
-
 /* Sum of |scores| (it bounds |objective| over the whole box), and the
  * smallest nonzero |score| (0: none). */
 static double score_l1(const admm_run *r, double *smallest) {
@@ -238,7 +199,7 @@ static void center_multipliers(concord_solver *s) {
 static void start(admm_run *r, bool warm) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
-    const double score_rms = link_scores(r);
+    const double score_rms = solver_link_scores(s, r->theta, r->phi);
     r->scale = r->sparse ? fmax(score_rms, 1.0) : score_rms;
     set_penalty(r, warm && s->eta_rel > 0.0 ? s->eta_rel : r->st.eta);
     if (warm) {

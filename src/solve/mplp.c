@@ -333,7 +333,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
             out.value = value;
             out.integral = true;
             link_multipliers(&r);
-            s->lambda_scale = solver_score_rms(s, r.theta, r.phi);
+            s->lambda_scale = solver_link_scores(s, r.theta, r.phi);
             memcpy(s->ubar, s->sol_u, (size_t)g->n_vars * sizeof(double));
             s->mode = MODE_MAP;
             if (status != CONCORD_STATUS_INTEGRAL && status != CONCORD_STATUS_FRACTIONAL)

@@ -176,7 +176,7 @@ static void scales(psdd_run *r) {
     double l1 = 0.0;
     for (int32_t i = 0; i < g->n_vars; ++i) l1 += fabs(r->theta[i]);
     for (int32_t k = 0; k < g->n_add; ++k) l1 += fabs(r->phi[k]);
-    r->scale = solver_score_rms(r->s, r->theta, r->phi);
+    r->scale = solver_link_scores(r->s, r->theta, r->phi);
     r->l1 = l1;
 }
 

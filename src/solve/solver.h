@@ -61,7 +61,8 @@ struct concord_solver {
     bool *active;       /* variable must be revisited: a factor's copy of it
                            changed, or it moved last time */
     double *a_solved;   /* per link: the input of the factor's last solve */
-    double *link_score; /* per link: theta_i / deg_i, set when a solve starts */
+    double *link_score; /* per link: theta_i / deg_i, set when a solve starts
+                           (solver_link_scores) */
     double *slot_state; /* per link in variable-major order: lambda + eta ubar,
                            the vector the acceleration works on */
     int32_t *face;      /* per factor: the face code of its last closed-form QP */
@@ -245,10 +246,11 @@ int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32
  * CONCORD_OK or a user oracle's failure (with the message). */
 int solver_take_assignment(concord_solver *s, const double *x, double *value);
 
-/* The RMS of the non-zero link-level scores theta_i / deg_i and
- * additional scores phi, 1 when all are zero: the unit of PSDD's steps and
- * of the multipliers' scale (see solver_warm_multipliers). */
-double solver_score_rms(const concord_solver *s, const double *theta, const double *phi);
+/* Sets s->link_score to the link-level scores theta_i / deg_i and returns
+ * the RMS of the nonzero ones and of phi (1 when all are zero): the score
+ * scale, unit of AD3's penalty and PSDD's steps and the scale the
+ * multipliers are kept in (see solver_warm_multipliers). */
+double solver_link_scores(concord_solver *s, const double *theta, const double *phi);
 
 /* Brings the multipliers a warm start keeps to the scale of the scores it
  * solves (scale, as lambda_scale was computed): LP-MAP is positively
