@@ -1078,12 +1078,16 @@ cdef class Graph:
         if n_multi == 0:
             return out
         cdef double[::1] x = out
-        if concord_assignment_from_labels(self.g, _iptr(l), &x[0]) == CONCORD_OK:
+        cdef int rc = concord_assignment_from_labels(self.g, _iptr(l), &x[0])
+        if rc == CONCORD_OK:
             return out
-        bad = next(m for m in range(n_multi) if l[m] not in self.multi_variable_labels(m))
-        raise InvalidArgumentError(
-            CONCORD_EINVAL, "labels: label %d names no state of its multi-variable %d, whose "
-            "states are labelled %s" % (l[bad], bad, _label_list(self.multi_variable_labels(bad))))
+        for m in range(n_multi):
+            allowed = self.multi_variable_labels(m)
+            if l[m] not in allowed:
+                raise InvalidArgumentError(
+                    CONCORD_EINVAL, "labels: label %d names no state of its multi-variable %d, "
+                    "whose states are labelled %s" % (l[m], m, _label_list(allowed)))
+        raise _error(rc, self.last_error())
 
 
 def _label_list(labels, shown=10):
