@@ -1171,7 +1171,7 @@ cdef class Solver:
 
     def __cinit__(self, Graph graph not None):
         self.graph = graph
-        graph.writable()
+        # a solver only reads its graph: it may be made while others solve
         cdef int rc = concord_solver_new(graph.g, &self.s)
         if rc != CONCORD_OK:
             raise _error(rc, "creating a solver")

@@ -7,7 +7,8 @@
     and for each SparseMAP layer (sequence, tree, matching), with
     sentences of different lengths in one batch;
   * the layers equal the same structures built as FactorGraphs, batches
-    on two threads equal one-by-one solves bit for bit, float32 scores
+    on two threads equal one-by-one solves bit for bit, and so do layers
+    called from several Python threads at once; float32 scores
     give float32 results close to float64's; scores of any real dtype
     reach the solver unchanged (integers, float32 beside float64), results
     take the promotion of their dtypes (integers: the default dtype) and
@@ -21,6 +22,8 @@
   * a second derivative (create_graph=True, then a gradient of the
     gradient) raises rather than leaving out the solver's part.
 """
+
+import threading
 
 import numpy as np
 import pytest
@@ -133,6 +136,41 @@ def test_layers_equal_factor_graphs_and_threads_equal_one_by_one():
     matchings = scores(5, 4, 4, seed=17).detach()
     batched = ct.matching_sparsemap(matchings, every_row=True, every_col=True, threads=2)
     assert torch.allclose(batched.sum(dim=1), torch.ones(5, 4, dtype=torch.float64))
+
+
+def test_layers_called_from_several_python_threads_at_once_equal_sequential_calls():
+    """The layers keep one graph per size for every caller: Python threads
+    that call them at once, on their own tensors, each get what a call
+    alone gives (outputs and gradients), and no call is refused."""
+    inputs = [scores(4, 6, 6, seed=40 + k).detach() for k in range(4)]
+    chain = torch.diag(torch.ones(5, dtype=torch.float64), 1)   # word m - 1 heads word m
+    chain[0, 0] = 1.0                                             # the root heads word 0
+
+    def run(arcs):
+        arcs = arcs.clone().requires_grad_()
+        out = ct.tree_sparsemap(arcs, threads=1)
+        (out * torch.arange(out.numel(), dtype=out.dtype).reshape(out.shape)).sum().backward()
+        loss = ct.tree_sparsemap_loss(arcs.detach(), chain.expand(4, 6, 6), threads=1)
+        return out.detach(), arcs.grad, loss
+
+    alone = [run(arcs) for arcs in inputs]
+    results, errors = [None] * len(inputs), []
+
+    def work(k):
+        try:
+            for _ in range(15):
+                results[k] = run(inputs[k])
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    workers = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert errors == []
+    for (out, grad, loss), (out1, grad1, loss1) in zip(results, alone):
+        assert torch.equal(out, out1) and torch.equal(grad, grad1) and torch.equal(loss, loss1)
 
 
 def test_solve_batch_of_tensor_graphs_is_differentiable_and_threads_change_nothing():
