@@ -461,12 +461,12 @@ class PFactorGraph:
         """LP-MAP by projected subgradient dual decomposition, with
         set_eta_psdd's step (relative to the scores' scale in concord) and
         set_max_iterations_psdd's cap: (value, posteriors, additional
-        posteriors, status) as solve_lp_map_ad3, the posteriors the
-        step-weighted average of the factors' MAPs (a certified MAP when
-        status is 0)."""
-        value, u, v, info = self._solve("psdd", psdd_eta=self._eta_psdd,
-                                        max_iter=max(self._max_iter_psdd, 1))
-        return value, u, v, _status_code(info)
+        posteriors), three values as AD3 returns them (no status): the
+        posteriors are the step-weighted average of the factors' MAPs (a
+        certified MAP when the factors agreed on one), the value theirs."""
+        value, u, v, _ = self._solve("psdd", psdd_eta=self._eta_psdd,
+                                     max_iter=max(self._max_iter_psdd, 1))
+        return value, u, v
 
     def jacobian_vec(self, du, out, n_iter=100, atol=1e-8):
         """After solve_qp_ad3: writes into `out` (a writable buffer of
