@@ -78,7 +78,7 @@ class Model:
 
     def dense(self, multis, table):
         table = np.asarray(table, dtype=float)
-        self.graph.create_factor_dense(list(multis), table.ravel())
+        factor = self.graph.create_factor_dense(list(multis), table.ravel())
         for m in multis:
             self.one_hot(m)
         groups = [self.ids(self.states(m)) for m in multis]
@@ -92,6 +92,7 @@ class Model:
                 start += size
             return table.reshape(shape)[tuple(picked)]
         self.terms.append((ids, score))
+        return factor
 
     def budget(self, variables, budget, negated=None, exact=False):
         self.graph.create_factor_budget(variables, budget, negated, force_budget=exact)
@@ -251,6 +252,46 @@ def test_dense_factors_keep_multi_variables_one_hot():
     assert status == "integral" and value == pytest.approx(best)
     np.testing.assert_allclose(posteriors, x, atol=1e-9)
     np.testing.assert_allclose(additionals, np.outer(x[:3], x[3:]).ravel(), atol=1e-9)
+
+
+def test_minus_infinity_in_a_dense_table_forbids_its_joint_state():
+    """As in AD3, -inf forbids a joint state: on random cycles of three
+    dense factors with forbidden entries, branch and bound finds the best
+    allowed assignment, also after set_additional_log_potentials moved
+    the forbidden entries (the graph is rebuilt)."""
+    rng = np.random.RandomState(7)
+
+    def random_tables():
+        tables = [rng.randn(3, 3) for _ in range(3)]
+        for table in tables:
+            table[rng.rand(3, 3) < 0.4] = -np.inf
+            table[rng.randint(3), rng.randint(3)] = 0.5   # one state stays allowed
+        return tables
+
+    def cycle(scores, tables):
+        model = Model()
+        a, b, c = (model.multi(theta) for theta in scores)
+        factors = [model.dense(pair, table)
+                   for pair, table in zip(((a, b), (a, c), (b, c)), tables)]
+        return model, factors
+
+    def check(result, reference):
+        value, posteriors, _, status = result
+        best, x = reference
+        if best == -np.inf:
+            assert status == "infeasible"
+        else:
+            assert status == "integral" and value == pytest.approx(best, abs=1e-9)
+            np.testing.assert_allclose(posteriors, x, atol=1e-9)
+
+    for _ in range(12):
+        scores = [rng.randn(3) for _ in range(3)]
+        model, factors = cycle(scores, random_tables())
+        check(model.graph.solve(branch_and_bound=True), model.best())
+        moved = random_tables()
+        for factor, table in zip(factors, moved):
+            factor.set_additional_log_potentials(table.ravel())
+        check(model.graph.solve(branch_and_bound=True), cycle(scores, moved)[0].best())
 
 
 def test_imply_between_states_of_multi_variables():

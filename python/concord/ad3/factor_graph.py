@@ -113,14 +113,37 @@ class _Knapsack(PFactor):
 
 
 class _Dense(PGenericFactor):
-    """A DENSE factor over multi-variables (their states, in turn)."""
+    """A DENSE factor over multi-variables (their states, in turn). A
+    log-potential of -inf forbids its joint state, as in AD3: concord holds
+    the forbidden states in the factor's structure, so changing which
+    states are -inf rebuilds the graph, and the scores sent to a solve have
+    0 in their place."""
 
     def __init__(self, num_states):
         super().__init__()
         self._num_states = num_states
 
+    def _forbidden(self):
+        """Which joint states the factor's own log-potentials forbid."""
+        return np.isneginf(np.asarray(self._additionals, dtype=np.float64))
+
     def _build(self, graph, variables):
-        return graph.add_dense(self._num_states, variables)
+        return graph.add_dense(self._num_states, variables,
+                               np.where(self._forbidden(), -np.inf, 0.0))
+
+    def set_additional_log_potentials(self, additional_log_potentials):
+        """Replaces the log-potentials (read at the next solve)."""
+        before = self._forbidden()
+        super().set_additional_log_potentials(additional_log_potentials)
+        if self._graph is not None and not np.array_equal(before, self._forbidden()):
+            self._graph._structure_changed()
+
+    def _to_c_additionals(self, values):
+        scores = super()._to_c_additionals(values)
+        forbidden = self._forbidden()
+        if forbidden.shape == scores.shape:
+            scores = np.where(forbidden & np.isneginf(scores), 0.0, scores)
+        return scores
 
     def _expected_additionals(self):
         return int(np.prod(self._num_states, dtype=np.int64))
@@ -248,8 +271,8 @@ class PFactorGraph:
     def create_factor_dense(self, p_multi_variables, additional_log_potentials,
                             owned_by_graph=True):
         """A DENSE factor over multi-variables: one log-potential per joint
-        state, row-major with the last variable fastest (``table.ravel()``).
-        Returns the factor (AD3 returns None)."""
+        state, row-major with the last variable fastest (``table.ravel()``);
+        -inf forbids a joint state. Returns the factor (AD3 returns None)."""
         variables_of(p_multi_variables, PMultiVariable, self, "p_multi_variables")
         scores = as_doubles(additional_log_potentials, "additional_log_potentials")
         num_states = [len(v) for v in p_multi_variables]
