@@ -946,7 +946,11 @@ CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32
  *     max over the local polytope of [theta.u + phi.v + H(u)] minus the
  *     same at the gold structure, H(u) = sum_i u_i (1 - 2 u*_i) (Hamming
  *     up to a constant), solved by cost-augmented LP-MAP; subgradient
- *     (u - u*, v - v*). */
+ *     (u - u*, v - v*).
+ * A fractional gold must lie in the local polytope (a mixture of allowed
+ * structures): one that a converged solve shows outside it, its loss
+ * below 0 by more than 100 tol (sum of |scores| + num_variables), is
+ * CONCORD_EINVAL; one only slightly outside may pass unnoticed. */
 CONCORD_API int concord_solver_loss_sparsemap(concord_solver *s,
                                               const concord_settings *settings,
                                               const double *u_gold, const double *v_gold,

@@ -64,8 +64,9 @@ static int check_gold(concord_solver *s, const double *u_gold, const double *v_g
     return CONCORD_OK;
 }
 
-/* The loss and gradients from the differences between the solution and
- * the gold structure, under the solver's (not cost-augmented) scores. */
+/* The loss (not yet clipped at 0) and gradients from the differences
+ * between the solution and the gold structure, under the solver's (not
+ * cost-augmented) scores. */
 static double finish(const concord_solver *s, const double *u_gold, const double *v_gold,
                      bool hinge, double *dtheta, double *dphi) {
     const concord_graph *g = s->g;
@@ -82,7 +83,22 @@ static double finish(const concord_solver *s, const double *u_gold, const double
         loss += phi[k] * diff;
         if (dphi) dphi[k] = diff;
     }
-    return loss > 0.0 ? loss : 0.0;
+    return loss;
+}
+
+/* How far below 0 a converged solve can leave the loss of a gold structure
+ * inside the local polytope (where both losses are >= 0: the maximum is
+ * at least the value at the gold): each solution value is within a few
+ * tol of the exact one (16 tol at most over the random graphs of the
+ * differential tests), and the loss moves by |score| + 1 per unit of a
+ * variable, |score| per unit of an additional output. */
+static double loss_slack(const concord_solver *s, double tol) {
+    const concord_graph *g = s->g;
+    const double *theta = solver_theta(s), *phi = solver_phi(s);
+    double sum = g->n_vars;
+    for (int32_t i = 0; i < g->n_vars; ++i) sum += fabs(theta[i]);
+    for (int32_t k = 0; k < g->n_add; ++k) sum += fabs(phi[k]);
+    return 100.0 * tol * sum;
 }
 
 static int run_loss(concord_solver *s, const concord_settings *settings, const double *u_gold,
@@ -108,8 +124,20 @@ static int run_loss(concord_solver *s, const concord_settings *settings, const d
         }
         rc = solver_admm(s, settings, !hinge, theta, info);
     }
-    if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED)
-        *loss = finish(s, u_gold, v_star, hinge, dtheta, dphi);
+    if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED) {
+        const double raw = finish(s, u_gold, v_star, hinge, dtheta, dphi);
+        concord_settings st;
+        solver_settings(s, settings, &st); /* checked by the solve */
+        if (rc == CONCORD_OK && raw < -loss_slack(s, st.tol))
+            /* a negative loss proves the gold outside the local polytope */
+            rc = solver_fail(s, CONCORD_EINVAL,
+                             "the gold structure lies outside the local polytope (its loss "
+                             "would be %.6g < 0): a fractional gold must be a mixture of "
+                             "structures the factors allow",
+                             raw);
+        else
+            *loss = raw > 0.0 ? raw : 0.0;
+    }
     free(v_star);
     return rc;
 }

@@ -216,3 +216,34 @@ def test_a_fractional_gold_on_a_graph_without_additional_outputs():
     assert dphi.shape == (0,)
     with pytest.raises(_core.ConcordError):
         solver.loss_sparsemap(u_gold, None, SPARSE)
+
+
+@pytest.mark.parametrize("settings", [SPARSE, {}])
+def test_a_fractional_gold_outside_the_polytope_is_refused(settings):
+    """Both losses are >= 0 for a gold in the local polytope (the maximum
+    is at least the value at the gold): one XOR over three variables with
+    scores 5, whose polytope is the simplex. The gold (0.5, 0.5, 0.5) sums
+    to 1.5: by their definitions its LP-SparseMAP loss is 4.8333 - 7.125
+    and its hinge 5 - 7.5, so both are refused, at the tight tolerance and
+    the default one; the gold (0.5, 0.5, 0), inside, keeps its loss
+    (sparsemax of equal scores: u = 1/3 each)."""
+    from concord import _core
+    theta = np.full(3, 5.0)
+    graph = _core.Graph()
+    graph.add_variables(3, theta)
+    graph.add_logic("XOR", [0, 1, 2])
+    solver = _core.Solver(graph)
+    outside = np.full(3, 0.5)
+    for loss in (solver.loss_sparsemap, solver.loss_hinge):
+        with pytest.raises(_core.InvalidArgumentError, match="outside the local polytope"):
+            loss(outside, np.zeros(0), settings)
+    inside = np.array([0.5, 0.5, 0.0])
+    value, dtheta, _, _ = solver.loss_sparsemap(inside, np.zeros(0), settings)
+    u = np.full(3, 1.0 / 3.0)
+    expected = (theta @ u - u @ u / 2) - (theta @ inside - inside @ inside / 2)
+    assert value == pytest.approx(expected, abs=1e-5)
+    np.testing.assert_allclose(dtheta, u - inside, atol=1e-5)
+    # hinge: max of (theta + 1 - 2u*).u = (5, 5, 6).u over the simplex,
+    # 6, minus theta.u* + sum u*(1 - 2u*) = 5 + 0
+    hinge, _, _, _ = solver.loss_hinge(inside, np.zeros(0), settings)
+    assert hinge == pytest.approx(1.0, abs=1e-5)
