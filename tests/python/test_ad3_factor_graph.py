@@ -552,3 +552,23 @@ def test_complex_log_potentials_are_refused():
     with pytest.raises(TypeError, match="real numbers"):
         graph.set_log_potentials(np.array([1.0 + 1.0j]))
     assert variable.get_log_potential() == 0.0
+
+
+def test_a_variable_repeated_in_a_factor():
+    """AD3 allows a factor to list a variable twice; concord gives the
+    repeat a hidden copy held equal to it. MAP (branch and bound) agrees
+    with brute force over the factor's meaning on its links, with random
+    scores; LP-SparseMAP, which would regularize the copy as a variable of
+    its own and so change the answer, refuses."""
+    rng = np.random.RandomState(11)
+    for _ in range(10):
+        model = Model()
+        a, b, c = (model.binary(s) for s in rng.randn(3) * 2)
+        model.logic("OR", [a, a, b], [False, True, False])
+        model.logic("ATMOSTONE", [b, c, b])
+        best, x = model.best()
+        value, posteriors, _, status = model.graph.solve(branch_and_bound=True)
+        assert status == "integral" and value == pytest.approx(best, abs=1e-9)
+        np.testing.assert_allclose(posteriors, x, atol=1e-9)
+        with pytest.raises(NotImplementedError, match="repeats a variable"):
+            model.graph.solve_qp_ad3()

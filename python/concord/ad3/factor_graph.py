@@ -467,7 +467,15 @@ class PFactorGraph:
     def solve_qp_ad3(self):
         """LP-SparseMAP (lp-sparsemap): the argmax over the local polytope
         of theta.u + phi.v - |u|^2 / 2, as solve_lp_map_ad3 returns; value
-        is that objective."""
+        is that objective. NotImplementedError when a factor repeats a
+        variable (see _build)."""
+        graph, _ = self._build()
+        if graph.num_variables > len(self._scores):
+            raise NotImplementedError(
+                "LP-SparseMAP over a factor that repeats a variable: concord holds each "
+                "variable once per factor, and the hidden copy standing for the repeat "
+                "would be regularized as a variable of its own, changing the answer "
+                "(LP-MAP and exact MAP are not affected)")
         value, u, v, info = self._solve("sparse")
         return value, u, v, _status_code(info)
 
