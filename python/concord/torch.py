@@ -398,14 +398,17 @@ def _sequence_graph(length, states):
     return graph
 
 
-def _batched(scores, structure_dims):
-    """scores with structure_dims trailing dimensions, as (B, ...) and
-    whether a batch dimension was added."""
+def _batched(scores, structure_dims, what="scores"):
+    """scores (a tensor, named `what` in errors) with structure_dims
+    trailing dimensions, as (B, ...) and whether a batch dimension was
+    added."""
+    if not isinstance(scores, torch.Tensor):
+        raise TypeError("%s: expected a torch.Tensor, got %s" % (what, type(scores).__name__))
     if scores.dim() == structure_dims:
         return scores.unsqueeze(0), True
     if scores.dim() != structure_dims + 1:
-        raise ValueError("expected scores with %d or %d dimensions, got shape %s" % (
-            structure_dims, structure_dims + 1, tuple(scores.shape)))
+        raise ValueError("%s: expected %d or %d dimensions, got shape %s" % (
+            what, structure_dims, structure_dims + 1, tuple(scores.shape)))
     return scores, False
 
 
@@ -469,7 +472,7 @@ class _Structures:
 
     def losses(self, gold, kind, threads, settings):
         gold, single = _batched(torch.as_tensor(gold, dtype=torch.float64),
-                                self.scores.dim() - 1)
+                                self.scores.dim() - 1, "gold")
         if gold.shape != self.scores.shape:
             raise ValueError("gold: expected the scores' shape %s, got %s"
                              % (tuple(self.scores.shape), tuple(gold.shape)))
@@ -497,7 +500,7 @@ def _trees(scores, lengths, projective, single_root):
 
 
 def _sequences(unary, transitions, start, stop, lengths):
-    unary, single = _batched(unary, 2)
+    unary, single = _batched(unary, 2, "unary")
     batch, length, states = unary.shape
     given = (transitions, start, stop)
     transitions = _broadcast(unary, transitions, (batch, max(length - 1, 0), states, states))

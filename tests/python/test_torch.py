@@ -488,6 +488,18 @@ def test_complex_scores_and_fractional_lengths_are_refused():
         ct.matching_sparsemap(torch.zeros(2, 2, 2), threads=1.5)
 
 
+def test_layer_inputs_of_the_wrong_kind_or_shape_are_named():
+    with pytest.raises(TypeError, match="scores: expected a torch.Tensor, got ndarray"):
+        ct.tree_sparsemap(np.zeros((3, 3)))
+    with pytest.raises(TypeError, match="unary: expected a torch.Tensor, got list"):
+        ct.sequence_sparsemap([[0.0, 1.0]])
+    with pytest.raises(ValueError, match="unary: expected 2 or 3 dimensions, got shape"):
+        ct.sequence_sparsemap(torch.zeros(3))
+    tags = torch.tensor([0, 1, 1])   # tags, not one-hot rows
+    with pytest.raises(ValueError, match="gold: expected 2 or 3 dimensions, got shape \\(3,\\)"):
+        ct.sequence_sparsemap_loss(torch.zeros(3, 2), tags)
+
+
 def xor_solution(theta):
     fg = concord.FactorGraph()
     x = fg.variable_from(theta)
