@@ -792,14 +792,6 @@ static int solve_acyclic(bb *b, concord_info *info) {
     return rc;
 }
 
-static double score_l1(const concord_solver *s) {
-    const double *theta = solver_theta(s), *phi = solver_phi(s);
-    double sum = 0.0;
-    for (int32_t i = 0; i < s->g->n_vars; ++i) sum += fabs(theta[i]);
-    for (int32_t k = 0; k < s->g->n_add; ++k) sum += fabs(phi[k]);
-    return sum;
-}
-
 int concord_solver_exact(concord_solver *s, const concord_settings *settings,
                          concord_info *info) {
     if (!s) return CONCORD_EINVAL;
@@ -829,7 +821,7 @@ int concord_solver_exact(concord_solver *s, const concord_settings *settings,
         bb_free(&b);
         return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     }
-    b.l1 = score_l1(s);
+    b.l1 = solver_score_l1(s->g, solver_theta(s), solver_phi(s));
     b.gap_abs = b.st.exact_gap * b.l1;
     b.pruned_bound = b.unresolved_bound = -INFINITY;
     b.xi.root_bound = INFINITY;

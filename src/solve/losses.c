@@ -93,12 +93,8 @@ static double finish(const concord_solver *s, const double *u_gold, const double
  * differential tests), and the loss moves by |score| + 1 per unit of a
  * variable, |score| per unit of an additional output. */
 static double loss_slack(const concord_solver *s, double tol) {
-    const concord_graph *g = s->g;
-    const double *theta = solver_theta(s), *phi = solver_phi(s);
-    double sum = g->n_vars;
-    for (int32_t i = 0; i < g->n_vars; ++i) sum += fabs(theta[i]);
-    for (int32_t k = 0; k < g->n_add; ++k) sum += fabs(phi[k]);
-    return 100.0 * tol * sum;
+    const double l1 = solver_score_l1(s->g, solver_theta(s), solver_phi(s));
+    return 100.0 * tol * (l1 + s->g->n_vars);
 }
 
 static int run_loss(concord_solver *s, const concord_settings *settings, const double *u_gold,

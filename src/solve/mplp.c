@@ -275,8 +275,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
         return rc == CONCORD_ENOMEM ? solver_fail(s, rc, "out of memory") : rc;
     }
     const concord_graph *g = s->g;
-    for (int32_t i = 0; i < g->n_vars; ++i) r.l1 += fabs(r.theta[i]);
-    for (int32_t k = 0; k < g->n_add; ++k) r.l1 += fabs(r.phi[k]);
+    r.l1 = solver_score_l1(g, r.theta, r.phi);
     const double gap_tol = r.st.tol * (r.l1 > 0.0 ? r.l1 : 1.0);
     s->solved_own_revision = s->own_scores_revision;
     s->solved_graph_revision = g->scores_revision;

@@ -172,12 +172,8 @@ static double step_size(const psdd_run *r, int32_t t, int32_t rises, double dual
 /* The RMS of the non-zero link-level scores and additional scores, the
  * unit of the steps (1 when all are zero); and the sum of |scores|. */
 static void scales(psdd_run *r) {
-    const concord_graph *g = r->g;
-    double l1 = 0.0;
-    for (int32_t i = 0; i < g->n_vars; ++i) l1 += fabs(r->theta[i]);
-    for (int32_t k = 0; k < g->n_add; ++k) l1 += fabs(r->phi[k]);
     r->scale = solver_link_scores(r->s, r->theta, r->phi);
-    r->l1 = l1;
+    r->l1 = solver_score_l1(r->g, r->theta, r->phi);
 }
 
 /* Multipliers to start from: the last solve's (AD3 or PSDD) with each

@@ -366,6 +366,13 @@ static double rms_nonzero(const double *x, int32_t nx, const double *y, int32_t 
  * score at the start of every solve. */
 static inline double max_abs(double x, double y) { return fabs(y) > x ? fabs(y) : x; }
 
+double solver_score_l1(const concord_graph *g, const double *theta, const double *phi) {
+    double sum = 0.0;
+    for (int32_t i = 0; i < g->n_vars; ++i) sum += fabs(theta[i]);
+    for (int32_t k = 0; k < g->n_add; ++k) sum += fabs(phi[k]);
+    return sum;
+}
+
 double solver_link_scores(concord_solver *s, const double *theta, const double *phi) {
     const concord_graph *g = s->g;
     double largest = 0.0;

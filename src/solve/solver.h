@@ -246,6 +246,10 @@ int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32
  * CONCORD_OK or a user oracle's failure (with the message). */
 int solver_take_assignment(concord_solver *s, const double *x, double *value);
 
+/* The sum of |theta_i| and |phi_k|: it bounds |theta.u + phi.v| over the
+ * whole box. */
+double solver_score_l1(const concord_graph *g, const double *theta, const double *phi);
+
 /* Sets s->link_score to the link-level scores theta_i / deg_i and returns
  * the RMS of the nonzero ones and of phi (1 when all are zero): the score
  * scale, unit of AD3's penalty and PSDD's steps and the scale the
