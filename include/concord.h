@@ -704,7 +704,10 @@ CONCORD_API int concord_solver_sparse(concord_solver *s, const concord_settings 
                                       concord_info *info);
 
 /* The last solution: variable values u (length num_variables) and factor
- * additional values v (length num_additionals). NULL before any solve and
+ * additional values v (length num_additionals). A solve that ends with
+ * every variable within min(10 tol, 1e-3) of 0 or 1, at a point every
+ * factor allows, returns that 0/1 point (status "integral"), the factors'
+ * additional values their own there. NULL before any solve and
  * once the graph's structure has changed since the solver was created.
  * Valid until the next solve on this solver, or its free. */
 CONCORD_API const double *concord_solver_variables(const concord_solver *s);
@@ -919,7 +922,9 @@ CONCORD_API int concord_solver_backward(concord_solver *s, const concord_setting
  * with concord_solver_distribution_entry. Factors without a closed form
  * keep it from the solve; for closed-form ones (XOR, BUDGET, ...) it is
  * computed now by the generic active set at the factor's final inputs.
- * KNAPSACK has none (its polytope has fractional vertices): CONCORD_EINVAL. */
+ * An integral solution (see concord_solver_variables) is one configuration
+ * of every factor: weight 1. KNAPSACK has none (its
+ * polytope has fractional vertices): CONCORD_EINVAL. */
 CONCORD_API int concord_solver_factor_distribution(concord_solver *s, int32_t f,
                                                    int32_t *count);
 

@@ -37,18 +37,31 @@ int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *
     return solver_active_set_qp(s, f, state, s->a_solved + b, solver_phi(s) + fa->add_begin);
 }
 
-int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *state) {
+/* Room for `count` configurations of factor f in the solver's distribution,
+ * which then belongs to f. */
+static int alloc_distribution(concord_solver *s, int32_t f, int32_t count) {
     const factor *fa = &s->g->factors[f];
-    int32_t count = active_set_size(state), deg = fa->degree, n_add = fa->n_add;
+    size_t rows = (size_t)(count ? count : 1);
     solver_distribution_clear(s);
     distribution *d = &s->dist;
-    d->weight = malloc((size_t)(count ? count : 1) * sizeof(double));
-    d->u = calloc((size_t)(count ? count : 1) * (size_t)(deg ? deg : 1), sizeof(double));
-    d->v = calloc((size_t)(count ? count : 1) * (size_t)(n_add ? n_add : 1), sizeof(double));
+    d->weight = malloc(rows * sizeof(double));
+    d->u = calloc(rows * (size_t)(fa->degree ? fa->degree : 1), sizeof(double));
+    d->v = calloc(rows * (size_t)(fa->n_add ? fa->n_add : 1), sizeof(double));
     if (!d->weight || !d->u || !d->v) {
         solver_distribution_clear(s);
         return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     }
+    d->count = count;
+    d->factor = f;
+    return CONCORD_OK;
+}
+
+int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *state) {
+    const factor *fa = &s->g->factors[f];
+    int32_t count = active_set_size(state), deg = fa->degree, n_add = fa->n_add;
+    int rc = alloc_distribution(s, f, count);
+    if (rc) return rc;
+    distribution *d = &s->dist;
     const uint8_t *neg = s->g->link_neg + fa->link_begin;
     for (int32_t k = 0; k < count; ++k) {
         double *u = d->u + (size_t)k * (size_t)deg, *v = d->v + (size_t)k * (size_t)n_add;
@@ -57,8 +70,22 @@ int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *sta
             if (neg[j]) u[j] = 1.0 - u[j];
         d->weight[k] = active_set_weight(state, k);
     }
-    d->count = count;
-    d->factor = f;
+    return CONCORD_OK;
+}
+
+/* An integral solution is one configuration of every factor (the solve
+ * checked that each allows it): its distribution is that configuration with
+ * weight 1, whatever small weights the active set left elsewhere before the
+ * solution was rounded. */
+static int copy_integral_solution(concord_solver *s, int32_t f) {
+    const concord_graph *g = s->g;
+    const factor *fa = &g->factors[f];
+    int rc = alloc_distribution(s, f, 1);
+    if (rc) return rc;
+    distribution *d = &s->dist;
+    d->weight[0] = 1.0;
+    for (int32_t j = 0; j < fa->degree; ++j) d->u[j] = s->sol_u[g->link_var[fa->link_begin + j]];
+    memcpy(d->v, s->sol_v + fa->add_begin, (size_t)fa->n_add * sizeof(double));
     return CONCORD_OK;
 }
 
@@ -79,7 +106,9 @@ int concord_solver_factor_distribution(concord_solver *s, int32_t f, int32_t *co
                            "factor %d (%s): its polytope has fractional vertices, so only its "
                            "marginals (the solution itself) are available",
                            f, fa->ops->name);
-    if (s->state[f] && !fa->ops->qp) {
+    if (s->sol_integral) {
+        rc = copy_integral_solution(s, f);
+    } else if (s->state[f] && !fa->ops->qp) {
         rc = solver_copy_distribution(s, f, s->state[f]);
     } else {
         /* A fresh active set at the final inputs of the factor. */

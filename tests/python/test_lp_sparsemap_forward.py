@@ -906,3 +906,24 @@ def test_pair_distribution_reproduces_its_solution():
     u, v, info = solve_sparse(solver)
     assert np.allclose(u, [0.8, 0.39], atol=1e-12)
     check_distribution(solver, 0, factors[0], u, v, 1e-9)
+
+
+@pytest.mark.parametrize("negated,theta,rounded", [
+    # literals' SparseMAP over XOR: the projection of their scores onto the
+    # simplex. Scores (1 - 3e-6, 0, 0) give (1 - 2e-6, 1e-6, 1e-6), within
+    # the rounding slack (10 tol) of the vertex (1, 0, 0).
+    (None, [1 - 3e-6, 0.0, 0.0], [1.0, 0.0, 0.0]),
+    # u0 negated: the literal 1 - u0 has score 1 - theta0 = 1 - 3e-6, so
+    # the same literals, and u0 = 2e-6 rounds to 0.
+    ([True, False, False], [3e-6, 0.0, 0.0], [0.0, 0.0, 0.0]),
+])
+def test_a_rounded_integral_solution_is_its_own_distribution(negated, theta, rounded):
+    spec = GraphSpec([("vars", 3), ("logic", "XOR", [0, 1, 2], negated)], theta, [])
+    ref = solve_reference(LocalQP(spec, reference_factors(spec), spec.theta, spec.phi))
+    assert 0 < np.abs(ref.u - rounded).max() < 1e-5
+    solver = build(spec)
+    u, v, info = solve_sparse(solver)
+    assert info.status == "integral" and np.array_equal(u, rounded)
+    weights, configurations, _ = solver.factor_distribution(0)
+    assert np.array_equal(weights, [1.0])
+    assert np.array_equal(configurations, [rounded])
