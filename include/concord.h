@@ -458,7 +458,10 @@ CONCORD_API int concord_set_factor_qp(concord_graph *g, int32_t factor, concord_
  * Sizes and scores
  * ------------------------------------------------------------------------ */
 
+/* Number of binary variables (a multi-variable counts one per state). */
 CONCORD_API int32_t concord_num_variables(const concord_graph *g);
+/* Number of factors, with the XOR each concord_add_multi_variable with
+ * one_hot added. */
 CONCORD_API int32_t concord_num_factors(const concord_graph *g);
 /* Total number of factor additional outputs (PAIR: 1 each). */
 CONCORD_API int32_t concord_num_additionals(const concord_graph *g);

@@ -32,7 +32,7 @@ enum exit_code {
 
 static const char usage_text[] =
     "usage: concord solve [options] FILE\n"
-    "       concord --help | --version\n"
+    "       concord --help (or: concord help) | --version\n"
     "\n"
     "Solves every factor graph in FILE (AD3 .fg format, or a UAI model; '-'\n"
     "reads stdin), one graph at a time, and prints one summary per graph:\n"

@@ -301,6 +301,8 @@ class MultiLabelClf(StructuredModel):
         self.edges = edges
 
     def initialize(self, X, Y):
+        """As StructuredModel.initialize, and sets edges_, the label pairs
+        with a PAIR factor (made from the training labels for "tree")."""
         design = super().initialize(X, Y)
         if isinstance(self.edges, str):
             if self.edges == "full":
@@ -322,6 +324,7 @@ class MultiLabelClf(StructuredModel):
 
     @property
     def pair_mask(self):
+        """(n_labels, n_labels) booleans: True at the edges (l, m)."""
         mask = np.zeros((self.n_labels, self.n_labels), dtype=bool)
         mask[self.edges_[:, 0], self.edges_[:, 1]] = True
         return mask
@@ -454,12 +457,15 @@ class GraphCRF(StructuredModel):
         return self.n_labels
 
     def initialize(self, X, Y):
+        """As StructuredModel.initialize, after checking `pairwise`."""
         if self.pairwise not in ("full", "potts"):
             raise ValueError("pairwise must be 'full' or 'potts', not %r" % (self.pairwise,))
         return super().initialize(X, Y)
 
     @property
     def pair_mask(self):
+        """(n_states, n_states) booleans: every pair ("full") or the
+        diagonal ("potts")."""
         if self.pairwise == "potts":
             return np.eye(self.n_labels, dtype=bool)
         return np.ones((self.n_labels, self.n_labels), dtype=bool)
