@@ -668,6 +668,15 @@ CONCORD_API const concord_graph *concord_solver_graph(const concord_solver *s);
  * succeeded. */
 CONCORD_API const char *concord_solver_last_error(const concord_solver *s);
 
+/* The nonzero value a user factor's callback returned when the last call
+ * on this solver ended with CONCORD_ECALLBACK for that reason; 0 otherwise
+ * (also when the callback wrote an invalid configuration). With solvers
+ * over one graph on several threads, the value says whose failure was
+ * whose: an oracle may return a code of its own that identifies the
+ * failure (INT_MIN is reserved). Cleared, as the message is, by every
+ * solver function that returns a code. */
+CONCORD_API int concord_solver_callback_code(const concord_solver *s);
+
 /* Gives the solver its own scores: variable_scores (num_variables) and
  * additional_scores (num_additionals), copied; NULL for either means the
  * graph's (read at each solve). So N solvers over one graph hold N score

@@ -759,8 +759,12 @@ static void a_failing_oracle_ends_the_solve_with_its_error(void **state) {
             assert_non_null(strstr(concord_solver_last_error(s),
                                    invalid ? "invalid configuration" : "returned error 7"));
             assert_non_null(strstr(concord_solver_last_error(s), "factor 0"));
+            assert_int_equal(concord_solver_callback_code(s), invalid ? 0 : 7);
             assert_null(concord_solver_variables(s));
         }
+        /* the next call clears the code */
+        assert_int_equal(concord_solver_set_scores(s, NULL, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_callback_code(s), 0);
         /* an oracle that fails at once fails the losses and decoding's
          * evaluation too */
         fu.calls = 0;
@@ -774,6 +778,51 @@ static void a_failing_oracle_ends_the_solve_with_its_error(void **state) {
         concord_solver_free(s);
         concord_graph_free(g);
     }
+}
+
+/* An XOR oracle with one additional output (always 0) that fails, returning
+ * its additional score as its error code, when that score is not 0. */
+static int coded_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                        double *value) {
+    if (b[0] != 0.0) return (int)b[0];
+    v[0] = 0.0;
+    return xor_oracle(user, a, b, u, v, value);
+}
+
+/* Solvers over one graph, solved at once on threads, each keep the code
+ * of their own oracle failure: whose failure was whose is not lost. */
+static void each_solver_keeps_its_own_callback_code(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    double theta[3] = {0.3, -0.2, 0.1};
+    int32_t vars[3] = {0, 1, 2};
+    concord_add_variables(g, 3, theta, NULL);
+    assert_int_equal(concord_add_factor(g, 3, vars, NULL, 1, NULL, coded_oracle, &xor_degree,
+                                        NULL),
+                     CONCORD_OK);
+    concord_add_logic(g, CONCORD_OR, 2, vars, NULL, NULL);
+    enum { N = 4 };
+    concord_solver *s[N];
+    concord_info info[N];
+    for (int k = 0; k < N; ++k) {
+        s[k] = new_solver_or_fail(g);
+        const double code = 11.0 * k; /* solver 0 succeeds */
+        assert_int_equal(concord_solver_set_scores(s[k], NULL, &code), CONCORD_OK);
+    }
+    for (int algorithm = 0; algorithm < 2; ++algorithm) {
+        int rc = concord_solve_batch(s, N, algorithm ? CONCORD_ALGORITHM_SPARSE
+                                                     : CONCORD_ALGORITHM_AD3,
+                                     NULL, info, N);
+        assert_int_equal(rc, CONCORD_ECALLBACK);
+        assert_int_equal(info[0].status == CONCORD_STATUS_CALLBACK_FAILED, false);
+        assert_int_equal(concord_solver_callback_code(s[0]), 0);
+        for (int k = 1; k < N; ++k) {
+            assert_int_equal(info[k].status, CONCORD_STATUS_CALLBACK_FAILED);
+            assert_int_equal(concord_solver_callback_code(s[k]), 11 * k);
+        }
+    }
+    for (int k = 0; k < N; ++k) concord_solver_free(s[k]);
+    concord_graph_free(g);
 }
 
 /* Building user factors: a missing oracle, bad links, a QP for a factor
@@ -1225,6 +1274,7 @@ int main(void) {
         cmocka_unit_test(user_factors_solve_as_the_builtins_they_reimplement),
         cmocka_unit_test(backward_through_user_factors_equals_finite_differences),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
+        cmocka_unit_test(each_solver_keeps_its_own_callback_code),
         cmocka_unit_test(user_factor_arguments_are_checked),
         cmocka_unit_test(a_qp_callback_gives_the_oracles_solution),
         cmocka_unit_test(a_qp_callback_writes_the_additional_outputs),

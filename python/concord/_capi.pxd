@@ -196,6 +196,7 @@ cdef extern from "concord.h" nogil:
     int concord_solver_new(const concord_graph *g, concord_solver **out)
     void concord_solver_free(concord_solver *s)
     const char *concord_solver_last_error(const concord_solver *s)
+    int concord_solver_callback_code(const concord_solver *s)
     int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
                                   const double *additional_scores)
     const double *concord_solver_variable_scores(const concord_solver *s)

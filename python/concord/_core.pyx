@@ -501,7 +501,27 @@ cdef Settings _DEFAULT_SETTINGS = Settings()
 # ---------------------------------------------------------------------------
 # User factors: a Python MAP oracle (and optionally a QP) behind the C
 # callbacks. The callbacks run with the GIL released around them, take it
-# back, and store any exception for the solving call to raise.
+# back, and store any exception under a code of its own, which they return:
+# the C solver that called them keeps that code (concord_solver_callback_code),
+# so the solving call raises its own solver's exception even when solvers
+# over one graph run on several threads.
+
+cdef dict _raised = {}  # code -> the exception a callback raised
+cdef int _last_code = 0
+
+
+cdef int _store_raised(exception):
+    """Keeps `exception` for the solving call; returns its code (> 0)."""
+    global _last_code
+    _last_code = _last_code % 2147483646 + 1
+    _raised[_last_code] = exception
+    return _last_code
+
+
+cdef object _take_raised(concord_solver *s):
+    """The exception a callback raised in solver s's last call (None if
+    none), forgotten here."""
+    return _raised.pop(concord_solver_callback_code(s), None)
 
 cdef int _map_trampoline(void *user, const double *a, const double *b, double *u, double *v,
                          double *value) nogil:
@@ -525,14 +545,12 @@ cdef class _UserFactor:
     cdef readonly object qp
     cdef int32_t degree
     cdef int32_t n_add
-    cdef object error
 
     def __init__(self, map, qp, int32_t degree, int32_t n_add):
         self.map = map
         self.qp = qp
         self.degree = degree
         self.n_add = n_add
-        self.error = None
 
     cdef int write(self, result, double *u, double *v) except -1:
         """Copies an oracle's result (u, or (u, v)) to the C outputs."""
@@ -559,8 +577,6 @@ cdef class _UserFactor:
                       double *value):
         cdef int32_t i
         cdef double total = 0.0
-        if self.error is not None:
-            return 1
         try:
             self.write(self.map(_copy_doubles(a, self.degree), _copy_doubles(b, self.n_add)),
                        u, v)
@@ -571,20 +587,16 @@ cdef class _UserFactor:
             value[0] = total
             return 0
         except BaseException as e:
-            self.error = e
-            return 1
+            return _store_raised(e)
 
     cdef int call_qp(self, const double *a, const double *b, const double *d, double *u,
                      double *v):
-        if self.error is not None:
-            return 1
         try:
             self.write(self.qp(_copy_doubles(a, self.degree), _copy_doubles(b, self.n_add),
                                _copy_doubles(d, self.degree)), u, v)
             return 0
         except BaseException as e:
-            self.error = e
-            return 1
+            return _store_raised(e)
 
 
 def check_scores(scores):
@@ -1027,15 +1039,6 @@ cdef class Graph:
             self.check(concord_set_factor_qp(self.g, f, _qp_trampoline))
         return f
 
-    cdef object take_callback_error(self):
-        """The first exception a user factor stored (and forgets them all)."""
-        found = None
-        for user in self._user_factors:
-            if (<_UserFactor>user).error is not None and found is None:
-                found = (<_UserFactor>user).error
-            (<_UserFactor>user).error = None
-        return found
-
     # ---- scores
 
     def set_variable_scores(self, scores, first=0):
@@ -1220,9 +1223,9 @@ cdef class Solver:
     cdef int check(self, int rc, Settings settings=None) except -1:
         """Raises what a C call's return code means: the exception a Python
         callback stored, or the C error. Solve outcomes (not converged,
-        infeasible) are not errors here. The oracles' stored exceptions are
-        taken first, so that none outlives this call."""
-        stored = self.graph.take_callback_error() if rc == CONCORD_ECALLBACK else None
+        infeasible) are not errors here. The oracle's stored exception is
+        taken first, so that it does not outlive this call."""
+        stored = _take_raised(self.s) if rc == CONCORD_ECALLBACK else None
         if settings is not None:
             settings.raise_stored()
         if rc == CONCORD_OK or rc == CONCORD_ENOTCONVERGED or rc == CONCORD_EINFEASIBLE:
@@ -1645,7 +1648,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
         # behind to be raised by a later, unrelated solve
         error = st.take_stored()
         for k in range(count):
-            stored = (<Solver>items[k]).graph.take_callback_error()
+            stored = _take_raised((<Solver>items[k]).s)
             error = stored if error is None else error
         if error is not None:
             raise error

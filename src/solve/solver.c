@@ -27,6 +27,7 @@ int solver_fail(concord_solver *s, int code, const char *fmt, ...) {
 
 int solver_callback_failed(concord_solver *s, int32_t f, int code) {
     const factor *fa = &s->g->factors[f];
+    s->callback_code = code == FACTOR_INVALID_OUTPUT ? 0 : code;
     if (code == FACTOR_INVALID_OUTPUT)
         return solver_fail(s, CONCORD_ECALLBACK,
                            "factor %d (%s): its callback wrote an invalid configuration (an "
@@ -39,10 +40,13 @@ int solver_callback_failed(concord_solver *s, int32_t f, int code) {
 
 const char *concord_solver_last_error(const concord_solver *s) { return s ? s->error : ""; }
 
+int concord_solver_callback_code(const concord_solver *s) { return s ? s->callback_code : 0; }
+
 const concord_graph *concord_solver_graph(const concord_solver *s) { return s ? s->g : NULL; }
 
 int solver_enter(concord_solver *s) {
     s->error[0] = '\0';
+    s->callback_code = 0;
     if (!solver_is_current(s))
         return solver_fail(s, CONCORD_EINVAL,
                            "the graph's structure changed since this solver was created "

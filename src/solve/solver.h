@@ -109,6 +109,7 @@ struct concord_solver {
 
     atomic_bool in_batch; /* claimed by a running concord_solve_batch */
     char error[512];
+    int callback_code; /* what a failing user callback returned in the last call, or 0 */
 };
 
 /* Whether s is not NULL and its graph's structure is the one it was made

@@ -31,6 +31,7 @@
   * reprs show sizes.
 """
 
+import collections
 import gc
 import glob
 import itertools
@@ -38,6 +39,8 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -528,6 +531,49 @@ def test_an_oracle_exception_comes_out_of_the_solve_with_no_reference_kept(solve
         del caught, fg
     gc.collect()
     assert sys.getrefcount(payload) == baseline
+
+
+def test_solvers_over_one_graph_on_threads_raise_their_own_oracle_exceptions():
+    # one oracle, two solvers on two Python threads: under solver A's
+    # scores the oracle raises, under B's never; each solve must end with
+    # its own solver's outcome, whatever the other thread does meanwhile
+    def oracle(a, b):
+        if a[0] > 100:
+            raise KeyError("solver A")
+        return xor_oracle(a, b)
+    graph = _core.Graph()
+    graph.add_variables(5)
+    graph.add_factor([0, 1, 2], oracle)
+    graph.add_logic("XOR", [0, 3])
+    graph.add_logic("OR", [1, 4])
+    outcomes = {}
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # many thread switches inside each solve
+
+    def run(name, scores):
+        solver = _core.Solver(graph)
+        solver.set_scores(scores)
+        seen = collections.Counter()
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            try:
+                solver.solve_sparse({"warm_start": False})
+                seen["ok"] += 1
+            except KeyError as e:
+                seen["KeyError %s" % e] += 1
+            except Exception as e:
+                seen["%s %s" % (type(e).__name__, e)] += 1
+        outcomes[name] = seen
+    try:
+        threads = [threading.Thread(target=run, args=("A", [200.0, 1, 0, 0, 0])),
+                   threading.Thread(target=run, args=("B", [0.75, 1.25, -0.5, 0, 0]))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch_interval)
+    assert set(outcomes["A"]) == {"KeyError 'solver A'"} and set(outcomes["B"]) == {"ok"}
 
 
 def test_a_graph_solves_again_after_its_oracle_failed():
