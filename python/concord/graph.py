@@ -145,7 +145,7 @@ class VariableSlice:
             return None
         if is_tensor(value):
             torch = sys.modules["torch"]
-            picked = value.reshape(-1)[torch.as_tensor(self.index)]
+            picked = value.reshape(-1)[torch.as_tensor(self.index, dtype=torch.int64)]
         else:
             picked = value.reshape(-1)[self.index]
         return 1 - picked if self.negated else picked

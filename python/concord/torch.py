@@ -416,6 +416,8 @@ def _lengths(lengths, batch, full):
     if lengths is None:
         return [full] * batch
     lengths = torch.as_tensor(lengths).reshape(-1)
+    if lengths.numel() == 0:  # [] is float32 to torch, but holds no fraction
+        lengths = lengths.long()
     if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
         raise TypeError("lengths: expected integers, got %s" % lengths.dtype)
     lengths = lengths.tolist()

@@ -198,6 +198,22 @@ def test_solve_batch_of_tensor_graphs_is_differentiable_and_threads_change_nothi
         assert torch.equal(a, b)
 
 
+def test_slices_of_a_tensor_variable_have_their_values():
+    theta = torch.tensor([[0.3, 0.5, 0.4], [0.9, 0.1, 0.2]], requires_grad=True)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(theta)
+    fg.add(concord.Xor(x[0]))
+    fg.add(concord.Xor(x[1]))
+    fg.solve(**TIGHT)
+    assert np.allclose(x.value.detach().numpy(), [sparsemax([0.3, 0.5, 0.4]),
+                                                  sparsemax([0.9, 0.1, 0.2])], atol=1e-9)
+    assert torch.equal(x[0].value, x.value[0])
+    assert torch.equal(x[:, 1].value, x.value[:, 1])
+    assert torch.equal((~x[1]).value, 1 - x.value[1])
+    x[0, 1].value.backward()  # the sparsemax Jacobian on the support {0, 1, 2}
+    assert np.allclose(theta.grad.numpy(), [[-1 / 3, 2 / 3, -1 / 3], [0, 0, 0]], atol=1e-9)
+
+
 def test_float32_scores_give_float32_results():
     arcs = scores(2, 4, 4, seed=18).detach()
     low = ct.tree_sparsemap(arcs.float())
@@ -449,6 +465,8 @@ def test_empty_batches_give_empty_results():
                          (ct.matching_sparsemap, (0, 2, 3))):
         out = layer(torch.zeros(shape, dtype=torch.float64))
         assert out.shape == shape and out.dtype == torch.float64
+        if layer is not ct.matching_sparsemap:
+            assert layer(torch.zeros(shape), lengths=[]).shape == shape
     losses = ct.matching_sparsemap_loss(torch.zeros(0, 2, 2), torch.zeros(0, 2, 2))
     assert losses.shape == (0,)
     assert ct.lp_sparsemap([], [], []) == ([], [], [])
