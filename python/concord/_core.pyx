@@ -486,6 +486,81 @@ cdef class Settings:
             raise error
 
 
+# ---------------------------------------------------------------------------
+# Ctrl-C during a long solve. Python runs signal handlers on the main thread
+# between bytecodes, never while a C call runs. So a solve or batch called
+# from the main thread without a progress callback of its own gets one that,
+# on the main thread, at most every INTERRUPT_CHECK_SECONDS takes the GIL
+# and asks whether SIGINT arrived; if so, every solve of the call stops
+# ("interrupted"; a batch's solves on other threads at their next callback)
+# and once the call has returned the signal is raised again for Python's
+# handler (KeyboardInterrupt by default; a handler that returns lets the
+# call return the interrupted solves' results).
+
+cdef extern from "Python.h":
+    int PyOS_InterruptOccurred()
+    void PyErr_SetInterrupt()
+    int PyErr_CheckSignals() except -1
+
+cdef extern from *:
+    """
+    #include <pthread.h>
+    #include <time.h>
+    static double concord_py_monotonic(void) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    }
+    static unsigned long concord_py_thread(void) { return (unsigned long)pthread_self(); }
+    static int concord_py_flag(const int *flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
+    static void concord_py_set_flag(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELAXED); }
+    """
+    double concord_py_monotonic() nogil
+    unsigned long concord_py_thread() nogil
+    int concord_py_flag(const int *flag) nogil
+    void concord_py_set_flag(int *flag) nogil
+
+import threading
+cdef double INTERRUPT_CHECK_SECONDS = 0.05
+cdef unsigned long _MAIN_THREAD = threading.main_thread().ident
+
+ctypedef struct _interrupt_watch:
+    double next_check  # read and written by the main thread only
+    int interrupted    # set by the main thread, read by every solve of the call
+
+
+cdef int _interrupt_check(void *context, const concord_progress *p) noexcept nogil:
+    cdef _interrupt_watch *watch = <_interrupt_watch *>context
+    cdef double now
+    if concord_py_thread() == _MAIN_THREAD:
+        now = concord_py_monotonic()
+        if now >= watch.next_check:
+            watch.next_check = now + INTERRUPT_CHECK_SECONDS
+            with gil:
+                if PyOS_InterruptOccurred():
+                    concord_py_set_flag(&watch.interrupted)
+    return concord_py_flag(&watch.interrupted)
+
+
+cdef void _watch_interrupts(concord_settings *c, _interrupt_watch *watch):
+    """Gives c (a copy of a call's settings) the interrupt check, when it
+    has no progress callback and this is the main thread."""
+    watch.next_check = concord_py_monotonic() + INTERRUPT_CHECK_SECONDS
+    watch.interrupted = 0
+    if c.progress == NULL and concord_py_thread() == _MAIN_THREAD:
+        c.progress = _interrupt_check
+        c.progress_context = watch
+
+
+cdef int _deliver_interrupt(_interrupt_watch *watch) except -1:
+    """Raises again the SIGINT that stopped a call's solves, for Python's
+    handler."""
+    if watch.interrupted:
+        PyErr_SetInterrupt()
+        PyErr_CheckSignals()
+    return 0
+
+
 cdef Settings _settings(object settings):
     """A Settings from None (defaults), a Settings, or a dict of settings."""
     if settings is None:
@@ -1306,13 +1381,17 @@ cdef class Solver:
     cdef object _solve(self, concord_algorithm algorithm, Settings settings):
         cdef concord_info info
         cdef int rc
+        cdef concord_settings c = settings.c
+        cdef _interrupt_watch watch
+        _watch_interrupts(&c, &watch)
         memset(&info, 0, sizeof(info))
         self.enter()
         try:
             with nogil:
-                rc = _run(self.s, algorithm, &settings.c, &info)
+                rc = _run(self.s, algorithm, &c, &info)
         finally:
             self.leave()
+        _deliver_interrupt(&watch)
         self.check(rc, settings)
         return _info(&info)
 
@@ -1555,18 +1634,20 @@ cdef class Solver:
         cdef double loss = 0.0
         cdef concord_info info
         cdef int rc
+        cdef concord_settings c = settings.c
+        cdef _interrupt_watch watch
+        _watch_interrupts(&c, &watch)
         memset(&info, 0, sizeof(info))
         self.enter()
         try:
             with nogil:
                 if sparse:
-                    rc = concord_solver_loss_sparsemap(self.s, &settings.c, pu, pv, &loss, pt,
-                                                       pp, &info)
+                    rc = concord_solver_loss_sparsemap(self.s, &c, pu, pv, &loss, pt, pp, &info)
                 else:
-                    rc = concord_solver_loss_hinge(self.s, &settings.c, pu, pv, &loss, pt, pp,
-                                                   &info)
+                    rc = concord_solver_loss_hinge(self.s, &c, pu, pv, &loss, pt, pp, &info)
         finally:
             self.leave()
+        _deliver_interrupt(&watch)
         self.check(rc, settings)
         return loss, dtheta, dphi, _info(&info)
 
@@ -1627,6 +1708,9 @@ def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
     cdef concord_info *infos = <concord_info *>malloc(count * sizeof(concord_info))
     cdef int rc
     cdef Py_ssize_t entered = 0
+    cdef concord_settings c = st.c
+    cdef _interrupt_watch watch
+    _watch_interrupts(&c, &watch)
     if handles == NULL or infos == NULL:
         free(handles)
         free(infos)
@@ -1638,12 +1722,13 @@ def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
             entered += 1
             handles[k] = (<Solver>items[k]).s
         with nogil:
-            rc = concord_solve_batch(handles, count, alg, &st.c, infos, n_threads)
+            rc = concord_solve_batch(handles, count, alg, &c, infos, n_threads)
     finally:
         for k in range(entered):
             (<Solver>items[k]).leave()
         free(handles)
     try:
+        _deliver_interrupt(&watch)
         # every exception a callback stored is taken, so that none is left
         # behind to be raised by a later, unrelated solve
         error = st.take_stored()

@@ -37,6 +37,7 @@ import glob
 import itertools
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -1066,3 +1067,50 @@ def test_a_python_qp_replaces_the_active_set():
         fg.solve(tol=1e-10)
         results.append(x.value)
     assert calls[0] > 0 and np.abs(results[0] - results[1]).max() <= 1e-6
+
+
+def frustrated_grid(seed, n=30):
+    """PAIR factors of strong random signs between grid neighbours and
+    diagonals: exact MAP takes far longer than a test may wait."""
+    rng = np.random.default_rng(seed)
+    fg = concord.FactorGraph()
+    y = fg.variable_from(rng.normal(size=(n, n)))
+    for a, b in [(y[:, :-1], y[:, 1:]), (y[:-1, :], y[1:, :]), (y[:-1, :-1], y[1:, 1:]),
+                 (y[:-1, 1:], y[1:, :-1])]:
+        fg.add(concord.Pair(a, b, rng.normal(size=a.shape) * 3))
+    return fg
+
+
+def interrupt_after(seconds):
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    return timer
+
+
+@pytest.mark.parametrize("how", ["solve_exact", "batch on two threads"])
+def test_ctrl_c_stops_a_long_solve(how):
+    graphs = [frustrated_grid(seed) for seed in (0, 1)]
+    start = time.monotonic()
+    interrupt_after(0.3)
+    with pytest.raises(KeyboardInterrupt):
+        if how == "solve_exact":
+            graphs[0].solve_exact(time_limit=60)
+        else:
+            concord.solve_batch(graphs, "exact", threads=2, time_limit=60)
+    assert time.monotonic() - start < 10
+
+
+def test_a_sigint_handler_that_returns_gets_the_interrupted_solve():
+    fg = frustrated_grid(0)
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        start = time.monotonic()
+        interrupt_after(0.3)
+        info = fg.solve_exact(time_limit=60)
+        elapsed = time.monotonic() - start
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert info.status == "interrupted" and received == [signal.SIGINT] and elapsed < 10
+    # the best assignment found so far is the solution, with its value
+    assert set(np.unique(fg.last_solver.variables)) <= {0.0, 1.0}
