@@ -169,6 +169,24 @@ def test_constraints_restrict_inference_to_feasible_labellings(method):
     assert (fitted.predict(X).sum(axis=1) == 2).all()
 
 
+@pytest.mark.parametrize("method", ["map", "sparse", "exact"])
+def test_constraints_no_labelling_meets_are_an_error_not_a_prediction(method):
+    # exactly one label, and one of labels 0, 1, and one of labels 2, 3:
+    # no labelling of 4 meets them all (brute force below)
+    impossible = [lambda y: concord.Budget(y, 1, exact=True), lambda y: concord.Or(y[[0, 1]]),
+                  lambda y: concord.Or(y[[2, 3]])]
+    assert not any(sum(c) == 1 and (c[0] or c[1]) and (c[2] or c[3])
+                   for c in itertools.product((0, 1), repeat=4))
+    rng = np.random.default_rng(5)
+    X, Y = multilabel_data(rng, 6, labels=4)
+    model = MultiLabelClf(4, constraints=impossible, inference_method=method)
+    with pytest.raises(concord.InfeasibleError, match="no labelling"):
+        SubgradientSSVM(model, max_iter=1).fit(X, Y)
+    untrained = SubgradientSSVM(model, max_iter=0).fit(X, Y)
+    with pytest.raises(concord.InfeasibleError, match="no labelling"):
+        untrained.predict(X[:2])
+
+
 def finite_difference_check(loss, w, gradient, rng, h, directions=4):
     """Compares gradient . d with central differences of loss along random
     directions d; returns (checked, skipped kinks)."""

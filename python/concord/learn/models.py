@@ -22,6 +22,7 @@ solved at once on C threads (concord.solve_batch).
 import numpy as np
 
 import concord
+from concord import _core
 from concord.learn.base import Estimator
 
 __all__ = ["MultiLabelClf", "ChainCRF", "GraphCRF", "INFERENCE_METHODS", "chow_liu_tree"]
@@ -219,11 +220,19 @@ class StructuredModel(Estimator):
             self._set_scores(slot, P)
         settings = {"warm_start": False}
         settings.update(self.inference_settings or {})
-        concord.solve_batch([s.fg for s in slots], self.inference_method, threads, **settings)
+        infos = concord.solve_batch([s.fg for s in slots], self.inference_method, threads,
+                                    **settings)
+        if any(info.status == "infeasible" for info in infos):
+            raise concord.InfeasibleError(
+                _core.EINFEASIBLE, "the constraints admit no labelling of an example")
         if decode:
             if self.inference_method != "exact":   # exact MAP's values are 0/1
                 for slot in slots:
-                    slot.fg.decode()
+                    if slot.fg.decode().violated:
+                        raise concord.InfeasibleError(
+                            _core.EINFEASIBLE, "decoding found no labelling of an example "
+                            "that meets the constraints (inference_method='exact' decides "
+                            "whether one exists)")
             return [self._labels(slot) for slot in slots]
         return [(slot.y.value.copy(), self._pair_stats(slot)) for slot in slots]
 
