@@ -401,6 +401,21 @@ def test_chow_liu_tree_maximises_the_mutual_information():
     assert sum(information(i, j) for i, j in tree) == pytest.approx(best, abs=1e-12)
 
 
+def test_edges_that_are_not_integer_pairs_are_refused_not_reinterpreted():
+    rng = np.random.default_rng(6)
+    X, Y = multilabel_data(rng, 4, labels=4)
+    for edges, error in (([[0, 1, 2], [1, 2, 3]], ValueError), ([[0, 1.5]], TypeError)):
+        with pytest.raises(error, match="edges"):
+            MultiLabelClf(4, edges=edges).initialize(X, Y)
+    model = MultiLabelClf(4, edges=[[0, 1], [2, 3]])
+    model.initialize(X, Y)
+    assert model.edges_.tolist() == [[0, 1], [2, 3]]
+    graph = GraphCRF(2)
+    features = rng.normal(size=(3, 2))
+    with pytest.raises(ValueError, match="edges"):
+        graph.initialize([(features, np.array([[0, 1, 2], [1, 2, 0]]))], [np.zeros(3, int)])
+
+
 def test_parameters_follow_scikit_learn_conventions():
     model = ChainCRF(4, inference_method="sparse")
     learner = SubgradientSSVM(model, C=2.0, max_iter=3)

@@ -48,6 +48,20 @@ def _stack(blocks):
     return np.vstack([np.asarray(b, dtype=np.float64) for b in blocks])
 
 
+def _edge_array(edges, what):
+    """edges as an (n_edges, 2) int64 array: integer pairs, nothing
+    reshaped or rounded."""
+    array = np.asarray(edges)
+    if array.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if array.ndim != 2 or array.shape[1] != 2:
+        raise ValueError("%s: an (n_edges, 2) array of index pairs expected, got shape %s"
+                         % (what, array.shape))
+    if array.dtype.kind not in "iu":
+        raise TypeError("%s: integer indices expected, got %s" % (what, array.dtype))
+    return array.astype(np.int64)
+
+
 class _Slot:
     """A factor graph kept for one structure: the graph, its output
     variable, and the factors whose scores the model sets."""
@@ -324,7 +338,7 @@ class MultiLabelClf(StructuredModel):
         elif self.edges is None:
             self.edges_ = np.zeros((0, 2), dtype=np.int64)
         else:
-            self.edges_ = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
+            self.edges_ = _edge_array(self.edges, "edges")
         e = self.edges_
         if ((e < 0) | (e >= self.n_labels)).any() or (e[:, 0] == e[:, 1]).any():
             raise ValueError("edges: pairs of distinct labels in [0, %d) expected"
@@ -483,7 +497,7 @@ class GraphCRF(StructuredModel):
         features, keys = [], []
         for features_k, edges in X:
             n = features_k.shape[0]
-            edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+            edges = _edge_array(edges, "edges")
             if ((edges < 0) | (edges >= n)).any() or (edges[:, 0] == edges[:, 1]).any():
                 raise ValueError("edges: pairs of distinct nodes in [0, %d) expected" % n)
             features.append(features_k)
