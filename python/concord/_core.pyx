@@ -1265,6 +1265,15 @@ cdef class Solver:
         return "<concord._core.Solver over %r>" % (self.graph,)
 
     @property
+    def is_current(self):
+        """Whether the graph's structure is still the one this solver was
+        made for (a solver refuses to work once its graph grew)."""
+        return (concord_num_variables(self.graph.g) == self.n_vars
+                and concord_num_additionals(self.graph.g) == self.n_add
+                and concord_num_factors(self.graph.g) == self.n_factors
+                and concord_num_multi_variables(self.graph.g) == self.n_multi)
+
+    @property
     def last_error(self):
         """The message of the last error on this solver ("" if none)."""
         return _text(concord_solver_last_error(self.s))
@@ -1274,10 +1283,7 @@ cdef class Solver:
     cdef int fresh(self) except -1:
         """Refuses a solver whose graph grew since it was made (its buffers
         have the old sizes; the C library refuses its solves too)."""
-        if (concord_num_variables(self.graph.g) != self.n_vars
-                or concord_num_additionals(self.graph.g) != self.n_add
-                or concord_num_factors(self.graph.g) != self.n_factors
-                or concord_num_multi_variables(self.graph.g) != self.n_multi):
+        if not self.is_current:
             raise InvalidArgumentError(CONCORD_EINVAL, "the graph's structure changed since "
                                        "this solver was created (create a new solver)")
         return 0

@@ -131,6 +131,11 @@ class _LPSparseMAP(torch.autograd.Function):
             du, dv = grads[2 * k], grads[2 * k + 1]
             if not batch.solved[k]:
                 return torch.zeros_like(du), torch.zeros_like(dv)
+            if not batch.solvers[k].is_current:
+                raise RuntimeError("the FactorGraph gained variables or factors after this "
+                                   "solve, and its backward pass needs the graph as it was: "
+                                   "build the whole graph before the solves you "
+                                   "differentiate")
             dtheta, dphi, _ = batch.solvers[k].backward(
                 as_numpy(du), as_numpy(dv) if dv.numel() else None, batch.settings)
             return _tensor_like(dtheta, du), _tensor_like(dphi, dv)

@@ -214,6 +214,18 @@ def test_slices_of_a_tensor_variable_have_their_values():
     assert np.allclose(theta.grad.numpy(), [[-1 / 3, 2 / 3, -1 / 3], [0, 0, 0]], atol=1e-9)
 
 
+def test_a_backward_pass_after_the_graph_grew_says_why_it_cannot_run():
+    theta = torch.tensor([0.3, 0.5, 0.4], requires_grad=True)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(theta)
+    fg.add(concord.Xor(x))
+    fg.solve(**TIGHT)
+    value = x.value
+    fg.variable_from(torch.zeros(2))
+    with pytest.raises(RuntimeError, match="gained variables or factors after this solve"):
+        value[1].backward()
+
+
 def test_float32_scores_give_float32_results():
     arcs = scores(2, 4, 4, seed=18).detach()
     low = ct.tree_sparsemap(arcs.float())
