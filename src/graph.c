@@ -14,13 +14,17 @@
 #include <string.h>
 
 static int reserve(void **p, int32_t *cap, int64_t need, size_t size);
+static int reserve2(void **p, void **q, int32_t *cap, int64_t need, size_t psize,
+                    size_t qsize);
 
 concord_graph *concord_graph_new(void) {
     concord_graph *g = calloc(1, sizeof(concord_graph));
     /* The arrays always exist, so that offsets into them are defined even
-     * for a graph without variables or additional outputs. */
+     * for a graph without variables, links or additional outputs. */
     if (g && (reserve((void **)&g->theta, &g->cap_vars, 1, sizeof(double)) ||
-              reserve((void **)&g->phi, &g->cap_add, 1, sizeof(double)))) {
+              reserve((void **)&g->phi, &g->cap_add, 1, sizeof(double)) ||
+              reserve2((void **)&g->link_var, (void **)&g->link_neg, &g->cap_links, 1,
+                       sizeof(int32_t), sizeof(uint8_t)))) {
         concord_graph_free(g);
         return NULL;
     }

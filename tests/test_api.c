@@ -550,6 +550,30 @@ static void link_state_gives_the_dual_bound(void **state) {
     concord_graph_free(g);
 }
 
+/* A factor without links (a head automaton with no candidate modifier:
+ * its one configuration is the chain 0 -> 1, whose pair is its only
+ * additional output) on a graph without links: its oracle and a solve
+ * work (and, under the sanitizers, touch no offset of a null array). */
+static void a_factor_without_links_is_solved(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    double score = 0.5;
+    assert_int_equal(concord_add_head_automaton(g, 0, NULL, &score, NULL), CONCORD_OK);
+    concord_solver *s;
+    assert_int_equal(concord_solver_new(g, &s), CONCORD_OK);
+    double v, value;
+    assert_int_equal(concord_solver_factor_map(s, 0, NULL, NULL, NULL, &v, &value), CONCORD_OK);
+    assert_true(v == 1.0 && value == 0.5);
+    concord_info info;
+    for (int sparse = 0; sparse <= 1; ++sparse) {
+        int rc = sparse ? concord_solver_sparse(s, NULL, &info) : concord_solver_map(s, NULL, &info);
+        assert_int_equal(rc, CONCORD_OK);
+        assert_true(concord_solver_additionals(s)[0] == 1.0 && info.value == 0.5);
+    }
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(setting_zero_scores_is_a_no_op),
@@ -567,6 +591,7 @@ int main(void) {
         cmocka_unit_test(knapsack_answers_alike_at_any_cost_scale),
         cmocka_unit_test(knapsack_with_costs_of_mixed_sizes_keeps_its_budget),
         cmocka_unit_test(link_state_gives_the_dual_bound),
+        cmocka_unit_test(a_factor_without_links_is_solved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
