@@ -605,7 +605,9 @@ typedef struct concord_settings {
                                 only at the root) */
     concord_step_rule psdd_step; /* PSDD's step-size rule (default SQRT) */
     double psdd_eta;      /* PSDD's initial step, relative to the score scale
-                             (default 1; > 0) */
+                             (default 1; at least 1e-12: smaller steps move
+                             nothing, and subnormal ones overflowed the
+                             step-weighted average) */
 } concord_settings;
 
 /* Fills *s with the defaults. */

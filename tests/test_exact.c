@@ -349,6 +349,10 @@ static void settings_are_checked_and_statuses_named(void **state) {
     st.psdd_eta = 0.0;
     assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_EINVAL);
     assert_non_null(strstr(message, "psdd_eta"));
+    st.psdd_eta = 1e-310; /* subnormal steps overflowed PSDD's weighted average */
+    assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_EINVAL);
+    st.psdd_eta = 1e-12;
+    assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_OK);
     assert_string_equal(concord_status_name(CONCORD_STATUS_OPTIMAL), "optimal");
     assert_string_equal(concord_status_name(CONCORD_STATUS_NODE_LIMIT), "node_limit");
 

@@ -79,7 +79,7 @@ static const char usage_text[] =
     "                     eta/(1+k) after k rises of the dual, or Polyak's step\n"
     "                     to the best rounded value\n"
     "  --psdd-eta X       psdd: the initial step, relative to the score scale,\n"
-    "                     X > 0 (default 1)\n"
+    "                     X >= 1e-12 (default 1)\n"
     "  --evid FILE        UAI evidence file (observed variables are fixed)\n"
     "  --decode           decode an integral assignment (max-posterior rounding,\n"
     "                     then local search when the LP solution is fractional)\n"
@@ -307,7 +307,8 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
         break;
     case F_PSDD_ETA:
         if ((rc = parse_double(flag, value, &s->psdd_eta))) return rc;
-        if (!(s->psdd_eta > 0.0)) return usage_error("%s must be positive, not '%s'", flag, value);
+        if (!(s->psdd_eta >= 1e-12))
+            return usage_error("%s must be at least 1e-12, not '%s'", flag, value);
         break;
     case F_MAX_ITER: return parse_int(flag, value, 1, INT32_MAX, &s->max_iter);
     case F_ACCELERATE: return parse_int(flag, value, 0, 16, &s->acceleration);

@@ -74,8 +74,8 @@ int concord_check_settings(const concord_settings *s, char *error, size_t error_
              s->psdd_step != CONCORD_STEP_POLYAK)
         snprintf(message, sizeof message, "psdd_step must be a concord_step_rule (got %d)",
                  (int)s->psdd_step);
-    else if (!(s->psdd_eta > 0.0) || !isfinite(s->psdd_eta))
-        snprintf(message, sizeof message, "psdd_eta must be positive and finite (got %g)",
+    else if (!(s->psdd_eta >= 1e-12) || !isfinite(s->psdd_eta))
+        snprintf(message, sizeof message, "psdd_eta must be at least 1e-12 and finite (got %g)",
                  s->psdd_eta);
     if (!message[0]) return CONCORD_OK;
     if (error && error_size) snprintf(error, error_size, "%s", message);
