@@ -422,7 +422,9 @@ CONCORD_API int concord_add_sequence_compressor(concord_graph *g, int32_t n_word
  * deterministic (the same scores give the same configuration), and must be
  * reentrant when solvers over its graph run on several threads
  * (concord_solve_batch): calls for different solvers may run at once, with
- * the same `user` pointer. */
+ * the same `user` pointer. It must not call the solver that is running it
+ * nor change the graph (the solve holds both; the library does not check
+ * this: the Python package refuses both). */
 typedef int (*concord_map_fn)(void *user, const double *variable_scores,
                               const double *additional_scores, double *variable_values,
                               double *additional_values, double *value);
@@ -524,7 +526,9 @@ typedef struct concord_progress {
 
 /* Called during a solve (see concord_settings.progress); returning nonzero
  * stops the solve, which then ends with status "interrupted" and its
- * current point as the solution. */
+ * current point as the solution. Like a user factor's oracle, it must not
+ * call the solver that is running it nor change its graph (the solve
+ * holds both; the library does not check this). */
 typedef int (*concord_progress_fn)(void *context, const concord_progress *progress);
 
 /* Branch and bound's order of search (concord_settings.search). */
