@@ -574,6 +574,34 @@ static void a_factor_without_links_is_solved(void **state) {
     concord_graph_free(g);
 }
 
+static int never_called_oracle(void *user, const double *a, const double *b, double *u,
+                               double *v, double *value) {
+    (void)user, (void)a, (void)b, (void)u, (void)v, (void)value;
+    return 1;
+}
+
+/* Arguments out of the header's contract are refused, not taken: OROUT
+ * and ANDOUT of one link (they need inputs and an output), a user factor
+ * whose configurations could not be indexed; a NULL settings pointer is
+ * ignored. */
+static void contract_limits_are_refused(void **state) {
+    (void)state;
+    concord_default_settings(NULL);
+    concord_graph *g = concord_graph_new();
+    concord_add_variables(g, 2, NULL, NULL);
+    int32_t vars[2] = {0, 1};
+    assert_int_equal(concord_add_logic(g, CONCORD_OROUT, 1, vars, NULL, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "at least 2 links"));
+    assert_int_equal(concord_add_logic(g, CONCORD_ANDOUT, 1, vars, NULL, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_add_logic(g, CONCORD_OROUT, 2, vars, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_factor(g, 2, vars, NULL, INT32_MAX, NULL, never_called_oracle,
+                                        NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "too many"));
+    assert_int_equal(concord_num_factors(g), 1);
+    concord_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(setting_zero_scores_is_a_no_op),
@@ -592,6 +620,7 @@ int main(void) {
         cmocka_unit_test(knapsack_with_costs_of_mixed_sizes_keeps_its_budget),
         cmocka_unit_test(link_state_gives_the_dual_bound),
         cmocka_unit_test(a_factor_without_links_is_solved),
+        cmocka_unit_test(contract_limits_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

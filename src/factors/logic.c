@@ -294,6 +294,9 @@ int concord_add_logic(concord_graph *g, concord_logic kind, int32_t degree,
     }
     if (degree < 1 || degree > INT32_MAX / 2 || !vars)
         return graph_check_links(g, concord_logic_name(kind), degree, vars);
+    if ((kind == CONCORD_OROUT || kind == CONCORD_ANDOUT) && degree < 2)
+        return graph_fail(g, CONCORD_EINVAL, "%s factor: needs at least 2 links (inputs and "
+                          "an output), got 1", concord_logic_name(kind));
     bool *flip = malloc((size_t)degree * sizeof *flip);
     if (!flip) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
     for (int32_t j = 0; j < degree; ++j) {

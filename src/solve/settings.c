@@ -8,6 +8,7 @@
 #include "concord.h"
 
 void concord_default_settings(concord_settings *s) {
+    if (!s) return;
     *s = (concord_settings){.max_iter = 100000,
                             .tol = 1e-6,
                             .eta = 0.1,
