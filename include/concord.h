@@ -846,7 +846,8 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * then that assignment, a certified MAP), "fractional" when the factors
  * agree on a fractional point (KNAPSACK's vertices; the solution is then
  * that point, an LP-MAP optimum) or the best bound has not fallen by more
- * than tol * sum |scores| over the last 1000 iterations, or at max_iter
+ * than tol * sum |scores| over the last 1000 iterations (and steps of the
+ * current size could have moved it by that much), or at max_iter
  * or time_limit. It starts from the last AD3 or PSDD
  * solve's multipliers (each variable's made to sum to 0) when
  * settings.warm_start. info->upper_bound is the best dual bound and

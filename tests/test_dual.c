@@ -414,6 +414,45 @@ static void mplp_refuses_what_it_cannot_take(void **state) {
     concord_graph_free(g);
 }
 
+/* Steps too small to move the multipliers stall PSDD's bound without
+ * convergence: on XOR(x0, x1, x2) and PAIR(x2, x3) the factors' MAPs
+ * disagree on x2, their average (x2 = 1/2) lies outside the local
+ * polytope and is worth 1.45, above the optimum 1.1 (LP-MAP = MAP on this
+ * tree; enumerated below). Such a stall must not be reported as converged. */
+static void a_bound_stalled_by_tiny_steps_is_not_convergence(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    double theta[4] = {0.5, -0.2, 0.3, 0.1};
+    concord_add_variables(g, 4, theta, NULL);
+    int32_t xor_vars[3] = {0, 1, 2};
+    concord_add_logic(g, CONCORD_XOR, 3, xor_vars, NULL, NULL);
+    concord_add_pair(g, 2, 3, 0.7, NULL);
+    /* the MAP by enumeration: exactly one of x0..x2, x3 free */
+    double best = -INFINITY;
+    for (int one = 0; one < 3; ++one)
+        for (int x3 = 0; x3 <= 1; ++x3)
+            best = fmax(best, theta[one] + 0.1 * x3 + (one == 2 && x3 ? 0.7 : 0.0));
+    assert_true(fabs(best - 1.1) < 1e-12);
+    concord_solver *s;
+    assert_int_equal(concord_solver_new(g, &s), CONCORD_OK);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.psdd_eta = 1e-11;
+    st.max_iter = 5000;
+    st.warm_start = false;
+    concord_info info;
+    int rc = concord_solver_psdd(s, &st, &info);
+    assert_true(info.upper_bound >= best - 1e-12);
+    if (info.status == CONCORD_STATUS_FRACTIONAL || info.status == CONCORD_STATUS_INTEGRAL) {
+        assert_int_equal(rc, CONCORD_OK);
+        assert_true(info.value <= best + 1e-6);
+    } else {
+        assert_int_equal(rc, CONCORD_ENOTCONVERGED);
+    }
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(psdd_bounds_are_valid_and_approach_the_lp_optimum),
@@ -423,6 +462,7 @@ int main(void) {
         cmocka_unit_test(mplp_bounds_logic_graphs),
         cmocka_unit_test(mplp_refuses_what_it_cannot_take),
         cmocka_unit_test(ad3_and_exact_after_mplp_reach_the_optimum),
+        cmocka_unit_test(a_bound_stalled_by_tiny_steps_is_not_convergence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

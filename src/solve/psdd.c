@@ -266,6 +266,12 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
         r.weight += eta;
         const int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_dual, gap_tol,
                                           r.st.time_limit, &r.start);
+        /* A step moves the bound by about eta |g|^2 (g the disagreement):
+         * when a window of steps this size could not move it by gap_tol,
+         * its stalling says nothing (psdd_eta far too small), and the
+         * solve goes on. */
+        if (stop == CONCORD_STATUS_FRACTIONAL && STALL_WINDOW * eta * norm2 <= gap_tol)
+            continue;
         if (stop != CONCORD_STATUS_UNSOLVED) {
             status = stop;
             break;
