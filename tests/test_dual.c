@@ -449,6 +449,11 @@ static void a_bound_stalled_by_tiny_steps_is_not_convergence(void **state) {
     } else {
         assert_int_equal(rc, CONCORD_ENOTCONVERGED);
     }
+    /* the time limit still holds while stalls do not count */
+    st.max_iter = 1000000000;
+    st.time_limit = 0.05;
+    assert_int_equal(concord_solver_psdd(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_TIME_LIMIT);
     concord_solver_free(s);
     concord_graph_free(g);
 }

@@ -306,7 +306,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
                 break;
             }
         }
-        const int stop = solver_dual_stop(history, STALL_WINDOW, t, best_dual, gap_tol,
+        const int stop = solver_dual_stop(history, STALL_WINDOW, t, best_dual, gap_tol, true,
                                           r.st.time_limit, &r.start);
         if (stop != CONCORD_STATUS_UNSOLVED) {
             status = stop;

@@ -264,14 +264,12 @@ int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
         for (int32_t i = 0; i < g->n_vars; ++i) r.avg_u[i] += eta * s->ubar[i];
         for (int32_t k = 0; k < g->n_add; ++k) r.avg_v[k] += eta * s->v[k];
         r.weight += eta;
-        const int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_dual, gap_tol,
-                                          r.st.time_limit, &r.start);
         /* A step moves the bound by about eta |g|^2 (g the disagreement):
          * when a window of steps this size could not move it by gap_tol,
-         * its stalling says nothing (psdd_eta far too small), and the
-         * solve goes on. */
-        if (stop == CONCORD_STATUS_FRACTIONAL && STALL_WINDOW * eta * norm2 <= gap_tol)
-            continue;
+         * its stalling says nothing (psdd_eta far too small). */
+        const bool steps_move_bound = STALL_WINDOW * eta * norm2 > gap_tol;
+        const int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_dual, gap_tol,
+                                          steps_move_bound, r.st.time_limit, &r.start);
         if (stop != CONCORD_STATUS_UNSOLVED) {
             status = stop;
             break;

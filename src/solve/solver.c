@@ -315,10 +315,12 @@ int solver_settings(concord_solver *s, const concord_settings *settings, concord
 }
 
 int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dual,
-                     double gap_tol, double time_limit, const struct timespec *start) {
+                     double gap_tol, bool stall_counts, double time_limit,
+                     const struct timespec *start) {
     const int32_t slot = t % window;
-    if (t > window && history[slot] - best_dual <= gap_tol) return CONCORD_STATUS_FRACTIONAL;
+    const bool stalled = t > window && history[slot] - best_dual <= gap_tol;
     history[slot] = best_dual;
+    if (stalled && stall_counts) return CONCORD_STATUS_FRACTIONAL;
     if (time_limit > 0.0 && solver_seconds_since(start) >= time_limit)
         return CONCORD_STATUS_TIME_LIMIT;
     return CONCORD_STATUS_UNSOLVED;

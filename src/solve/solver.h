@@ -228,10 +228,13 @@ static inline bool solver_bound_proves_infeasible(double bound, double l1, doubl
 /* The stopping tests PSDD and MPLP share, after iteration t: the best
  * dual bound fell by at most gap_tol over the last `window` iterations
  * (`history`, a ring of `window` entries, keeps them; it is updated here)
- * gives CONCORD_STATUS_FRACTIONAL; the settings' time limit since start,
- * CONCORD_STATUS_TIME_LIMIT; otherwise CONCORD_STATUS_UNSOLVED (go on). */
+ * gives CONCORD_STATUS_FRACTIONAL, when `stall_counts` (the caller's steps
+ * could have moved the bound that much); the settings' time limit since
+ * start, CONCORD_STATUS_TIME_LIMIT; otherwise CONCORD_STATUS_UNSOLVED (go
+ * on). */
 int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dual,
-                     double gap_tol, double time_limit, const struct timespec *start);
+                     double gap_tol, bool stall_counts, double time_limit,
+                     const struct timespec *start);
 
 /* The end PSDD and MPLP share: the solver's results are void until they
  * set them; a user oracle's failure (rc, in factor `failed`) or a bound
