@@ -493,9 +493,10 @@ cdef class Settings:
 # on the main thread, at most every INTERRUPT_CHECK_SECONDS takes the GIL
 # and asks whether SIGINT arrived; if so, every solve of the call stops
 # ("interrupted"; a batch's solves on other threads at their next callback)
-# and once the call has returned the signal is raised again for Python's
-# handler (KeyboardInterrupt by default; a handler that returns lets the
-# call return the interrupted solves' results).
+# and once the call has taken its results and stored exceptions the signal
+# is raised again for Python's handler (KeyboardInterrupt by default; a
+# handler that returns lets the call return the interrupted solves'
+# results).
 
 cdef extern from "Python.h":
     int PyOS_InterruptOccurred()
@@ -1397,8 +1398,10 @@ cdef class Solver:
                 rc = _run(self.s, algorithm, &c, &info)
         finally:
             self.leave()
-        _deliver_interrupt(&watch)
-        self.check(rc, settings)
+        try:
+            self.check(rc, settings)
+        finally:
+            _deliver_interrupt(&watch)
         return _info(&info)
 
     @property
@@ -1653,8 +1656,10 @@ cdef class Solver:
                     rc = concord_solver_loss_hinge(self.s, &c, pu, pv, &loss, pt, pp, &info)
         finally:
             self.leave()
-        _deliver_interrupt(&watch)
-        self.check(rc, settings)
+        try:
+            self.check(rc, settings)
+        finally:
+            _deliver_interrupt(&watch)
         return loss, dtheta, dphi, _info(&info)
 
 
@@ -1734,7 +1739,6 @@ def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
             (<Solver>items[k]).leave()
         free(handles)
     try:
-        _deliver_interrupt(&watch)
         # every exception a callback stored is taken, so that none is left
         # behind to be raised by a later, unrelated solve
         error = st.take_stored()
@@ -1753,6 +1757,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
         return [_info(&infos[k]) for k in range(count)]
     finally:
         free(infos)
+        _deliver_interrupt(&watch)
 
 
 # ---------------------------------------------------------------------------
