@@ -1004,7 +1004,11 @@ typedef struct concord_decoding {
  * (iterated conditional modes) then moves variables and multi-variables
  * one at a time to the state that violates fewer factors and, among
  * those, scores higher. An integral LP solution is returned as is (it is a
- * MAP assignment). */
+ * MAP assignment). Every move is judged by the oracles of the factors it
+ * touches, so a pass costs about the sum over factors of their degree
+ * squared: seconds for a factor over tens of thousands of variables.
+ * (concord_solver_exact, which decodes at its nodes, stops the search at
+ * its time limit.) */
 CONCORD_API int concord_solver_decode(concord_solver *s, concord_decoding *result);
 
 /* The last decoded assignment (length num_variables), NULL before any. */

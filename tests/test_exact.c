@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -422,6 +423,60 @@ static void a_failing_user_oracle_ends_the_search(void **state) {
 /* After a search that fixed variables, LP-MAP on the same solver is that
  * of a fresh solver (no clamp is left behind), bit for bit from a cold
  * start; the solution of the search decodes to itself. */
+static double wall_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The search's decoding and MPLP's sweeps ask a factor's oracle once per
+ * variable, each call linear in its degree or more: on one XOR and one
+ * BUDGET over 5000 variables a single decoding or sweep takes seconds
+ * (about 3 in an optimized build). Both read the clock within, and stop at
+ * a time limit of 0.1 s with valid bounds. Exactly one variable is on, so
+ * the optimum is the largest score. */
+static void the_time_limit_holds_on_factors_over_thousands_of_variables(void **state) {
+    (void)state;
+    enum { N = 5000 };
+    const double limit = 0.1, slack = 1.0;
+    concord_graph *g = concord_graph_new();
+    double *scores = malloc(N * sizeof *scores);
+    int32_t *vars = malloc(N * sizeof *vars);
+    assert_non_null(scores);
+    assert_non_null(vars);
+    double optimum = -INFINITY;
+    for (int32_t i = 0; i < N; ++i) {
+        scores[i] = ((i * 37) % 101 - 50) / 50.0;
+        vars[i] = i;
+        optimum = fmax(optimum, scores[i]);
+    }
+    assert_int_equal(concord_add_variables(g, N, scores, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, N, vars, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_budget(g, N, vars, NULL, N / 10, false, NULL), CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.time_limit = limit;
+    concord_info info;
+    double start = wall_seconds();
+    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
+    double seconds = wall_seconds() - start;
+    assert_int_equal(info.status, CONCORD_STATUS_TIME_LIMIT);
+    assert_true(seconds < limit + slack);
+    assert_true(info.upper_bound >= optimum - 1e-9);
+    if (info.integral) assert_true(info.value <= optimum + 1e-9);
+    start = wall_seconds();
+    assert_int_equal(concord_solver_mplp(s, &st, &info), CONCORD_ENOTCONVERGED);
+    seconds = wall_seconds() - start;
+    assert_int_equal(info.status, CONCORD_STATUS_TIME_LIMIT);
+    assert_true(seconds < limit + slack);
+    assert_true(info.upper_bound >= optimum - 1e-9);
+    concord_solver_free(s);
+    concord_graph_free(g);
+    free(scores);
+    free(vars);
+}
+
 static void the_solver_is_left_unclamped(void **state) {
     (void)state;
     double optimum;
@@ -456,6 +511,7 @@ int main(void) {
         cmocka_unit_test(limits_stop_the_search_with_valid_bounds),
         cmocka_unit_test(settings_are_checked_and_statuses_named),
         cmocka_unit_test(a_failing_user_oracle_ends_the_search),
+        cmocka_unit_test(the_time_limit_holds_on_factors_over_thousands_of_variables),
         cmocka_unit_test(the_solver_is_left_unclamped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

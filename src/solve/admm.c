@@ -681,7 +681,7 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
                 break;
             }
         }
-        if (st->time_limit > 0.0 && solver_seconds_since(&r->start) >= st->time_limit) {
+        if (solver_time_is_up(&r->start, st->time_limit)) {
             end = STOPPED_TIME_LIMIT;
             break;
         }

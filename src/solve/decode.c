@@ -10,7 +10,11 @@
  * the state that violates fewer factors, then scores higher, until no move
  * helps. Factors are queried through their MAP oracles, so hard
  * constraints of every factor type are respected where the search can
- * satisfy them, and additional outputs take their best values.
+ * satisfy them, and additional outputs take their best values. Each unit
+ * asks its factors' oracles once per state, so a pass costs about the sum
+ * over factors of their degree squared: under a deadline (the exact
+ * search's time limit) the fixing and the search stop where it passes,
+ * with the assignment they reached.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,6 +38,9 @@ typedef struct decoder {
     int32_t *stamp;     /* per factor: the listing that last included it */
     int32_t listing;    /* counts list_factors calls */
     int32_t *touching;  /* factors of the current unit */
+    uint8_t *trial_ok, *best_ok; /* per touching factor: allowed at a trial state, */
+    double *trial_score, *best_score; /* and its score (the best state's kept) */
+    solver_deadline *deadline; /* NULL: none */
 } decoder;
 
 static void decoder_free(decoder *dc) {
@@ -43,6 +50,10 @@ static void decoder_free(decoder *dc) {
     free(dc->stamp);
     free(dc->touching);
     free(dc->decided);
+    free(dc->trial_ok);
+    free(dc->best_ok);
+    free(dc->trial_score);
+    free(dc->best_score);
 }
 
 static int decoder_init(decoder *dc, concord_solver *w) {
@@ -59,7 +70,12 @@ static int decoder_init(decoder *dc, concord_solver *w) {
     dc->touching = malloc(nf * sizeof(int32_t));
     dc->unit_of = malloc(nv * sizeof(int32_t));
     dc->decided = calloc(nv, 1);
-    if (!dc->fscore || !dc->fok || !dc->stamp || !dc->touching || !dc->unit_of || !dc->decided) {
+    dc->trial_ok = malloc(nf);
+    dc->best_ok = malloc(nf);
+    dc->trial_score = malloc(nf * sizeof(double));
+    dc->best_score = malloc(nf * sizeof(double));
+    if (!dc->fscore || !dc->fok || !dc->stamp || !dc->touching || !dc->unit_of || !dc->decided ||
+        !dc->trial_ok || !dc->best_ok || !dc->trial_score || !dc->best_score) {
         decoder_free(dc);
         return CONCORD_ENOMEM;
     }
@@ -79,13 +95,23 @@ static void note_failure(decoder *dc, int rc, int32_t f) {
     }
 }
 
-static void evaluate(decoder *dc, int32_t f) {
-    double score = 0.0;
+/* Whether factor f allows x (*ok) and its score there (*score, 0 when
+ * not allowed). */
+static void evaluate_at(decoder *dc, int32_t f, uint8_t *ok, double *score) {
+    double value = 0.0;
     bool allowed = false;
-    int rc = solver_factor_at(dc->w, dc->phi, f, dc->x, &allowed, &score, NULL);
+    int rc = solver_factor_at(dc->w, dc->phi, f, dc->x, &allowed, &value, NULL);
     note_failure(dc, rc, f);
-    dc->fok[f] = !rc && allowed;
-    dc->fscore[f] = dc->fok[f] ? score : 0.0;
+    *ok = !rc && allowed;
+    *score = *ok ? value : 0.0;
+}
+
+/* Factor f's verdict at x into the cache, fok and fscore. */
+static void evaluate(decoder *dc, int32_t f) { evaluate_at(dc, f, &dc->fok[f], &dc->fscore[f]); }
+
+/* Whether the deadline passed, counting `links` more links handled. */
+static bool out_of_time(decoder *dc, int64_t links) {
+    return dc->deadline && solver_deadline_passed(dc->deadline, links);
 }
 
 /* The unit's variables: a multi-variable's states, or one free variable
@@ -100,11 +126,12 @@ static void unit_vars(const decoder *dc, int32_t unit, int32_t *first, int32_t *
     }
 }
 
-/* Lists the factors touching the unit; returns how many. A
- * multi-variable's own one-hot factor is left out: every state the
- * decoder tries satisfies it, and evaluating it for each of k states would
- * cost O(k^2). */
-static int32_t list_factors(decoder *dc, int32_t unit, int32_t first, int32_t count) {
+/* Lists the factors touching the unit, their links counted in *links;
+ * returns how many. A multi-variable's own one-hot factor is left out:
+ * every state the decoder tries satisfies it, and evaluating it for each
+ * of k states would cost O(k^2). */
+static int32_t list_factors(decoder *dc, int32_t unit, int32_t first, int32_t count,
+                            int64_t *links) {
     const concord_solver *w = dc->w;
     int32_t n = 0;
     if (++dc->listing == INT32_MAX) {
@@ -112,12 +139,14 @@ static int32_t list_factors(decoder *dc, int32_t unit, int32_t first, int32_t co
         for (int32_t f = 0; f < dc->g->n_factors; ++f) dc->stamp[f] = -1;
     }
     int32_t own = unit < dc->g->n_multi ? dc->g->multi[unit].one_hot_factor : -1;
+    *links = 0;
     for (int32_t i = first; i < first + count; ++i)
         for (int32_t k = w->var_link_begin[i]; k < w->var_link_begin[i + 1]; ++k) {
             int32_t f = w->link_factor[w->var_links[k]];
             if (f != own && dc->stamp[f] != dc->listing) {
                 dc->stamp[f] = dc->listing;
                 dc->touching[n++] = f;
+                *links += dc->g->factors[f].degree;
             }
         }
     return n;
@@ -139,51 +168,77 @@ static int32_t get_state(const decoder *dc, int32_t unit, int32_t first, int32_t
     return 0;
 }
 
-/* Violations and score of the unit's factors and variables at x. */
-static void local_value(decoder *dc, int32_t n, int32_t first, int32_t count, int32_t *violated,
-                        double *value) {
+/* Violations and score of the unit's variables and its n factors at x: the
+ * factors' verdicts from the cache (cached), or evaluated again into
+ * ok and score (per touching factor). */
+static void local_value(decoder *dc, int32_t n, int32_t first, int32_t count, bool cached,
+                        uint8_t *ok, double *score, int32_t *violated, double *value) {
     *violated = 0;
     *value = 0.0;
     for (int32_t i = first; i < first + count; ++i) *value += dc->theta[i] * dc->x[i];
     for (int32_t t = 0; t < n; ++t) {
-        int32_t f = dc->touching[t];
-        evaluate(dc, f);
-        if (dc->fok[f]) *value += dc->fscore[f];
+        const int32_t f = dc->touching[t];
+        if (!cached) evaluate_at(dc, f, &ok[t], &score[t]);
+        const bool allowed = cached ? dc->fok[f] : ok[t];
+        if (allowed) *value += cached ? dc->fscore[f] : score[t];
         else *violated += 1;
     }
 }
 
-/* One pass of the local search; returns whether anything moved. */
-static int improve(decoder *dc) {
-    int moved = 0;
+/* The verdicts of the last trial become the best state's (the buffers
+ * swap: the next trial overwrites the former best's). */
+static void keep_trial_as_best(decoder *dc) {
+    uint8_t *ok = dc->trial_ok;
+    double *score = dc->trial_score;
+    dc->trial_ok = dc->best_ok;
+    dc->trial_score = dc->best_score;
+    dc->best_ok = ok;
+    dc->best_score = score;
+}
+
+/* One pass of the local search; returns whether anything moved. The
+ * cache holds every factor's verdict at x: a unit's current state reads
+ * it, each other state is evaluated, and the best state's verdicts replace
+ * the cached ones when the unit moves. */
+static bool improve(decoder *dc) {
+    bool moved = false;
     int32_t units = dc->g->n_multi + dc->g->n_vars;
     for (int32_t unit = 0; unit < units; ++unit) {
         if (unit >= dc->g->n_multi && dc->unit_of[unit - dc->g->n_multi] >= 0) continue;
         int32_t first, count;
+        int64_t links;
         unit_vars(dc, unit, &first, &count);
-        int32_t n = list_factors(dc, unit, first, count);
+        int32_t n = list_factors(dc, unit, first, count, &links);
         int32_t states = unit < dc->g->n_multi ? count : 2;
+        if (out_of_time(dc, links * (states - 1))) break;
         int32_t current = get_state(dc, unit, first, count), best = current;
         int32_t best_violated;
         double best_value;
-        local_value(dc, n, first, count, &best_violated, &best_value);
+        local_value(dc, n, first, count, true, NULL, NULL, &best_violated, &best_value);
         for (int32_t s = 0; s < states; ++s) {
             if (s == current) continue;
             set_state(dc, unit, first, count, s);
             int32_t violated;
             double value;
-            local_value(dc, n, first, count, &violated, &value);
+            local_value(dc, n, first, count, false, dc->trial_ok, dc->trial_score, &violated,
+                        &value);
             if (violated < best_violated ||
                 (violated == best_violated &&
                  value > best_value + 1e-12 * (1.0 + fabs(best_value)))) {
                 best = s;
                 best_violated = violated;
                 best_value = value;
+                keep_trial_as_best(dc);
             }
         }
         set_state(dc, unit, first, count, best);
-        for (int32_t t = 0; t < n; ++t) evaluate(dc, dc->touching[t]);
-        moved |= best != current;
+        if (best != current) {
+            for (int32_t t = 0; t < n; ++t) {
+                dc->fok[dc->touching[t]] = dc->best_ok[t];
+                dc->fscore[dc->touching[t]] = dc->best_score[t];
+            }
+            moved = true;
+        }
     }
     return moved;
 }
@@ -260,9 +315,11 @@ static int sequential_fixing(decoder *dc) {
     qsort(order, (size_t)units, sizeof *order, by_confidence);
     for (int32_t r = 0; r < units; ++r) {
         int32_t unit = order[r].unit, first, count;
+        int64_t links;
         unit_vars(dc, unit, &first, &count);
-        int32_t n = list_factors(dc, unit, first, count);
+        int32_t n = list_factors(dc, unit, first, count, &links);
         int32_t states = unit < g->n_multi ? count : 2;
+        if (out_of_time(dc, links * states)) break;
         int32_t best = get_state(dc, unit, first, count), best_violated = INT32_MAX;
         double best_value = -INFINITY;
         for (int32_t i = first; i < first + count; ++i) dc->decided[i] = 1;
@@ -329,6 +386,10 @@ int concord_solver_decode(concord_solver *s, concord_decoding *result) {
     if (!s) return CONCORD_EINVAL;
     int rc = solver_enter(s);
     if (rc) return rc;
+    return solver_decode(s, NULL, result);
+}
+
+int solver_decode(concord_solver *s, solver_deadline *deadline, concord_decoding *result) {
     const concord_graph *g = s->g;
     if (!s->solved || s->mode == MODE_NONE)
         return solver_fail(s, CONCORD_EINVAL,
@@ -341,6 +402,7 @@ int concord_solver_decode(concord_solver *s, concord_decoding *result) {
         return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     }
     dc.x = s->decoded;
+    dc.deadline = deadline;
     round_posteriors(&dc);
     concord_decoding out = {0};
     if (!s->sol_integral) {

@@ -300,11 +300,12 @@ static void offer(bb *b, const double *x, double value) {
     b->xi.best_seconds = elapsed(b);
 }
 
-/* Decodes an assignment from the node's LP solution (concord_solver_decode)
- * and offers it. */
+/* Decodes an assignment from the node's LP solution (concord_solver_decode,
+ * stopped at the time limit) and offers it. */
 static int heuristic(bb *b) {
     concord_decoding dec;
-    int rc = concord_solver_decode(b->s, &dec);
+    solver_deadline deadline = {.start = &b->start, .limit = b->st.time_limit};
+    int rc = solver_decode(b->s, &deadline, &dec);
     if (rc) return rc;
     if (dec.violated == 0) offer(b, b->s->decoded, dec.value);
     return CONCORD_OK;
@@ -632,7 +633,7 @@ static int search(bb *b) {
             b->stop = CONCORD_STATUS_NODE_LIMIT;
             break;
         }
-        if (b->st.time_limit > 0.0 && elapsed(b) >= b->st.time_limit) {
+        if (solver_time_is_up(&b->start, b->st.time_limit)) {
             b->stop = CONCORD_STATUS_TIME_LIMIT;
             break;
         }

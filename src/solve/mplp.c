@@ -41,10 +41,12 @@ typedef struct mplp_run {
     double *others;     /* per incidence and state: lambda^{-f} (or -lambda) */
     double *belief;     /* per unit and state */
     double *mm_out;     /* one unit's max-marginals */
+    double *next;       /* one factor's new messages, per incidence and state */
     double *x, *best_x;
     double best_value, l1;
     int64_t solves, calls;
     struct timespec start;
+    solver_deadline deadline; /* the time limit, read within sweeps */
 } mplp_run;
 
 static double unit_score(const mplp_run *r, int32_t w, int32_t t) {
@@ -56,11 +58,15 @@ static double unit_score(const mplp_run *r, int32_t w, int32_t t) {
  * either way). */
 static double minus(double a, double b) { return a == -INFINITY && b == -INFINITY ? 0.0 : a - b; }
 
-/* The update of factor f's block. Returns 0 or a user oracle's error. */
+/* The update of factor f's block: its messages are all computed, then
+ * taken, unless the deadline passes in between (the block then stays as it
+ * was, and every message and belief consistent). Returns 0 or a user
+ * oracle's error. */
 static int update_factor(mplp_run *r, int32_t f) {
     const units *un = r->un;
     const int32_t first = un->inc_begin[f], last = un->inc_begin[f + 1], n = last - first;
     if (n == 0) return 0;
+    const int32_t degree = r->g->factors[f].degree, msg_first = r->msg_begin[first];
     for (int32_t k = first; k < last; ++k) {
         const int32_t w = un->inc_unit[k];
         const double *b = r->belief + r->belief_begin[w], *lam = r->lambda + r->msg_begin[k];
@@ -68,22 +74,27 @@ static int update_factor(mplp_run *r, int32_t f) {
         for (int32_t t = 0; t < un->states[w]; ++t) o[t] = minus(b[t], lam[t]);
     }
     for (int32_t k = first; k < last; ++k) {
+        if (solver_deadline_passed(&r->deadline, degree)) return 0;
         int rc = maxmarg_message(&r->mm, f, k, r->others, r->mm_out);
         if (rc) return rc;
         r->calls += maxmarg_calls(&r->mm, f, k);
         const int32_t w = un->inc_unit[k];
-        double *lam = r->lambda + r->msg_begin[k];
+        double *next = r->next + (r->msg_begin[k] - msg_first);
         const double *o = r->others + r->msg_begin[k];
         for (int32_t t = 0; t < un->states[w]; ++t) {
             const double through = r->mm_out[t] + o[t];
-            lam[t] = o[t] == -INFINITY ? 0.0 : -o[t] + through / n;
+            next[t] = o[t] == -INFINITY ? 0.0 : -o[t] + through / n;
         }
     }
     for (int32_t k = first; k < last; ++k) {
         const int32_t w = un->inc_unit[k];
-        double *b = r->belief + r->belief_begin[w];
-        const double *lam = r->lambda + r->msg_begin[k], *o = r->others + r->msg_begin[k];
-        for (int32_t t = 0; t < un->states[w]; ++t) b[t] = o[t] + lam[t];
+        double *b = r->belief + r->belief_begin[w], *lam = r->lambda + r->msg_begin[k];
+        const double *next = r->next + (r->msg_begin[k] - msg_first),
+                     *o = r->others + r->msg_begin[k];
+        for (int32_t t = 0; t < un->states[w]; ++t) {
+            lam[t] = next[t];
+            b[t] = o[t] + lam[t];
+        }
     }
     r->solves += 1;
     return 0;
@@ -204,6 +215,7 @@ static void run_free(mplp_run *r) {
     free(r->others);
     free(r->belief);
     free(r->mm_out);
+    free(r->next);
     free(r->x);
     free(r->best_x);
 }
@@ -212,8 +224,14 @@ static void run_free(mplp_run *r) {
 static int prepare(mplp_run *r) {
     const units *un = r->un;
     bool failed = false;
-    size_t n_msg = 0, n_belief = 0;
-    for (int32_t k = 0; k < un->n_inc; ++k) n_msg += (size_t)un->states[un->inc_unit[k]];
+    size_t n_msg = 0, n_belief = 0, factor_msg = 0;
+    for (int32_t f = 0; f < r->g->n_factors; ++f) {
+        size_t msg = 0;
+        for (int32_t k = un->inc_begin[f]; k < un->inc_begin[f + 1]; ++k)
+            msg += (size_t)un->states[un->inc_unit[k]];
+        n_msg += msg;
+        if (msg > factor_msg) factor_msg = msg;
+    }
     for (int32_t w = 0; w < un->n_units; ++w) n_belief += (size_t)un->states[w];
     r->msg_begin = zalloc((size_t)un->n_inc + 1, sizeof(int32_t), &failed);
     r->belief_begin = zalloc((size_t)un->n_units + 1, sizeof(int32_t), &failed);
@@ -221,6 +239,7 @@ static int prepare(mplp_run *r) {
     r->others = zalloc(n_msg, sizeof(double), &failed);
     r->belief = zalloc(n_belief, sizeof(double), &failed);
     r->mm_out = zalloc((size_t)un->max_states, sizeof(double), &failed);
+    r->next = zalloc(factor_msg, sizeof(double), &failed);
     r->x = zalloc((size_t)r->g->n_vars, sizeof(double), &failed);
     r->best_x = zalloc((size_t)r->g->n_vars, sizeof(double), &failed);
     if (failed || maxmarg_init(&r->mm, r->s, r->msg_begin)) return CONCORD_ENOMEM;
@@ -266,6 +285,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
     mplp_run r = {.s = s, .g = s->g, .best_value = -INFINITY};
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if ((rc = solver_settings(s, settings, &r.st))) return rc;
+    r.deadline = (solver_deadline){.start = &r.start, .limit = r.st.time_limit};
     if ((rc = units_build(s))) return rc;
     r.un = s->units;
     r.theta = solver_theta(s);
@@ -283,7 +303,7 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
     int status = CONCORD_STATUS_MAX_ITER;
     int32_t t, failed = -1;
     for (t = 1; t <= r.st.max_iter; ++t) {
-        for (int32_t f = 0; f < g->n_factors && !rc; ++f)
+        for (int32_t f = 0; f < g->n_factors && !rc && !r.deadline.passed; ++f)
             if (r.un->own[f] < 0 && (rc = update_factor(&r, f))) failed = f;
         double dual, size;
         if (rc || (rc = dual_value(&r, &dual, &size, &failed)) ||
@@ -296,6 +316,10 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
         }
         if (best_dual - r.best_value <= gap_tol) {
             status = CONCORD_STATUS_INTEGRAL;
+            break;
+        }
+        if (r.deadline.passed) { /* within the sweep */
+            status = CONCORD_STATUS_TIME_LIMIT;
             break;
         }
         if (r.st.progress) {

@@ -214,6 +214,37 @@ static inline double solver_seconds_since(const struct timespec *start) {
     return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
 }
 
+/* Whether the time limit of `limit` seconds since *start (0: none) has
+ * passed. */
+static inline bool solver_time_is_up(const struct timespec *start, double limit) {
+    return limit > 0.0 && solver_seconds_since(start) >= limit;
+}
+
+/* A time limit checked inside a loop whose steps may take nanoseconds (an
+ * oracle call on a pair of variables) or seconds (thousands of calls on a
+ * factor over thousands of variables): the clock is read once the links
+ * handled since its last reading reach SOLVER_DEADLINE_WORK, so that cheap
+ * steps do not pay for it and every expensive one is followed by a
+ * reading. Once passed, the deadline stays passed. */
+typedef struct solver_deadline {
+    const struct timespec *start;
+    double limit;  /* seconds since *start; 0: none */
+    int64_t work;  /* links handled since the clock was last read */
+    bool passed;
+} solver_deadline;
+
+enum { SOLVER_DEADLINE_WORK = 4096 };
+
+/* Counts `links` more links handled; returns whether the deadline passed. */
+static inline bool solver_deadline_passed(solver_deadline *d, int64_t links) {
+    if (d->passed || d->limit <= 0.0) return d->passed;
+    d->work += links;
+    if (d->work < SOLVER_DEADLINE_WORK) return false;
+    d->work = 0;
+    d->passed = solver_time_is_up(d->start, d->limit);
+    return d->passed;
+}
+
 /* Every point of the local polytope scores at least -l1 (l1 the sum of
  * |scores|): a dual bound below that proves the constraints infeasible,
  * once it is below by more than the rounding of the bound's terms (size:
@@ -242,6 +273,10 @@ int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dua
  * its message (*handled true); otherwise nothing more (*handled false). */
 int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32_t iterations,
                     double bound, double l1, concord_info *out, bool *handled);
+
+/* concord_solver_decode after its checks, stopping its refinements where
+ * the deadline (NULL: none) passes. */
+int solver_decode(concord_solver *s, solver_deadline *deadline, concord_decoding *result);
 
 /* Makes the 0/1 assignment x (num_variables) the solver's solution: sol_u
  * is x, sol_v each factor's best additional outputs at x, *value theta . x
