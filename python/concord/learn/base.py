@@ -5,6 +5,11 @@ changed by ``set_params`` (``model__C`` reaches a nested estimator's)."""
 import inspect
 
 
+class NotFittedError(ValueError, AttributeError):
+    """A learner's predict or score called before fit (scikit-learn's
+    exception of that name derives from the same two)."""
+
+
 class Estimator:
     """get_params / set_params / repr from the constructor's signature."""
 

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from concord.learn.base import Estimator
+from concord.learn.base import Estimator, NotFittedError
 
 __all__ = ["SubgradientSSVM", "DistRepSSVM", "structured_hinge", "nuclear_norm_prox"]
 
@@ -103,10 +103,16 @@ class _Learner(Estimator):
         order = rng.permutation(n_examples) if self.shuffle else np.arange(n_examples)
         return [order[i:i + self.batch_size] for i in range(0, n_examples, self.batch_size)]
 
-    def _begin(self):
-        """Checks the parameters, empties the curves and starts the clock."""
+    def _check_parameters(self):
+        """Raises ValueError naming the first parameter out of its range."""
         if self.batch_size < 1 or self.max_iter < 0:
             raise ValueError("batch_size must be >= 1 and max_iter >= 0")
+        if not self.learning_rate > 0:
+            raise ValueError("learning_rate must be > 0, not %r" % (self.learning_rate,))
+
+    def _begin(self):
+        """Checks the parameters, empties the curves and starts the clock."""
+        self._check_parameters()
         self.loss_curve_, self.objective_curve_, self.time_curve_ = [], [], []
         self._start = time.perf_counter()
         self._callback_seconds = 0.0
@@ -123,14 +129,22 @@ class _Learner(Estimator):
             self._callback_seconds += time.perf_counter() - before
 
     def predict(self, X):
-        """The model's inference (decoded labels) for every example of X."""
-        return self.model.batch_inference(X, self.joint_w, threads=self.threads)
+        """The model's inference (decoded labels) for every example of X.
+        Raises NotFittedError before fit."""
+        try:
+            w = self.joint_w
+        except AttributeError:
+            raise NotFittedError("%s is not fitted yet: call fit first"
+                                 % type(self).__name__) from None
+        return self.model.batch_inference(X, w, threads=self.threads)
 
     def score(self, X, Y):
         """1 - the Hamming loss over all labels of X (the fraction of
         labels, or nodes, predicted right)."""
         Y = list(Y)
         predicted = self.predict(X)
+        if len(predicted) != len(Y):
+            raise ValueError("%d examples but %d labellings" % (len(predicted), len(Y)))
         wrong = sum(self.model.loss(y, p) for y, p in zip(Y, predicted))
         return 1.0 - wrong / sum(self.model.max_loss(y) for y in Y)
 
@@ -168,6 +182,12 @@ class SubgradientSSVM(_Learner):
         self.random_state = random_state
         self.threads = threads
         self.callback = callback
+
+    def _check_parameters(self):
+        super()._check_parameters()
+        if not self.C > 0:
+            raise ValueError("C must be > 0 (numpy.inf: no regularisation), not %r"
+                             % (self.C,))
 
     @property
     def joint_w(self):
@@ -253,6 +273,14 @@ class DistRepSSVM(_Learner):
         self.random_state = random_state
         self.threads = threads
         self.callback = callback
+
+    def _check_parameters(self):
+        super()._check_parameters()
+        for name in ("lambda1", "lambda2"):
+            if not getattr(self, name) >= 0:
+                raise ValueError("%s must be >= 0, not %r" % (name, getattr(self, name)))
+        if not self.a_learning_rate > 0:
+            raise ValueError("a_learning_rate must be > 0, not %r" % (self.a_learning_rate,))
 
     def _initial_labels(self, labels, rng):
         dim = labels if self.dim is None else self.dim

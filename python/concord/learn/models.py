@@ -42,6 +42,8 @@ def _is_sparse(x):
 
 def _stack(blocks):
     """Row blocks (arrays or scipy sparse matrices) stacked into one matrix."""
+    if not blocks:
+        raise ValueError("no examples")
     if any(_is_sparse(b) for b in blocks):
         import scipy.sparse
         return scipy.sparse.vstack(blocks, format="csr")
@@ -81,6 +83,11 @@ class Design:
     (equal keys share a factor graph)."""
 
     def __init__(self, phi, offsets, keys):
+        if not keys:
+            raise ValueError("no examples")
+        values = phi.data if _is_sparse(phi) else phi
+        if not np.isfinite(values).all():
+            raise ValueError("X: features must be finite (found inf or nan)")
         self.phi = phi
         self.offsets = np.asarray(offsets)
         self.keys = keys
@@ -422,10 +429,8 @@ class ChainCRF(StructuredModel):
 
     def _design(self, X):
         X = list(X)
-        if not X:
-            raise ValueError("no examples")
         lengths = [x.shape[0] for x in X]
-        if min(lengths) < 1:
+        if 0 in lengths:
             raise ValueError("a sequence of length 0")
         return Design(_stack(X), np.concatenate([[0], np.cumsum(lengths)]), lengths)
 
