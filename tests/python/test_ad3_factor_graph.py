@@ -158,6 +158,24 @@ def test_variables_keep_their_scores_states_and_degrees():
     assert [s.get_degree() for s in (two.get_state(0), five.get_state(4))] == [1, 1]
 
 
+def test_out_of_range_states_and_links_are_refused_whatever_validate_says():
+    graph = PFactorGraph()
+    three = graph.create_multi_variable(3)
+    for i in (3, 7, -1):
+        with pytest.raises(IndexError, match="out of bounds"):
+            three.get_state(i, validate=False)
+    factor = graph.create_factor_logic("XOR", [three.get_state(0), three.get_state(2)])
+    assert factor.get_variable(1).get_degree() == 1
+    for i in (2, -1):
+        with pytest.raises(IndexError, match="degree 2"):
+            factor.get_variable(i)
+    assert [three.get_state(i).get_degree() for i in range(3)] == [1, 0, 1]
+    three.set_log_potentials([0.0, 2.0, 1.0])
+    # one state of the multi-variable is on, and the XOR rules out state 1
+    value, posteriors, _, status = graph.solve()
+    assert status == "integral" and posteriors == [0.0, 0.0, 1.0] and value == 1.0
+
+
 def _wrong_calls():
     graph = PFactorGraph()
     a, b = graph.create_binary_variable(), graph.create_binary_variable()

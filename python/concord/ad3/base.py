@@ -84,10 +84,11 @@ class PMultiVariable:
             raise IndexError("State {:d} is out of bounds.".format(i))
 
     def get_state(self, i, validate=True):
-        """The binary variable of state i."""
+        """The binary variable of state i. The state is checked even with
+        validate=False (AD3 then reads out of bounds, and a factor over such
+        a variable would be over another variable or none)."""
         i = as_int(i, "i")
-        if validate:
-            self._check(i)
+        self._check(i)
         return PBinaryVariable._of(self._graph, self._first + i)
 
     def __getitem__(self, i):
@@ -181,7 +182,10 @@ class PFactor:
 
     def get_variable(self, i):
         """The factor's i-th variable."""
-        return PBinaryVariable._of(self._graph, self._variables[as_int(i, "i")])
+        i = as_int(i, "i")
+        if not 0 <= i < len(self._variables):
+            raise IndexError("variable %d of a factor of degree %d" % (i, len(self._variables)))
+        return PBinaryVariable._of(self._graph, self._variables[i])
 
     def solve_map(self, variable_log_potentials, additional_log_potentials):
         """The factor's MAP on its own at the given scores (one per link,
