@@ -157,14 +157,25 @@ cdef object _int32 = np.int32
 cdef object _int64 = np.int64
 
 
+cpdef object real_array(object values, str what):
+    """values as a NumPy array of real numbers (booleans, integers or
+    floats, not yet converted): complex numbers (their imaginary parts would
+    be lost), strings, dates and other objects are a TypeError, a masked
+    array a ValueError (its masked entries would be read) naming `what`."""
+    if isinstance(values, np.ma.MaskedArray):
+        raise ValueError("%s: masked arrays are not accepted (fill the masked entries first)"
+                         % what)
+    array = np.asarray(values)
+    if array.dtype.kind not in "biuf":
+        raise TypeError("%s must be real numbers, not %s" % (what, array.dtype))
+    return array
+
+
 cdef const double[::1] _doubles(object values, Py_ssize_t size, str what):
     """values as a flat float64 buffer (no copy when it already is one),
-    checked to hold `size` numbers (any size when size < 0); complex
-    numbers are refused (TypeError) rather than losing their imaginary part."""
-    array = np.asarray(values)
-    if array.dtype.kind == "c":
-        raise TypeError("%s: expected real numbers, got %s" % (what, array.dtype))
-    array = np.ascontiguousarray(array, dtype=_float64).reshape(-1)
+    checked by real_array and to hold `size` numbers (any size when
+    size < 0)."""
+    array = np.ascontiguousarray(real_array(values, what), dtype=_float64).reshape(-1)
     if size >= 0 and array.shape[0] != size:
         raise ValueError("%s: expected %d values, got %d" % (what, size, array.shape[0]))
     return array
@@ -326,6 +337,44 @@ cdef int32_t _as_int32(value, str what) except? -1:
     return number
 
 
+cdef object _setting_integer(value, str what, int bits):
+    """An integer setting of `bits` bits (32 or 64), checked by as_integer;
+    True and False are refused (max_iter=True is a mistake, not 1)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("%s must be an integer, not %r" % (what, value))
+    if bits == 32:
+        return _as_int32(value, what)
+    number = as_integer(value, what)
+    if number < -(1 << 63) or number >= (1 << 63):
+        raise OverflowError("%s must fit in 64 bits, not %d" % (what, number))
+    return number
+
+
+cdef double _setting_real(value, str what) except? -1.0:
+    """A real setting: a number (int, float, NumPy scalar), not a string
+    or a truth value."""
+    if not isinstance(value, (str, bytes, bool, np.bool_)):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise TypeError("%s must be a number, not %r" % (what, value))
+
+
+cdef bint _setting_flag(value, str what) except -1:
+    """A yes/no setting: True or False (NumPy's too), or the integers 0 and
+    1; anything else ("no", which Python counts as true) is a TypeError."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    try:
+        number = PyNumber_Index(value)
+    except TypeError:
+        number = None
+    if number is not None and number in (0, 1):
+        return number == 1
+    raise TypeError("%s must be True or False, not %r" % (what, value))
+
+
 cdef object _named(dict names, value, what):
     """The C enumerator a setting's name stands for."""
     if value not in names:
@@ -361,8 +410,10 @@ cdef class Settings:
     (called every bound_every iterations; an exception it raises stops the
     solve and is raised again by the solving call).
 
-    A setting out of range raises ValueError naming it, an integer setting
-    given anything but an integer (1.5) TypeError.
+    A setting out of range raises ValueError naming it; TypeError names an
+    integer setting given anything but an integer (1.5, True), a real one
+    given anything but a number ("1"), and a flag given anything but True,
+    False, 0 or 1 ("no").
     """
 
     cdef concord_settings c
@@ -382,64 +433,64 @@ cdef class Settings:
 
     property max_iter:
         def __get__(self): return self.c.max_iter
-        def __set__(self, value): self.c.max_iter = _as_int32(value, "max_iter")
+        def __set__(self, value): self.c.max_iter = _setting_integer(value, "max_iter", 32)
     property tol:
         def __get__(self): return self.c.tol
-        def __set__(self, value): self.c.tol = value
+        def __set__(self, value): self.c.tol = _setting_real(value, "tol")
     property eta:
         def __get__(self): return self.c.eta
-        def __set__(self, value): self.c.eta = value
+        def __set__(self, value): self.c.eta = _setting_real(value, "eta")
     property adapt_eta:
         def __get__(self): return self.c.adapt_eta
-        def __set__(self, value): self.c.adapt_eta = bool(value)
+        def __set__(self, value): self.c.adapt_eta = _setting_flag(value, "adapt_eta")
     property relaxation:
         def __get__(self): return self.c.relaxation
-        def __set__(self, value): self.c.relaxation = value
+        def __set__(self, value): self.c.relaxation = _setting_real(value, "relaxation")
     property bound_every:
         def __get__(self): return self.c.bound_every
-        def __set__(self, value): self.c.bound_every = _as_int32(value, "bound_every")
+        def __set__(self, value): self.c.bound_every = _setting_integer(value, "bound_every", 32)
     property max_inner_iter:
         def __get__(self): return self.c.max_inner_iter
-        def __set__(self, value): self.c.max_inner_iter = _as_int32(value, "max_inner_iter")
+        def __set__(self, value): self.c.max_inner_iter = _setting_integer(value, "max_inner_iter", 32)
     property acceleration:
         def __get__(self): return self.c.acceleration
-        def __set__(self, value): self.c.acceleration = _as_int32(value, "acceleration")
+        def __set__(self, value): self.c.acceleration = _setting_integer(value, "acceleration", 32)
     property warm_start:
         def __get__(self): return self.c.warm_start
-        def __set__(self, value): self.c.warm_start = bool(value)
+        def __set__(self, value): self.c.warm_start = _setting_flag(value, "warm_start")
     property time_limit:
         def __get__(self): return self.c.time_limit
-        def __set__(self, value): self.c.time_limit = value
+        def __set__(self, value): self.c.time_limit = _setting_real(value, "time_limit")
     property backward_tol:
         def __get__(self): return self.c.backward_tol
-        def __set__(self, value): self.c.backward_tol = value
+        def __set__(self, value): self.c.backward_tol = _setting_real(value, "backward_tol")
     property backward_max_iter:
         def __get__(self): return self.c.backward_max_iter
-        def __set__(self, value): self.c.backward_max_iter = _as_int32(value, "backward_max_iter")
+        def __set__(self, value): self.c.backward_max_iter = _setting_integer(value, "backward_max_iter", 32)
     property backward_power:
         def __get__(self): return self.c.backward_power
-        def __set__(self, value): self.c.backward_power = bool(value)
+        def __set__(self, value): self.c.backward_power = _setting_flag(value, "backward_power")
     property acyclic:
         def __get__(self): return self.c.acyclic
-        def __set__(self, value): self.c.acyclic = bool(value)
+        def __set__(self, value): self.c.acyclic = _setting_flag(value, "acyclic")
     property node_limit:
         def __get__(self): return self.c.node_limit
-        def __set__(self, value): self.c.node_limit = as_integer(value, "node_limit")
+        def __set__(self, value): self.c.node_limit = _setting_integer(value, "node_limit", 64)
     property search:
         def __get__(self): return _name_of(_SEARCHES, self.c.search)
         def __set__(self, value): self.c.search = _named(_SEARCHES, value, "search")
     property exact_gap:
         def __get__(self): return self.c.exact_gap
-        def __set__(self, value): self.c.exact_gap = value
+        def __set__(self, value): self.c.exact_gap = _setting_real(value, "exact_gap")
     property heuristic_every:
         def __get__(self): return self.c.heuristic_every
-        def __set__(self, value): self.c.heuristic_every = _as_int32(value, "heuristic_every")
+        def __set__(self, value): self.c.heuristic_every = _setting_integer(value, "heuristic_every", 32)
     property psdd_step:
         def __get__(self): return _name_of(_STEP_RULES, self.c.psdd_step)
         def __set__(self, value): self.c.psdd_step = _named(_STEP_RULES, value, "psdd_step")
     property psdd_eta:
         def __get__(self): return self.c.psdd_eta
-        def __set__(self, value): self.c.psdd_eta = value
+        def __set__(self, value): self.c.psdd_eta = _setting_real(value, "psdd_eta")
 
     property progress:
         def __get__(self):

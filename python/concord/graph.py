@@ -38,13 +38,13 @@ def is_tensor(value):
 def as_numpy(scores):
     """Scores as a float64 NumPy array (a tensor is detached and copied to
     the CPU; a float64 array is returned as is). Complex scores are a
-    TypeError: converting them would drop their imaginary parts."""
+    TypeError: converting them would drop their imaginary parts; so are
+    strings, dates and other objects, and masked arrays a ValueError
+    (_core.real_array)."""
     if is_tensor(scores):
         _check_real(scores.dtype, scores.is_complex())
         return scores.detach().to("cpu", dtype=sys.modules["torch"].float64).numpy()
-    scores = np.asarray(scores)
-    _check_real(scores.dtype, scores.dtype.kind == "c")
-    return np.asarray(scores, dtype=np.float64)
+    return np.asarray(_core.real_array(scores, "scores"), dtype=np.float64)
 
 
 def as_float64(scores):
@@ -441,6 +441,8 @@ class FactorGraph:
     def _require_solution(self):
         if self.last_solver is None:
             raise RuntimeError("nothing solved yet: call solve or solve_map first")
+        if not self.last_solver.is_current:
+            raise RuntimeError("the graph grew since the last solve: solve it again")
         return self.last_solver
 
     def _push_scores(self):

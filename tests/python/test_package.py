@@ -857,9 +857,60 @@ def test_non_integer_settings_and_complex_scores_are_refused_not_truncated():
     x.scores = np.array([0.0, 1.0, 2.0 + 1.0j])
     with pytest.raises(TypeError, match="real numbers"):
         fg.solve()
-    with pytest.raises(TypeError, match="scores: expected real numbers, got complex128"):
+    with pytest.raises(TypeError, match="scores must be real numbers, not complex128"):
         _core.Graph().add_variables(2, np.array([1.0 + 1.0j, 2.0]))
     assert fg.num_variables == 3 and fg.num_factors == 1
+
+
+def test_settings_and_scores_of_the_wrong_kind_are_refused_by_name():
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([0.75, 1.25, -0.5]))
+    fg.add(concord.Xor(x))
+    for name in ("max_iter", "node_limit"):
+        with pytest.raises(TypeError, match="^%s must be an integer, not True$" % name):
+            fg.solve(**{name: True})
+    for name in ("tol", "time_limit", "eta", "exact_gap", "psdd_eta"):
+        for value in ("1", True, None):
+            with pytest.raises(TypeError, match="^%s must be a number, not %r$"
+                                                % (name, value)):
+                fg.solve(**{name: value})
+    for name in ("warm_start", "adapt_eta", "acyclic", "backward_power"):
+        for value in ("no", 2, 0.0, None):
+            with pytest.raises(TypeError, match="^%s must be True or False, not %r$"
+                                                % (name, value)):
+                fg.solve(**{name: value})
+    with pytest.raises(OverflowError, match="^node_limit must fit in 64 bits"):
+        fg.solve(node_limit=2 ** 70)
+    settings = _core.Settings(warm_start=np.bool_(False), acyclic=0, adapt_eta=1,
+                              tol=np.float32(0.5), time_limit=2, max_iter=np.int16(9))
+    assert (settings.warm_start, settings.acyclic, settings.adapt_eta) == (False, False, True)
+    assert (settings.tol, settings.time_limit, settings.max_iter) == (0.5, 2.0, 9)
+    masked = np.ma.array([0.75, 1.25, -0.5], mask=[0, 1, 0])
+    with pytest.raises(ValueError, match="^scores: masked arrays are not accepted"):
+        fg.variable_from(masked)
+    with pytest.raises(ValueError, match="^scores: masked arrays are not accepted"):
+        _core.Graph().add_variables(3, masked)
+    for scores, kind in ((np.array(["0.75", "1.25"]), "<U4"), (None, "object"),
+                         (np.array([1, 2], dtype="datetime64[s]"), "datetime64")):
+        with pytest.raises(TypeError, match="^scores must be real numbers, not %s" % kind):
+            fg.variable_from(scores)
+    assert fg.num_variables == 3
+    fg.variable_from(np.array([True, False]))  # booleans are numbers
+    assert fg.graph.variable_scores.tolist() == [0.75, 1.25, -0.5, 1.0, 0.0]
+
+
+def test_results_of_a_solve_before_the_graph_grew_say_to_solve_again():
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([0.75, 1.25, -0.5]))
+    xor = fg.add(concord.Xor(x))
+    fg.solve()
+    fg.add(concord.Or(x[:2]))
+    for call in (fg.decode, fg.labels, lambda: fg.distribution(xor)):
+        with pytest.raises(RuntimeError, match="^the graph grew since the last solve: solve "
+                                               "it again$"):
+            call()
+    fg.solve()
+    assert fg.decode().violated == 0 and x.value.tolist() == [0.0, 1.0, 0.0]
 
 
 def integer_arguments():
