@@ -422,9 +422,11 @@ CONCORD_API int concord_add_sequence_compressor(concord_graph *g, int32_t n_word
  * deterministic (the same scores give the same configuration), and must be
  * reentrant when solvers over its graph run on several threads
  * (concord_solve_batch): calls for different solvers may run at once, with
- * the same `user` pointer. It must not call the solver that is running it
- * nor change the graph (the solve holds both; the library does not check
- * this: the Python package refuses both). */
+ * the same `user` pointer. It cannot call the solver that is running it
+ * nor change the graph: while a call that may run callbacks is on a
+ * solver, the solver refuses every other call that returns a code, and
+ * the graph refuses to change (CONCORD_EINVAL with a message; it must not
+ * free either). Other solvers of the graph may be used. */
 typedef int (*concord_map_fn)(void *user, const double *variable_scores,
                               const double *additional_scores, double *variable_values,
                               double *additional_values, double *value);
@@ -526,9 +528,9 @@ typedef struct concord_progress {
 
 /* Called during a solve (see concord_settings.progress); returning nonzero
  * stops the solve, which then ends with status "interrupted" and its
- * current point as the solution. Like a user factor's oracle, it must not
- * call the solver that is running it nor change its graph (the solve
- * holds both; the library does not check this). */
+ * current point as the solution. Like a user factor's oracle, it cannot
+ * call the solver that is running it nor change its graph (both refuse
+ * with CONCORD_EINVAL, see concord_map_fn). */
 typedef int (*concord_progress_fn)(void *context, const concord_progress *progress);
 
 /* Branch and bound's order of search (concord_settings.search). */
@@ -658,8 +660,10 @@ typedef struct concord_info {
  * reported), branch and bound's open nodes, decoding, factor distributions
  * and losses. The solver reads g's scores
  * until given its own (concord_solver_set_scores). g must outlive the
- * solver and must not change while the solver is used from another
- * thread; after a change of g's structure (new variables or factors) the
+ * solver, and must not change while a solver of g is used from another
+ * thread; while a solver of g is in a call that may run g's callbacks
+ * (a solve, decoding, a loss, backward), g refuses to change
+ * (CONCORD_EINVAL), from those callbacks in particular; after a change of g's structure (new variables or factors) the
  * solver refuses to work (CONCORD_EINVAL): create a new one. */
 CONCORD_API int concord_solver_new(const concord_graph *g, concord_solver **out);
 

@@ -89,11 +89,20 @@ int graph_check_scores(concord_graph *g, int32_t count, const double *scores, co
     return CONCORD_OK;
 }
 
+int graph_unchanging(concord_graph *g) {
+    if (atomic_load(&g->solving) == 0) return CONCORD_OK;
+    return graph_fail(g, CONCORD_EINVAL,
+                      "the graph is being solved: it cannot change until the solve returns "
+                      "(from one of its callbacks, or from another thread)");
+}
+
 int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
                           int32_t *first) {
     if (!g) return CONCORD_EINVAL;
+    int rc = graph_unchanging(g);
+    if (rc) return rc;
     if (count < 0) return graph_fail(g, CONCORD_EINVAL, "negative variable count %d", count);
-    int rc = graph_check_scores(g, count, scores, "variable", g->n_vars);
+    rc = graph_check_scores(g, count, scores, "variable", g->n_vars);
     if (rc) return rc;
     if (reserve((void **)&g->theta, &g->cap_vars, (int64_t)g->n_vars + count,
                 sizeof(double)))
@@ -139,7 +148,8 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
     /* A factor without links but with additional outputs has a single
      * configuration (a constant score), e.g. AD3's HEAD_AUTOMATON of a head
      * that has no candidate modifier on one side. */
-    int rc = degree == 0 && n_add > 0 ? CONCORD_OK : graph_check_links(g, ops->name, degree, vars);
+    int rc = graph_unchanging(g);
+    if (!rc && !(degree == 0 && n_add > 0)) rc = graph_check_links(g, ops->name, degree, vars);
     if (!rc && negated && !allow_negation)
         for (int32_t j = 0; j < degree && !rc; ++j)
             if (negated[j])
@@ -264,6 +274,8 @@ int concord_factor_variables(const concord_graph *g, int32_t f, int32_t *vars, b
 
 static int check_range(concord_graph *g, const char *what, int32_t first, int32_t count,
                        int32_t size, const double *scores) {
+    int rc = graph_unchanging(g);
+    if (rc) return rc;
     if (first < 0 || count < 0 || (int64_t)first + count > size || (count > 0 && !scores))
         return graph_fail(g, CONCORD_EINVAL, "%s scores [%d, %lld) out of range (size %d)",
                           what, first, (long long)first + count, size);

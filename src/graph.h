@@ -10,6 +10,7 @@
 #define CONCORD_GRAPH_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -54,12 +55,21 @@ struct concord_graph {
     uint64_t structure_revision;
     uint64_t scores_revision;
 
+    /* Solvers inside a call that may run the graph's callbacks
+     * (solver_begin): the graph then refuses to change (graph_unchanging). */
+    atomic_int solving;
+
     char error[512];
 };
 
 /* Records a formatted message as the graph's last error; returns code. */
 int graph_fail(concord_graph *g, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* CONCORD_OK, or CONCORD_EINVAL with a message when some solver is
+ * inside a call on the graph: a callback changing it would move or resize
+ * the arrays the solve is reading. */
+int graph_unchanging(concord_graph *g);
 
 /* Every variable of a factor in range and none repeated (degree >= 1);
  * otherwise a message naming the factor kind. */

@@ -732,6 +732,101 @@ static int failing_oracle(void *user, const double *a, const double *b, double *
 /* An oracle's error ends the solve, with that error in the message and
  * status callback_failed; so does an invalid configuration. Decoding and
  * the losses report it too. */
+/* An oracle and a progress callback that try to call their own solver and
+ * to change the graph; each attempt's code is recorded. */
+typedef struct meddler {
+    concord_graph *g;
+    concord_solver *s, *other;
+    int32_t degree;
+    int solve_rc, add_rc, pair_rc, scores_rc, qp_rc, decode_rc, other_rc;
+    int calls, reports;
+} meddler;
+
+static int meddling_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                           double *value) {
+    meddler *m = user;
+    m->calls += 1;
+    double score = 1.0;
+    int32_t pair[2] = {0, 1};
+    m->solve_rc = concord_solver_map(m->s, NULL, NULL);
+    m->add_rc = concord_add_variables(m->g, 1, NULL, NULL);
+    m->pair_rc = concord_add_pair(m->g, pair[0], pair[1], 1.0, NULL);
+    m->scores_rc = concord_set_variable_scores(m->g, 0, 1, &score);
+    m->qp_rc = concord_set_factor_qp(m->g, 0, NULL);
+    m->other_rc = concord_solver_set_scores(m->other, NULL, NULL);
+    return xor_oracle(&m->degree, a, b, u, v, value);
+}
+
+static int meddling_progress(void *context, const concord_progress *p) {
+    (void)p;
+    meddler *m = context;
+    m->reports += 1;
+    concord_decoding decoding;
+    m->decode_rc = concord_solver_decode(m->s, &decoding);
+    return 0;
+}
+
+/* While a call runs a graph's callbacks, its solver refuses other calls
+ * and the graph refuses to change (the solve reads both); other solvers
+ * of the graph stay usable. The refused attempts leave the solve's answer
+ * (an XOR and an OR over its first two variables: the best variable, the
+ * first, on) and the graph as they were. */
+static void callbacks_cannot_call_their_solver_nor_change_the_graph(void **state) {
+    (void)state;
+    const double theta[3] = {0.3, -0.2, 0.1};
+    const int32_t vars[3] = {0, 1, 2};
+    meddler m = {.g = concord_graph_new(), .degree = 3};
+    concord_add_variables(m.g, 3, theta, NULL);
+    assert_int_equal(concord_add_factor(m.g, 3, vars, NULL, 0, NULL, meddling_oracle, &m, NULL),
+                     CONCORD_OK);
+    assert_int_equal(concord_add_logic(m.g, CONCORD_OR, 2, vars, NULL, NULL), CONCORD_OK);
+    m.s = new_solver_or_fail(m.g);
+    m.other = new_solver_or_fail(m.g);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.progress = meddling_progress;
+    st.progress_context = &m;
+    st.bound_every = 1;
+    st.acyclic = false;
+    concord_info info;
+    for (int algorithm = 0; algorithm < 3; ++algorithm) {
+        m.calls = m.reports = 0;
+        m.solve_rc = m.add_rc = m.pair_rc = m.scores_rc = m.qp_rc = m.decode_rc = -1;
+        m.other_rc = -1;
+        const int rc = algorithm == 0   ? concord_solver_map(m.s, &st, &info)
+                       : algorithm == 1 ? concord_solver_exact(m.s, &st, &info)
+                                        : concord_solver_sparse(m.s, &st, &info);
+        assert_int_equal(rc, CONCORD_OK);
+        assert_true(m.calls > 0);
+        assert_int_equal(m.solve_rc, CONCORD_EINVAL);
+        assert_int_equal(m.add_rc, CONCORD_EINVAL);
+        assert_int_equal(m.pair_rc, CONCORD_EINVAL);
+        assert_int_equal(m.scores_rc, CONCORD_EINVAL);
+        assert_int_equal(m.qp_rc, CONCORD_EINVAL);
+        assert_int_equal(m.other_rc, CONCORD_OK);
+        if (algorithm != 2) { /* LP-MAP and exact MAP: the best variable */
+            assert_true(m.reports > 0);
+            assert_int_equal(m.decode_rc, CONCORD_EINVAL);
+            const double *x = concord_solver_variables(m.s);
+            assert_non_null(x);
+            assert_true(x[0] == 1.0 && x[1] == 0.0 && x[2] == 0.0 && info.value == 0.3);
+        }
+    }
+    assert_int_equal(concord_num_variables(m.g), 3);
+    assert_int_equal(concord_num_factors(m.g), 2);
+    assert_true(concord_variable_scores(m.g)[0] == 0.3);
+    m.calls = 0;
+    concord_decoding decoding;
+    assert_int_equal(concord_solver_decode(m.s, &decoding), CONCORD_OK);
+    assert_int_equal(m.solve_rc, CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(m.g), "the graph is being solved"));
+    /* once the calls returned, both work again */
+    assert_int_equal(concord_add_variables(m.g, 1, NULL, NULL), CONCORD_OK);
+    concord_solver_free(m.s);
+    concord_solver_free(m.other);
+    concord_graph_free(m.g);
+}
+
 static void a_failing_oracle_ends_the_solve_with_its_error(void **state) {
     (void)state;
     for (int invalid = 0; invalid <= 1; ++invalid) {
@@ -1273,6 +1368,7 @@ int main(void) {
         cmocka_unit_test(warm_starts_follow_a_change_of_the_score_scale),
         cmocka_unit_test(user_factors_solve_as_the_builtins_they_reimplement),
         cmocka_unit_test(backward_through_user_factors_equals_finite_differences),
+        cmocka_unit_test(callbacks_cannot_call_their_solver_nor_change_the_graph),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
         cmocka_unit_test(each_solver_keeps_its_own_callback_code),
         cmocka_unit_test(user_factor_arguments_are_checked),

@@ -126,6 +126,8 @@ int concord_set_factor_qp(concord_graph *g, int32_t f, concord_qp_fn qp) {
     if (f < 0 || f >= g->n_factors ||
         (g->factors[f].ops != &user_ops && g->factors[f].ops != &user_qp_ops))
         return graph_fail(g, CONCORD_EINVAL, "factor %d is not a user factor", f);
+    int rc = graph_unchanging(g);
+    if (rc) return rc;
     user_params *p = g->factors[f].params;
     p->qp = qp;
     g->factors[f].ops = qp ? &user_qp_ops : &user_ops;

@@ -909,17 +909,15 @@ int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse
 }
 
 int concord_solver_map(concord_solver *s, const concord_settings *settings, concord_info *info) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
+    int rc = solver_begin(s);
     if (rc) return rc;
     bool done; /* an acyclic graph solved exactly */
     rc = acyclic_try_map(s, settings, info, &done);
-    return rc || done ? rc : solver_admm(s, settings, false, NULL, info);
+    return solver_end(s, rc || done ? rc : solver_admm(s, settings, false, NULL, info));
 }
 
 int concord_solver_sparse(concord_solver *s, const concord_settings *settings,
                           concord_info *info) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
-    return rc ? rc : solver_admm(s, settings, true, NULL, info);
+    int rc = solver_begin(s);
+    return rc ? rc : solver_end(s, solver_admm(s, settings, true, NULL, info));
 }

@@ -143,13 +143,12 @@ static double largest_magnitude(int32_t n, const double *x) {
     return largest + check;
 }
 
-int concord_solver_backward(concord_solver *w, const concord_settings *settings,
-                            const double *du, const double *dv, double *dtheta, double *dphi,
-                            concord_backward_info *info) {
-    if (!w) return CONCORD_EINVAL;
+/* concord_solver_backward once begun. */
+static int run_backward(concord_solver *w, const concord_settings *settings, const double *du,
+                        const double *dv, double *dtheta, double *dphi,
+                        concord_backward_info *info) {
     if (!du || !dtheta) return solver_fail(w, CONCORD_EINVAL, "backward: du and dtheta are required");
-    int rc = solver_enter(w);
-    if (rc) return rc;
+    int rc;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     concord_settings s;
@@ -240,4 +239,11 @@ int concord_solver_backward(concord_solver *w, const concord_settings *settings,
                            s.backward_power ? "the power iteration" : "conjugate gradients",
                            out.iterations, out.residual);
     return CONCORD_OK;
+}
+
+int concord_solver_backward(concord_solver *w, const concord_settings *settings,
+                            const double *du, const double *dv, double *dtheta, double *dphi,
+                            concord_backward_info *info) {
+    int rc = solver_begin(w);
+    return rc ? rc : solver_end(w, run_backward(w, settings, du, dv, dtheta, dphi, info));
 }

@@ -383,10 +383,8 @@ static void local_search(decoder *dc, concord_decoding *out) {
 }
 
 int concord_solver_decode(concord_solver *s, concord_decoding *result) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
-    if (rc) return rc;
-    return solver_decode(s, NULL, result);
+    int rc = solver_begin(s);
+    return rc ? rc : solver_end(s, solver_decode(s, NULL, result));
 }
 
 int solver_decode(concord_solver *s, solver_deadline *deadline, concord_decoding *result) {
@@ -437,10 +435,8 @@ int solver_decode(concord_solver *s, solver_deadline *deadline, concord_decoding
     return CONCORD_OK;
 }
 
-int concord_solver_evaluate(concord_solver *s, const double *x, concord_decoding *result) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
-    if (rc) return rc;
+/* concord_solver_evaluate once begun. */
+static int evaluate_assignment(concord_solver *s, const double *x, concord_decoding *result) {
     const concord_graph *g = s->g;
     if (!x || !result) return solver_fail(s, CONCORD_EINVAL, "evaluate: no assignment or result");
     for (int32_t i = 0; i < g->n_vars; ++i)
@@ -464,6 +460,11 @@ int concord_solver_evaluate(concord_solver *s, const double *x, concord_decoding
     if (error) return solver_callback_failed(s, error_factor, error);
     *result = out;
     return CONCORD_OK;
+}
+
+int concord_solver_evaluate(concord_solver *s, const double *x, concord_decoding *result) {
+    int rc = solver_begin(s);
+    return rc ? rc : solver_end(s, evaluate_assignment(s, x, result));
 }
 
 const double *concord_solver_decoded(const concord_solver *s) {

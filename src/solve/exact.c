@@ -793,11 +793,9 @@ static int solve_acyclic(bb *b, concord_info *info) {
     return rc;
 }
 
-int concord_solver_exact(concord_solver *s, const concord_settings *settings,
-                         concord_info *info) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
-    if (rc) return rc;
+/* concord_solver_exact once begun. */
+static int run_exact(concord_solver *s, const concord_settings *settings, concord_info *info) {
+    int rc;
     bb b = {0};
     b.s = s;
     b.g = s->g;
@@ -847,6 +845,12 @@ int concord_solver_exact(concord_solver *s, const concord_settings *settings,
     /* the node solves' own stops are not the search's */
     if (rc == CONCORD_OK) s->error[0] = '\0';
     return rc;
+}
+
+int concord_solver_exact(concord_solver *s, const concord_settings *settings,
+                         concord_info *info) {
+    int rc = solver_begin(s);
+    return rc ? rc : solver_end(s, run_exact(s, settings, info));
 }
 
 int concord_solver_exact_info(const concord_solver *s, concord_exact_info *out) {

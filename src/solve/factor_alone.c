@@ -12,8 +12,6 @@
 /* Checks f and the scores; b receives the additional scores to use. */
 static int check_inputs(concord_solver *s, int32_t f, const double *a, const double *b_in,
                         const double **b) {
-    int rc = solver_enter(s);
-    if (rc) return rc;
     const concord_graph *g = s->g;
     if (f < 0 || f >= g->n_factors)
         return solver_fail(s, CONCORD_EINVAL, "factor %d out of range (the graph has %d)", f,
@@ -32,10 +30,10 @@ static int check_inputs(concord_solver *s, int32_t f, const double *a, const dou
     return CONCORD_OK;
 }
 
-int concord_solver_factor_map(concord_solver *s, int32_t f, const double *variable_scores,
-                              const double *additional_scores, double *u, double *v,
-                              double *value) {
-    if (!s) return CONCORD_EINVAL;
+/* concord_solver_factor_map once begun. */
+static int factor_map_alone(concord_solver *s, int32_t f, const double *variable_scores,
+                            const double *additional_scores, double *u, double *v,
+                            double *value) {
     const double *b;
     int rc = check_inputs(s, f, variable_scores, additional_scores, &b);
     if (rc) return rc;
@@ -46,10 +44,10 @@ int concord_solver_factor_map(concord_solver *s, int32_t f, const double *variab
     return CONCORD_OK;
 }
 
-int concord_solver_factor_qp(concord_solver *s, int32_t f, const double *variable_scores,
-                             const double *additional_scores, const double *weights, double *u,
-                             double *v, int32_t *count) {
-    if (!s) return CONCORD_EINVAL;
+/* concord_solver_factor_qp once begun. */
+static int factor_qp_alone(concord_solver *s, int32_t f, const double *variable_scores,
+                           const double *additional_scores, const double *weights, double *u,
+                           double *v, int32_t *count) {
     const double *b;
     int rc = check_inputs(s, f, variable_scores, additional_scores, &b);
     if (rc) return rc;
@@ -88,4 +86,22 @@ int concord_solver_factor_qp(concord_solver *s, int32_t f, const double *variabl
     }
     active_set_free(state);
     return rc;
+}
+
+int concord_solver_factor_map(concord_solver *s, int32_t f, const double *variable_scores,
+                              const double *additional_scores, double *u, double *v,
+                              double *value) {
+    int rc = solver_begin(s);
+    return rc ? rc
+              : solver_end(s, factor_map_alone(s, f, variable_scores, additional_scores, u, v,
+                                               value));
+}
+
+int concord_solver_factor_qp(concord_solver *s, int32_t f, const double *variable_scores,
+                             const double *additional_scores, const double *weights, double *u,
+                             double *v, int32_t *count) {
+    int rc = solver_begin(s);
+    return rc ? rc
+              : solver_end(s, factor_qp_alone(s, f, variable_scores, additional_scores, weights,
+                                              u, v, count));
 }

@@ -100,9 +100,7 @@ static double loss_slack(const concord_solver *s, double tol) {
 static int run_loss(concord_solver *s, const concord_settings *settings, const double *u_gold,
                     const double *v_gold, bool hinge, double *loss, double *dtheta,
                     double *dphi, concord_info *info) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
-    if (rc) return rc;
+    int rc;
     if (!u_gold || !loss) return solver_fail(s, CONCORD_EINVAL, "loss: no gold structure or loss");
     const concord_graph *g = s->g;
     if ((rc = check_gold(s, u_gold, v_gold))) return rc;
@@ -141,11 +139,17 @@ static int run_loss(concord_solver *s, const concord_settings *settings, const d
 int concord_solver_loss_sparsemap(concord_solver *s, const concord_settings *settings,
                                   const double *u_gold, const double *v_gold, double *loss,
                                   double *dtheta, double *dphi, concord_info *info) {
-    return run_loss(s, settings, u_gold, v_gold, false, loss, dtheta, dphi, info);
+    int rc = solver_begin(s);
+    return rc ? rc
+              : solver_end(s, run_loss(s, settings, u_gold, v_gold, false, loss, dtheta, dphi,
+                                       info));
 }
 
 int concord_solver_loss_hinge(concord_solver *s, const concord_settings *settings,
                               const double *u_gold, const double *v_gold, double *loss,
                               double *dtheta, double *dphi, concord_info *info) {
-    return run_loss(s, settings, u_gold, v_gold, true, loss, dtheta, dphi, info);
+    int rc = solver_begin(s);
+    return rc ? rc
+              : solver_end(s, run_loss(s, settings, u_gold, v_gold, true, loss, dtheta, dphi,
+                                       info));
 }

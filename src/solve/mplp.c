@@ -277,11 +277,9 @@ static int check_graph(mplp_run *r) {
     return CONCORD_OK;
 }
 
-int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
-                        concord_info *info) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
-    if (rc) return rc;
+/* concord_solver_mplp once begun. */
+static int run_mplp(concord_solver *s, const concord_settings *settings, concord_info *info) {
+    int rc;
     mplp_run r = {.s = s, .g = s->g, .best_value = -INFINITY};
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if ((rc = solver_settings(s, settings, &r.st))) return rc;
@@ -370,4 +368,10 @@ int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
     if (info) *info = out;
     run_free(&r);
     return rc;
+}
+
+int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
+                        concord_info *info) {
+    int rc = solver_begin(s);
+    return rc ? rc : solver_end(s, run_mplp(s, settings, info));
 }

@@ -192,11 +192,9 @@ static void initial_multipliers(psdd_run *r) {
     }
 }
 
-int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
-                        concord_info *info) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
-    if (rc) return rc;
+/* concord_solver_psdd once begun. */
+static int run_psdd(concord_solver *s, const concord_settings *settings, concord_info *info) {
+    int rc;
     psdd_run r = {.s = s, .g = s->g, .best_value = -INFINITY, .polyak = 1.0};
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if ((rc = solver_settings(s, settings, &r.st))) return rc;
@@ -331,4 +329,10 @@ done:
     free(r.avg_v);
     free(r.history);
     return rc;
+}
+
+int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
+                        concord_info *info) {
+    int rc = solver_begin(s);
+    return rc ? rc : solver_end(s, run_psdd(s, settings, info));
 }

@@ -45,6 +45,10 @@ int concord_solver_callback_code(const concord_solver *s) { return s ? s->callba
 const concord_graph *concord_solver_graph(const concord_solver *s) { return s ? s->g : NULL; }
 
 int solver_enter(concord_solver *s) {
+    if (s->busy)
+        return solver_fail(s, CONCORD_EINVAL,
+                           "the solver is inside another call: a callback cannot call its own "
+                           "solver");
     s->error[0] = '\0';
     s->callback_code = 0;
     if (!solver_is_current(s))
@@ -52,6 +56,27 @@ int solver_enter(concord_solver *s) {
                            "the graph's structure changed since this solver was created "
                            "(create a new solver)");
     return CONCORD_OK;
+}
+
+/* The graph is const to its solvers: the counter of busy solvers is the
+ * one field they write, atomically (solvers of one graph run on threads). */
+static atomic_int *solving_counter(const concord_solver *s) {
+    return (atomic_int *)&s->g->solving;
+}
+
+int solver_begin(concord_solver *s) {
+    if (!s) return CONCORD_EINVAL;
+    int rc = solver_enter(s);
+    if (rc) return rc;
+    s->busy = true;
+    atomic_fetch_add(solving_counter(s), 1);
+    return CONCORD_OK;
+}
+
+int solver_end(concord_solver *s, int rc) {
+    atomic_fetch_sub(solving_counter(s), 1);
+    s->busy = false;
+    return rc;
 }
 
 bool solver_scores_unchanged(const concord_solver *s) {

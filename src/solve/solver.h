@@ -41,6 +41,7 @@ struct concord_solver {
     int32_t *link_factor;
     int32_t max_degree;      /* the length of a, d, u and the factor buffers */
     bool has_callbacks;      /* some factor's calls may fail (user factors) */
+    bool busy;               /* inside a call that may run callbacks (solver_begin) */
 
     /* Scores: the solver's own where it has them, else the graph's. */
     double *own_theta, *own_phi;
@@ -134,6 +135,17 @@ static inline const double *solver_phi(const concord_solver *s) {
  * kept the structure it was made for, otherwise a message. Every public
  * solver function that returns a code begins with it. */
 int solver_enter(concord_solver *s);
+
+/* Begins a public call that may run the graph's callbacks (oracles,
+ * progress): solver_enter, then the solver is busy and its graph being
+ * solved until solver_end. A callback's call on its own solver is then
+ * refused by solver_enter (it would change the state the running call
+ * reads), and a change of the graph by the graph (graph_unchanging).
+ * CONCORD_EINVAL when s is NULL. */
+int solver_begin(concord_solver *s);
+
+/* Ends what solver_begin began; returns rc. */
+int solver_end(concord_solver *s, int rc);
 
 /* Whether the scores in use are those of the last solve. */
 bool solver_scores_unchanged(const concord_solver *s);
