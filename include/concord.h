@@ -663,8 +663,9 @@ typedef struct concord_info {
  * solver, and must not change while a solver of g is used from another
  * thread; while a solver of g is in a call that may run g's callbacks
  * (a solve, decoding, a loss, backward), g refuses to change
- * (CONCORD_EINVAL), from those callbacks in particular; after a change of g's structure (new variables or factors) the
- * solver refuses to work (CONCORD_EINVAL): create a new one. */
+ * (CONCORD_EINVAL), from those callbacks in particular; after a change of
+ * g's structure (new variables or factors) the solver refuses to work
+ * (CONCORD_EINVAL): create a new one. */
 CONCORD_API int concord_solver_new(const concord_graph *g, concord_solver **out);
 
 /* Frees a solver. NULL is allowed. */

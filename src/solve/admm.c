@@ -104,22 +104,18 @@ typedef struct admm_run {
     struct timespec start;
 } admm_run;
 
-/* Sum of |scores| (it bounds |objective| over the whole box), and the
- * smallest nonzero |score| (0: none). */
-static double score_l1(const admm_run *r, double *smallest) {
-    double sum = 0.0, least = INFINITY;
+/* The smallest nonzero |score| (0: none). */
+static double smallest_score(const admm_run *r) {
+    double least = INFINITY;
     for (int32_t i = 0; i < r->g->n_vars; ++i) {
         const double x = fabs(r->theta[i]);
-        sum += x;
         if (x > 0.0 && x < least) least = x;
     }
     for (int32_t k = 0; k < r->g->n_add; ++k) {
         const double x = fabs(r->phi[k]);
-        sum += x;
         if (x > 0.0 && x < least) least = x;
     }
-    *smallest = isfinite(least) ? least : 0.0;
-    return sum;
+    return isfinite(least) ? least : 0.0;
 }
 
 /* theta.u + phi.v, minus |u|^2 / 2 for LP-SparseMAP. */
@@ -217,9 +213,8 @@ static void start(admm_run *r, bool warm) {
     }
     memset(s->dirty, 1, (size_t)g->n_factors);
     memset(s->v_pending, 0, (size_t)g->n_factors);
-    double smallest;
-    r->l1 = score_l1(r, &smallest);
-    r->gap_floor = fmax(r->st.tol * smallest, GAP_ROUNDING * DBL_EPSILON * r->l1);
+    r->l1 = solver_score_l1(g, r->theta, r->phi);
+    r->gap_floor = fmax(r->st.tol * smallest_score(r), GAP_ROUNDING * DBL_EPSILON * r->l1);
     r->upper_bound = INFINITY;
 }
 

@@ -148,7 +148,6 @@ static int run_backward(concord_solver *w, const concord_settings *settings, con
                         const double *dv, double *dtheta, double *dphi,
                         concord_backward_info *info) {
     if (!du || !dtheta) return solver_fail(w, CONCORD_EINVAL, "backward: du and dtheta are required");
-    int rc;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     concord_settings s;
@@ -189,8 +188,10 @@ static int run_backward(concord_solver *w, const concord_settings *settings, con
     for (int32_t f = 0; f < g->n_factors; ++f) {
         if (!w->state[f]) continue;
         /* a user factor solved by its own QP: its active set first */
-        if (g->factors[f].ops->qp && (rc = solver_active_set_at_final_inputs(w, f, w->state[f])))
-            return rc;
+        if (g->factors[f].ops->qp) {
+            const int rc = solver_active_set_at_final_inputs(w, f, w->state[f]);
+            if (rc) return rc;
+        }
         const int jvp =
             active_set_prepare_jvp(w->state[f], bw.w_link + g->factors[f].link_begin);
         if (jvp == CONCORD_ENOMEM) return solver_fail(w, jvp, "out of memory");
