@@ -33,7 +33,6 @@ void factor_qp_generic(const factor *f, struct active_set *state, const double *
     out->oracle_calls = r.oracle_calls;
     out->exact = r.exact;
     out->error = r.error;
-    out->callback_error = r.callback_error;
 }
 
 void factor_qp_variables(const factor *f, struct active_set *state, const uint8_t *neg,

@@ -107,7 +107,10 @@ static inline bool factor_needs_active_set(const factor *f) {
 }
 
 /* The error the factor's last map or qp call with this scratch reported
- * (user factors), or 0. */
+ * (user factors), or 0. The one way a user callback's failure is read,
+ * after a MAP oracle, a closed-form QP or an active-set QP alike (the
+ * active set stops at the first oracle call that fails, so the scratch
+ * holds its code); callers read it only when the graph has user factors. */
 static inline int factor_failure(const factor *f, const void *scratch) {
     return f->ops->failure ? f->ops->failure(f, scratch) : 0;
 }
@@ -129,7 +132,6 @@ typedef struct qp_outcome {
     int32_t face; /* closed forms: the code of the solution's face (else 0) */
     int32_t error; /* CONCORD_OK, or CONCORD_ENOMEM: the active set needed
                       room it could not allocate (exact is then false) */
-    int callback_error; /* a user callback's error code (0: none) */
 } qp_outcome;
 
 /* A negated link's QP input and solution in literal space (l = 1 - u): the
@@ -152,10 +154,11 @@ void factor_qp_generic(const factor *f, struct active_set *state, const double *
  * outputs. Factors without a closed form go through the active set
  * `state` (which must then be non-NULL), with at most max_inner oracle
  * calls; for them v may be NULL (active_set_additionals writes it
- * later). The outcome goes to *out rather than being returned: a returned
- * 12-byte struct is assembled on the stack and read back in one load wider
- * than the stores, which stalls store forwarding on every factor solve.
- * Inline, so that the ADMM loop calls a closed form directly. */
+ * later). A user callback's failure is read afterwards with
+ * factor_failure. The outcome goes to *out rather than being returned: a
+ * returned struct is assembled on the stack and read back in one load
+ * wider than the stores, which stalls store forwarding on every factor
+ * solve. Inline, so that the ADMM loop calls a closed form directly. */
 static inline void factor_qp_literals(const factor *f, struct active_set *state,
                                       const double *lit_a, const double *b, const double *d,
                                       double *lit_u, double *v, int32_t max_inner,
@@ -165,7 +168,6 @@ static inline void factor_qp_literals(const factor *f, struct active_set *state,
         out->oracle_calls = 0;
         out->exact = true;
         out->error = 0;
-        out->callback_error = factor_failure(f, buf->scratch);
     } else {
         factor_qp_generic(f, state, lit_a, b, d, lit_u, v, max_inner, buf, out);
     }

@@ -1009,6 +1009,63 @@ static void a_qp_callback_gives_the_oracles_solution(void **state) {
     }
 }
 
+/* The QP callback of a failing_user: the XOR's QP until its `after`-th
+ * call, then error 7 or a point outside the box. */
+static int failing_qp(void *user, const double *a, const double *b, const double *d,
+                      double *u, double *v) {
+    failing_user *p = user;
+    if (++p->calls >= p->after) {
+        if (!p->invalid) return 7;
+        for (int32_t i = 0; i < p->degree; ++i) u[i] = 1.5;
+        return 0;
+    }
+    return xor_qp(&p->degree, a, b, d, u, v);
+}
+
+/* A QP callback's error, or a point it writes outside the box, ends an
+ * LP-SparseMAP solve and the factor's QP on its own like an oracle's. */
+static void a_failing_qp_callback_ends_the_solve_with_its_error(void **state) {
+    (void)state;
+    for (int invalid = 0; invalid <= 1; ++invalid) {
+        failing_user fu = {3, 0, 4, invalid};
+        concord_graph *g = concord_graph_new();
+        double theta[4] = {0.3, -0.2, 0.1, 0.4};
+        int32_t vars[3] = {0, 1, 2}, pair_vars[2] = {2, 3};
+        concord_add_variables(g, 4, theta, NULL);
+        assert_int_equal(concord_add_factor(g, 3, vars, NULL, 0, NULL, xor_oracle, &fu, NULL),
+                         CONCORD_OK);
+        assert_int_equal(concord_set_factor_qp(g, 0, failing_qp), CONCORD_OK);
+        concord_add_logic(g, CONCORD_OR, 2, pair_vars, NULL, NULL);
+        concord_add_pair(g, 0, 3, -1.0, NULL);
+        concord_solver *s = new_solver_or_fail(g);
+        concord_info info;
+        concord_settings st;
+        concord_default_settings(&st);
+        st.tol = 1e-12;
+        const char *expected = invalid ? "invalid configuration" : "returned error 7";
+        assert_int_equal(concord_solver_sparse(s, &st, &info), CONCORD_ECALLBACK);
+        assert_int_equal(info.status, CONCORD_STATUS_CALLBACK_FAILED);
+        assert_int_equal(fu.calls, fu.after);
+        assert_non_null(strstr(concord_solver_last_error(s), expected));
+        assert_non_null(strstr(concord_solver_last_error(s), "factor 0"));
+        assert_int_equal(concord_solver_callback_code(s), invalid ? 0 : 7);
+        assert_null(concord_solver_variables(s));
+        double u[3];
+        fu.calls = 0;
+        fu.after = 1;
+        assert_int_equal(concord_solver_factor_qp(s, 0, theta, NULL, NULL, u, NULL, NULL),
+                         CONCORD_ECALLBACK);
+        assert_non_null(strstr(concord_solver_last_error(s), expected));
+        /* below its `after`-th call it answers */
+        fu.calls = 0;
+        fu.after = 2;
+        assert_int_equal(concord_solver_factor_qp(s, 0, theta, NULL, NULL, u, NULL, NULL),
+                         CONCORD_OK);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 /* A user PAIR (two variables and their product as an additional output):
  * the oracle enumerates the four configurations, the QP callback hands the
  * QP to a built-in PAIR factor of a one-factor graph's solver. */
@@ -1373,6 +1430,7 @@ int main(void) {
         cmocka_unit_test(each_solver_keeps_its_own_callback_code),
         cmocka_unit_test(user_factor_arguments_are_checked),
         cmocka_unit_test(a_qp_callback_gives_the_oracles_solution),
+        cmocka_unit_test(a_failing_qp_callback_ends_the_solve_with_its_error),
         cmocka_unit_test(a_qp_callback_writes_the_additional_outputs),
         cmocka_unit_test(a_user_factors_additional_outputs_may_be_real),
         cmocka_unit_test(the_progress_callback_reports_and_can_interrupt),

@@ -307,10 +307,11 @@ solve_factor(concord_solver *s, const double *phi, int32_t f, double eta, bool s
 
 /* Records a failure of factor f's solve (a callback's error or an active
  * set out of memory); returns whether there was one. */
-static bool factor_failed(admm_run *r, int32_t f, const qp_outcome *out) {
-    if (!out->callback_error && !out->error) return false;
+static inline bool factor_failed(admm_run *r, int32_t f, const qp_outcome *out) {
+    const int callback_error = solver_factor_failure(r->s, &r->g->factors[f]);
+    if (!callback_error && !out->error) return false;
     r->failed_factor = f;
-    r->callback_error = out->callback_error;
+    r->callback_error = callback_error;
     return true;
 }
 

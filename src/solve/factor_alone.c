@@ -70,7 +70,8 @@ static int factor_qp_alone(concord_solver *s, int32_t f, const double *variable_
         qp_outcome out;
         factor_qp_variables(fa, NULL, neg, variable_scores, b, s->d, u, out_v, 0, &s->buf,
                             &out);
-        if (out.callback_error) return solver_callback_failed(s, f, out.callback_error);
+        rc = solver_factor_failure(s, fa);
+        if (rc) return solver_callback_failed(s, f, rc);
         if (!count) return CONCORD_OK;
     }
     active_set *state = active_set_new(fa);

@@ -176,13 +176,19 @@ static inline void solver_link_weights(const concord_solver *s, const int32_t *v
 int solver_factor_at(concord_solver *s, const double *phi, int32_t f, const double *x,
                      bool *allowed, double *score, double *v);
 
+/* The error factor fa's last call through the solver's buffers reported
+ * (a user callback's), or 0. */
+static inline int solver_factor_failure(const concord_solver *s, const factor *fa) {
+    return s->has_callbacks ? factor_failure(fa, s->buf.scratch) : 0;
+}
+
 /* The MAP oracle of factor f in variable space (factor_map_variables),
  * its score to *score; returns 0 or a user oracle's error. */
 static inline int solver_factor_map(concord_solver *s, int32_t f, const double *a,
                                     const double *b, double *u, double *v, double *score) {
     const factor *fa = &s->g->factors[f];
     *score = factor_map_variables(fa, s->g->link_neg + fa->link_begin, a, b, u, v, &s->buf);
-    return s->has_callbacks ? factor_failure(fa, s->buf.scratch) : 0;
+    return solver_factor_failure(s, fa);
 }
 
 /* The message for a user callback's error code `code` in factor f;
