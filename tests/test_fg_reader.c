@@ -136,16 +136,19 @@ static void assert_scores(const concord_graph *g, const double *expected, int32_
  * Malformed input
  * ------------------------------------------------------------------------ */
 
-static void non_finite_scores_are_rejected_naming_the_line(void **state) {
+static void scores_out_of_range_are_rejected_naming_the_line(void **state) {
     (void)state;
     static const bad_case cases[] = {
-        BAD("1\n0\nnan\n", 3, "score of variable 1 is not finite"),
-        BAD("2\n0\n0.5\nNaN\n", 4, "score of variable 2 is not finite"),
-        BAD("2\n0\n0.5\ninf\n", 4, "score of variable 2 is not finite"),
-        BAD("2\n0\n0.5\n-inf\n", 4, "score of variable 2 is not finite"),
-        BAD("2\n0\n0.5\n1e999\n", 4, "score of variable 2 is not finite"),
-        BAD("2\n0\n0.5\n-1e999\n", 4, "score of variable 2 is not finite"),
-        BAD("2\n0\n0.5\nInfinity\n", 4, "score of variable 2 is not finite"),
+        BAD("1\n0\nnan\n", 3, "score of variable 1 (nan) is not finite"),
+        BAD("2\n0\n0.5\nNaN\n", 4, "score of variable 2 (NaN) is not finite"),
+        BAD("2\n0\n0.5\ninf\n", 4, "score of variable 2 (inf) is not finite"),
+        BAD("2\n0\n0.5\n-inf\n", 4, "score of variable 2 (-inf) is not finite"),
+        BAD("2\n0\n0.5\n1e999\n", 4, "score of variable 2 (1e999) is not finite"),
+        BAD("2\n0\n0.5\n-1e999\n", 4, "score of variable 2 (-1e999) is not finite"),
+        BAD("2\n0\n0.5\nInfinity\n", 4, "score of variable 2 (Infinity) is not finite"),
+        /* finite, but beyond what the solvers take: named on its own line */
+        BAD("4\n0\n0.5\n1e-305\n0.5\n0.5\n", 4, "score of variable 2 (1e-305) is out of range"),
+        BAD("3\n0\n-1e301\n0.5\n0.5\n", 3, "score of variable 1 (-1e301) is out of range"),
         BAD("2\n1\n0\n0\nPAIR 2 1 2 nan\n", 5, "PAIR score"),
         BAD("2\n1\n0\n0\nPAIR 2 1 2 -inf\n", 5, "PAIR score"),
         BAD("2\n1\n0\n0\nPAIR 2 1 2 1e999\n", 5, "PAIR score"),
@@ -1223,7 +1226,7 @@ static void numbers_convert_exactly_as_strtod_does(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(numbers_convert_exactly_as_strtod_does),
-        cmocka_unit_test(non_finite_scores_are_rejected_naming_the_line),
+        cmocka_unit_test(scores_out_of_range_are_rejected_naming_the_line),
         cmocka_unit_test(out_of_range_indices_are_rejected_naming_the_line),
         cmocka_unit_test(a_variable_repeated_in_one_factor_is_rejected),
         cmocka_unit_test(bad_budgets_and_costs_are_rejected),

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util.h"
 #include "readers.h"
 
 /* Reads the next line with tokens; 0 at end of input. */
@@ -76,10 +77,12 @@ static int read_scores(reader *r, int64_t n, double **scores) {
                                (long long)i + 1, token_text(t, buf, sizeof buf),
                                r->lx.n_tokens > 1 ? " and more" : "");
         }
-        if (!isfinite(x[i])) {
+        /* checked here, where the line is known (the graph checks them all at once) */
+        if (!score_in_range(x[i])) {
+            const char *problem = score_problem(x[i]);
             free(x);
-            return reader_fail(r, CONCORD_EPARSE, "score of variable %lld is not finite (%s)",
-                               (long long)i + 1, token_text(t, buf, sizeof buf));
+            return reader_fail(r, CONCORD_EPARSE, "score of variable %lld (%s) %s",
+                               (long long)i + 1, token_text(t, buf, sizeof buf), problem);
         }
     }
     *scores = x;
