@@ -469,7 +469,19 @@ static void a_link_or_a_device_as_output_is_written_through_in_place(void **stat
     char *text = read_whole_file(target, NULL);
     assert_non_null(text);
     assert_posteriors_layout(text, 3, logic_vars, logic_adds);
+    /* a failed run leaves the link's target as it was, and no temporary */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/bad-later.fg", work_dir);
+    assert_int_equal(write_text_file(bad, "2\n1\n1\n1\nXOR 2 1 2\n\n2\n1\nzz\n"), 0);
+    const char *failing[] = {"solve", bad, "-o", link, NULL};
+    run_expect(&r, NULL, failing, 3);
+    free_result(&r);
+    char *kept = read_whole_file(target, NULL);
+    assert_non_null(kept);
+    assert_string_equal(kept, text);
+    free(kept);
     free(text);
+    assert_int_equal(dir_entries(dir, NULL, 0), 2);
 
     if (stat("/dev/null", &before) != 0 || !S_ISCHR(before.st_mode)) return;
     const char *to_null[] = {"solve", FG_LOGIC, "-o", "/dev/null", NULL};
@@ -510,6 +522,9 @@ static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
         {"solve", "--algorithm", "gibbs", good, "-o", out, NULL},
         {"solve", good, good, "-o", out, NULL},          /* two input files */
         {"solve", good, "-", NULL},                      /* two inputs, one stdin */
+        {"--version", "extra", NULL},                    /* an argument --version ignores */
+        {"help", "bogus", NULL},                         /* an argument help ignores */
+        {"solve", good, "-o", out, "--decode-output", out, NULL}, /* one file, two outputs */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         run_result r;
@@ -850,11 +865,18 @@ static void help_exits_0_and_documents_every_accepted_flag(void **state) {
     }
     free(help);
 
-    /* --version prints the library version. */
+    /* --version prints the library version, among solve's options too. */
     const char *args_v[] = {"--version", NULL};
     run_expect(&r, NULL, args_v, 0);
     assert_non_null(strstr(r.out, "concord "));
+    char *version = r.out;
+    r.out = NULL;
     free_result(&r);
+    const char *args_sv[] = {"solve", three_path, "--version", NULL};
+    run_expect(&r, NULL, args_sv, 0);
+    assert_string_equal(r.out, version);
+    free_result(&r);
+    free(version);
 }
 
 /* ------------------------------------------------------------------------
@@ -1103,6 +1125,57 @@ static void decode_prints_the_decoded_assignment(void **state) {
     free_result(&r);
 }
 
+/* An exact search stopped by its time limit before any solution (1 ns)
+ * has nothing to decode: status time_limit and exit 4 as for any limit,
+ * the decoded block holds nan, JSON says null, and a UAI result file,
+ * which cannot say "none", is not written. */
+static void a_search_stopped_before_any_solution_decodes_nothing(void **state) {
+    (void)state;
+    run_result r;
+    const char *args[] = {"solve", FG_SLOW, "--algorithm", "exact", "--time-limit", "1e-9",
+                          "--decode", NULL};
+    run_expect(&r, NULL, args, 4);
+    assert_non_null(strstr(r.err, "time_limit"));
+    assert_non_null(strstr(r.err, "no solution"));
+    assert_true(strncmp(r.out, "nan\nnan\n", 8) == 0);
+    free_result(&r);
+    const char *args_json[] = {"solve", FG_SLOW, "--algorithm", "exact", "--time-limit", "1e-9",
+                               "--decode", "--json", NULL};
+    run_expect(&r, NULL, args_json, 4);
+    assert_non_null(strstr(r.out, "\"status\":\"time_limit\""));
+    assert_non_null(strstr(r.out, "\"map_value\":null"));
+    assert_non_null(strstr(r.out, "\"assignment\":null"));
+    free_result(&r);
+    char dir[512], map[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(map, sizeof map, "%s/grid.MAP", dir);
+    const char *args_uai[] = {"solve", "-q", UAI_GRID, "--algorithm", "exact", "--time-limit",
+                              "1e-9", "--uai-map", map, NULL};
+    run_expect(&r, NULL, args_uai, 4);
+    assert_true(strncmp(r.out, "nan nan\n", 8) == 0);
+    free_result(&r);
+    assert_int_equal(dir_entries(dir, NULL, 0), 0);
+}
+
+/* The format comes from the extension whatever its case. */
+static void an_upper_case_uai_extension_reads_uai(void **state) {
+    (void)state;
+    char model[600];
+    snprintf(model, sizeof model, "%s/GRID.UAI", work_dir);
+    char *text = read_whole_file(UAI_GRID, NULL);
+    assert_non_null(text);
+    assert_int_equal(write_text_file(model, text), 0);
+    free(text);
+    run_result r, expected;
+    const char *args[] = {"solve", "-q", model, NULL};
+    const char *args_lower[] = {"solve", "-q", UAI_GRID, NULL};
+    run_expect(&r, NULL, args, 0);
+    run_expect(&expected, NULL, args_lower, 0);
+    assert_string_equal(r.out, expected.out);
+    free_result(&r);
+    free_result(&expected);
+}
+
 /* UAI posteriors: one line per model variable with one value per state of
  * its cardinality, in the model's numbering; a state the evidence or a zero
  * potential removed is there with 0. Here evidence fixes variable 0 (3
@@ -1141,7 +1214,8 @@ static void flags_take_values_after_equals_and_messages_name_them(void **state) 
         {"--format", "fg"},  {"--algorithm", "sparse"}, {"--max-iter", "50"},
         {"--tol", "1e-4"},   {"--eta", "0.5"},          {"--relaxation", "1.5"},
         {"--accelerate", "3"}, {"--output", "OUT"},     {"--decode-output", "OUT"},
-        {"--evid", "EVID"},  {"--uai-map", "OUT"},
+        {"--evid", "EVID"},  {"--uai-map", "OUT"},      {"-o", "OUT"},
+        {"--node-limit", "9223372036854775807"},
     };
     for (size_t k = 0; k < sizeof with_values / sizeof with_values[0]; ++k) {
         const char *v = with_values[k][1];
@@ -1163,6 +1237,8 @@ static void flags_take_values_after_equals_and_messages_name_them(void **state) 
         {"--eta=-1", NULL, "--eta must be positive"},
         {"--relaxation=2", NULL, "--relaxation must be in [1, 2)"},
         {"--max-iter=0", NULL, "--max-iter expects a positive integer"},
+        {"--max-iter", "2147483648", "--max-iter expects a positive integer (at most 2147483647)"},
+        {"--node-limit", "9223372036854775808", "--node-limit expects a positive integer"},
         {"--accelerate=17", NULL, "--accelerate expects an integer in [0, 16]"},
         {"--output=", NULL, "--output needs a path"},
         {"-o", "", "-o needs a path"},
@@ -1262,6 +1338,8 @@ int main(void) {
         cmocka_unit_test(a_signal_during_a_solve_leaves_no_temporary_file),
         cmocka_unit_test(large_inputs_run_in_memory_proportional_to_them),
         cmocka_unit_test(decode_prints_the_decoded_assignment),
+        cmocka_unit_test(a_search_stopped_before_any_solution_decodes_nothing),
+        cmocka_unit_test(an_upper_case_uai_extension_reads_uai),
         cmocka_unit_test(uai_posteriors_have_a_line_per_model_variable),
         cmocka_unit_test(flags_take_values_after_equals_and_messages_name_them),
         cmocka_unit_test(the_summary_reads_right),

@@ -10,6 +10,7 @@
  * in the outputs, an infeasible one included, so blocks stay aligned with
  * graphs. solve_graph() is the one place that runs the solver.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,7 +42,8 @@ static const char usage_text[] =
     "\n"
     "options (a value may follow its flag as the next argument, or after '='\n"
     "as in --tol=1e-8):\n"
-    "  --format fg|uai    input format (default: from the extension, .uai is UAI)\n"
+    "  --format fg|uai    input format (default: from the extension, .uai in any\n"
+    "                     case is UAI)\n"
     "  --algorithm ad3|sparse|exact|psdd|mplp\n"
     "                     ad3: LP-MAP by AD3 (the default); sparse: LP-SparseMAP,\n"
     "                     max theta.u + phi.v - |u|^2/2 over the local polytope;\n"
@@ -49,7 +52,8 @@ static const char usage_text[] =
     "                     (status optimal when proven; the posteriors are the\n"
     "                     best assignment); psdd: LP-MAP dual bound by projected\n"
     "                     subgradient; mplp: LP-MAP dual bound by MPLP\n"
-    "  --max-iter N       iteration cap, a positive integer (default 100000)\n"
+    "  --max-iter N       iteration cap, a positive integer up to 2147483647\n"
+    "                     (default 100000)\n"
     "  --tol X            residual tolerance per link, 0 < X < 1 (default 1e-6)\n"
     "  --eta X            initial penalty, relative to the score scale, X > 0\n"
     "                     (default 0.1)\n"
@@ -117,11 +121,14 @@ static const char usage_text[] =
     "\n"
     "A graph whose constraints admit no solution is reported as infeasible; its\n"
     "blocks of posteriors and decoded assignment hold 'nan' in every place (a UAI\n"
-    "result file is not written), so later graphs' blocks stay aligned.\n"
-    "Output files are written under a temporary name and renamed at the end;\n"
+    "result file is not written), so later graphs' blocks stay aligned. So do\n"
+    "those of a solve stopped at its limit before it had any solution.\n"
+    "Output files are written under a temporary name and renamed at the end (a\n"
+    "symbolic link's target likewise; devices and pipes are written in place);\n"
     "when the run fails or is interrupted they are removed and an existing file\n"
-    "is left as it was. Graphs are read one at a time, so when graph k is\n"
-    "malformed, what went to stdout for graphs 1..k-1 stays there.\n"
+    "is left as it was. The posteriors and the decoded assignment cannot share a\n"
+    "file. Graphs are read one at a time, so when graph k is malformed, what went\n"
+    "to stdout for graphs 1..k-1 stays there.\n"
     "\n"
     "exit status:\n"
     "  0  every graph solved\n"
@@ -131,7 +138,8 @@ static const char usage_text[] =
     "     solved and the outputs written)\n"
     "  4  some graph stopped at --max-iter, --time-limit or --node-limit before\n"
     "     converging or proving its optimum (its posteriors are still written)\n"
-    "  5  numerical failure, out of memory, or an output could not be written\n"
+    "  5  numerical failure, out of memory, an algorithm that cannot take the\n"
+    "     graph (mplp on a KNAPSACK factor), or an output could not be written\n"
     "     (no output file is kept)\n"
     "  When several apply, the status is the first of 5, 3, 4. A signal (SIGINT,\n"
     "  SIGTERM, SIGHUP, SIGPIPE) ends the run as usual, without temporary files.\n";
@@ -194,17 +202,28 @@ static int parse_double(const char *flag, const char *text, double *out) {
     return EXIT_OK;
 }
 
-static int parse_int(const char *flag, const char *text, long lo, long hi, int32_t *out) {
+/* An integer in [lo, hi]. */
+static int parse_integer(const char *flag, const char *text, long long lo, long long hi,
+                         long long *out) {
     char *end;
     errno = 0;
-    long x = strtol(text, &end, 10);
+    long long x = strtoll(text, &end, 10);
     if (errno || end == text || *end || x < lo || x > hi) {
-        if (hi == INT32_MAX && lo == 1)
-            return usage_error("%s expects a positive integer, not '%s'", flag, text);
-        return usage_error("%s expects an integer in [%ld, %ld], not '%s'", flag, lo, hi, text);
+        if (lo == 1)
+            return usage_error("%s expects a positive integer (at most %lld), not '%s'", flag, hi,
+                               text);
+        return usage_error("%s expects an integer in [%lld, %lld], not '%s'", flag, lo, hi, text);
     }
-    *out = (int32_t)x;
+    *out = x;
     return EXIT_OK;
+}
+
+static int parse_int32(const char *flag, const char *text, int32_t lo, int32_t hi,
+                       int32_t *out) {
+    long long x;
+    int rc = parse_integer(flag, text, lo, hi, &x);
+    if (!rc) *out = (int32_t)x;
+    return rc;
 }
 
 enum flag_id {
@@ -280,12 +299,12 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
                                flag, value);
         break;
     case F_NODE_LIMIT: {
-        int32_t n;
-        if ((rc = parse_int(flag, value, 1, INT32_MAX, &n))) return rc;
+        long long n;
+        if ((rc = parse_integer(flag, value, 1, INT64_MAX, &n))) return rc;
         s->node_limit = n;
         break;
     }
-    case F_HEURISTIC_EVERY: return parse_int(flag, value, 0, INT32_MAX, &s->heuristic_every);
+    case F_HEURISTIC_EVERY: return parse_int32(flag, value, 0, INT32_MAX, &s->heuristic_every);
     case F_SEARCH:
         if (!strcmp(value, "best")) s->search = CONCORD_SEARCH_BEST_FIRST;
         else if (!strcmp(value, "depth")) s->search = CONCORD_SEARCH_DEPTH_FIRST;
@@ -310,8 +329,8 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
         if (!(s->psdd_eta >= 1e-12))
             return usage_error("%s must be at least 1e-12, not '%s'", flag, value);
         break;
-    case F_MAX_ITER: return parse_int(flag, value, 1, INT32_MAX, &s->max_iter);
-    case F_ACCELERATE: return parse_int(flag, value, 0, 16, &s->acceleration);
+    case F_MAX_ITER: return parse_int32(flag, value, 1, INT32_MAX, &s->max_iter);
+    case F_ACCELERATE: return parse_int32(flag, value, 0, 16, &s->acceleration);
     case F_TOL:
         if ((rc = parse_double(flag, value, &s->tol))) return rc;
         if (!(s->tol > 0.0 && s->tol < 1.0))
@@ -353,6 +372,42 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
     return EXIT_OK;
 }
 
+/* The absolute name a file to be created at `path` gets (its directory
+ * resolved), malloc'd; NULL when the directory does not exist. */
+static char *name_to_create(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+    char *real = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!real) return NULL;
+    const char *base = slash ? slash + 1 : path;
+    char *name = malloc(strlen(real) + strlen(base) + 2);
+    if (name) sprintf(name, "%s/%s", real, base);
+    free(real);
+    return name;
+}
+
+/* Whether the output paths a and b name one regular file, existing or to
+ * be created (one output would overwrite the other). Devices and pipes may
+ * take both outputs. */
+static int same_output_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    const int a_exists = stat(a, &sa) == 0, b_exists = stat(b, &sb) == 0;
+    if (a_exists || b_exists)
+        return a_exists && b_exists && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+    char *na = name_to_create(a), *nb = name_to_create(b);
+    const int same = na && nb && !strcmp(na, nb);
+    free(na);
+    free(nb);
+    return same;
+}
+
+static int has_uai_extension(const char *path) {
+    const size_t n = strlen(path);
+    return n >= 4 && !strcasecmp(path + n - 4, ".uai");
+}
+
 static int parse_options(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
     concord_default_settings(&o->settings);
@@ -364,7 +419,7 @@ static int parse_options(int argc, char **argv, options *o) {
             o->input = arg;
             continue;
         }
-        const char *eq = arg[1] == '-' ? strchr(arg, '=') : NULL;
+        const char *eq = strchr(arg, '=');
         size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
         const flag_spec *f = find_flag(arg, len);
         char flag[64];
@@ -384,11 +439,8 @@ static int parse_options(int argc, char **argv, options *o) {
     char message[256];
     if (concord_check_settings(&o->settings, message, sizeof message))
         return usage_error("%s", message);
-    if (o->format == CONCORD_FORMAT_AUTO) {
-        size_t n = strlen(o->input);
-        o->format = n >= 4 && !strcmp(o->input + n - 4, ".uai") ? CONCORD_FORMAT_UAI
-                                                                 : CONCORD_FORMAT_FG;
-    }
+    if (o->format == CONCORD_FORMAT_AUTO)
+        o->format = has_uai_extension(o->input) ? CONCORD_FORMAT_UAI : CONCORD_FORMAT_FG;
     if (o->format != CONCORD_FORMAT_UAI && o->evidence)
         return usage_error("--evid needs a UAI model (.uai or --format uai)");
     if (o->format != CONCORD_FORMAT_UAI && uai_map)
@@ -396,6 +448,10 @@ static int parse_options(int argc, char **argv, options *o) {
                            "--decode-output writes a .fg graph's assignment");
     if (o->evidence && !strcmp(o->input, "-"))
         return usage_error("--evid needs the model in a file, not on stdin");
+    if (o->output && o->decode_output && same_output_file(o->output, o->decode_output))
+        return usage_error("the posteriors (-o %s) and the decoded assignment (%s) would go "
+                           "to the same file",
+                           o->output, o->decode_output);
     if (o->decode_output) o->print_decoded = 0;
     o->decode = o->print_decoded || o->decode_output || o->format == CONCORD_FORMAT_UAI;
     return EXIT_OK;
@@ -449,25 +505,34 @@ static void block_signals(sigset_t *saved) {
 static void restore_signals(const sigset_t *saved) { sigprocmask(SIG_SETMASK, saved, NULL); }
 
 /* An output file written under a temporary name beside its path (in slot
- * `slot`) and renamed over it only when everything succeeded; a device,
- * pipe or symbolic link is written through in place. */
+ * `slot`) and renamed over it only when everything succeeded. A symbolic
+ * link to a regular file stays: its target is replaced the same way. A
+ * device, a pipe or a link to nothing yet is written through in place. */
 typedef struct output_file {
     const char *path;
-    int slot; /* -1: written in place, or not open */
+    char *target; /* the file replaced: NULL for path itself, or a link's target */
+    int slot;     /* -1: written in place, or not open */
     FILE *fp;
 } output_file;
 
 static int output_open(output_file *out, const char *path, int slot) {
     out->path = path;
+    out->target = NULL;
     out->slot = -1;
     out->fp = NULL;
     struct stat st;
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    const int exists = stat(path, &st) == 0; /* through links */
+    const int regular = exists && S_ISREG(st.st_mode);
+    if (regular && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
+        !(out->target = realpath(path, NULL)))
+        return -1;
+    if (exists ? !regular : lstat(path, &st) == 0) {
         out->fp = fopen(path, "w");
         return out->fp ? 0 : -1;
     }
+    const char *name = out->target ? out->target : path;
     char *tmp = temp_path[slot];
-    if ((size_t)snprintf(tmp, PATH_BYTES, "%s.tmpXXXXXX", path) >= PATH_BYTES) {
+    if ((size_t)snprintf(tmp, PATH_BYTES, "%s.tmpXXXXXX", name) >= PATH_BYTES) {
         errno = ENAMETOOLONG;
         return -1;
     }
@@ -494,9 +559,9 @@ static int output_open(output_file *out, const char *path, int slot) {
     return 0;
 }
 
-/* Closes the file and renames it into place when keep, removes it
+/* Closes the file and, when keep, renames it over `name`; removes it
  * otherwise. Returns -1 (errno set) when writing or renaming failed. */
-static int output_close(output_file *out, int keep) {
+static int output_finish(output_file *out, const char *name, int keep) {
     if (!out->fp) return 0;
     int failed = ferror(out->fp) != 0;
     if (fclose(out->fp) != 0) failed = 1;
@@ -505,7 +570,7 @@ static int output_close(output_file *out, int keep) {
     if (out->slot < 0) return keep && failed ? (errno = e ? e : EIO, -1) : 0;
     sigset_t saved;
     block_signals(&saved);
-    int ok = keep && !failed && rename(temp_path[out->slot], out->path) == 0;
+    int ok = keep && !failed && rename(temp_path[out->slot], name) == 0;
     if (!ok) e = failed ? (e ? e : EIO) : errno;
     if (!ok) unlink(temp_path[out->slot]);
     temp_live[out->slot] = 0;
@@ -514,6 +579,16 @@ static int output_close(output_file *out, int keep) {
     if (ok || !keep) return 0;
     errno = e;
     return -1;
+}
+
+/* Closes the file and renames it into place (over a link's target) when
+ * keep, removes it otherwise. Returns -1 (errno set) when writing or
+ * renaming failed. */
+static int output_close(output_file *out, int keep) {
+    const int rc = output_finish(out, out->target ? out->target : out->path, keep);
+    free(out->target);
+    out->target = NULL;
+    return rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -533,7 +608,7 @@ typedef struct graph_result {
 } graph_result;
 
 /* Solves with `solver` (over the graph) as the options say and decodes the
- * solution when asked. This is the one function that runs the solver and
+ * solution when asked and there is one. This is the one function that runs the solver and
  * reads its results. Returns the solve's code (CONCORD_OK, ENOTCONVERGED,
  * EINFEASIBLE, or a failure), or the decoder's failure. */
 static int solve_graph(const options *o, concord_solver *solver, graph_result *res) {
@@ -557,7 +632,8 @@ static int solve_graph(const options *o, concord_solver *solver, graph_result *r
     if (res->rc != CONCORD_OK && res->rc != CONCORD_ENOTCONVERGED) return res->rc;
     res->u = concord_solver_variables(solver);
     res->v = concord_solver_additionals(solver);
-    if (o->decode) {
+    /* a solve stopped before its first solution leaves nothing to decode */
+    if (o->decode && res->u) {
         int rc = concord_solver_decode(solver, &res->decoding);
         if (rc != CONCORD_OK) return rc;
         res->decoded = 1;
@@ -690,7 +766,11 @@ static int print_json(run *rn, size_t k, const concord_graph *g, const graph_res
         json_number(fp, "map_value", res->decoding.value);
         json_number(fp, "gap", info->upper_bound - res->decoding.value);
         fprintf(fp, ",\"violated\":%d", res->decoding.violated);
+    } else if (rn->o->decode) { /* no solution to decode */
+        json_number(fp, "map_value", NAN);
+        json_number(fp, "gap", NAN);
     }
+    if (!res->decoded && rn->o->print_decoded) fputs(",\"assignment\":null", fp);
     if (res->decoded && rn->o->print_decoded) {
         fputs(",\"assignment\":[", fp);
         if (rn->o->format == CONCORD_FORMAT_UAI) {
@@ -756,7 +836,7 @@ static int write_graph(run *rn, size_t k, const concord_graph *g, const graph_re
     if (rn->o->json && print_json(rn, k, g, res)) return -1;
     if (rn->summary) print_summary(rn->summary, k, res);
     if (rn->posteriors) write_posteriors(rn, g, infeasible ? NULL : res->u, res->v);
-    if (rn->decoded && write_decoded(rn, g, infeasible ? NULL : res->x)) return -1;
+    if (rn->decoded && write_decoded(rn, g, res->decoded ? res->x : NULL)) return -1;
     return 0;
 }
 
@@ -886,7 +966,7 @@ static int process_graph(run *rn, size_t k, concord_graph *g, int status) {
         fprintf(stderr, "concord: graph %zu: out of memory\n", k + 1);
         return EXIT_FAILURE_OTHER;
     }
-    if (rc == CONCORD_EINFEASIBLE && rn->o->format == CONCORD_FORMAT_UAI)
+    if (rn->o->decode && !res.decoded && rn->o->format == CONCORD_FORMAT_UAI)
         rn->drop_decoded = 1; /* the result format cannot say "none" */
     const char *failed = failed_output(rn);
     if (failed) {
@@ -956,26 +1036,29 @@ static int run_solve(const options *o) {
     return status;
 }
 
+static int is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
+
+/* Prints the help or the version on stdout. */
+static int print_and_exit(int version) {
+    if (version) printf("concord %s\n", concord_version());
+    else fputs(usage_text, stdout);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage_text, stderr);
         return EXIT_USAGE;
     }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-        fputs(usage_text, stdout);
-        return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
-    }
-    if (!strcmp(argv[1], "--version")) {
-        printf("concord %s\n", concord_version());
-        return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+    const int help = is_help(argv[1]) || !strcmp(argv[1], "help");
+    if (help || !strcmp(argv[1], "--version")) {
+        if (argc > 2) return usage_error("unexpected argument '%s' after '%s'", argv[2], argv[1]);
+        return print_and_exit(!help);
     }
     if (strcmp(argv[1], "solve")) return usage_error("unknown command '%s'", argv[1]);
-    for (int k = 2; k < argc; ++k) {
-        if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
-            fputs(usage_text, stdout);
-            return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
-        }
-    }
+    for (int k = 2; k < argc; ++k)
+        if (is_help(argv[k]) || !strcmp(argv[k], "--version"))
+            return print_and_exit(!is_help(argv[k]));
     options o;
     int status = parse_options(argc, argv, &o);
     if (status != EXIT_OK) return status;
