@@ -210,8 +210,8 @@ CONCORD_API int concord_multi_variable_labels(const concord_graph *g, int32_t m,
  * stays forbidden when scores are changed later (a score given to it later
  * is ignored by the factor but still counts in the scale the stopping rule
  * measures residuals against: leave it 0). At least one joint state
- * must be allowed. The factor's configurations are one-hot in each
- * variable. */
+ * must be allowed (CONCORD_EINFEASIBLE otherwise, and the graph is
+ * unchanged). The factor's configurations are one-hot in each variable. */
 CONCORD_API int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
                                   const int32_t *vars, const double *scores,
                                   int32_t *factor);

@@ -135,6 +135,11 @@ static void bad_arguments_are_rejected_with_a_message(void **state) {
     assert_int_equal(concord_add_knapsack(g, 2, ok, NULL, bad_costs, 1.0, NULL), CONCORD_EINVAL);
     assert_int_equal(concord_add_pair(g, 0, 0, 1.0, NULL), CONCORD_EINVAL);
     assert_int_equal(concord_add_pair(g, 0, 1, INFINITY, NULL), CONCORD_EINVAL);
+    const int32_t two_states[1] = {2};
+    const double forbidden[2] = {-INFINITY, -INFINITY};
+    assert_int_equal(concord_add_dense(g, 1, two_states, ok, forbidden, NULL),
+                     CONCORD_EINFEASIBLE);
+    assert_non_null(strstr(concord_last_error(g), "every joint state is forbidden"));
     assert_int_equal(concord_num_factors(g), 0);
     concord_settings settings;
     concord_default_settings(&settings);
