@@ -198,6 +198,79 @@ static void exact_map_equals_brute_force_on_random_multi_valued_graphs(void **st
     for (int k = 0; k < MG_NUM_KINDS; ++k) assert_true(kinds_seen[k] >= 10);
 }
 
+/* ---- the scale of the scores --------------------------------------------- */
+
+/* Multiplies every score of g by `factor` (forbidding -inf entries stay). */
+static void mg_scale_scores(mg_graph *g, double factor) {
+    for (int i = 0; i < g->n_vars; ++i) g->theta[i] *= factor;
+    for (int f = 0; f < g->n_factors; ++f)
+        for (int k = 0; k < g->factors[f].n_add; ++k) g->factors[f].add[k] *= factor;
+}
+
+/* The solvers are scale-invariant, and scores down to 1e-300 are accepted:
+ * on random graphs of both families scaled by 1e-17 and 1e-120, exact MAP
+ * equals brute force on the scaled graph, and MPLP's bound stays above
+ * the optimum (its "integral" status certifying it). Margins of 1 added to
+ * such scores once swallowed them and certified wrong assignments. */
+static void exact_map_does_not_depend_on_the_scale_of_the_scores(void **state) {
+    (void)state;
+    test_rng rng = {20261126};
+    const double scales[] = {1e-17, 1e-120};
+    int failures = 0, checked = 0, certified = 0;
+    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; ++k) {
+        for (int draw = 0; draw < (UNDER_ASAN ? 15 : 40); ++draw) {
+            const concord_settings st = configuration(draw % CONFIGURATIONS);
+            ref_graph g;
+            ref_random_graph(&rng, 12, &g);
+            ref_graph_scale_scores(&g, scales[k]);
+            double brute;
+            bool ok = ref_brute_map(&g, &brute, NULL);
+            concord_graph *cg = ref_build(&g);
+            outcome o;
+            solve_exact(cg, &st, &o);
+            concord_graph_free(cg);
+            double own = o.has_x ? ref_assignment_value(&g, o.x) : -INFINITY;
+            if (check_optimum(&o, &st, ok, brute, own, ref_graph_score_l1(&g))) {
+                printf("  binary graph, scale %g, draw %d\n", scales[k], draw);
+                failures += 1;
+            }
+            mg_graph mg;
+            mg_random_graph(&rng, (1u << MG_NUM_KINDS) - 1, &mg);
+            mg_scale_scores(&mg, scales[k]);
+            ok = mg_brute_map(&mg, &brute, NULL);
+            cg = mg_build(&mg);
+            solve_exact(cg, &st, &o);
+            own = o.has_x ? mg_value(&mg, o.x) : -INFINITY;
+            const double l1 = mg_score_l1(&mg);
+            if (check_optimum(&o, &st, ok, brute, own, l1)) {
+                printf("  multi-valued graph, scale %g, draw %d\n", scales[k], draw);
+                failures += 1;
+            }
+            concord_solver *s = new_solver_or_fail(cg);
+            concord_info info;
+            const int rc = concord_solver_mplp(s, NULL, &info);
+            if (ok && (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED)) {
+                const bool certified_here = info.status == CONCORD_STATUS_INTEGRAL;
+                if (!(info.upper_bound >= brute - SUM_TOL * l1) ||
+                    (certified_here && !(fabs(info.value - brute) <= SUM_TOL * l1))) {
+                    printf("  MPLP, scale %g, draw %d: status %s, value %.17g, bound %.17g, "
+                           "optimum %.17g\n",
+                           scales[k], draw, concord_status_name(info.status), info.value,
+                           info.upper_bound, brute);
+                    failures += 1;
+                }
+                certified += certified_here;
+                checked += 1;
+            }
+            concord_solver_free(s);
+            concord_graph_free(cg);
+        }
+    }
+    printf("tiny scales: %d MPLP bounds checked, %d certified\n", checked, certified);
+    assert_int_equal(failures, 0);
+    assert_true(checked >= 10 && certified >= 5);
+}
+
 /* ---- limits, progress, settings ------------------------------------------ */
 
 /* A frustrated 4x4 Ising grid whose LP-MAP is fractional (the seed is
@@ -508,6 +581,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_map_equals_brute_force_on_random_binary_graphs),
         cmocka_unit_test(exact_map_equals_brute_force_on_random_multi_valued_graphs),
+        cmocka_unit_test(exact_map_does_not_depend_on_the_scale_of_the_scores),
         cmocka_unit_test(limits_stop_the_search_with_valid_bounds),
         cmocka_unit_test(settings_are_checked_and_statuses_named),
         cmocka_unit_test(a_failing_user_oracle_ends_the_search),

@@ -1066,6 +1066,55 @@ static void a_failing_qp_callback_ends_the_solve_with_its_error(void **state) {
     }
 }
 
+/* A user factor whose additional output is -1 or +1: configurations
+ * (u; v) = (0,1; -1), (1,0; -1), (1,1; +1). */
+static int signed_output_oracle(void *user, const double *a, const double *b, double *u,
+                                double *v, double *value) {
+    (void)user;
+    static const double cu[3][2] = {{0, 1}, {1, 0}, {1, 1}}, cv[3] = {-1, -1, 1};
+    int best = 0;
+    for (int k = 1; k < 3; ++k)
+        if (a[0] * cu[k][0] + a[1] * cu[k][1] + b[0] * cv[k] >
+            a[0] * cu[best][0] + a[1] * cu[best][1] + b[0] * cv[best])
+            best = k;
+    u[0] = cu[best][0], u[1] = cu[best][1], v[0] = cv[best];
+    *value = a[0] * u[0] + a[1] * u[1] + b[0] * v[0];
+    return 0;
+}
+
+/* Whether a factor allows an assignment is asked of its oracle with link
+ * scores that outweigh its additional scores: with an additional score of
+ * -8e15, a margin of 1 beside it was lost to rounding, and the allowed
+ * (1, 1) was called a violation, the graph infeasible. */
+static void a_factor_allows_its_configurations_beside_large_additional_scores(void **state) {
+    (void)state;
+    for (int k = 0; k < 3; ++k) {
+        const double phi = (double[]){-4e15, -8e15, -3e299}[k];
+        concord_graph *g = concord_graph_new();
+        const double theta[2] = {1.0, 1.0};
+        concord_add_variables(g, 2, theta, NULL);
+        int32_t vars[2] = {0, 1};
+        assert_int_equal(
+            concord_add_factor(g, 2, vars, NULL, 1, &phi, signed_output_oracle, NULL, NULL),
+            CONCORD_OK);
+        concord_add_logic(g, CONCORD_XOR, 1, &vars[0], NULL, NULL);
+        concord_add_logic(g, CONCORD_XOR, 1, &vars[1], NULL, NULL);
+        concord_solver *s = new_solver_or_fail(g);
+        concord_info info;
+        assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_OK);
+        assert_int_equal(info.status, CONCORD_STATUS_OPTIMAL);
+        assert_true(concord_solver_variables(s)[0] == 1.0 && concord_solver_variables(s)[1] == 1.0);
+        assert_true(info.value == 2.0 + phi);
+        const double x[2] = {1.0, 1.0};
+        concord_decoding d;
+        assert_int_equal(concord_solver_evaluate(s, x, &d), CONCORD_OK);
+        assert_int_equal(d.violated, 0);
+        assert_true(d.value == 2.0 + phi);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 /* A user PAIR (two variables and their product as an additional output):
  * the oracle enumerates the four configurations, the QP callback hands the
  * QP to a built-in PAIR factor of a one-factor graph's solver. */
@@ -1431,6 +1480,7 @@ int main(void) {
         cmocka_unit_test(user_factor_arguments_are_checked),
         cmocka_unit_test(a_qp_callback_gives_the_oracles_solution),
         cmocka_unit_test(a_failing_qp_callback_ends_the_solve_with_its_error),
+        cmocka_unit_test(a_factor_allows_its_configurations_beside_large_additional_scores),
         cmocka_unit_test(a_qp_callback_writes_the_additional_outputs),
         cmocka_unit_test(a_user_factors_additional_outputs_may_be_real),
         cmocka_unit_test(the_progress_callback_reports_and_can_interrupt),

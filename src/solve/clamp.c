@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../util.h"
+
 /* How often M grows (by GROWTH) before a face counts as empty. */
 enum { MAX_PUSHES = 12 };
 #define GROWTH 16.0
@@ -58,7 +60,7 @@ static double push_size(const concord_solver *s, const factor *fa, const double 
     for (int32_t j = 0; j < fa->degree; ++j)
         if (s->clamp[var[j]] < 0) sum += fabs(x[j]);
     for (int32_t k = 0; k < fa->n_add; ++k) sum += fabs(b[k]);
-    return 1.0 + 2.0 * sum;
+    return outweighing(sum);
 }
 
 int clamp_factor_map(concord_solver *s, int32_t f, double *a, const double *b, double *u,

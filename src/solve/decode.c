@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util.h"
 #include "solver.h"
 
 enum { MAX_PASSES = 100 };
@@ -253,12 +254,13 @@ static bool best_completion(decoder *dc, int32_t f, double *score) {
     const double *theta = dc->theta;
     const factor *fa = &g->factors[f];
     const double *phi = dc->phi + fa->add_begin;
-    double big = 1.0, on = 0.0;
-    for (int32_t k = 0; k < fa->n_add; ++k) big += 2.0 * fabs(phi[k]);
+    double total = 0.0, on = 0.0;
+    for (int32_t k = 0; k < fa->n_add; ++k) total += fabs(phi[k]);
     for (int32_t j = 0; j < fa->degree; ++j) {
         int32_t l = fa->link_begin + j, i = g->link_var[l];
-        if (!dc->decided[i]) big += 2.0 * fabs(theta[i] * w->inv_deg[i] + w->lambda[l]);
+        if (!dc->decided[i]) total += fabs(theta[i] * w->inv_deg[i] + w->lambda[l]);
     }
+    const double big = outweighing(total);
     for (int32_t j = 0; j < fa->degree; ++j) {
         int32_t l = fa->link_begin + j, i = g->link_var[l];
         if (dc->decided[i]) {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util.h"
+
 static void *zalloc(size_t n, size_t size, bool *failed) {
     void *q = calloc(n ? n : 1, size);
     if (!q) *failed = true;
@@ -120,7 +122,7 @@ static double linear_scores(maxmarg *m, int32_t f, int32_t target, const double 
     const double *phi = m->phi + fa->add_begin;
     double sum = 0.0;
     for (int32_t k = 0; k < fa->n_add; ++k) sum += fabs(phi[k]);
-    double reach = 1.0 + sum; /* what finite messages and scores can add up to */
+    double reach = sum; /* what finite messages and scores can add up to */
     for (int32_t k = un->inc_begin[f]; k < un->inc_begin[f + 1]; ++k) {
         if (k == target) continue;
         const double *x = in + m->msg_begin[k];
@@ -129,7 +131,7 @@ static double linear_scores(maxmarg *m, int32_t f, int32_t target, const double 
             if (isfinite(x[t])) top = fmax(top, fabs(x[t]));
         reach += top;
     }
-    m->big = 4.0 * reach;
+    m->big = 4.0 * (reach > 0.0 ? reach : 1.0); /* relative, see outweighing */
     double *lin = m->lin;
     for (int32_t j = 0; j < fa->degree; ++j) lin[j] = 0.0;
     for (int32_t k = un->inc_begin[f]; k < un->inc_begin[f + 1]; ++k) {
@@ -149,7 +151,7 @@ static double linear_scores(maxmarg *m, int32_t f, int32_t target, const double 
         }
     }
     /* a multi-variable whose states f all touches must have one of them on */
-    const double cover = 1.0 + 2.0 * sum;
+    const double cover = outweighing(sum);
     for (int32_t k = un->inc_begin[f]; k < un->inc_begin[f + 1]; ++k) {
         if (enumerated(m, k, target) || !un->multi[un->inc_unit[k]] || !covers_all(un, k))
             continue;
@@ -158,7 +160,7 @@ static double linear_scores(maxmarg *m, int32_t f, int32_t target, const double 
             sum += cover;
         }
     }
-    return 1.0 + 2.0 * sum;
+    return outweighing(sum);
 }
 
 /* The state of incidence k's unit that a pattern stands for: a link's

@@ -314,8 +314,9 @@ int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const 
      * every additional value is within [-1, 1], so b.v moves by at most
      * 2 sum |b| < big between configurations, less than one link that
      * differs from x costs. */
-    double big = 1.0;
-    for (int32_t k = 0; k < fa->n_add; ++k) big += 2.0 * fabs(phi[k]);
+    double total = 0.0;
+    for (int32_t k = 0; k < fa->n_add; ++k) total += fabs(phi[k]);
+    const double big = outweighing(total);
     for (int32_t j = 0; j < fa->degree; ++j)
         s->a[j] = x[g->link_var[fa->link_begin + j]] > 0.5 ? big : -big;
     double *out_v = v ? v : s->vmap, best;
