@@ -604,7 +604,8 @@ typedef struct concord_settings {
     double exact_gap;     /* branch and bound: a node is pruned, and the
                              search ends, when the upper bound exceeds the
                              best value by at most exact_gap * sum |scores|
-                             (default 1e-9; in [0, 1)) */
+                             (default 1e-9; in [0, 1)); with every score 0,
+                             any allowed assignment is optimal */
     int32_t heuristic_every; /* branch and bound: decode an assignment from
                                 the LP solution of every N-th node that is
                                 neither pruned nor integral (default 1; 0:

@@ -271,6 +271,54 @@ static void exact_map_does_not_depend_on_the_scale_of_the_scores(void **state) {
     assert_true(checked >= 10 && certified >= 5);
 }
 
+/* With every score 0 (constraint satisfaction) any allowed assignment is
+ * optimal: exact MAP finds one and says "optimal" when brute force finds
+ * one, "infeasible" when it finds none, and LP-MAP converges on the
+ * feasible ones. A gap that had to close below the multipliers' rounding
+ * (1e-17) once kept both running to max_iter. */
+static void constraint_satisfaction_problems_end_optimal_or_infeasible(void **state) {
+    (void)state;
+    test_rng rng = {20261127};
+    int failures = 0, feasible = 0, infeasible = 0;
+    concord_settings st;
+    concord_default_settings(&st);
+    st.max_iter = 5000;
+    for (int draw = 0; draw < (UNDER_ASAN ? 60 : 200); ++draw) {
+        ref_graph g;
+        ref_random_graph(&rng, 10, &g);
+        ref_graph_scale_scores(&g, 0.0);
+        const bool ok = ref_brute_map(&g, NULL, NULL);
+        concord_graph *cg = ref_build(&g);
+        outcome o;
+        solve_exact(cg, &st, &o);
+        const bool right = ok ? o.rc == CONCORD_OK && o.info.status == CONCORD_STATUS_OPTIMAL &&
+                                    o.has_x && ref_assignment_value(&g, o.x) == 0.0
+                              : o.rc == CONCORD_EINFEASIBLE;
+        if (!right) {
+            printf("  draw %d (%s): exact code %d, status %s\n", draw,
+                   ok ? "feasible" : "infeasible", o.rc, concord_status_name(o.info.status));
+            failures += 1;
+        }
+        if (ok) {
+            concord_solver *s = new_solver_or_fail(cg);
+            concord_info info;
+            const int rc = concord_solver_map(s, &st, &info);
+            if (rc != CONCORD_OK) {
+                printf("  draw %d: LP-MAP code %d, status %s after %d iterations\n", draw, rc,
+                       concord_status_name(info.status), info.iterations);
+                failures += 1;
+            }
+            concord_solver_free(s);
+        }
+        concord_graph_free(cg);
+        feasible += ok;
+        infeasible += !ok;
+    }
+    printf("constraint satisfaction: %d feasible, %d infeasible\n", feasible, infeasible);
+    assert_int_equal(failures, 0);
+    assert_true(feasible >= 20 && infeasible >= 5);
+}
+
 /* ---- limits, progress, settings ------------------------------------------ */
 
 /* A frustrated 4x4 Ising grid whose LP-MAP is fractional (the seed is
@@ -582,6 +630,7 @@ int main(void) {
         cmocka_unit_test(exact_map_equals_brute_force_on_random_binary_graphs),
         cmocka_unit_test(exact_map_equals_brute_force_on_random_multi_valued_graphs),
         cmocka_unit_test(exact_map_does_not_depend_on_the_scale_of_the_scores),
+        cmocka_unit_test(constraint_satisfaction_problems_end_optimal_or_infeasible),
         cmocka_unit_test(limits_stop_the_search_with_valid_bounds),
         cmocka_unit_test(settings_are_checked_and_statuses_named),
         cmocka_unit_test(a_failing_user_oracle_ends_the_search),

@@ -136,6 +136,9 @@ static double objective(const admm_run *r, const double *u, const double *v) {
  * what moving the smallest-scored variable by the tolerance would change,
  * and at least the rounding error of sums of the scores. */
 static bool gap_closed(const admm_run *r, double value) {
+    /* every score 0: every point of the polytope is optimal, and a gap of
+     * the multipliers' rounding (1e-17) would never close */
+    if (r->l1 == 0.0) return true;
     const double size = fmax(fabs(value), fabs(r->upper_bound));
     return isfinite(size) && fabs(r->upper_bound - value) <= fmax(r->st.tol * size, r->gap_floor);
 }

@@ -821,7 +821,9 @@ static int run_exact(concord_solver *s, const concord_settings *settings, concor
         return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     }
     b.l1 = solver_score_l1(s->g, solver_theta(s), solver_phi(s));
-    b.gap_abs = b.st.exact_gap * b.l1;
+    /* every score 0: any allowed assignment is optimal (a gap of the
+     * multipliers' rounding would never close) */
+    b.gap_abs = b.l1 > 0.0 ? b.st.exact_gap * b.l1 : INFINITY;
     b.pruned_bound = b.unresolved_bound = -INFINITY;
     b.xi.root_bound = INFINITY;
     b.xi.gap = INFINITY;
