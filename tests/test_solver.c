@@ -827,18 +827,24 @@ static void callbacks_cannot_call_their_solver_nor_change_the_graph(void **state
     concord_graph_free(m.g);
 }
 
+/* Four variables: a user factor (oracle `map`, user data fu) over the
+ * first three, an OR over the last two, a PAIR over the first and last. */
+static concord_graph *graph_with_user_factor(failing_user *fu, concord_map_fn map) {
+    concord_graph *g = concord_graph_new();
+    double theta[4] = {0.3, -0.2, 0.1, 0.4};
+    int32_t vars[3] = {0, 1, 2}, pair_vars[2] = {2, 3};
+    concord_add_variables(g, 4, theta, NULL);
+    assert_int_equal(concord_add_factor(g, 3, vars, NULL, 0, NULL, map, fu, NULL), CONCORD_OK);
+    concord_add_logic(g, CONCORD_OR, 2, pair_vars, NULL, NULL);
+    concord_add_pair(g, 0, 3, -1.0, NULL);
+    return g;
+}
+
 static void a_failing_oracle_ends_the_solve_with_its_error(void **state) {
     (void)state;
     for (int invalid = 0; invalid <= 1; ++invalid) {
         failing_user fu = {3, 0, 5, invalid};
-        concord_graph *g = concord_graph_new();
-        double theta[4] = {0.3, -0.2, 0.1, 0.4};
-        int32_t vars[3] = {0, 1, 2}, pair_vars[2] = {2, 3};
-        concord_add_variables(g, 4, theta, NULL);
-        assert_int_equal(concord_add_factor(g, 3, vars, NULL, 0, NULL, failing_oracle, &fu, NULL),
-                         CONCORD_OK);
-        concord_add_logic(g, CONCORD_OR, 2, pair_vars, NULL, NULL);
-        concord_add_pair(g, 0, 3, -1.0, NULL);
+        concord_graph *g = graph_with_user_factor(&fu, failing_oracle);
         concord_solver *s = new_solver_or_fail(g);
         concord_info info;
         concord_settings st;
@@ -1028,15 +1034,8 @@ static void a_failing_qp_callback_ends_the_solve_with_its_error(void **state) {
     (void)state;
     for (int invalid = 0; invalid <= 1; ++invalid) {
         failing_user fu = {3, 0, 4, invalid};
-        concord_graph *g = concord_graph_new();
-        double theta[4] = {0.3, -0.2, 0.1, 0.4};
-        int32_t vars[3] = {0, 1, 2}, pair_vars[2] = {2, 3};
-        concord_add_variables(g, 4, theta, NULL);
-        assert_int_equal(concord_add_factor(g, 3, vars, NULL, 0, NULL, xor_oracle, &fu, NULL),
-                         CONCORD_OK);
+        concord_graph *g = graph_with_user_factor(&fu, xor_oracle);
         assert_int_equal(concord_set_factor_qp(g, 0, failing_qp), CONCORD_OK);
-        concord_add_logic(g, CONCORD_OR, 2, pair_vars, NULL, NULL);
-        concord_add_pair(g, 0, 3, -1.0, NULL);
         concord_solver *s = new_solver_or_fail(g);
         concord_info info;
         concord_settings st;
@@ -1050,16 +1049,17 @@ static void a_failing_qp_callback_ends_the_solve_with_its_error(void **state) {
         assert_non_null(strstr(concord_solver_last_error(s), "factor 0"));
         assert_int_equal(concord_solver_callback_code(s), invalid ? 0 : 7);
         assert_null(concord_solver_variables(s));
+        const double scores[3] = {0.3, -0.2, 0.1};
         double u[3];
         fu.calls = 0;
         fu.after = 1;
-        assert_int_equal(concord_solver_factor_qp(s, 0, theta, NULL, NULL, u, NULL, NULL),
+        assert_int_equal(concord_solver_factor_qp(s, 0, scores, NULL, NULL, u, NULL, NULL),
                          CONCORD_ECALLBACK);
         assert_non_null(strstr(concord_solver_last_error(s), expected));
         /* below its `after`-th call it answers */
         fu.calls = 0;
         fu.after = 2;
-        assert_int_equal(concord_solver_factor_qp(s, 0, theta, NULL, NULL, u, NULL, NULL),
+        assert_int_equal(concord_solver_factor_qp(s, 0, scores, NULL, NULL, u, NULL, NULL),
                          CONCORD_OK);
         concord_solver_free(s);
         concord_graph_free(g);
