@@ -608,9 +608,10 @@ typedef struct graph_result {
 } graph_result;
 
 /* Solves with `solver` (over the graph) as the options say and decodes the
- * solution when asked and there is one. This is the one function that runs the solver and
- * reads its results. Returns the solve's code (CONCORD_OK, ENOTCONVERGED,
- * EINFEASIBLE, or a failure), or the decoder's failure. */
+ * solution when asked and there is one. This is the one function that
+ * runs the solver and reads its results. Returns the solve's code
+ * (CONCORD_OK, ENOTCONVERGED, EINFEASIBLE, or a failure), or the
+ * decoder's failure. */
 static int solve_graph(const options *o, concord_solver *solver, graph_result *res) {
     memset(res, 0, sizeof *res);
     switch (o->algorithm) {
@@ -1038,8 +1039,8 @@ static int run_solve(const options *o) {
 
 static int is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
 
-/* Prints the help or the version on stdout. */
-static int print_and_exit(int version) {
+/* Prints the help or the version on stdout; returns the exit status. */
+static int print_help_or_version(int version) {
     if (version) printf("concord %s\n", concord_version());
     else fputs(usage_text, stdout);
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
@@ -1053,12 +1054,12 @@ int main(int argc, char **argv) {
     const int help = is_help(argv[1]) || !strcmp(argv[1], "help");
     if (help || !strcmp(argv[1], "--version")) {
         if (argc > 2) return usage_error("unexpected argument '%s' after '%s'", argv[2], argv[1]);
-        return print_and_exit(!help);
+        return print_help_or_version(!help);
     }
     if (strcmp(argv[1], "solve")) return usage_error("unknown command '%s'", argv[1]);
     for (int k = 2; k < argc; ++k)
         if (is_help(argv[k]) || !strcmp(argv[k], "--version"))
-            return print_and_exit(!is_help(argv[k]));
+            return print_help_or_version(!is_help(argv[k]));
     options o;
     int status = parse_options(argc, argv, &o);
     if (status != EXIT_OK) return status;
