@@ -91,7 +91,9 @@ enum concord_status {
                                       solution is a MAP assignment, its value
                                       within the gap tolerance of a proven
                                       upper bound */
-    CONCORD_STATUS_NODE_LIMIT = 10 /* branch and bound stopped at node_limit */
+    CONCORD_STATUS_NODE_LIMIT = 10, /* branch and bound stopped at node_limit */
+    CONCORD_STATUS_STALLED = 11     /* PSDD: the dual bound stopped improving
+                                       before the solution converged */
 };
 
 /* The name of a status ("integral", "fractional", "max_iter", ...). */
@@ -849,12 +851,19 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * factors' MAPs, which tends to an LP-MAP solution. It stops with status
  * "integral" when the factors agree on a 0/1 point or the best rounded
  * assignment is within tol * sum |scores| of the bound (the solution is
- * then that assignment, a certified MAP), "fractional" when the factors
+ * then that assignment, a certified MAP); "fractional" when the factors
  * agree on a fractional point (KNAPSACK's vertices; the solution is then
- * that point, an LP-MAP optimum) or the best bound has not fallen by more
- * than tol * sum |scores| over the last 1000 iterations (and steps of the
- * current size could have moved it by that much), or at max_iter
- * or time_limit. It starts from the last AD3 or PSDD
+ * that point, an LP-MAP optimum) or, checked every bound_every
+ * iterations, the average solves LP-MAP to AD3's tolerances (each factor's
+ * averaged copy within tol of the average, the average's value within
+ * tol * sum |scores| of the best bound); "stalled"
+ * (CONCORD_ENOTCONVERGED) when the best bound has not fallen by more than
+ * tol * sum |scores| over the last 1000 iterations (and steps of the
+ * current size could have moved it by that much) while the average is not
+ * such a solution; or at max_iter or time_limit. On graphs whose LP-MAP
+ * is fractional a subgradient average rarely reaches tol 1e-6 before the
+ * bound stalls: PSDD is then a bound, and the average only an estimate.
+ * It starts from the last AD3 or PSDD
  * solve's multipliers (each variable's made to sum to 0) when
  * settings.warm_start. info->upper_bound is the best dual bound and
  * info->value the solution's value; info->eta the last step (relative).

@@ -38,6 +38,7 @@ const char *concord_status_name(int status) {
     case CONCORD_STATUS_CALLBACK_FAILED: return "callback_failed";
     case CONCORD_STATUS_OPTIMAL: return "optimal";
     case CONCORD_STATUS_NODE_LIMIT: return "node_limit";
+    case CONCORD_STATUS_STALLED: return "stalled";
     default: return "unknown";
     }
 }

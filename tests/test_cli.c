@@ -653,6 +653,20 @@ static void not_converged_exits_4_and_still_writes_posteriors(void **state) {
     assert_int_equal(split_lines(r.out, lines, 4), 1);
     assert_json_summary(lines[0], 1, "max_iter");
     free_result(&r);
+
+    /* XOR(x2, x3) and PAIR(x3, x2): PSDD's bound stalls while its average
+     * still breaks the XOR (LP-MAP 0.5 at x2 = x3 = 1/2) */
+    char xor_pair[600];
+    snprintf(xor_pair, sizeof xor_pair, "%s/xor_pair.fg", dir);
+    FILE *fp = fopen(xor_pair, "w");
+    assert_non_null(fp);
+    fputs("3\n2\n-2\n0\n-1\nXOR 2 2 3\nPAIR 2 3 2 2.0\n", fp);
+    assert_int_equal(fclose(fp), 0);
+    const char *args_psdd[] = {"solve", "--json", "--algorithm", "psdd", xor_pair, NULL};
+    run_expect(&r, NULL, args_psdd, 4);
+    assert_int_equal(split_lines(r.out, lines, 4), 1);
+    assert_json_summary(lines[0], 1, "stalled");
+    free_result(&r);
 }
 
 static void json_prints_one_object_per_graph_and_posteriors_keep_the_layout(void **state) {

@@ -137,6 +137,32 @@ static double mg_value_of(const void *graph, const double *u) {
 
 /* ---- PSDD ------------------------------------------------------------------ */
 
+/* A PSDD solve that ends "fractional" (CONCORD_OK) claims an LP-MAP
+ * solution: it must lie in every factor's polytope (GLPK's distance, to
+ * the solve's tolerance 1e-6 plus rounding) and its value must be GLPK's
+ * LP optimum (to tol * sum |scores| of the bound, plus what the distance
+ * allows). "stalled" must come with CONCORD_ENOTCONVERGED. Returns the
+ * number of failures (messages printed). */
+static int check_fractional_claim(const char *name, concord_solver *s, int rc,
+                                  const concord_info *info, const ref_graph *g, double lp,
+                                  double l1) {
+    if (info->status == CONCORD_STATUS_STALLED && rc != CONCORD_ENOTCONVERGED) {
+        printf("%s: stalled with code %d\n", name, rc);
+        return 1;
+    }
+    if (info->status != CONCORD_STATUS_FRACTIONAL) return 0;
+    const double distance =
+        ref_graph_max_distance(g, concord_solver_variables(s), concord_solver_additionals(s), NULL);
+    if (rc != CONCORD_OK || !(distance >= 0.0 && distance <= 2e-6) ||
+        !(fabs(info->value - lp) <= 1e-5 * (l1 > 0.0 ? l1 : 1.0))) {
+        printf("%s: fractional (code %d) at distance %.3g from the local polytope, value %.17g, "
+               "LP optimum %.17g\n",
+               name, rc, distance, info->value, lp);
+        return 1;
+    }
+    return 0;
+}
+
 static void psdd_bounds_are_valid_and_approach_the_lp_optimum(void **state) {
     (void)state;
     static const concord_step_rule rules[] = {CONCORD_STEP_SQRT, CONCORD_STEP_DECREASE,
@@ -169,7 +195,8 @@ static void psdd_bounds_are_valid_and_approach_the_lp_optimum(void **state) {
             char name[64];
             snprintf(name, sizeof name, "%s, graph %d", names[r], n);
             const int f = check_dual(name, s, rc, &info, lp, feasible, brute, l1, ref_value_of,
-                                     &g, INFINITY, &tallies[r]);
+                                     &g, INFINITY, &tallies[r]) +
+                          check_fractional_claim(name, s, rc, &info, &g, lp, l1);
             if (early.status == CONCORD_STATUS_MAX_ITER && info.status != CONCORD_STATUS_INTEGRAL) {
                 compared += 1;
                 shrank += info.upper_bound < early.upper_bound;
@@ -231,6 +258,37 @@ static void psdd_agreeing_on_a_fractional_vertex_certifies_no_map(void **state) 
         concord_solver_free(s);
         concord_graph_free(cg);
     }
+}
+
+/* XOR(x1, x2) and PAIR(x2, x1) scoring 2, theta = (-2, 0, -1): LP-MAP is
+ * 0.5 at x1 = x2 = 1/2 with both on half the time. PSDD's bound stalls
+ * while the step-weighted average still breaks the XOR (u1 + u2 = 1.015
+ * after 1782 iterations) and puts both on more often than either: that
+ * point, above the bound, is no LP-MAP solution, and the run must not
+ * claim one. */
+static void psdd_claims_no_solution_its_average_has_not_reached(void **state) {
+    (void)state;
+    const ref_graph g = {
+        .n_vars = 3, .theta = {-2.0, 0.0, -1.0}, .n_factors = 2, .factors = {
+            {.kind = REF_XOR, .degree = 2, .vars = {1, 2}},
+            {.kind = REF_PAIR, .degree = 2, .vars = {2, 1}, .score = 2.0}}};
+    double lp, brute;
+    assert_int_equal(ref_local_lp(&g, &lp, NULL, NULL), REF_LP_OPTIMAL);
+    const bool feasible = ref_brute_map(&g, &brute, NULL);
+    const double l1 = ref_graph_score_l1(&g);
+    concord_graph *cg = ref_build(&g);
+    assert_non_null(cg);
+    concord_solver *s = new_solver_or_fail(cg);
+    concord_info info;
+    const int rc = concord_solver_psdd(s, NULL, &info);
+    tally t = {0};
+    assert_int_equal(check_dual("PSDD on XOR and PAIR", s, rc, &info, lp, feasible, brute, l1,
+                                ref_value_of, &g, INFINITY, &t) +
+                         check_fractional_claim("PSDD on XOR and PAIR", s, rc, &info, &g, lp, l1),
+                     0);
+    assert_true(info.status == CONCORD_STATUS_FRACTIONAL || info.status == CONCORD_STATUS_STALLED);
+    concord_solver_free(s);
+    concord_graph_free(cg);
 }
 
 /* 49 copies of one KNAPSACK (costs 1 and 1.5, budget 1.5) over x0, x1
@@ -463,6 +521,7 @@ int main(void) {
         cmocka_unit_test(psdd_bounds_are_valid_and_approach_the_lp_optimum),
         cmocka_unit_test(psdd_agreeing_on_a_fractional_vertex_certifies_no_map),
         cmocka_unit_test(psdd_sees_copies_agree_whatever_the_degree),
+        cmocka_unit_test(psdd_claims_no_solution_its_average_has_not_reached),
         cmocka_unit_test(both_bound_dense_and_pairwise_models),
         cmocka_unit_test(mplp_bounds_logic_graphs),
         cmocka_unit_test(mplp_refuses_what_it_cannot_take),

@@ -261,9 +261,10 @@ _InfoBase = namedtuple("Info", "status iterations value upper_bound primal_resid
 class Info(_InfoBase):
     """How a solve ended (concord_info). ``status`` is the status name:
     "integral", "fractional" (both converged), "optimal" (exact MAP with a
-    closed gap), "max_iter", "time_limit", "node_limit", "interrupted"
-    (stopped early; the solution is the last iterate, or exact MAP's best
-    assignment so far) or "infeasible"; ``value`` the objective at the
+    closed gap), "max_iter", "time_limit", "node_limit", "stalled" (PSDD's
+    bound stopped improving), "interrupted" (stopped early; the solution is
+    the last iterate, or exact MAP's best assignment so far) or
+    "infeasible"; ``value`` the objective at the
     solution, ``upper_bound`` the dual bound, the residuals those of the
     stopping rule; ``acyclic`` True when the graph was solved exactly by
     dynamic programming over its acyclic structure, in one pass."""
@@ -1417,7 +1418,9 @@ cdef class Solver:
     def solve_psdd(self, settings=None):
         """LP-MAP dual bounds by projected subgradient dual decomposition
         (concord_solver_psdd); the solution is the step-weighted average of
-        the factors' MAPs, or a certified MAP when status is "integral"."""
+        the factors' MAPs, or a certified MAP when status is "integral";
+        status "stalled" when the bound stopped improving before the
+        average solved LP-MAP."""
         return self._solve(CONCORD_ALGORITHM_PSDD, _settings(settings))
 
     def solve_mplp(self, settings=None):

@@ -15,7 +15,12 @@
  * value so far underestimates the optimum, and the full step then
  * overshoots forever), eta relative to the RMS of the link-level scores.
  * The primal estimate is the average of ubar weighted by the steps, which
- * tends to an LP-MAP solution.
+ * tends to an LP-MAP solution (the averaged factor copies come to agree).
+ * It is claimed as one only when it passes the test of AD3's stopping
+ * rule: the averaged copies within tol of their consensus and its value
+ * within tol * sum |scores| of the best bound. A bound that stalls before
+ * that says nothing of the average: the run ends "stalled", not
+ * converged.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +44,7 @@ typedef struct psdd_run {
     double *best_x;      /* the best rounded assignment */
     double best_value;   /* its value (-INFINITY: none yet) */
     double *avg_u, *avg_v, weight; /* the step-weighted averages */
+    double *avg_uf;      /* the step-weighted average of the factor copies */
     double *history;     /* best bound at each of the last STALL_WINDOW iterations */
     double polyak;       /* Polyak's step factor gamma */
     int64_t solves;
@@ -115,6 +121,37 @@ static void step(psdd_run *r, double eta) {
     concord_solver *s = r->s;
     for (int32_t l = 0; l < r->g->n_links; ++l)
         s->lambda[l] -= eta * (s->uf[l] - s->ubar[r->g->link_var[l]]);
+}
+
+/* Adds this iteration's copies, consensus and additional outputs to the
+ * averages, weighted by the step eta. */
+static void accumulate(psdd_run *r, double eta) {
+    const concord_solver *s = r->s;
+    for (int32_t l = 0; l < r->g->n_links; ++l) r->avg_uf[l] += eta * s->uf[l];
+    for (int32_t i = 0; i < r->g->n_vars; ++i) r->avg_u[i] += eta * s->ubar[i];
+    for (int32_t k = 0; k < r->g->n_add; ++k) r->avg_v[k] += eta * s->v[k];
+    r->weight += eta;
+}
+
+/* The objective at the step-weighted average. */
+static double average_value(const psdd_run *r) {
+    double value = 0.0;
+    for (int32_t i = 0; i < r->g->n_vars; ++i) value += r->theta[i] * r->avg_u[i];
+    for (int32_t k = 0; k < r->g->n_add; ++k) value += r->phi[k] * r->avg_v[k];
+    return value / r->weight;
+}
+
+/* Whether the step-weighted average solves LP-MAP to the tolerances of
+ * AD3's stopping rule: each factor's averaged copy (with its averaged
+ * additional outputs, a point of its polytope) within tol of the averaged
+ * consensus, and the average's value within gap_tol of the best bound. */
+static bool average_solves_lp(const psdd_run *r, double best_dual, double gap_tol) {
+    if (!(r->weight > 0.0)) return false;
+    const concord_graph *g = r->g;
+    for (int32_t l = 0; l < g->n_links; ++l)
+        if (!(fabs(r->avg_uf[l] - r->avg_u[g->link_var[l]]) <= r->st.tol * r->weight))
+            return false;
+    return fabs(best_dual - average_value(r)) <= gap_tol;
 }
 
 /* Rounds ubar (a multi-variable to its largest state, any other variable
@@ -204,8 +241,9 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
     r.best_x = malloc(nv * sizeof(double));
     r.avg_u = calloc(nv, sizeof(double));
     r.avg_v = calloc((size_t)(g->n_add ? g->n_add : 1), sizeof(double));
+    r.avg_uf = calloc((size_t)(g->n_links ? g->n_links : 1), sizeof(double));
     r.history = malloc(STALL_WINDOW * sizeof(double));
-    if (!r.x || !r.best_x || !r.avg_u || !r.avg_v || !r.history) {
+    if (!r.x || !r.best_x || !r.avg_u || !r.avg_v || !r.avg_uf || !r.history) {
         rc = solver_fail(s, CONCORD_ENOMEM, "out of memory");
         goto done;
     }
@@ -244,7 +282,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
                 status = CONCORD_STATUS_INTEGRAL; /* a certified MAP */
                 break;
             }
-            if (agreed) {
+            if (agreed || average_solves_lp(&r, best_dual, gap_tol)) {
                 status = CONCORD_STATUS_FRACTIONAL;
                 break;
             }
@@ -259,16 +297,16 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
         }
         eta = step_size(&r, t, rises, dual, norm2);
         step(&r, eta);
-        for (int32_t i = 0; i < g->n_vars; ++i) r.avg_u[i] += eta * s->ubar[i];
-        for (int32_t k = 0; k < g->n_add; ++k) r.avg_v[k] += eta * s->v[k];
-        r.weight += eta;
+        accumulate(&r, eta);
         /* A step moves the bound by about eta |g|^2 (g the disagreement):
          * when a window of steps this size could not move it by gap_tol,
          * its stalling says nothing (psdd_eta far too small). */
         const bool steps_move_bound = STALL_WINDOW * eta * norm2 > gap_tol;
-        const int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_dual, gap_tol,
+        int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_dual, gap_tol,
                                           steps_move_bound, r.st.time_limit, &r.start);
         if (stop != CONCORD_STATUS_UNSOLVED) {
+            if (stop == CONCORD_STATUS_FRACTIONAL && !average_solves_lp(&r, best_dual, gap_tol))
+                stop = CONCORD_STATUS_STALLED;
             status = stop;
             break;
         }
@@ -327,6 +365,7 @@ done:
     free(r.best_x);
     free(r.avg_u);
     free(r.avg_v);
+    free(r.avg_uf);
     free(r.history);
     return rc;
 }

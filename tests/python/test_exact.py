@@ -10,7 +10,8 @@ What is asserted:
     optimum on random graphs of every factor kind (status "optimal"; the
     solution is an allowed assignment worth the reported value), or
     "infeasible" exactly when no assignment is allowed;
-  * the dual bounds of PSDD and MPLP are never below that optimum;
+  * the dual bounds of PSDD and MPLP are never below that optimum, and a
+    PSDD average claimed as LP-MAP's solution is worth no more than them;
   * a forest of PAIR factors is solved by dynamic programming (Info.acyclic)
     with the brute-force optimum, by solve_map as well, and decodes to it;
   * a batch of exact solves on two threads equals the solves one by one;
@@ -109,6 +110,9 @@ def test_dual_bounds_of_psdd_and_mplp_hold():
             continue
         info = build(spec).solve_psdd({"max_iter": 300})
         assert info.upper_bound >= best - 1e-7 * (1 + abs(best)), spec.describe()
+        if info.status == "fractional":  # claims LP-MAP: no value above a bound
+            assert info.value <= info.upper_bound + 1e-6 * (1 + abs(best)), spec.describe()
+        assert info.converged == (info.status in ("integral", "fractional"))
     for _ in range(40):
         spec = random_spec(rng, max_vars=10, kinds=("PAIR", "DENSE"))
         best = brute_force_map(spec)
