@@ -625,8 +625,47 @@ static void the_solver_is_left_unclamped(void **state) {
     concord_graph_free(g);
 }
 
+/* Decoding holds its decided variables in each factor while completing
+ * the others at their best. In the second KNAPSACK an item of cost 35.4
+ * (x2) is held on beside items of far smaller cost with scores: the
+ * continuous knapsack fills by score per cost and, with a push of three
+ * times the free scores, leaves the held item short of 1, as if it could
+ * not be on. Pushed harder, it holds: decoding then finds the MAP (x2
+ * alone, brute force), where it used to settle for x3 (1.82 against
+ * 2.00). */
+static void decoding_holds_an_item_of_a_knapsack_with_skewed_costs(void **state) {
+    (void)state;
+    const ref_graph g = {
+        .n_vars = 4,
+        .theta = {2.8409749125928792, 1.6284002935770761, 2.0042084784881369,
+                  1.823047504262556},
+        .n_factors = 3,
+        .factors = {
+            {.kind = REF_KNAPSACK, .degree = 2, .vars = {0, 1}, .budget = 3.8930252451824128,
+             .costs = {9.287078814060596, 139.89116269094359}},
+            {.kind = REF_KNAPSACK, .degree = 4, .vars = {3, 1, 0, 2},
+             .budget = 35.484589922583972,
+             .costs = {0.89194600955554171, 0.00044942756321868839, 0.33898665368453906,
+                       35.407226727110832}},
+            {.kind = REF_ATMOSTONE, .degree = 2, .vars = {3, 0}}}};
+    double brute;
+    assert_true(ref_brute_map(&g, &brute, NULL));
+    concord_graph *cg = ref_build(&g);
+    assert_non_null(cg);
+    concord_solver *s = new_solver_or_fail(cg);
+    concord_info info;
+    assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
+    concord_decoding dec;
+    assert_int_equal(concord_solver_decode(s, &dec), CONCORD_OK);
+    assert_int_equal(dec.violated, 0);
+    assert_true(fabs(dec.value - brute) <= 1e-12);
+    concord_solver_free(s);
+    concord_graph_free(cg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(decoding_holds_an_item_of_a_knapsack_with_skewed_costs),
         cmocka_unit_test(exact_map_equals_brute_force_on_random_binary_graphs),
         cmocka_unit_test(exact_map_equals_brute_force_on_random_multi_valued_graphs),
         cmocka_unit_test(exact_map_does_not_depend_on_the_scale_of_the_scores),

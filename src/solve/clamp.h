@@ -35,10 +35,10 @@ static inline bool clamp_touches(const concord_solver *s, int32_t f) {
 }
 
 /* solver_factor_map for factor f restricted to its clamped face: the best
- * score a.u + b.v (a in variable space, overwritten) over the
- * configurations that agree with the clamps, -INFINITY when there is none.
+ * score a.u + b.v (a in variable space) over the configurations that agree
+ * with the clamps, -INFINITY when there is none (solver_factor_map_held).
  * Returns 0 or a user oracle's error. */
-int clamp_factor_map(concord_solver *s, int32_t f, double *a, const double *b, double *u,
+int clamp_factor_map(concord_solver *s, int32_t f, const double *a, const double *b, double *u,
                      double *v, double *score);
 
 /* Whether every factor's clamped face is non-empty; 0 or a user oracle's

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util.h"
 #include "solver.h"
 
 enum { MAX_PASSES = 100 };
@@ -244,42 +243,23 @@ static bool improve(decoder *dc) {
     return moved;
 }
 
-/* Factor f's best score with the decided variables at x, the others free
- * and scored theta/deg + lambda: returns whether a configuration agrees
- * with x on the decided links, and its score without the decided links'
- * +-M terms in *score. */
+/* Factor f's best score with the decided variables held at x, the others
+ * free and scored theta/deg + lambda: returns whether a configuration
+ * agrees with x on the decided links, and its score over the free links
+ * and the additional outputs in *score. */
 static bool best_completion(decoder *dc, int32_t f, double *score) {
     const concord_graph *g = dc->g;
     concord_solver *w = dc->w;
-    const double *theta = dc->theta;
     const factor *fa = &g->factors[f];
-    const double *phi = dc->phi + fa->add_begin;
-    double total = 0.0, on = 0.0;
-    for (int32_t k = 0; k < fa->n_add; ++k) total += fabs(phi[k]);
     for (int32_t j = 0; j < fa->degree; ++j) {
         int32_t l = fa->link_begin + j, i = g->link_var[l];
-        if (!dc->decided[i]) total += fabs(theta[i] * w->inv_deg[i] + w->lambda[l]);
+        w->held[j] = dc->decided[i] ? dc->x[i] > 0.5 : -1;
+        w->a[j] = dc->decided[i] ? 0.0 : dc->theta[i] * w->inv_deg[i] + w->lambda[l];
     }
-    const double big = outweighing(total);
-    for (int32_t j = 0; j < fa->degree; ++j) {
-        int32_t l = fa->link_begin + j, i = g->link_var[l];
-        if (dc->decided[i]) {
-            w->a[j] = dc->x[i] > 0.5 ? big : -big;
-            on += dc->x[i] > 0.5;
-        } else {
-            w->a[j] = theta[i] * w->inv_deg[i] + w->lambda[l];
-        }
-    }
-    double best;
-    int rc = solver_factor_map(w, f, w->a, phi, w->u, w->vmap, &best);
+    int rc = solver_factor_map_held(w, f, w->a, w->held, dc->phi + fa->add_begin, w->u, w->vmap,
+                                    score);
     note_failure(dc, rc, f);
-    if (rc) return false;
-    for (int32_t j = 0; j < fa->degree; ++j) {
-        int32_t i = g->link_var[fa->link_begin + j];
-        if (dc->decided[i] && w->u[j] != (dc->x[i] > 0.5 ? 1.0 : 0.0)) return false;
-    }
-    *score = best - big * on;
-    return true;
+    return !rc && *score > -INFINITY;
 }
 
 static double confidence(const decoder *dc, int32_t unit) {

@@ -120,6 +120,8 @@ void concord_solver_free(concord_solver *s) {
     free(s->d);
     free(s->u);
     free(s->vmap);
+    free(s->held);
+    free(s->held_a);
     free(s->buf.lit_a);
     free(s->buf.lit_u);
     free(s->buf.oracle_a);
@@ -137,7 +139,6 @@ void concord_solver_free(concord_solver *s) {
     units_free(s->units);
     free(s->clamp);
     free(s->factor_clamps);
-    free(s->clamp_saved);
     acyclic_free(s->acyclic);
     free(s);
 }
@@ -225,6 +226,8 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     s->d = alloc_array((size_t)max_degree, sizeof(double), &failed);
     s->u = alloc_array((size_t)max_degree, sizeof(double), &failed);
     s->vmap = alloc_array((size_t)max_add, sizeof(double), &failed);
+    s->held = alloc_array((size_t)max_degree, sizeof(int8_t), &failed);
+    s->held_a = alloc_array((size_t)max_degree, sizeof(double), &failed);
     s->buf.lit_a = alloc_array((size_t)max_degree, sizeof(double), &failed);
     s->buf.lit_u = alloc_array((size_t)max_degree, sizeof(double), &failed);
     s->buf.oracle_a = alloc_array((size_t)max_degree, sizeof(double), &failed);
@@ -305,30 +308,53 @@ int concord_solver_links(concord_solver *s, double *multipliers, double *copies)
     return CONCORD_OK;
 }
 
+/* How often a held link's push grows (by HOLD_GROWTH) on a polytope with
+ * fractional vertices before the face counts as empty. */
+enum { MAX_PUSHES = 12 };
+#define HOLD_GROWTH 16.0
+
+int solver_factor_map_held(concord_solver *s, int32_t f, const double *a, const int8_t *held,
+                           const double *b, double *u, double *v, double *score) {
+    const factor *fa = &s->g->factors[f];
+    *score = -INFINITY;
+    double others = 0.0;
+    for (int32_t j = 0; j < fa->degree; ++j)
+        if (held[j] < 0) others += fabs(a[j]);
+    for (int32_t k = 0; k < fa->n_add; ++k) others += fabs(b[k]);
+    double push = outweighing(others);
+    const int32_t attempts = fa->ops->fractional_vertices ? MAX_PUSHES : 1;
+    for (int32_t attempt = 0; attempt < attempts; ++attempt, push *= HOLD_GROWTH) {
+        for (int32_t j = 0; j < fa->degree; ++j)
+            s->held_a[j] = held[j] < 0 ? a[j] : held[j] ? push : -push;
+        double best;
+        int rc = solver_factor_map(s, f, s->held_a, b, u, v, &best);
+        if (rc) return rc;
+        bool on_face = true;
+        for (int32_t j = 0; j < fa->degree; ++j)
+            if (held[j] >= 0 && u[j] != (double)held[j]) on_face = false;
+        if (!on_face) continue;
+        /* the score without the pushes, summed afresh */
+        double sum = 0.0;
+        for (int32_t j = 0; j < fa->degree; ++j) sum += a[j] * u[j];
+        for (int32_t k = 0; k < fa->n_add; ++k) sum += b[k] * v[k];
+        *score = sum;
+        return 0;
+    }
+    return 0;
+}
+
 int solver_factor_at(concord_solver *s, const double *phi_all, int32_t f, const double *x,
                      bool *allowed, double *score, double *v) {
     const concord_graph *g = s->g;
     const factor *fa = &g->factors[f];
-    const double *phi = phi_all + fa->add_begin;
-    /* Link scores of +-big make x the oracle's choice when it is allowed:
-     * every additional value is within [-1, 1], so b.v moves by at most
-     * 2 sum |b| < big between configurations, less than one link that
-     * differs from x costs. */
-    double total = 0.0;
-    for (int32_t k = 0; k < fa->n_add; ++k) total += fabs(phi[k]);
-    const double big = outweighing(total);
-    for (int32_t j = 0; j < fa->degree; ++j)
-        s->a[j] = x[g->link_var[fa->link_begin + j]] > 0.5 ? big : -big;
-    double *out_v = v ? v : s->vmap, best;
-    int rc = solver_factor_map(s, f, s->a, phi, s->u, out_v, &best);
-    if (rc) return rc;
-    *allowed = true;
-    for (int32_t j = 0; j < fa->degree; ++j)
-        if (s->u[j] != (x[g->link_var[fa->link_begin + j]] > 0.5 ? 1.0 : 0.0)) *allowed = false;
-    double sum = 0.0;
-    for (int32_t k = 0; k < fa->n_add; ++k) sum += phi[k] * out_v[k];
-    *score = sum;
-    return 0;
+    for (int32_t j = 0; j < fa->degree; ++j) {
+        s->held[j] = x[g->link_var[fa->link_begin + j]] > 0.5;
+        s->a[j] = 0.0;
+    }
+    int rc = solver_factor_map_held(s, f, s->a, s->held, phi_all + fa->add_begin, s->u,
+                                    v ? v : s->vmap, score);
+    *allowed = *score > -INFINITY;
+    return rc;
 }
 
 int solver_settings(concord_solver *s, const concord_settings *settings, concord_settings *out) {

@@ -80,6 +80,8 @@ struct concord_solver {
     /* Work buffers for one factor at a time. */
     double *a, *d, *u;  /* inputs and output, variable space (max_degree) */
     double *vmap;       /* additional outputs of a MAP call */
+    int8_t *held;       /* which links a MAP call holds (max_degree), and */
+    double *held_a;     /* the scores pushing them (solver_factor_map_held) */
     factor_buffers buf;
     double *round_u, *round_v; /* candidate integral point */
     double *theta_work; /* the scores of a cost-augmented solve (hinge) */
@@ -103,7 +105,6 @@ struct concord_solver {
     struct units *units;
     int8_t *clamp;
     int32_t *factor_clamps;
-    double *clamp_saved;
     struct acyclic_plan *acyclic;
     concord_exact_info exact_info;
     bool has_exact_info;
@@ -166,13 +167,26 @@ static inline void solver_link_weights(const concord_solver *s, const int32_t *v
     for (int32_t j = 0; j < n; ++j) d[j] = sparse ? eta + s->inv_deg[var[j]] : eta;
 }
 
+/* Factor f's best configuration among those that give each held link j
+ * (held[j] >= 0) the value held[j] (0 or 1), under scores a (variable
+ * space, every link) and additional scores b: its u and v, and its score
+ * a.u + b.v in *score, -INFINITY when no configuration holds the links.
+ * The oracle is asked with the held links scored +M when held at 1 and -M
+ * at 0, M outweighing the other links' and the additional scores: a
+ * vertex off the face loses at least M on a held link and gains less than
+ * M on the others, when the vertices are 0/1. On a polytope with
+ * fractional vertices (KNAPSACK) a vertex may leave a held link by a
+ * sliver, and M grows until none does. Returns 0 or a user oracle's
+ * error. */
+int solver_factor_map_held(concord_solver *s, int32_t f, const double *a, const int8_t *held,
+                           const double *b, double *u, double *v, double *score);
+
 /* Evaluates factor f at the 0/1 point x (indexed by variable) under
  * additional scores phi: whether x restricted to f is allowed goes to
  * *allowed, and then the best additional score phi_f . v over the v allowed
- * with it to *score and that v to v (if not NULL; n_add entries). Asks the
- * oracle to score each link +M when on in x and -M when off, with M above
- * twice the factor's total |phi|, so the best configuration equals x on
- * the links exactly when x is allowed. Returns 0 or a user oracle's error. */
+ * with it to *score and that v to v (if not NULL; n_add entries): the
+ * factor's configuration holding every link at x. Returns 0 or a user
+ * oracle's error. */
 int solver_factor_at(concord_solver *s, const double *phi, int32_t f, const double *x,
                      bool *allowed, double *score, double *v);
 
