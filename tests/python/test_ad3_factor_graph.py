@@ -456,6 +456,29 @@ def test_infeasible_constraints():
     assert graph.solve(branch_and_bound=True) == (-np.inf, [0.0] * 3, [], "infeasible")
 
 
+def test_a_dense_table_that_forbids_every_state():
+    """A DENSE factor of -inf only allows nothing: every solve says so as
+    for any infeasible graph, and once its table allows states again the
+    graph solves to the brute-force optimum."""
+    def make(table):
+        model = Model()
+        a, b = model.multi([1.0, 0.5]), model.multi([0.0, 2.0])
+        return model, model.dense((a, b), table)
+
+    model, dense = make(np.full((2, 2), -np.inf))
+    assert model.best()[0] == -np.inf
+    nothing = (-np.inf, [0.0] * 4, [0.0] * 4)
+    assert model.graph.solve() == nothing + ("unsolved",)
+    assert model.graph.solve(branch_and_bound=True) == nothing + ("infeasible",)
+    assert model.graph.solve_qp_ad3() == nothing + (3,)
+    table = np.array([[0.0, -np.inf], [0.3, 0.1]])
+    dense.set_additional_log_potentials(table.ravel())
+    best, x = make(table)[0].best()
+    value, posteriors, _, status = model.graph.solve(branch_and_bound=True)
+    assert status == "integral" and value == pytest.approx(best, abs=1e-9)
+    np.testing.assert_allclose(posteriors, x, atol=1e-9)
+
+
 def _factor_map(model, f, scores):
     """max over x in {0,1}^2 of scores . x + the f-th term of a model made
     of pair factors only (one term each, no rules), by brute force."""

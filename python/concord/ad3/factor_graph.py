@@ -409,6 +409,14 @@ class PFactorGraph:
         self._built = (graph, ids)
         return self._built
 
+    def _build_if_feasible(self):
+        """_build, or None when a factor's builder proves the constraints
+        infeasible (a DENSE table of -inf only, say)."""
+        try:
+            return self._build()
+        except _core.InfeasibleError:
+            return None
+
     def _push_scores(self, graph, ids):
         """Sends the current variable and additional scores to the graph."""
         scores = np.zeros(graph.num_variables)
@@ -436,14 +444,21 @@ class PFactorGraph:
         lists. A relaxation returns its last iterate even when it found the
         constraints infeasible, as AD3's do; a solve that holds no solution
         at all (dynamic programming or an exact search that proved them
-        infeasible) returns value -inf and posteriors 0."""
-        graph, ids = self._build()
+        infeasible, or a factor that allows no configuration, such as a
+        DENSE table of -inf only) returns value -inf and posteriors 0."""
+        no_solution = (float("-inf"), [0.0] * len(self._scores),
+                       [0.0] * self._num_additionals())
+        built = self._build_if_feasible()
+        if built is None:
+            info = _core.Info("infeasible", 0, float("-inf"), float("-inf"), 0.0, 0.0, False,
+                              0.0, 0.0, 0, 0, False)
+            return no_solution + (info,)
+        graph, ids = built
         self._push_scores(graph, ids)
         solver = self._current_solver(graph)
         info = getattr(solver, "solve_" + kind)(self._settings(**settings))
         if solver.variables is None:
-            return (float("-inf"), [0.0] * len(self._scores), [0.0] * self._num_additionals(),
-                    info)
+            return no_solution + (info,)
         u, v = solver.variables, solver.additionals
         additionals = []
         for factor, c_id in zip(self._factors, ids):
@@ -469,8 +484,8 @@ class PFactorGraph:
         of theta.u + phi.v - |u|^2 / 2, as solve_lp_map_ad3 returns; value
         is that objective. NotImplementedError when a factor repeats a
         variable (see _build)."""
-        graph, _ = self._build()
-        if graph.num_variables > len(self._scores):
+        built = self._build_if_feasible()
+        if built is not None and built[0].num_variables > len(self._scores):
             raise NotImplementedError(
                 "LP-SparseMAP over a factor that repeats a variable: concord holds each "
                 "variable once per factor, and the hidden copy standing for the repeat "
