@@ -291,6 +291,44 @@ static void psdd_claims_no_solution_its_average_has_not_reached(void **state) {
     concord_graph_free(cg);
 }
 
+/* A triangle of ATMOSTONE factors scored 1 each: LP-MAP is 1.5 at
+ * (1/2, 1/2, 1/2), each factor half (1, 0) and half (0, 1), which is the
+ * distribution AD3 leaves behind. PSDD's average and MPLP's assignment
+ * come with no distribution: asking for one is an error, not the active
+ * sets of some earlier solve. */
+static void distributions_follow_only_the_solves_that_have_them(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    assert_non_null(g);
+    assert_int_equal(concord_add_variables(g, 3, (double[]){1.0, 1.0, 1.0}, NULL), CONCORD_OK);
+    for (int32_t k = 0; k < 3; ++k)
+        assert_int_equal(concord_add_logic(g, CONCORD_ATMOSTONE, 2,
+                                           (int32_t[]){k, (k + 1) % 3}, NULL, NULL),
+                         CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_info info;
+    int32_t count;
+    assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
+    assert_int_equal(concord_solver_factor_distribution(s, 0, &count), CONCORD_OK);
+    double mean[2] = {0.0, 0.0};
+    for (int32_t k = 0; k < count; ++k) {
+        double weight, u[2];
+        assert_int_equal(concord_solver_distribution_entry(s, k, &weight, u, NULL), CONCORD_OK);
+        mean[0] += weight * u[0];
+        mean[1] += weight * u[1];
+    }
+    assert_true(fabs(mean[0] - 0.5) <= 1e-6 && fabs(mean[1] - 0.5) <= 1e-6);
+
+    concord_solver_psdd(s, NULL, &info);
+    assert_true(info.status != CONCORD_STATUS_INTEGRAL);
+    assert_int_equal(concord_solver_factor_distribution(s, 0, &count), CONCORD_EINVAL);
+    concord_solver_mplp(s, NULL, &info);
+    assert_true(info.status != CONCORD_STATUS_INTEGRAL);
+    assert_int_equal(concord_solver_factor_distribution(s, 0, &count), CONCORD_EINVAL);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* 49 copies of one KNAPSACK (costs 1 and 1.5, budget 1.5) over x0, x1
  * scored (2, 2.5): every copy takes the fractional knapsack's vertex
  * (1, 1/3) at once (greedy by score per cost, x0 first), which solves
@@ -522,6 +560,7 @@ int main(void) {
         cmocka_unit_test(psdd_agreeing_on_a_fractional_vertex_certifies_no_map),
         cmocka_unit_test(psdd_sees_copies_agree_whatever_the_degree),
         cmocka_unit_test(psdd_claims_no_solution_its_average_has_not_reached),
+        cmocka_unit_test(distributions_follow_only_the_solves_that_have_them),
         cmocka_unit_test(both_bound_dense_and_pairwise_models),
         cmocka_unit_test(mplp_bounds_logic_graphs),
         cmocka_unit_test(mplp_refuses_what_it_cannot_take),

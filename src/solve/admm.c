@@ -802,6 +802,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     if (!failed && round_if_integral(r, &integral)) end = FAILED_CALLBACK;
     s->sol_integral = integral;
     s->solved = end != FAILED_CALLBACK && end != FAILED_MEMORY;
+    s->sol_from_admm = s->solved;
     s->mode = failed || end == FAILED_CALLBACK ? MODE_NONE : (r->sparse ? MODE_SPARSE : MODE_MAP);
     s->eta_rel = r->eta_rel;
     s->eta = r->eta;

@@ -746,6 +746,7 @@ static int finish(bb *b, int rc, concord_info *info) {
         memcpy(s->sol_v, b->root_v, (size_t)g->n_add * sizeof(double));
         s->solved = b->have_root;
         s->sol_integral = false;
+        s->sol_from_admm = false;
         s->have_decoded = false;
         b->xi.gap = INFINITY;
         out.value = -INFINITY;

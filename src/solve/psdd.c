@@ -345,6 +345,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
             }
             s->solved = true;
             s->sol_integral = false;
+            s->sol_from_admm = false;
             out.value = value;
             out.integral = integral;
             if (status != CONCORD_STATUS_FRACTIONAL)

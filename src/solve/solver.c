@@ -469,6 +469,7 @@ int solver_take_assignment(concord_solver *s, const double *x, double *value) {
     *value = all_allowed ? sum : -INFINITY;
     s->solved = all_allowed;
     s->sol_integral = all_allowed;
+    s->sol_from_admm = false;
     s->solved_own_revision = s->own_scores_revision;
     s->solved_graph_revision = g->scores_revision;
     solver_distribution_clear(s);

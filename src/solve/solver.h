@@ -90,6 +90,8 @@ struct concord_solver {
     double *sol_u, *sol_v;
     bool solved;        /* sol_u, sol_v hold a solution */
     bool sol_integral;  /* it is integral (hence MAP-optimal for LP-MAP) */
+    bool sol_from_admm; /* it is the last ADMM solve's, whose active sets and
+                           final inputs stand behind it (distribution.c) */
     uint64_t solved_own_revision, solved_graph_revision; /* scores it had */
     double *decoded;
     bool have_decoded;
