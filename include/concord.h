@@ -646,7 +646,9 @@ typedef struct concord_info {
                                PSDD and MPLP: factor MAP and max-marginal
                                computations) */
     int64_t oracle_calls;   /* MAP oracle calls made by active-set solves
-                               (PSDD, MPLP, dynamic programming: all) */
+                               (AD3, LP-SparseMAP, exact MAP's node solves);
+                               PSDD, MPLP and dynamic programming: every
+                               call the solve made */
     bool acyclic;           /* solved exactly by max-product dynamic
                                programming over the acyclic graph, in one
                                pass (iterations 1), value == upper_bound */

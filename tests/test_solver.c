@@ -371,6 +371,48 @@ static int xor_oracle(void *user, const double *a, const double *b, double *u, d
     return 0;
 }
 
+/* An XOR over two variables that counts its calls. */
+typedef struct counted_xor {
+    int64_t calls;
+} counted_xor;
+
+static int counted_xor_oracle(void *user, const double *a, const double *b, double *u,
+                              double *v, double *value) {
+    static const int32_t two = 2;
+    ((counted_xor *)user)->calls += 1;
+    return xor_oracle((void *)&two, a, b, u, v, value);
+}
+
+/* info.oracle_calls of PSDD, MPLP and dynamic programming counts every call
+ * their solve makes: on a chain of user XORs (acyclic) it equals what the
+ * oracles counted themselves. */
+static void dual_and_acyclic_solves_count_every_oracle_call(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    assert_non_null(g);
+    assert_int_equal(concord_add_variables(g, 4, (double[]){0.5, -1.0, 2.0, 0.3}, NULL),
+                     CONCORD_OK);
+    counted_xor counter = {0};
+    for (int32_t k = 0; k < 3; ++k)
+        assert_int_equal(concord_add_factor(g, 2, (int32_t[]){k, k + 1}, NULL, 0, NULL,
+                                            counted_xor_oracle, &counter, NULL),
+                         CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_info info;
+    typedef int (*solve_fn)(concord_solver *, const concord_settings *, concord_info *);
+    const solve_fn solves[] = {concord_solver_map, concord_solver_mplp, concord_solver_psdd,
+                               concord_solver_exact};
+    for (size_t k = 0; k < sizeof solves / sizeof solves[0]; ++k) {
+        counter.calls = 0;
+        assert_int_equal(solves[k](s, NULL, &info), CONCORD_OK);
+        assert_true(info.oracle_calls > 0);
+        assert_int_equal(info.oracle_calls, counter.calls);
+    }
+    assert_true(info.acyclic); /* exact MAP took the dynamic programming */
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* BUDGET: the (at most) `budget` best positive literals. */
 typedef struct budget_user {
     int32_t degree, budget;
@@ -1489,6 +1531,7 @@ int main(void) {
         cmocka_unit_test(backward_reports_its_iteration_cap),
         cmocka_unit_test(backward_is_linear_in_the_gradient_at_any_magnitude),
         cmocka_unit_test(backward_refuses_a_gradient_that_is_not_finite),
+        cmocka_unit_test(dual_and_acyclic_solves_count_every_oracle_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -233,6 +233,7 @@ int acyclic_try_map(concord_solver *s, const concord_settings *settings, concord
                     bool *done) {
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
+    const int64_t first_call = s->map_calls;
     *done = false;
     concord_settings st;
     int rc = solver_settings(s, settings, &st);
@@ -250,7 +251,7 @@ int acyclic_try_map(concord_solver *s, const concord_settings *settings, concord
     out.acyclic = true;
     out.iterations = 1; /* one pass, as for a separable graph */
     out.eta = st.eta;
-    out.oracle_calls = 0;
+    out.oracle_calls = s->map_calls - first_call;
     if (rc) {
         s->solved = false;
         s->mode = MODE_NONE;

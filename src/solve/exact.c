@@ -767,15 +767,13 @@ static int finish(bb *b, int rc, concord_info *info) {
 /* The acyclic case: one pass of dynamic programming. */
 static int solve_acyclic(bb *b, concord_info *info) {
     concord_solver *s = b->s;
+    const int64_t first_call = s->map_calls;
     bool feasible;
     int rc = acyclic_solve(s, b->best_x, &feasible);
+    double value = -INFINITY;
+    if (!rc && feasible) rc = solver_take_assignment(s, b->best_x, &value);
     if (rc) return finish(b, rc, info);
     b->xi.acyclic = true;
-    double value = -INFINITY;
-    if (feasible) {
-        rc = solver_take_assignment(s, b->best_x, &value);
-        if (rc) return finish(b, rc, info);
-    }
     if (value > -INFINITY) {
         b->best_value = value;
         b->have_best = true;
@@ -790,6 +788,7 @@ static int solve_acyclic(bb *b, concord_info *info) {
     if (info) {
         info->acyclic = true;
         info->iterations = 1; /* one pass */
+        info->oracle_calls = s->map_calls - first_call;
     }
     return rc;
 }

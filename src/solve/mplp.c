@@ -44,7 +44,7 @@ typedef struct mplp_run {
     double *next;       /* one factor's new messages, per incidence and state */
     double *x, *best_x;
     double best_value, l1;
-    int64_t solves, calls;
+    int64_t solves;
     struct timespec start;
     solver_deadline deadline; /* the time limit, read within sweeps */
 } mplp_run;
@@ -77,7 +77,6 @@ static int update_factor(mplp_run *r, int32_t f) {
         if (solver_deadline_passed(&r->deadline, degree)) return 0;
         int rc = maxmarg_message(&r->mm, f, k, r->others, r->mm_out);
         if (rc) return rc;
-        r->calls += maxmarg_calls(&r->mm, f, k);
         const int32_t w = un->inc_unit[k];
         double *next = r->next + (r->msg_begin[k] - msg_first);
         const double *o = r->others + r->msg_begin[k];
@@ -129,7 +128,6 @@ static int dual_value(mplp_run *r, double *dual, double *size, int32_t *failed) 
             *failed = f;
             return rc;
         }
-        r->calls += 1;
         sum += best;
         if (isfinite(best)) magnitude += fabs(best);
     }
@@ -161,7 +159,6 @@ static int decode_beliefs(mplp_run *r, int32_t *failed) {
             *failed = f;
             return rc;
         }
-        r->calls += 1;
         if (!allowed) return 0;
         value += score;
     }
@@ -281,6 +278,7 @@ static int check_graph(mplp_run *r) {
 static int run_mplp(concord_solver *s, const concord_settings *settings, concord_info *info) {
     int rc;
     mplp_run r = {.s = s, .g = s->g, .best_value = -INFINITY};
+    const int64_t first_call = s->map_calls;
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if ((rc = solver_settings(s, settings, &r.st))) return rc;
     r.deadline = (solver_deadline){.start = &r.start, .limit = r.st.time_limit};
@@ -340,7 +338,6 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
     out.iterations = t;
     out.upper_bound = best_dual;
     out.factor_solves = r.solves;
-    out.oracle_calls = r.calls;
     bool handled;
     rc = solver_dual_end(s, rc, failed, status, t, best_dual, r.l1, &out, &handled);
     if (!handled) {
@@ -365,6 +362,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
                                  concord_status_name(status), t, best_dual, r.best_value);
         }
     }
+    out.oracle_calls = s->map_calls - first_call;
     out.seconds = solver_seconds_since(&r.start);
     if (info) *info = out;
     run_free(&r);

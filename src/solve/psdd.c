@@ -233,6 +233,7 @@ static void initial_multipliers(psdd_run *r) {
 static int run_psdd(concord_solver *s, const concord_settings *settings, concord_info *info) {
     int rc;
     psdd_run r = {.s = s, .g = s->g, .best_value = -INFINITY, .polyak = 1.0};
+    const int64_t first_call = s->map_calls;
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if ((rc = solver_settings(s, settings, &r.st))) return rc;
     const concord_graph *g = s->g;
@@ -318,7 +319,6 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
     out.primal_residual = disagreement;
     out.eta = eta / r.scale;
     out.factor_solves = r.solves;
-    out.oracle_calls = r.solves;
     bool handled;
     rc = solver_dual_end(s, rc, failed, status, t, best_dual, r.l1, &out, &handled);
     if (!handled) {
@@ -359,6 +359,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
             s->lambda_scale = r.scale;
         }
     }
+    out.oracle_calls = s->map_calls - first_call;
     out.seconds = solver_seconds_since(&r.start);
     if (info) *info = out;
 done:

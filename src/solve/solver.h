@@ -41,6 +41,9 @@ struct concord_solver {
     int32_t *link_factor;
     int32_t max_degree;      /* the length of a, d, u and the factor buffers */
     bool has_callbacks;      /* some factor's calls may fail (user factors) */
+    int64_t map_calls;       /* MAP oracle calls through solver_factor_map since
+                                the solver was made (PSDD, MPLP and dynamic
+                                programming report their solve's share) */
     bool busy;               /* inside a call that may run callbacks (solver_begin) */
 
     /* Scores: the solver's own where it has them, else the graph's. */
@@ -203,6 +206,7 @@ static inline int solver_factor_failure(const concord_solver *s, const factor *f
 static inline int solver_factor_map(concord_solver *s, int32_t f, const double *a,
                                     const double *b, double *u, double *v, double *score) {
     const factor *fa = &s->g->factors[f];
+    s->map_calls += 1;
     *score = factor_map_variables(fa, s->g->link_neg + fa->link_begin, a, b, u, v, &s->buf);
     return solver_factor_failure(s, fa);
 }
