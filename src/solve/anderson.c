@@ -83,8 +83,8 @@ struct anderson {
     int waited; /* plain iterations since the last step */
     int32_t due_at; /* the iteration of the step anderson_due announced */
     double norm_prev;
-    int32_t accepted, refused; /* extrapolations in this solve */
-    int32_t accepted_before, refused_before; /* the same when the memory last grew */
+    int32_t kept, refused; /* extrapolations in this solve */
+    int32_t kept_before, refused_before; /* the same when the memory last grew */
 };
 
 /* Allocates zeroed difference arrays for memory m in place of the current
@@ -180,7 +180,7 @@ void anderson_restart(anderson *a, const double *z, int32_t t) {
 bool anderson_grows(anderson *a, int32_t t) {
     if (a->stopped || t < LONG_AFTER || a->m == a->full_m) return false;
     a->m = a->full_m; /* the capacity holds it */
-    a->accepted_before = a->accepted;
+    a->kept_before = a->kept;
     a->refused_before = a->refused;
     return true;
 }
@@ -188,7 +188,7 @@ bool anderson_grows(anderson *a, int32_t t) {
 void anderson_begin(anderson *a, int m, const double *z, int32_t t) {
     a->full_m = m < 1 ? 1 : (m > a->capacity ? a->capacity : m);
     a->m = a->full_m < SHORT_MEMORY ? a->full_m : SHORT_MEMORY;
-    a->accepted = a->refused = a->accepted_before = a->refused_before = 0;
+    a->kept = a->refused = a->kept_before = a->refused_before = 0;
     a->stopped = false;
     anderson_restart(a, z, t);
 }
@@ -379,7 +379,7 @@ bool anderson_due(anderson *a, int32_t t) {
     a->waited = 0;
     /* judged on the extrapolations of the memory in use */
     if (t >= USEFUL_AFTER &&
-        2 * (a->accepted - a->accepted_before) < a->refused - a->refused_before) {
+        2 * (a->kept - a->kept_before) < a->refused - a->refused_before) {
         a->stopped = true; /* not worth its cost */
         return false;
     }
@@ -397,6 +397,7 @@ static void step(anderson *a, double *z) {
         /* the extrapolation did not help: back to the plain image it
          * started from (the other blocks keep their plain step) */
         set_blocks(a, z, a->undo, a->n_undo, a->undo_state);
+        a->kept -= 1; /* counted when applied, not kept after all */
         refuse(a);
         return;
     }
@@ -425,7 +426,7 @@ static void step(anderson *a, double *z) {
     memcpy(a->undo, a->live, (size_t)a->n_live * sizeof(int32_t));
     a->n_undo = a->n_live;
     a->extrapolated = 1;
-    a->accepted += 1;
+    a->kept += 1;
 }
 
 void anderson_step(anderson *a, double *z, anderson_apply_fn apply, void *context) {
