@@ -31,13 +31,6 @@ void units_free(units *u) {
     free(u);
 }
 
-int32_t units_state_at(const units *un, int32_t w, const double *x) {
-    if (!un->multi[w]) return x[un->first[w]] > 0.5;
-    for (int32_t k = 0; k < un->states[w]; ++k)
-        if (x[un->first[w] + k] > 0.5) return k;
-    return 0;
-}
-
 void units_set_state(const units *un, int32_t w, int32_t state, double *x) {
     if (!un->multi[w]) {
         x[un->first[w]] = state ? 1.0 : 0.0;
@@ -47,21 +40,18 @@ void units_set_state(const units *un, int32_t w, int32_t state, double *x) {
 }
 
 /* How many of factor f's links `links` (local indices, n of them) its
- * configurations switch on, at most (*hi) and at least (*lo): two oracle
- * calls with scores +1 and -1 on those links. Returns 0 or a user
+ * configurations switch on: at most (sign +1) or at least (sign -1), by one
+ * oracle call with scores `sign` on those links. Returns 0 or a user
  * oracle's error. */
-static int count_range(concord_solver *s, int32_t f, const int32_t *links, int32_t n,
-                       const double *zeros, int32_t *lo, int32_t *hi) {
+static int count_on(concord_solver *s, int32_t f, const int32_t *links, int32_t n,
+                    const double *zeros, double sign, int32_t *count) {
     const factor *fa = &s->g->factors[f];
-    double value[2];
-    for (int32_t pass = 0; pass < 2; ++pass) {
-        for (int32_t j = 0; j < fa->degree; ++j) s->a[j] = 0.0;
-        for (int32_t k = 0; k < n; ++k) s->a[links[k]] = pass ? -1.0 : 1.0;
-        int rc = solver_factor_map(s, f, s->a, zeros, s->u, s->vmap, &value[pass]);
-        if (rc) return rc;
-    }
-    *hi = (int32_t)(value[0] + 0.5);
-    *lo = (int32_t)(-value[1] + 0.5);
+    for (int32_t j = 0; j < fa->degree; ++j) s->a[j] = 0.0;
+    for (int32_t k = 0; k < n; ++k) s->a[links[k]] = sign;
+    double value;
+    int rc = solver_factor_map(s, f, s->a, zeros, s->u, s->vmap, &value);
+    if (rc) return rc;
+    *count = (int32_t)(sign * value + 0.5);
     return 0;
 }
 
@@ -79,10 +69,11 @@ static int certifies_one_hot(concord_solver *s, int32_t f, const multi_variable 
         if (i >= mv->first && i < mv->first + mv->num_states) links[n++] = j;
     }
     if (n != mv->num_states) return 0;
-    int32_t lo, hi;
-    int rc = count_range(s, f, links, n, zeros, &lo, &hi);
+    int32_t most, least;
+    int rc = count_on(s, f, links, n, zeros, 1.0, &most);
+    if (!rc && most == 1) rc = count_on(s, f, links, n, zeros, -1.0, &least);
     if (rc) return rc;
-    *yes = lo == 1 && hi == 1;
+    *yes = most == 1 && least == 1;
     return 0;
 }
 
@@ -193,10 +184,10 @@ static int classify_incidences(concord_solver *s, units *un, const double *zeros
         if (!un->multi[un->inc_unit[k]]) continue;
         const int32_t begin = un->inc_link_begin[k], n = un->inc_link_begin[k + 1] - begin;
         if (n == 1) continue;
-        int32_t lo, hi;
-        int rc = count_range(s, un->inc_factor[k], un->inc_link + begin, n, zeros, &lo, &hi);
+        int32_t most;
+        int rc = count_on(s, un->inc_factor[k], un->inc_link + begin, n, zeros, 1.0, &most);
         if (rc) return solver_callback_failed(s, un->inc_factor[k], rc);
-        un->inc_at_most_one[k] = hi <= 1;
+        un->inc_at_most_one[k] = most <= 1;
     }
     return CONCORD_OK;
 }

@@ -47,9 +47,6 @@ int units_build(struct concord_solver *s);
 
 void units_free(units *u);
 
-/* The state of unit w at the 0/1 assignment x (a multi-variable with no
- * state on: 0). */
-int32_t units_state_at(const units *un, int32_t w, const double *x);
 
 /* Writes unit w's state `state` into the assignment x. */
 void units_set_state(const units *un, int32_t w, int32_t state, double *x);
