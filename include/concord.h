@@ -584,9 +584,13 @@ typedef struct concord_settings {
                            every solve starts cold and repeats bit for bit */
     double time_limit;  /* wall-clock seconds per solve (0: none); a solve
                            that reaches it ends with status "time_limit" */
-    concord_progress_fn progress; /* NULL: none. Called every bound_every
-                                     iterations, when the dual bound is
-                                     fresh, from the thread running the
+    concord_progress_fn progress; /* NULL: none. Called whenever the dual
+                                     bound is fresh: every bound_every
+                                     iterations, every 5 while the
+                                     residuals are below tol, after every
+                                     MPLP sweep; the exact search's, when
+                                     its best value improves and every 100
+                                     nodes; from the thread running the
                                      solve */
     void *progress_context;       /* passed to progress */
     double backward_tol;  /* backward pass: relative residual to stop at */
@@ -809,8 +813,8 @@ CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
  * "optimal" when the gap is closed (return CONCORD_OK). When stopped
  * early: status "node_limit", "time_limit" or "interrupted" and
  * CONCORD_ENOTCONVERGED; status "max_iter" and CONCORD_ENOTCONVERGED when
- * the search ended with a node whose LP solve stopped at max_iter, so that
- * its bound could not close the gap. Either way with the best assignment so
+ * the search ended with a node whose bound could not close the gap (its LP
+ * solve stopped at max_iter, or no variable was left to split on). Either way with the best assignment so
  * far (if none was found, the root's LP solution, info->integral false;
  * stopped before the root's LP was solved, no solution:
  * concord_solver_variables is NULL and decoding refuses). When no
@@ -865,9 +869,9 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * such a solution; or at max_iter or time_limit. On graphs whose LP-MAP
  * is fractional a subgradient average rarely reaches tol 1e-6 before the
  * bound stalls: PSDD is then a bound, and the average only an estimate.
- * It starts from the last AD3 or PSDD
- * solve's multipliers (each variable's made to sum to 0) when
- * settings.warm_start. info->upper_bound is the best dual bound and
+ * It starts from the multipliers of the last LP-MAP solve (AD3, PSDD,
+ * MPLP, exact MAP or dynamic programming; each variable's made to sum to
+ * 0) when settings.warm_start. info->upper_bound is the best dual bound and
  * info->value the solution's value; info->eta the last step (relative).
  * After it, concord_solver_decode decodes with PSDD's multipliers. */
 CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
@@ -1018,13 +1022,16 @@ typedef struct concord_decoding {
     int32_t passes;   /* local search passes made */
 } concord_decoding;
 
-/* Turns the solver's last solution into a 0/1 assignment: each
- * multi-variable takes its state of largest posterior and every other
- * variable rounds at 1/2; when the solution was fractional, a local search
- * (iterated conditional modes) then moves variables and multi-variables
- * one at a time to the state that violates fewer factors and, among
- * those, scores higher. An integral LP solution is returned as is (it is a
- * MAP assignment). Every move is judged by the oracles of the factors it
+/* Turns the solver's last solution into a 0/1 assignment. An integral LP
+ * solution is returned as is (it is a MAP assignment). Otherwise two
+ * starts are refined by a local search and the better kept: the rounded
+ * solution (each multi-variable at its state of largest posterior, every
+ * other variable rounded at 1/2), and sequential fixing (most confident
+ * first, each to the state whose factors, completed at their best over the
+ * undecided variables, violate the fewest constraints and then score
+ * highest). The local search (iterated conditional modes, at most 100
+ * passes) moves variables and multi-variables one at a time to the state
+ * that violates fewer factors and, among those, scores higher. Every move is judged by the oracles of the factors it
  * touches, so a pass costs about the sum over factors of their degree
  * squared: seconds for a factor over tens of thousands of variables.
  * (concord_solver_exact, which decodes at its nodes, stops the search at

@@ -75,8 +75,8 @@ int graph_unchanging(concord_graph *g);
  * otherwise a message naming the factor kind. */
 int graph_check_links(concord_graph *g, const char *name, int32_t degree, const int32_t *vars);
 
-/* Every score finite (scores may be NULL); `what` and `first` name them in
- * the message. */
+/* Every score 0 or of magnitude within [1e-300, 1e300] (score_in_range;
+ * scores may be NULL); `what` and `first` name them in the message. */
 int graph_check_scores(concord_graph *g, int32_t count, const double *scores, const char *what,
                        int32_t first);
 

@@ -408,7 +408,8 @@ cdef class Settings:
     sum of |scores|), heuristic_every (1); for PSDD psdd_step ("sqrt",
     "decrease" or "polyak") and psdd_eta (1.0); and progress: None or
     a callable taking a ``Progress`` and returning True to stop the solve
-    (called every bound_every iterations; an exception it raises stops the
+    (called whenever the dual bound is fresh: every bound_every iterations,
+    more often near the end; an exception it raises stops the
     solve and is raised again by the solving call).
 
     A setting out of range raises ValueError naming it; TypeError names an

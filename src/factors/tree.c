@@ -7,7 +7,9 @@
  *   - non-projective: the maximum arborescence by Chu-Liu-Edmonds, in the
  *     O(length^2) form of Tarjan (a dense matrix between super-nodes, a
  *     path grown one best entering arc at a time, every cycle contracted as
- *     soon as it closes; each contraction costs O(length * cycle size));
+ *     soon as it closes; each contraction costs O(length * cycle size)),
+ *     or, when at most half the possible arcs are given, in its O(m log m)
+ *     form over leftist heaps of entering arcs (cle_uses_heaps);
  *   - non-projective, single root: the same algorithm over scores in Z x R
  *     ordered lexicographically, where every root arc carries -1 in the
  *     integer part. The best arborescence under that order first uses as

@@ -7,9 +7,11 @@
  * with d_i > 0 and c_i >= 0 (of moderate size: KNAPSACK keeps its largest
  * cost in [1, 2)). XOR (= 1), ATMOSTONE (<= 1), OR (>= 1), BUDGET (<= B
  * or = B) and KNAPSACK (<= B with costs) are all this problem. The
- * solution is u_i(tau) = clip((a_i - tau c_i) / d_i, 0, 1) for the
- * multiplier tau found by sorting the 2n breakpoints of the piecewise-linear
- * map tau -> sum_i c_i u_i(tau) (Pardalos and Kovoor's problem; O(n log n)).
+ * solution is u_i(tau) = clip((a_i - tau c_i) / d_i, 0, 1) for the root
+ * tau of the piecewise-linear map tau -> sum_i c_i u_i(tau) - rhs
+ * (Pardalos and Kovoor's problem), found by variable fixing and a Newton
+ * step (Kiwiel), with a sort of the 2n breakpoints as the fallback after
+ * 8 + 2 log2 n passes (box_qp.c).
  */
 #ifndef CONCORD_BOX_QP_H
 #define CONCORD_BOX_QP_H

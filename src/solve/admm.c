@@ -1,6 +1,7 @@
 /*
- * ADMM on the local polytope (DESIGN.md section 1): AD3 for LP-MAP and the
- * same loop for LP-SparseMAP, which only changes the factors' weights.
+ * ADMM on the local polytope (docs/design.md, "The ADMM loop"): AD3 for
+ * LP-MAP and the same loop for LP-SparseMAP, which only changes the
+ * factors' weights.
  *
  * Each factor keeps a copy u_f of its variables; consensus ubar and
  * multipliers lambda tie the copies together. One iteration is a list of
@@ -17,12 +18,13 @@
  *                   small gap to the dual bound;
  *   dual bound      sum_f max_{M_f} (theta/deg + lambda_f).u + phi.v (plus
  *                   max(0, -sum_f lambda_{f,i}) per variable, valid for any
- *                   lambda), every bound_every iterations, with the progress
- *                   callback;
+ *                   lambda), every bound_every iterations and every
+ *                   BOUND_RECHECK while the residuals are small, with the
+ *                   progress callback;
  *   penalty update  residual balancing;
  *   acceleration    Anderson extrapolation of the per-link state
- *                   lambda + eta ubar (anderson.c), every third iteration
- *                   from iteration 40 on.
+ *                   lambda + eta ubar (anderson.c), every third iteration,
+ *                   LP-MAP's from iteration 40 on, LP-SparseMAP's at once.
  * The LP-MAP penalty is eta_abs = eta * scale, where scale is the RMS of
  * the link-level scores, which makes the iterates invariant to rescaling
  * the scores (LP-SparseMAP is not scale-invariant: its unit is

@@ -1,20 +1,22 @@
 /*
  * Decoding: from the last LP solution to an integral assignment with its
- * value. An integral LP solution is already a MAP assignment. Otherwise the
- * "units" (multi-variables, and variables in none) are fixed one at a time,
- * most confident first (largest posterior): each takes the state whose
- * factors, completed at their best over the still undecided variables under
- * the dual-reparametrized scores theta/deg + lambda of the final ADMM
- * iterate, violate the fewest constraints and then score highest. A local
- * search (iterated conditional modes) follows: each unit in turn moves to
- * the state that violates fewer factors, then scores higher, until no move
- * helps. Factors are queried through their MAP oracles, so hard
- * constraints of every factor type are respected where the search can
- * satisfy them, and additional outputs take their best values. Each unit
- * asks its factors' oracles once per state, so a pass costs about the sum
- * over factors of their degree squared: under a deadline (the exact
- * search's time limit) the fixing and the search stop where it passes,
- * with the assignment they reached.
+ * value. An integral LP solution is already a MAP assignment. Otherwise two
+ * starts are each refined by a local search, and the better is kept: the
+ * rounded posteriors, and sequential fixing, where the "units"
+ * (multi-variables, and variables in none) are fixed one at a time, most
+ * confident first (largest posterior): each takes the state whose factors,
+ * completed at their best over the still undecided variables under the
+ * dual-reparametrized scores theta/deg + lambda of the final ADMM iterate,
+ * violate the fewest constraints and then score highest. The local search
+ * (iterated conditional modes) moves each unit in turn to the state that
+ * violates fewer factors, then scores higher, until no move helps or
+ * MAX_PASSES passes are made. Factors are queried through their MAP
+ * oracles, so hard constraints of every factor type are respected where
+ * the search can satisfy them, and additional outputs take their best
+ * values. Each unit asks its factors' oracles once per state, so a pass
+ * costs about the sum over factors of their degree squared: under a
+ * deadline (the exact search's time limit) the fixing and the search stop
+ * where it passes, with the assignment they reached.
  */
 #include <math.h>
 #include <stdlib.h>
