@@ -584,14 +584,14 @@ typedef struct concord_settings {
                            every solve starts cold and repeats bit for bit */
     double time_limit;  /* wall-clock seconds per solve (0: none); a solve
                            that reaches it ends with status "time_limit" */
-    concord_progress_fn progress; /* NULL: none. Called whenever the dual
-                                     bound is fresh: every bound_every
-                                     iterations, every 5 while the
-                                     residuals are below tol, after every
-                                     MPLP sweep; the exact search's, when
-                                     its best value improves and every 100
-                                     nodes; from the thread running the
-                                     solve */
+    concord_progress_fn progress; /* NULL: none. Called with a fresh dual
+                                     bound that did not end the solve:
+                                     every bound_every iterations, every 5
+                                     while the residuals are below tol,
+                                     after every MPLP sweep; the exact
+                                     search's, when its best value
+                                     improves and every 100 nodes; from
+                                     the thread running the solve */
     void *progress_context;       /* passed to progress */
     double backward_tol;  /* backward pass: relative residual to stop at */
     int32_t backward_max_iter; /* backward pass: iteration cap */
@@ -638,7 +638,9 @@ typedef struct concord_info {
                                theta . u + phi . v (LP-SparseMAP: minus
                                |u|^2 / 2) */
     double upper_bound;     /* best dual bound on the LP-MAP value */
-    double primal_residual; /* max_link |u_factor - u_consensus| */
+    double primal_residual; /* max_link |u_factor - u_consensus| (PSDD
+                               returning its average: the averaged
+                               copies' against the average) */
     double dual_residual;   /* eta * max_var |change of u_consensus|,
                                relative to the score scale (LP-MAP,
                                scale-invariant) or absolute (LP-SparseMAP,
@@ -869,9 +871,9 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * such a solution; or at max_iter or time_limit. On graphs whose LP-MAP
  * is fractional a subgradient average rarely reaches tol 1e-6 before the
  * bound stalls: PSDD is then a bound, and the average only an estimate.
- * It starts from the multipliers of the last LP-MAP solve (AD3, PSDD,
- * MPLP, exact MAP or dynamic programming; each variable's made to sum to
- * 0) when settings.warm_start. info->upper_bound is the best dual bound and
+ * It starts from the multipliers the solver holds after an LP-MAP solve
+ * (AD3, PSDD, MPLP or exact MAP; each variable's made to sum to 0) when
+ * settings.warm_start. info->upper_bound is the best dual bound and
  * info->value the solution's value; info->eta the last step (relative).
  * After it, concord_solver_decode decodes with PSDD's multipliers. */
 CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *settings,

@@ -291,6 +291,45 @@ static void psdd_claims_no_solution_its_average_has_not_reached(void **state) {
     concord_graph_free(cg);
 }
 
+/* Warm-started from AD3's multipliers, PSDD's steps stay near an optimum
+ * and its step-weighted average often solves LP-MAP to tol: it then ends
+ * "fractional" with that average, which GLPK must place in the local
+ * polytope at the LP optimum, and with the average's own residual. */
+static void psdd_claims_an_average_that_solves_lp_map(void **state) {
+    (void)state;
+    test_rng rng = {4242};
+    int claims = 0, failures = 0;
+    for (int n = 0; n < 400; ++n) {
+        ref_graph g;
+        ref_random_graph(&rng, 14, &g);
+        double lp;
+        if (ref_local_lp(&g, &lp, NULL, NULL) != REF_LP_OPTIMAL) continue;
+        const double l1 = ref_graph_score_l1(&g);
+        concord_graph *cg = ref_build(&g);
+        assert_non_null(cg);
+        concord_solver *s = new_solver_or_fail(cg);
+        concord_info info;
+        concord_solver_map(s, NULL, &info);
+        const int rc = concord_solver_psdd(s, NULL, &info);
+        if (info.status == CONCORD_STATUS_FRACTIONAL && !info.integral) {
+            claims += 1;
+            char name[64];
+            snprintf(name, sizeof name, "warm PSDD, graph %d", n);
+            const int f = check_fractional_claim(name, s, rc, &info, &g, lp, l1);
+            if (f || !(info.primal_residual <= 1e-6)) {
+                printf("%s: primal residual %.3g\n", name, info.primal_residual);
+                ref_graph_print(stdout, &g);
+                failures += 1;
+            }
+        }
+        concord_solver_free(s);
+        concord_graph_free(cg);
+    }
+    printf("warm PSDD: %d averages claimed as LP-MAP solutions\n", claims);
+    assert_int_equal(failures, 0);
+    assert_true(claims >= 8);
+}
+
 /* A triangle of ATMOSTONE factors scored 1 each: LP-MAP is 1.5 at
  * (1/2, 1/2, 1/2), each factor half (1, 0) and half (0, 1), which is the
  * distribution AD3 leaves behind. PSDD's average and MPLP's assignment
@@ -561,6 +600,7 @@ int main(void) {
         cmocka_unit_test(psdd_sees_copies_agree_whatever_the_degree),
         cmocka_unit_test(psdd_claims_no_solution_its_average_has_not_reached),
         cmocka_unit_test(distributions_follow_only_the_solves_that_have_them),
+        cmocka_unit_test(psdd_claims_an_average_that_solves_lp_map),
         cmocka_unit_test(both_bound_dense_and_pairwise_models),
         cmocka_unit_test(mplp_bounds_logic_graphs),
         cmocka_unit_test(mplp_refuses_what_it_cannot_take),

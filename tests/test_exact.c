@@ -528,16 +528,51 @@ static void a_failing_user_oracle_ends_the_search(void **state) {
     concord_info info;
     assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_OK);
     assert_true(fabs(info.value - optimum) <= 1e-9);
-    /* the same search on a new solver repeats those calls: fail halfway */
-    assert_true(fail.calls >= 4);
+    /* the same search on a new solver repeats those calls: fail halfway,
+     * and at each of the last calls (the best assignment's final check) */
+    const int total = fail.calls;
+    assert_true(total >= 4);
     concord_solver_free(s);
+    const int fail_at[] = {total / 2, total - 2, total - 1, total};
+    for (size_t k = 0; k < sizeof fail_at / sizeof fail_at[0]; ++k) {
+        s = new_solver_or_fail(g);
+        fail.fail_after = fail_at[k];
+        fail.calls = 0;
+        assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_ECALLBACK);
+        assert_int_equal(info.status, CONCORD_STATUS_CALLBACK_FAILED);
+        assert_null(concord_solver_variables(s));
+        assert_non_null(strstr(concord_solver_last_error(s), "42"));
+        concord_solver_free(s);
+    }
+    concord_graph_free(g);
+
+    /* a chain of such factors, solved by dynamic programming: a failure at
+     * any call ends the solve, and the calls made are counted */
+    g = concord_graph_new();
+    assert_non_null(g);
+    assert_int_equal(concord_add_variables(g, 4, (double[]){0.5, -1.0, 2.0, 0.3}, NULL),
+                     CONCORD_OK);
+    for (int32_t k = 0; k < 3; ++k)
+        assert_int_equal(concord_add_factor(g, 2, (int32_t[]){k, k + 1}, NULL, 0, NULL,
+                                            failing_oracle, &fail, NULL),
+                         CONCORD_OK);
     s = new_solver_or_fail(g);
-    fail.fail_after = fail.calls / 2;
+    fail.fail_after = 1000000;
     fail.calls = 0;
-    assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_ECALLBACK);
-    assert_int_equal(info.status, CONCORD_STATUS_CALLBACK_FAILED);
-    assert_non_null(strstr(concord_solver_last_error(s), "42"));
+    assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_OK);
+    assert_true(info.acyclic);
+    assert_int_equal(info.oracle_calls, fail.calls);
+    const int chain_calls = fail.calls;
     concord_solver_free(s);
+    for (int n = 1; n <= chain_calls; ++n) {
+        s = new_solver_or_fail(g);
+        fail.fail_after = n;
+        fail.calls = 0;
+        assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_ECALLBACK);
+        assert_int_equal(info.status, CONCORD_STATUS_CALLBACK_FAILED);
+        assert_int_equal(info.oracle_calls, fail.calls);
+        concord_solver_free(s);
+    }
     concord_graph_free(g);
 }
 

@@ -704,6 +704,8 @@ static int finish(bb *b, int rc, concord_info *info) {
     out.eta = b->last_eta;
     out.upper_bound = upper_bound(b);
     b->xi.open = b->n_open;
+    double value = -INFINITY;
+    if (!rc && b->have_best) rc = solver_take_assignment(s, b->best_x, &value);
     if (rc) {
         out.status = rc == CONCORD_ECALLBACK ? CONCORD_STATUS_CALLBACK_FAILED
                      : rc == CONCORD_ENUMERIC ? CONCORD_STATUS_NUMERIC
@@ -711,8 +713,6 @@ static int finish(bb *b, int rc, concord_info *info) {
         s->solved = false;
         s->mode = MODE_NONE;
     } else if (b->have_best) {
-        double value;
-        rc = solver_take_assignment(s, b->best_x, &value);
         out.value = value;
         out.integral = true;
         out.upper_bound = fmax(out.upper_bound, value);
@@ -721,7 +721,7 @@ static int finish(bb *b, int rc, concord_info *info) {
         out.status = closed ? CONCORD_STATUS_OPTIMAL
                      : b->stop != CONCORD_STATUS_UNSOLVED ? b->stop
                                                           : CONCORD_STATUS_MAX_ITER;
-        if (!rc && !closed)
+        if (!closed)
             rc = solver_fail(s, CONCORD_ENOTCONVERGED,
                              "exact MAP not proven: the best value %.17g is %.3g below the upper "
                              "bound after %lld nodes (%s)",
@@ -772,21 +772,22 @@ static int solve_acyclic(bb *b, concord_info *info) {
     int rc = acyclic_solve(s, b->best_x, &feasible);
     double value = -INFINITY;
     if (!rc && feasible) rc = solver_take_assignment(s, b->best_x, &value);
-    if (rc) return finish(b, rc, info);
-    b->xi.acyclic = true;
-    if (value > -INFINITY) {
-        b->best_value = value;
-        b->have_best = true;
-        b->xi.root_bound = value;
-        b->xi.improvements = 1;
-        /* the consensus holds the solution, as after a search: a warm start
-         * for later solves, and what decoding starts from */
-        memcpy(s->ubar, s->sol_u, (size_t)b->g->n_vars * sizeof(double));
-        s->mode = MODE_MAP;
+    if (!rc) {
+        b->xi.acyclic = true;
+        if (value > -INFINITY) {
+            b->best_value = value;
+            b->have_best = true;
+            b->xi.root_bound = value;
+            b->xi.improvements = 1;
+            /* the consensus holds the solution, as after a search: a warm
+             * start for later solves, and what decoding starts from */
+            memcpy(s->ubar, s->sol_u, (size_t)b->g->n_vars * sizeof(double));
+            s->mode = MODE_MAP;
+        }
     }
-    rc = finish(b, CONCORD_OK, info);
+    rc = finish(b, rc, info);
     if (info) {
-        info->acyclic = true;
+        info->acyclic = b->xi.acyclic;
         info->iterations = 1; /* one pass */
         info->oracle_calls = s->map_calls - first_call;
     }

@@ -141,17 +141,23 @@ static double average_value(const psdd_run *r) {
     return value / r->weight;
 }
 
+/* The largest disagreement of the factors' averaged copies with the
+ * averaged consensus (the average's primal residual). */
+static double average_disagreement(const psdd_run *r) {
+    const concord_graph *g = r->g;
+    double largest = 0.0;
+    for (int32_t l = 0; l < g->n_links; ++l)
+        largest = fmax(largest, fabs(r->avg_uf[l] - r->avg_u[g->link_var[l]]));
+    return largest / r->weight;
+}
+
 /* Whether the step-weighted average solves LP-MAP to the tolerances of
  * AD3's stopping rule: each factor's averaged copy (with its averaged
  * additional outputs, a point of its polytope) within tol of the averaged
  * consensus, and the average's value within gap_tol of the best bound. */
 static bool average_solves_lp(const psdd_run *r, double best_dual, double gap_tol) {
-    if (!(r->weight > 0.0)) return false;
-    const concord_graph *g = r->g;
-    for (int32_t l = 0; l < g->n_links; ++l)
-        if (!(fabs(r->avg_uf[l] - r->avg_u[g->link_var[l]]) <= r->st.tol * r->weight))
-            return false;
-    return fabs(best_dual - average_value(r)) <= gap_tol;
+    return r->weight > 0.0 && average_disagreement(r) <= r->st.tol &&
+           fabs(best_dual - average_value(r)) <= gap_tol;
 }
 
 /* Rounds ubar (a multi-variable to its largest state, any other variable
@@ -348,6 +354,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
             s->sol_from_admm = false;
             out.value = value;
             out.integral = integral;
+            if (w > 0.0) out.primal_residual = average_disagreement(&r);
             if (status != CONCORD_STATUS_FRACTIONAL)
                 rc = solver_fail(s, CONCORD_ENOTCONVERGED,
                                  "PSDD stopped (%s) after %d iterations, bound %.9g, best "

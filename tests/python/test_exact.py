@@ -112,7 +112,6 @@ def test_dual_bounds_of_psdd_and_mplp_hold():
         assert info.upper_bound >= best - 1e-7 * (1 + abs(best)), spec.describe()
         if info.status == "fractional":  # claims LP-MAP: no value above a bound
             assert info.value <= info.upper_bound + 1e-6 * (1 + abs(best)), spec.describe()
-        assert info.converged == (info.status in ("integral", "fractional"))
     for _ in range(40):
         spec = random_spec(rng, max_vars=10, kinds=("PAIR", "DENSE"))
         best = brute_force_map(spec)
