@@ -92,8 +92,9 @@ enum concord_status {
                                       within the gap tolerance of a proven
                                       upper bound */
     CONCORD_STATUS_NODE_LIMIT = 10, /* branch and bound stopped at node_limit */
-    CONCORD_STATUS_STALLED = 11     /* PSDD: the dual bound stopped improving
-                                       before the solution converged */
+    CONCORD_STATUS_STALLED = 11     /* PSDD, MPLP: the dual bound stopped
+                                       improving before the solution was
+                                       certified */
 };
 
 /* The name of a status ("integral", "fractional", "max_iter", ...). */
@@ -893,10 +894,12 @@ CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *s
  * assignment of the states of largest belief, evaluated. It stops with
  * status "integral" when the best such assignment allowed by every factor
  * is within tol * sum |scores| of the bound (the solution is that
- * assignment, a certified MAP), "fractional" when the bound fell by less
- * than tol * sum |scores| over the last 10 iterations, or at max_iter or
- * time_limit; the solution is then the best allowed assignment found, or
- * the last one of largest beliefs when none was allowed. Every solve
+ * assignment, a certified MAP); "stalled" (CONCORD_ENOTCONVERGED) when the
+ * bound fell by less than tol * sum |scores| over the last 10 iterations
+ * (the descent is at a fixed point, on the LP optimum or above it), or at
+ * max_iter or time_limit; the solution is then the best allowed
+ * assignment found, or the last one of largest beliefs when none was
+ * allowed (its value -INFINITY). Every solve
  * starts from zero messages. After it, concord_solver_decode starts from
  * the solution, with the per-link multipliers the beliefs imply. */
 CONCORD_API int concord_solver_mplp(concord_solver *s, const concord_settings *settings,

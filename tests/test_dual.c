@@ -332,9 +332,9 @@ static void psdd_claims_an_average_that_solves_lp_map(void **state) {
 
 /* A triangle of ATMOSTONE factors scored 1 each: LP-MAP is 1.5 at
  * (1/2, 1/2, 1/2), each factor half (1, 0) and half (0, 1), which is the
- * distribution AD3 leaves behind. PSDD's average and MPLP's assignment
- * come with no distribution: asking for one is an error, not the active
- * sets of some earlier solve. */
+ * distribution AD3 leaves behind; the MAP is 1 (one variable on). PSDD's
+ * average and MPLP's assignment come with no distribution: asking for one
+ * is an error, not the active sets of some earlier solve. */
 static void distributions_follow_only_the_solves_that_have_them(void **state) {
     (void)state;
     concord_graph *g = concord_graph_new();
@@ -361,8 +361,11 @@ static void distributions_follow_only_the_solves_that_have_them(void **state) {
     concord_solver_psdd(s, NULL, &info);
     assert_true(info.status != CONCORD_STATUS_INTEGRAL);
     assert_int_equal(concord_solver_factor_distribution(s, 0, &count), CONCORD_EINVAL);
-    concord_solver_mplp(s, NULL, &info);
-    assert_true(info.status != CONCORD_STATUS_INTEGRAL);
+    /* MPLP's descent stops with an assignment it cannot certify (the MAP,
+     * 1, is below the LP bound 1.5): stalled, not converged */
+    assert_int_equal(concord_solver_mplp(s, NULL, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_STALLED);
+    assert_true(info.integral && info.upper_bound >= 1.5 - 1e-9);
     assert_int_equal(concord_solver_factor_distribution(s, 0, &count), CONCORD_EINVAL);
     concord_solver_free(s);
     concord_graph_free(g);

@@ -262,8 +262,8 @@ class Info(_InfoBase):
     """How a solve ended (concord_info). ``status`` is the status name:
     "integral", "fractional" (both converged), "optimal" (exact MAP with a
     closed gap), "max_iter", "time_limit", "node_limit", "stalled" (PSDD's
-    bound stopped improving), "interrupted" (stopped early; the solution is
-    the last iterate, or exact MAP's best assignment so far) or
+    or MPLP's bound stopped improving), "interrupted" (stopped early; the
+    solution is the last iterate, or exact MAP's best assignment so far) or
     "infeasible"; ``value`` the objective at the
     solution, ``upper_bound`` the dual bound, the residuals those of the
     stopping rule; ``acyclic`` True when the graph was solved exactly by
@@ -1428,7 +1428,8 @@ cdef class Solver:
         """LP-MAP dual bounds by MPLP block coordinate descent
         (concord_solver_mplp), for graphs of PAIR and DENSE factors over
         multi-variables; the solution is the best allowed assignment of
-        largest beliefs."""
+        largest beliefs, a certified MAP when status is "integral"; status
+        "stalled" when the bound stopped improving first."""
         return self._solve(CONCORD_ALGORITHM_MPLP, _settings(settings))
 
     @property

@@ -355,7 +355,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
             s->lambda_scale = solver_link_scores(s, r.theta, r.phi);
             memcpy(s->ubar, s->sol_u, (size_t)g->n_vars * sizeof(double));
             s->mode = MODE_MAP;
-            if (status != CONCORD_STATUS_INTEGRAL && status != CONCORD_STATUS_FRACTIONAL)
+            if (status != CONCORD_STATUS_INTEGRAL)
                 rc = solver_fail(s, CONCORD_ENOTCONVERGED,
                                  "MPLP stopped (%s) after %d iterations, bound %.9g, best "
                                  "value %.9g",

@@ -310,10 +310,10 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
          * its stalling says nothing (psdd_eta far too small). */
         const bool steps_move_bound = STALL_WINDOW * eta * norm2 > gap_tol;
         int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_dual, gap_tol,
-                                          steps_move_bound, r.st.time_limit, &r.start);
+                                    steps_move_bound, r.st.time_limit, &r.start);
         if (stop != CONCORD_STATUS_UNSOLVED) {
-            if (stop == CONCORD_STATUS_FRACTIONAL && !average_solves_lp(&r, best_dual, gap_tol))
-                stop = CONCORD_STATUS_STALLED;
+            if (stop == CONCORD_STATUS_STALLED && average_solves_lp(&r, best_dual, gap_tol))
+                stop = CONCORD_STATUS_FRACTIONAL;
             status = stop;
             break;
         }

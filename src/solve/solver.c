@@ -372,7 +372,7 @@ int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dua
     const int32_t slot = t % window;
     const bool stalled = t > window && history[slot] - best_dual <= gap_tol;
     history[slot] = best_dual;
-    if (stalled && stall_counts) return CONCORD_STATUS_FRACTIONAL;
+    if (stalled && stall_counts) return CONCORD_STATUS_STALLED;
     if (solver_time_is_up(start, time_limit))
         return CONCORD_STATUS_TIME_LIMIT;
     return CONCORD_STATUS_UNSOLVED;

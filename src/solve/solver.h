@@ -297,7 +297,7 @@ static inline bool solver_bound_proves_infeasible(double bound, double l1, doubl
 /* The stopping tests PSDD and MPLP share, after iteration t: the best
  * dual bound fell by at most gap_tol over the last `window` iterations
  * (`history`, a ring of `window` entries, keeps them; it is updated here)
- * gives CONCORD_STATUS_FRACTIONAL, when `stall_counts` (the caller's steps
+ * gives CONCORD_STATUS_STALLED, when `stall_counts` (the caller's steps
  * could have moved the bound that much); the settings' time limit since
  * start, CONCORD_STATUS_TIME_LIMIT; otherwise CONCORD_STATUS_UNSOLVED (go
  * on). */
