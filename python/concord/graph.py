@@ -501,9 +501,10 @@ def _sized(values, shape, what):
 def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
     """Solves several FactorGraphs at once on C threads (concord_solve_batch,
     the GIL released): algorithm "sparse" (LP-SparseMAP), "map" (AD3),
-    "exact" (exact MAP), "psdd" or "mplp"; threads None for one per processor. Sets every graph's values as its own
-    solve would, bit for bit, and returns their Infos. Graphs with tensor
-    scores get differentiable values (concord.torch)."""
+    "exact" (exact MAP), "psdd" or "mplp"; threads None for one per
+    processor. Sets every graph's values as its own solve would, bit for
+    bit, and returns their Infos. Graphs with tensor scores get
+    differentiable values (concord.torch)."""
     graphs = list(graphs)
     if algorithm not in _core.ALGORITHMS:
         raise ValueError("algorithm must be one of %s, not %r" % (", ".join(_core.ALGORITHMS),
