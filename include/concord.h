@@ -820,7 +820,8 @@ CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
  * solve stopped at max_iter, or no variable was left to split on). Either way with the best assignment so
  * far (if none was found, the root's LP solution, info->integral false;
  * stopped before the root's LP was solved, no solution:
- * concord_solver_variables is NULL and decoding refuses). When no
+ * concord_solver_variables is NULL and decoding refuses, and the bound is
+ * the dual bound at the multipliers the solver held). When no
  * assignment satisfies every factor: CONCORD_EINFEASIBLE. Branch and
  * bound allocates as it goes (open nodes, each with its parent's
  * multipliers, at most 256 MiB of them; beyond that nodes start from the

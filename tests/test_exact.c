@@ -405,12 +405,16 @@ static void limits_stop_the_search_with_valid_bounds(void **state) {
     assert_non_null(concord_solver_variables(s));
     assert_non_null(strstr(concord_solver_last_error(s), "node_limit"));
 
-    /* no time at all: stopped before the root's LP, no solution */
+    /* no time at all: stopped before the root's LP, no solution, the
+     * bound at the solver's multipliers, cold or warm */
     st.node_limit = 0;
     st.time_limit = 1e-300;
-    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
-    assert_int_equal(info.status, CONCORD_STATUS_TIME_LIMIT);
-    assert_true(info.upper_bound >= optimum - 1e-9);
+    for (int warm = 0; warm < 2; ++warm) {
+        st.warm_start = warm;
+        assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
+        assert_int_equal(info.status, CONCORD_STATUS_TIME_LIMIT);
+        assert_true(isfinite(info.upper_bound) && info.upper_bound >= optimum - 1e-9);
+    }
     assert_null(concord_solver_variables(s));
     assert_non_null(strstr(concord_solver_last_error(s), "before the root"));
     concord_decoding decoding;

@@ -620,7 +620,13 @@ static int report(bb *b) {
 }
 
 static int search(bb *b) {
-    node root = {INFINITY, 0, -1, b->next_seq++, NULL};
+    /* the root's bound before its solve, at the multipliers the solver
+     * holds: a search stopped before that solve still has a finite bound */
+    double root_bound;
+    int32_t failed;
+    int rc = node_bound(b, &root_bound, &failed);
+    if (rc) return solver_callback_failed(b->s, failed, rc);
+    node root = {root_bound, 0, -1, b->next_seq++, NULL};
     if (!push_node(b, root)) return CONCORD_ENOMEM;
     while (b->n_open > 0) {
         if (b->have_best && open_bound(b) <= cutoff(b)) { /* the rest is pruned */
@@ -641,7 +647,7 @@ static int search(bb *b) {
         const bool first = n.depth == 0;
         const double best_before = b->have_best ? b->best_value : -INFINITY;
         node_end end = NODE_BRANCHED;
-        int rc = solve_node(b, &n, &end);
+        rc = solve_node(b, &n, &end);
         if (!rc && first) {
             b->have_root = true;
             memcpy(b->root_u, b->s->sol_u, (size_t)b->g->n_vars * sizeof(double));
