@@ -970,10 +970,10 @@ CONCORD_API int concord_solver_backward(concord_solver *s, const concord_setting
  * computed now by the generic active set at the factor's final inputs.
  * An integral solution (see concord_solver_variables) is one configuration
  * of every factor: weight 1. KNAPSACK has none (its
- * polytope has fractional vertices): CONCORD_EINVAL; nor has a fractional
- * solution that no AD3 or LP-SparseMAP solve produced (PSDD's average,
- * MPLP's assignment of largest beliefs, an exact search's root
- * relaxation): CONCORD_EINVAL. */
+ * polytope has fractional vertices): CONCORD_EINVAL; nor has a solution
+ * that no AD3 or LP-SparseMAP solve produced, unless it is a certified
+ * MAP (PSDD's average, MPLP's uncertified assignment, an exact search's
+ * root relaxation): CONCORD_EINVAL. */
 CONCORD_API int concord_solver_factor_distribution(concord_solver *s, int32_t f,
                                                    int32_t *count);
 

@@ -109,8 +109,9 @@ int concord_solver_factor_distribution(concord_solver *s, int32_t f, int32_t *co
     if (!s->sol_integral && !s->sol_from_admm)
         return solver_fail(s, CONCORD_EINVAL,
                            "no distribution behind this solution: factor distributions follow "
-                           "AD3 and LP-SparseMAP solves, and integral solutions (not PSDD's "
-                           "average, MPLP's assignment or an exact search's root relaxation)");
+                           "AD3 and LP-SparseMAP solves, and certified MAPs (not PSDD's "
+                           "average, MPLP's uncertified assignment or an exact search's root "
+                           "relaxation)");
     if (s->sol_integral) {
         rc = copy_integral_solution(s, f);
     } else if (s->state[f] && !fa->ops->qp) {
