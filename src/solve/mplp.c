@@ -348,7 +348,6 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
             /* the solution stands even when some factor disallows it */
             s->solved = true;
             s->sol_integral = status == CONCORD_STATUS_INTEGRAL;
-            s->sol_from_admm = false;
             out.value = value;
             out.integral = true;
             link_multipliers(&r);

@@ -351,7 +351,6 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
             }
             s->solved = true;
             s->sol_integral = false;
-            s->sol_from_admm = false;
             out.value = value;
             out.integral = integral;
             if (w > 0.0) out.primal_residual = average_disagreement(&r);

@@ -382,6 +382,7 @@ int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32
                     double bound, double l1, concord_info *out, bool *handled) {
     s->mode = MODE_NONE;
     s->solved = false;
+    s->sol_from_admm = false;
     s->have_decoded = false;
     *handled = true;
     if (rc) {
