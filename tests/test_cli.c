@@ -658,10 +658,8 @@ static void not_converged_exits_4_and_still_writes_posteriors(void **state) {
      * still breaks the XOR (LP-MAP 0.5 at x2 = x3 = 1/2) */
     char xor_pair[600];
     snprintf(xor_pair, sizeof xor_pair, "%s/xor_pair.fg", dir);
-    FILE *fp = fopen(xor_pair, "w");
-    assert_non_null(fp);
-    fputs("3\n2\n-2\n0\n-1\nXOR 2 2 3\nPAIR 2 3 2 2.0\n", fp);
-    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(
+        write_text_file(xor_pair, "3\n2\n-2\n0\n-1\nXOR 2 2 3\nPAIR 2 3 2 2.0\n"), 0);
     const char *args_psdd[] = {"solve", "--json", "--algorithm", "psdd", xor_pair, NULL};
     run_expect(&r, NULL, args_psdd, 4);
     assert_int_equal(split_lines(r.out, lines, 4), 1);
