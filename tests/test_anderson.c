@@ -1,9 +1,13 @@
 /*
- * The switch-off safeguard of Anderson acceleration (src/solve/anderson.c),
- * on plain fixed-point maps it knows nothing of: the acceleration stops
- * for the rest of a solve when, after 100 iterations, fewer than a third of
- * the extrapolations it tried were kept, and keeps running where they are
- * kept. An extrapolation is kept when the next step does not undo it.
+ * Anderson acceleration (src/solve/anderson.c) on plain fixed-point maps it
+ * knows nothing of:
+ * - the switch-off safeguard: the acceleration stops for the rest of a
+ *   solve when, after 100 iterations, fewer than a third of the
+ *   extrapolations it tried were kept, and keeps running where they are
+ *   kept (an extrapolation is kept when the next step does not undo it);
+ * - its work follows what moves: a block the iteration leaves alone after
+ *   the history (re)starts is never handed back to the owner, and leaving
+ *   it out changes nothing in the blocks that move.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -46,12 +50,12 @@ static bool runs_to_the_end(bool spoil) {
     fixed_point p = {.z = {10.0, -3.0, 7.0, 0.5}, .spoil = spoil};
     anderson *a = anderson_new(1, block_begin, 8);
     assert_non_null(a);
-    anderson_begin(a, 8, p.z, 0);
+    anderson_begin(a, 8, p.z);
     for (int32_t t = 1; t <= ITERATIONS; ++t) {
         plain_iteration(&p);
         anderson_changed(a, 0, t);
         if (anderson_due(a, t)) anderson_step(a, p.z, rewritten, &p);
-        if (anderson_grows(a, t)) anderson_restart(a, p.z, t);
+        if (anderson_grows(a, t)) anderson_restart(a, p.z);
     }
     const bool running = anderson_running(a);
     anderson_free(a);
@@ -68,10 +72,68 @@ static void acceleration_that_is_kept_runs_on(void **state) {
     assert_true(runs_to_the_end(false));
 }
 
+/* Block 0 (entries 0..3) follows a nonlinear contraction; block 1
+ * (entries 4, 5) stands still until iteration `wake` and follows
+ * z -> 0.8 z + 1 from then on. */
+enum { MOVING = 4, STILL = 2, QUIET_ITERATIONS = 120 };
+
+typedef struct two_blocks {
+    double z[MOVING + STILL];
+    int handed[2]; /* how often the acceleration handed each block back */
+} two_blocks;
+
+static void count_handed(void *context, int32_t b) { ((two_blocks *)context)->handed[b] += 1; }
+
+/* Runs QUIET_ITERATIONS iterations with the history restarted at
+ * iteration 50 (the whole vector: block 1 too, as after a penalty change);
+ * with `both`, the accelerator sees both blocks, else block 0 only. */
+static two_blocks run_two_blocks(bool both, int32_t wake) {
+    static const int32_t both_begin[] = {0, MOVING, MOVING + STILL}, one_begin[] = {0, MOVING};
+    two_blocks p = {.z = {10.0, -3.0, 7.0, 0.5, 4.0, -2.0}};
+    anderson *a = both ? anderson_new(2, both_begin, 8) : anderson_new(1, one_begin, 8);
+    assert_non_null(a);
+    anderson_begin(a, 8, p.z);
+    for (int32_t t = 1; t <= QUIET_ITERATIONS; ++t) {
+        for (int q = 0; q < MOVING; ++q)
+            p.z[q] = 0.9 * p.z[q] + 0.1 * sin(p.z[(q + 1) % MOVING]) + (double)(q + 1) / 10.0;
+        anderson_changed(a, 0, t);
+        if (both && wake > 0 && t >= wake) {
+            for (int q = MOVING; q < MOVING + STILL; ++q) p.z[q] = 0.8 * p.z[q] + 1.0;
+            anderson_changed(a, 1, t);
+        }
+        if (anderson_due(a, t)) anderson_step(a, p.z, count_handed, &p);
+        if (t == 50) {
+            for (int q = 0; q < MOVING + STILL; ++q) p.z[q] *= 1.5;
+            anderson_restart(a, p.z);
+        }
+        if (anderson_grows(a, t)) anderson_restart(a, p.z);
+    }
+    anderson_free(a);
+    return p;
+}
+
+static void a_block_that_stands_still_is_left_out(void **state) {
+    (void)state;
+    const two_blocks alone = run_two_blocks(false, 0), beside = run_two_blocks(true, 0);
+    assert_true(beside.handed[0] > 0);
+    assert_int_equal(beside.handed[1], 0);
+    /* the moving block's iterates are those of an accelerator that never
+     * saw the other block, bit for bit */
+    for (int q = 0; q < MOVING; ++q) assert_true(beside.z[q] == alone.z[q]);
+    assert_true(beside.z[MOVING] == 4.0 * 1.5 && beside.z[MOVING + 1] == -2.0 * 1.5);
+}
+
+static void a_block_that_moves_after_a_restart_is_taken_in(void **state) {
+    (void)state;
+    assert_true(run_two_blocks(true, 60).handed[1] > 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(acceleration_that_is_never_kept_switches_itself_off),
         cmocka_unit_test(acceleration_that_is_kept_runs_on),
+        cmocka_unit_test(a_block_that_stands_still_is_left_out),
+        cmocka_unit_test(a_block_that_moves_after_a_restart_is_taken_in),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

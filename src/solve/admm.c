@@ -565,7 +565,7 @@ static void penalty_step(admm_run *r, int32_t t) {
     }
     if (r->accelerating) {
         fill_slot_state(r);
-        anderson_restart(r->s->aa, r->s->slot_state, t);
+        anderson_restart(r->s->aa, r->s->slot_state);
     }
 }
 
@@ -606,13 +606,13 @@ static int32_t acceleration_start(const admm_run *r) {
     return r->sparse ? 0 : LP_MAP_ACCELERATION_START;
 }
 
-/* Starts the acceleration from the current state, after iteration t,
- * unless the settings or the graph leave it off. */
-static void begin_acceleration(admm_run *r, int32_t t) {
+/* Starts the acceleration from the current state unless the settings or
+ * the graph leave it off. */
+static void begin_acceleration(admm_run *r) {
     concord_solver *s = r->s;
     if (r->st.acceleration == 0 || !s->aa) return;
     fill_slot_state(r);
-    anderson_begin(s->aa, r->st.acceleration, s->slot_state, t);
+    anderson_begin(s->aa, r->st.acceleration, s->slot_state);
     r->accelerating = true;
 }
 
@@ -624,7 +624,7 @@ static void begin_acceleration(admm_run *r, int32_t t) {
 static void acceleration_step(admm_run *r, int32_t t) {
     concord_solver *s = r->s;
     if (!r->accelerating) {
-        if (t == acceleration_start(r)) begin_acceleration(r, t);
+        if (t == acceleration_start(r)) begin_acceleration(r);
         return;
     }
     if (anderson_due(s->aa, t)) {
@@ -633,7 +633,7 @@ static void acceleration_step(admm_run *r, int32_t t) {
     }
     if (anderson_grows(s->aa, t)) {
         fill_slot_state(r);
-        anderson_restart(s->aa, s->slot_state, t);
+        anderson_restart(s->aa, s->slot_state);
     }
 }
 
@@ -904,7 +904,7 @@ int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse
     if (separable(s)) {
         end = solve_separable(&r, &t);
     } else {
-        if (acceleration_start(&r) == 0) begin_acceleration(&r, 0);
+        if (acceleration_start(&r) == 0) begin_acceleration(&r);
         end = iterate(&r, &t);
     }
     return finish(&r, end, t, info);

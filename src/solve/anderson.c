@@ -156,14 +156,17 @@ static void forget(anderson *a) {
     a->extrapolated = 0;
 }
 
-void anderson_restart(anderson *a, const double *z, int32_t t) {
+void anderson_restart(anderson *a, const double *z) {
     forget(a);
     a->cooldown = 0;
     a->waited = 0;
-    /* Every block counts as changed: all are live until the history holds
-     * only zeros for the quiet ones. */
+    /* The history starts at z: a block that does not change from here on
+     * has a zero residual in every step, so only the blocks the caller
+     * reports changed are live (marking every block changed made the first
+     * m + 1 steps after each restart work on the whole vector: a third of
+     * the time of the short solves of AD3's srl graphs). */
     for (int32_t b = 0; b < a->n_blocks; ++b) {
-        a->moved_at[b] = t;
+        a->moved_at[b] = INT32_MIN;
         a->is_live[b] = 1;
     }
     const int32_t entries = a->block_begin[a->n_blocks];
@@ -185,12 +188,12 @@ bool anderson_grows(anderson *a, int32_t t) {
     return true;
 }
 
-void anderson_begin(anderson *a, int m, const double *z, int32_t t) {
+void anderson_begin(anderson *a, int m, const double *z) {
     a->full_m = m < 1 ? 1 : (m > a->capacity ? a->capacity : m);
     a->m = a->full_m < SHORT_MEMORY ? a->full_m : SHORT_MEMORY;
     a->kept = a->refused = a->kept_before = a->refused_before = 0;
     a->stopped = false;
-    anderson_restart(a, z, t);
+    anderson_restart(a, z);
 }
 
 bool anderson_running(const anderson *a) { return !a->stopped; }

@@ -45,13 +45,14 @@ void anderson_free(anderson *a);
  * accelerator is unchanged). */
 bool anderson_reserve(anderson *a, int m);
 
-/* Starts a solve from the vector z at iteration t, with memory at most m
- * (<= the capacity; the first iterations use a shorter one). */
-void anderson_begin(anderson *a, int m, const double *z, int32_t t);
+/* Starts a solve from the vector z, with memory at most m (<= the
+ * capacity; the first iterations use a shorter one). */
+void anderson_begin(anderson *a, int m, const double *z);
 
-/* Forgets the history: z changed as a whole at iteration t (for ADMM, the
- * penalty changed). */
-void anderson_restart(anderson *a, const double *z, int32_t t);
+/* Forgets the history and starts it again from z (for ADMM: the penalty
+ * changed, which moves every entry). From then on a block is live only
+ * once anderson_changed reports it. */
+void anderson_restart(anderson *a, const double *z);
 
 /* Whether the acceleration still runs in this solve (it switches itself
  * off when it does not pay; until the next anderson_begin the caller need
