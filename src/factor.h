@@ -169,7 +169,13 @@ static inline void factor_qp_literals(const factor *f, struct active_set *state,
         out->exact = true;
         out->error = 0;
     } else {
-        factor_qp_generic(f, state, lit_a, b, d, lit_u, v, max_inner, buf, out);
+        /* through a local: the address of *out then never reaches the
+         * out-of-line call, and the ADMM loop keeps it in registers instead
+         * of storing and reloading it around every closed-form solve
+         * (coref: -1% instructions) */
+        qp_outcome generic;
+        factor_qp_generic(f, state, lit_a, b, d, lit_u, v, max_inner, buf, &generic);
+        *out = generic;
     }
 }
 

@@ -293,12 +293,18 @@ solve_factor(concord_solver *s, const double *phi, int32_t f, double eta, bool s
         a_solved[j] = a;
         lit_a[j] = literal_qp_input(neg[j], a, d[j]);
     }
-    /* an active set's additional outputs are written when read (see
-     * write_pending_additionals); a closed form writes them at once */
-    const bool defer_v = s->state[f] && !fa->ops->qp && fa->n_add > 0;
-    factor_qp_literals(fa, s->state[f], lit_a, phi + fa->add_begin, d, s->buf.lit_u,
-                       defer_v ? NULL : s->v + fa->add_begin, max_inner, &s->buf, out);
-    s->v_pending[f] = defer_v;
+    const double *b = phi + fa->add_begin;
+    double *v = s->v + fa->add_begin;
+    if (fa->ops->qp) {
+        /* a closed form writes its additional outputs at once */
+        factor_qp_literals(fa, NULL, lit_a, b, d, s->buf.lit_u, v, max_inner, &s->buf, out);
+    } else {
+        /* an active set's are written when read (see write_pending_additionals) */
+        const bool defer_v = fa->n_add > 0;
+        factor_qp_literals(fa, s->state[f], lit_a, b, d, s->buf.lit_u, defer_v ? NULL : v,
+                           max_inner, &s->buf, out);
+        s->v_pending[f] = defer_v;
+    }
     /* without branches: whether a copy moved is as good as random */
     double *uf = s->uf + begin;
     const double *lit_u = s->buf.lit_u;
