@@ -1037,9 +1037,14 @@ typedef struct concord_decoding {
  * undecided variables, violate the fewest constraints and then score
  * highest). The local search (iterated conditional modes, at most 100
  * passes) moves variables and multi-variables one at a time to the state
- * that violates fewer factors and, among those, scores higher. Every move is judged by the oracles of the factors it
- * touches, so a pass costs about the sum over factors of their degree
- * squared: seconds for a factor over tens of thousands of variables.
+ * that violates fewer factors and, among those, scores higher; where no
+ * single move helps and factors are still violated, it mends one by a
+ * chain of up to 6 moves (the first on a variable of the violated factor,
+ * each next one on a factor the chain left violated), kept when it leaves
+ * fewer factors violated, and goes on. Every move is judged by the oracles
+ * of the factors it touches, so a pass costs about the sum over factors of
+ * their degree squared: seconds for a factor over tens of thousands of
+ * variables.
  * (concord_solver_exact, which decodes at its nodes, stops the search at
  * its time limit.) */
 CONCORD_API int concord_solver_decode(concord_solver *s, concord_decoding *result);

@@ -702,9 +702,76 @@ static void decoding_holds_an_item_of_a_knapsack_with_skewed_costs(void **state)
     concord_graph_free(cg);
 }
 
+/* A graph like a semantic role labeller's: blocks of variables of which
+ * exactly one is on (XORs), and two-variable XOR, AT-MOST-ONE and OR
+ * constraints between blocks, on random scores. No variable is declared a
+ * multi-variable, so changing a block's choice takes two moves. */
+static void role_labelling_graph(test_rng *rng, ref_graph *g) {
+    memset(g, 0, sizeof *g);
+    const int n_blocks = 3 + rng_int(rng, 3);
+    int begin[6];
+    for (int b = 0; b < n_blocks; ++b) {
+        const int size = 2 + rng_int(rng, 3);
+        begin[b] = g->n_vars;
+        ref_factor *f = &g->factors[g->n_factors++];
+        f->kind = REF_XOR;
+        f->degree = size;
+        for (int k = 0; k < size; ++k) f->vars[k] = g->n_vars++;
+    }
+    begin[n_blocks] = g->n_vars;
+    for (int i = 0; i < g->n_vars; ++i) g->theta[i] = 2.0 * rng_uniform(rng) - 1.0;
+    const ref_kind between[] = {REF_XOR, REF_ATMOSTONE, REF_OR};
+    for (int c = 2 + rng_int(rng, 5); c > 0; --c) {
+        const int b1 = rng_int(rng, n_blocks), b2 = (b1 + 1 + rng_int(rng, n_blocks - 1)) % n_blocks;
+        ref_factor *f = &g->factors[g->n_factors++];
+        f->kind = between[rng_int(rng, 3)];
+        f->degree = 2;
+        f->vars[0] = begin[b1] + rng_int(rng, begin[b1 + 1] - begin[b1]);
+        f->vars[1] = begin[b2] + rng_int(rng, begin[b2 + 1] - begin[b2]);
+    }
+}
+
+/* Where rounding leaves constraints violated that no single move mends
+ * (an XOR with two variables on, each also held by another XOR), the
+ * local search mends them by chains of moves: on 400 such graphs with a
+ * feasible assignment, the decoded one is feasible (checked by the
+ * factors' meaning) and no better than brute force's. */
+static void decoding_mends_constraints_no_single_move_mends(void **state) {
+    (void)state;
+    test_rng rng = {20261126};
+    int feasible = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+        ref_graph g;
+        role_labelling_graph(&rng, &g);
+        double brute;
+        if (!ref_brute_map(&g, &brute, NULL)) continue;
+        feasible += 1;
+        concord_graph *cg = ref_build(&g);
+        assert_non_null(cg);
+        concord_solver *s = new_solver_or_fail(cg);
+        concord_info info;
+        assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
+        concord_decoding dec;
+        assert_int_equal(concord_solver_decode(s, &dec), CONCORD_OK);
+        int x[REF_MAX_VARS];
+        const double *decoded = concord_solver_decoded(s);
+        for (int i = 0; i < g.n_vars; ++i) x[i] = decoded[i] > 0.5;
+        const double value = ref_assignment_value(&g, x);
+        if (dec.violated != 0 || !(value > -INFINITY)) ref_graph_print(stderr, &g);
+        assert_int_equal(dec.violated, 0);
+        assert_true(value > -INFINITY);
+        assert_true(fabs(dec.value - value) <= 1e-9);
+        assert_true(value <= brute + 1e-9);
+        concord_solver_free(s);
+        concord_graph_free(cg);
+    }
+    assert_true(feasible >= 100);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decoding_holds_an_item_of_a_knapsack_with_skewed_costs),
+        cmocka_unit_test(decoding_mends_constraints_no_single_move_mends),
         cmocka_unit_test(exact_map_equals_brute_force_on_random_binary_graphs),
         cmocka_unit_test(exact_map_equals_brute_force_on_random_multi_valued_graphs),
         cmocka_unit_test(exact_map_does_not_depend_on_the_scale_of_the_scores),

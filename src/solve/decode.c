@@ -9,14 +9,16 @@
  * dual-reparametrized scores theta/deg + lambda of the final ADMM iterate,
  * violate the fewest constraints and then score highest. The local search
  * (iterated conditional modes) moves each unit in turn to the state that
- * violates fewer factors, then scores higher, until no move helps or
- * MAX_PASSES passes are made. Factors are queried through their MAP
- * oracles, so hard constraints of every factor type are respected where
- * the search can satisfy them, and additional outputs take their best
- * values. Each unit asks its factors' oracles once per state, so a pass
- * costs about the sum over factors of their degree squared: under a
- * deadline (the exact search's time limit) the fixing and the search stop
- * where it passes, with the assignment they reached.
+ * violates fewer factors, then scores higher; when no single move helps and
+ * factors are still violated, it mends them by chains of moves (see
+ * mend); it stops when neither helps or after MAX_PASSES passes. Factors
+ * are queried through their MAP oracles, so hard constraints of every
+ * factor type are respected where the search can satisfy them, and
+ * additional outputs take their best values. Each unit asks its factors'
+ * oracles once per state, so a pass costs about the sum over factors of
+ * their degree squared: under a deadline (the exact search's time limit)
+ * the fixing and the search stop where it passes, with the assignment
+ * they reached.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,6 +27,12 @@
 #include "solver.h"
 
 enum { MAX_PASSES = 100 };
+/* A chain of moves that mends a violated factor is at most MAX_CHAIN moves
+ * long, and one mending pass looks at most at MENDING_FLOOR links plus
+ * MENDING_BUDGET times the graph's links (each move re-evaluates the
+ * factors of the unit moved): about three passes of the local search on a
+ * large graph, and on a small one room for every chain. */
+enum { MAX_CHAIN = 6, MENDING_BUDGET = 8, MENDING_FLOOR = 1 << 16 };
 
 typedef struct decoder {
     const concord_graph *g;
@@ -43,6 +51,11 @@ typedef struct decoder {
     uint8_t *trial_ok, *best_ok; /* per touching factor: allowed at a trial state, */
     double *trial_score, *best_score; /* and its score (the best state's kept) */
     solver_deadline *deadline; /* NULL: none */
+    bool mend; /* the local search mends violated factors by chains of moves */
+    int32_t max_degree;
+    int32_t *chain_units; /* per level of a mending chain: the units of its factor, */
+    int32_t chain_moved[MAX_CHAIN]; /* and the unit it moved */
+    int64_t mending_work; /* links evaluated in this mending pass */
 } decoder;
 
 static void decoder_free(decoder *dc) {
@@ -56,6 +69,7 @@ static void decoder_free(decoder *dc) {
     free(dc->best_ok);
     free(dc->trial_score);
     free(dc->best_score);
+    free(dc->chain_units);
 }
 
 static int decoder_init(decoder *dc, concord_solver *w) {
@@ -76,8 +90,13 @@ static int decoder_init(decoder *dc, concord_solver *w) {
     dc->best_ok = malloc(nf);
     dc->trial_score = malloc(nf * sizeof(double));
     dc->best_score = malloc(nf * sizeof(double));
+    for (int32_t f = 0; f < g->n_factors; ++f)
+        if (g->factors[f].degree > dc->max_degree) dc->max_degree = g->factors[f].degree;
+    dc->chain_units = malloc((size_t)MAX_CHAIN * (size_t)(dc->max_degree ? dc->max_degree : 1) *
+                             sizeof(int32_t));
     if (!dc->fscore || !dc->fok || !dc->stamp || !dc->touching || !dc->unit_of || !dc->decided ||
-        !dc->trial_ok || !dc->best_ok || !dc->trial_score || !dc->best_score) {
+        !dc->trial_ok || !dc->best_ok || !dc->trial_score || !dc->best_score ||
+        !dc->chain_units) {
         decoder_free(dc);
         return CONCORD_ENOMEM;
     }
@@ -245,6 +264,115 @@ static bool improve(decoder *dc) {
     return moved;
 }
 
+/* The unit variable i belongs to. */
+static int32_t unit_of_variable(const decoder *dc, int32_t i) {
+    return dc->unit_of[i] >= 0 ? dc->unit_of[i] : dc->g->n_multi + i;
+}
+
+/* Puts the unit in state s and its factors' verdicts at the new x into the
+ * cache; returns how many more factors are violated than before. */
+static int32_t move_unit(decoder *dc, int32_t unit, int32_t s) {
+    int32_t first, count;
+    int64_t links;
+    unit_vars(dc, unit, &first, &count);
+    const int32_t n = list_factors(dc, unit, first, count, &links);
+    dc->mending_work += links;
+    out_of_time(dc, links);
+    set_state(dc, unit, first, count, s);
+    int32_t change = 0;
+    for (int32_t t = 0; t < n; ++t) {
+        const int32_t f = dc->touching[t];
+        const bool was_ok = dc->fok[f];
+        evaluate(dc, f);
+        change += (int32_t)was_ok - (int32_t)dc->fok[f];
+    }
+    return change;
+}
+
+/* Whether this mending pass has spent its budget, or the deadline passed
+ * (move_unit counts the work towards it). */
+static bool mending_spent(decoder *dc) {
+    return dc->mending_work > MENDING_FLOOR + (int64_t)MENDING_BUDGET * dc->g->n_links ||
+           out_of_time(dc, 0);
+}
+
+/* Whether the unit was moved earlier in the current chain. */
+static bool in_chain(const decoder *dc, int32_t unit, int32_t level) {
+    for (int32_t k = 0; k < level; ++k)
+        if (dc->chain_moved[k] == unit) return true;
+    return false;
+}
+
+/* A factor the chain's moves (levels 0..level) left violated, or -1. */
+static int32_t broken_by_chain(decoder *dc, int32_t level) {
+    for (int32_t k = level; k >= 0; --k) {
+        int32_t first, count;
+        int64_t links;
+        unit_vars(dc, dc->chain_moved[k], &first, &count);
+        const int32_t n = list_factors(dc, dc->chain_moved[k], first, count, &links);
+        for (int32_t t = 0; t < n; ++t)
+            if (!dc->fok[dc->touching[t]]) return dc->touching[t];
+    }
+    return -1;
+}
+
+/* Mends violated factor f by a chain of at most `depth` more moves: a unit
+ * of f moves, and while the chain has not reduced the number of violated
+ * factors, a unit of a factor it left violated moves next; `change` is the
+ * chain's change in violated factors so far, `level` its moves so far. A
+ * chain is kept as soon as fewer factors are violated than before it
+ * began, else its moves are undone. Where no single move helps (ICM is
+ * stuck), constraints need several moves at once: on AD3's srl graphs an
+ * XOR of two variables both on, each held by another XOR; on mln_large an
+ * OR whose variables feed several OR-with-output factors. Returns whether
+ * a chain was kept. */
+static bool mend(decoder *dc, int32_t f, int32_t depth, int32_t change, int32_t level) {
+    const concord_graph *g = dc->g;
+    const factor *fa = &g->factors[f];
+    int32_t *units = dc->chain_units + (size_t)level * (size_t)dc->max_degree;
+    int32_t n_units = 0;
+    for (int32_t j = 0; j < fa->degree; ++j) {
+        const int32_t unit = unit_of_variable(dc, g->link_var[fa->link_begin + j]);
+        /* a multi-variable's states usually sit side by side in a factor */
+        if (!in_chain(dc, unit, level) && (n_units == 0 || units[n_units - 1] != unit))
+            units[n_units++] = unit;
+    }
+    for (int32_t k = 0; k < n_units; ++k) {
+        const int32_t unit = units[k];
+        int32_t first, count;
+        unit_vars(dc, unit, &first, &count);
+        const int32_t old = get_state(dc, unit, first, count);
+        const int32_t states = unit < g->n_multi ? count : 2;
+        for (int32_t s = 0; s < states; ++s) {
+            if (s == old) continue;
+            if (mending_spent(dc)) return false;
+            const int32_t now = change + move_unit(dc, unit, s);
+            if (now < 0) return true;
+            /* each later move mends about one factor: follow the chain
+             * only while the moves left can bring it below zero */
+            if (depth > 1 && now <= depth - 2) {
+                dc->chain_moved[level] = unit;
+                const int32_t broken = broken_by_chain(dc, level);
+                if (broken >= 0 && mend(dc, broken, depth - 1, now, level + 1)) return true;
+            }
+            move_unit(dc, unit, old);
+        }
+    }
+    return false;
+}
+
+/* One mending pass: tries to mend each violated factor in turn by one
+ * move, then by chains of two moves, and so on; returns whether one was
+ * mended. Short chains first: they change the least of an assignment the
+ * local search has already made good. */
+static bool mend_violations(decoder *dc) {
+    dc->mending_work = 0;
+    for (int32_t depth = 1; depth <= MAX_CHAIN; ++depth)
+        for (int32_t f = 0; f < dc->g->n_factors; ++f)
+            if (!dc->fok[f] && mend(dc, f, depth, 0, 0)) return true;
+    return false;
+}
+
 /* Factor f's best score with the decided variables held at x, the others
  * free and scored theta/deg + lambda: returns whether a configuration
  * agrees with x on the decided links, and its score over the free links
@@ -358,20 +486,23 @@ static void round_posteriors(decoder *dc) {
     }
 }
 
-/* Iterated conditional modes from dc->x; fills value, violations, passes. */
+/* Iterated conditional modes from dc->x, mending violated factors where
+ * it is stuck; fills value, violations, passes. */
 static void local_search(decoder *dc, concord_decoding *out) {
     for (int32_t f = 0; f < dc->g->n_factors; ++f) evaluate(dc, f);
     out->passes = 0;
-    while (out->passes < MAX_PASSES && improve(dc)) out->passes += 1;
+    while (out->passes < MAX_PASSES && (improve(dc) || (dc->mend && mend_violations(dc))))
+        out->passes += 1;
     summarize(dc, out);
 }
 
 int concord_solver_decode(concord_solver *s, concord_decoding *result) {
     int rc = solver_begin(s);
-    return rc ? rc : solver_end(s, solver_decode(s, NULL, result));
+    return rc ? rc : solver_end(s, solver_decode(s, NULL, true, result));
 }
 
-int solver_decode(concord_solver *s, solver_deadline *deadline, concord_decoding *result) {
+int solver_decode(concord_solver *s, solver_deadline *deadline, bool mend,
+                  concord_decoding *result) {
     const concord_graph *g = s->g;
     if (!s->solved || s->mode == MODE_NONE)
         return solver_fail(s, CONCORD_EINVAL,
@@ -385,6 +516,7 @@ int solver_decode(concord_solver *s, solver_deadline *deadline, concord_decoding
     }
     dc.x = s->decoded;
     dc.deadline = deadline;
+    dc.mend = mend;
     round_posteriors(&dc);
     concord_decoding out = {0};
     if (!s->sol_integral) {

@@ -313,8 +313,10 @@ int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32
                     double bound, double l1, concord_info *out, bool *handled);
 
 /* concord_solver_decode after its checks, stopping its refinements where
- * the deadline (NULL: none) passes. */
-int solver_decode(concord_solver *s, solver_deadline *deadline, concord_decoding *result);
+ * the deadline (NULL: none) passes; without `mend`, the local search makes
+ * single moves only (see decode.c). */
+int solver_decode(concord_solver *s, solver_deadline *deadline, bool mend,
+                  concord_decoding *result);
 
 /* Makes the 0/1 assignment x (num_variables) the solver's solution: sol_u
  * is x, sol_v each factor's best additional outputs at x, *value theta . x
