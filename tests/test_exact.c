@@ -672,6 +672,15 @@ static void the_solver_is_left_unclamped(void **state) {
  * not be on. Pushed harder, it holds: decoding then finds the MAP (x2
  * alone, brute force), where it used to settle for x3 (1.82 against
  * 2.00). */
+/* A new solver over cg after its LP-MAP solve and a decoding (into *dec). */
+static concord_solver *decoded_after_lp_map(concord_graph *cg, concord_decoding *dec) {
+    concord_solver *s = new_solver_or_fail(cg);
+    concord_info info;
+    assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
+    assert_int_equal(concord_solver_decode(s, dec), CONCORD_OK);
+    return s;
+}
+
 static void decoding_holds_an_item_of_a_knapsack_with_skewed_costs(void **state) {
     (void)state;
     const ref_graph g = {
@@ -691,11 +700,8 @@ static void decoding_holds_an_item_of_a_knapsack_with_skewed_costs(void **state)
     assert_true(ref_brute_map(&g, &brute, NULL));
     concord_graph *cg = ref_build(&g);
     assert_non_null(cg);
-    concord_solver *s = new_solver_or_fail(cg);
-    concord_info info;
-    assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
     concord_decoding dec;
-    assert_int_equal(concord_solver_decode(s, &dec), CONCORD_OK);
+    concord_solver *s = decoded_after_lp_map(cg, &dec);
     assert_int_equal(dec.violated, 0);
     assert_true(fabs(dec.value - brute) <= 1e-12);
     concord_solver_free(s);
@@ -748,11 +754,8 @@ static void decoding_mends_constraints_no_single_move_mends(void **state) {
         feasible += 1;
         concord_graph *cg = ref_build(&g);
         assert_non_null(cg);
-        concord_solver *s = new_solver_or_fail(cg);
-        concord_info info;
-        assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
         concord_decoding dec;
-        assert_int_equal(concord_solver_decode(s, &dec), CONCORD_OK);
+        concord_solver *s = decoded_after_lp_map(cg, &dec);
         int x[REF_MAX_VARS];
         const double *decoded = concord_solver_decoded(s);
         for (int i = 0; i < g.n_vars; ++i) x[i] = decoded[i] > 0.5;
