@@ -569,7 +569,9 @@ typedef struct concord_settings {
     double relaxation;  /* over-relaxation factor in [1, 2) */
     int32_t bound_every; /* compute the dual bound every N iterations */
     int32_t max_inner_iter; /* oracle calls per active-set solve (factors
-                               without a closed form; default 1); an
+                               without a closed form; default 1) that
+                               check or improve its solution, beside the
+                               one that starts an empty active set; an
                                unfinished solve resumes at the next
                                iteration */
     int32_t acceleration; /* Anderson acceleration memory (0: off, default

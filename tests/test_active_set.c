@@ -488,6 +488,38 @@ static void cube_solutions_stay_within_degree_plus_one(void **state) {
     print_message("largest active set: %d configurations of at most %d\n", largest, D + 1);
 }
 
+/* max_iter counts the oracle calls that check or improve a solution: a
+ * cold solve with a budget of one starts its set with one call and checks
+ * or improves it with a second. A vertex answer (every a / d outside
+ * [0, 1]) is then certified at once; an interior one, which needs D + 1
+ * configurations, is left unfinished after those two calls. */
+static void a_cold_solve_checks_the_configuration_it_starts_with(void **state) {
+    (void)state;
+    enum { D = 40 };
+    test_rng rng = {16};
+    factor f = {.ops = &cube_ops, .degree = D};
+    double a[D], d[D], u[D], v[1], lit_a[D], lit_u[D], oracle_a[D], oracle_u[D], oracle_v[1];
+    char scratch[1];
+    factor_buffers buf = {lit_a, lit_u, oracle_a, oracle_u, oracle_v, scratch};
+    for (int interior = 0; interior < 2; ++interior) {
+        active_set *s = active_set_new(&f);
+        assert_non_null(s);
+        for (int i = 0; i < D; ++i) {
+            d[i] = 0.5 + rng_uniform(&rng);
+            double target = interior ? 0.05 + 0.9 * rng_uniform(&rng)
+                                     : (rng_uniform(&rng) < 0.5 ? -0.5 : 1.5);
+            a[i] = target * d[i];
+        }
+        active_set_result r = active_set_solve(s, &f, a, NULL, d, u, v, 1, &buf);
+        assert_int_equal(r.oracle_calls, 2);
+        assert_int_equal(r.error, CONCORD_OK);
+        assert_int_equal(r.exact, !interior);
+        if (!interior)
+            for (int i = 0; i < D; ++i) assert_true(u[i] == (a[i] > 0.0 ? 1.0 : 0.0));
+        active_set_free(s);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dense_qp_is_certified_optimal_on_random_factors),
@@ -496,6 +528,7 @@ int main(void) {
         cmocka_unit_test(affinely_dependent_configurations_are_handled),
         cmocka_unit_test(solutions_beyond_the_initial_room_are_certified),
         cmocka_unit_test(cube_solutions_stay_within_degree_plus_one),
+        cmocka_unit_test(a_cold_solve_checks_the_configuration_it_starts_with),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,8 +171,9 @@ static void setting_zero_scores_is_a_no_op(void **state) {
 }
 
 /* A graph with one factor is solved factor by factor (SparseMAP itself),
- * and still within max_iter rounds of max_inner_iter oracle calls: a
- * 50 x 20 SEQUENCE needs more than 2 x 1, so it stops there. */
+ * and still within max_iter rounds of max_inner_iter oracle calls (and
+ * the one that starts the active set): a 50 x 20 SEQUENCE needs more than
+ * 2 x 1 + 1, so it stops there. */
 static void the_iteration_cap_holds_on_a_graph_of_one_factor(void **state) {
     (void)state;
     enum { L = 50, K = 20 };
@@ -195,7 +196,7 @@ static void the_iteration_cap_holds_on_a_graph_of_one_factor(void **state) {
     assert_int_equal(concord_solver_sparse(solver, &st, &info), CONCORD_ENOTCONVERGED);
     assert_int_equal(info.status, CONCORD_STATUS_MAX_ITER);
     assert_true(info.iterations <= 2);
-    assert_true(info.oracle_calls <= 2);
+    assert_true(info.oracle_calls <= 2 * 1 + 1);
     concord_solver_free(solver);
     concord_graph_free(g);
 }

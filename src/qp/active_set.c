@@ -779,10 +779,17 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
     } else if (s->updates > REBUILD_EVERY && s->updates > 2 * s->size) {
         rebuild(s);
     }
+    /* The call that starts an empty set is not one of the max_iter: with
+     * max_iter 1, a cold solve that spent its one call there returned the
+     * MAP configuration unchecked, and on UAI graphs of DENSE tables the
+     * first iterations' moves were a subgradient method's (wcsp_15: 20
+     * iterations instead of 5; docs/design.md). */
+    int32_t seeding_calls = 0;
     if (s->size == 0) {
         double best;
         const int32_t n = call_oracle(s, f, a, b, buf, &best);
         res.oracle_calls++;
+        seeding_calls = 1;
         if ((res.callback_error = factor_failure(f, buf->scratch))) return res;
         border(s, s->cand, s->cand_value, n);
         s->p[0] = 1.0;
@@ -828,7 +835,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
             total += s->p[k];
         }
         for (int32_t k = 0; k < s->size; ++k) s->p[k] /= total;
-        if (res.oracle_calls >= max_iter) break;
+        if (res.oracle_calls - seeding_calls >= max_iter) break;
         combine_u(s, u);
         for (int32_t i = 0; i < s->degree; ++i) buf->oracle_a[i] = a[i] - d[i] * u[i];
         double best;

@@ -62,10 +62,11 @@ typedef struct active_set_result {
     int callback_error;
 } active_set_result;
 
-/* Solves the QP in literal space, warm-started from the previous call.
- * u (degree) and v (n_add) receive the solution (v NULL: not now, see
- * active_set_additionals); buf's oracle_* arrays and scratch serve the
- * oracle calls. */
+/* Solves the QP in literal space, warm-started from the previous call,
+ * with at most max_iter oracle calls that check or improve a solution
+ * (from an empty set, one more call starts it). u (degree) and v (n_add)
+ * receive the solution (v NULL: not now, see active_set_additionals);
+ * buf's oracle_* arrays and scratch serve the oracle calls. */
 active_set_result active_set_solve(active_set *s, const factor *f, const double *a,
                                    const double *b, const double *d, double *u, double *v,
                                    int32_t max_iter, factor_buffers *buf);
