@@ -27,12 +27,11 @@ static const dense_params *params_of(const factor *f) {
     return (const dense_params *)f->params;
 }
 
-/* Enumerates the allowed joint states with an odometer over the variables,
- * keeping the sum of the state scores up to date incrementally. */
-static double dense_map(const factor *f, const double *a, const double *b, double *u,
-                        double *v, void *scratch) {
-    const dense_params *p = params_of(f);
-    int32_t *digit = (int32_t *)scratch;
+/* The best allowed joint state and its score in *score: an odometer over
+ * the variables (digits in `digit`) keeps the sum of the state scores up
+ * to date incrementally. The builder refuses tables with no allowed state. */
+static int32_t best_joint_state(const dense_params *p, const double *a, const double *b,
+                                int32_t *digit, double *score) {
     double state_sum = 0.0;
     for (int32_t j = 0; j < p->n_vars; ++j) {
         digit[j] = 0;
@@ -59,24 +58,40 @@ static double dense_map(const factor *f, const double *a, const double *b, doubl
             state_sum += a[base];
         }
     }
-    for (int32_t i = 0; i < f->degree; ++i) u[i] = 0.0;
-    for (int32_t c = 0; c < p->n_configs; ++c) v[c] = 0.0;
-    v[best] = 1.0;
+    *score = best_score;
+    return best;
+}
+
+/* The best joint state's ones: one state link per variable (in increasing
+ * order, as the variables' links are) and the joint state's output. */
+static int32_t dense_map_ones(const factor *f, const double *a, const double *b,
+                              int32_t *ones, double *value, void *scratch) {
+    const dense_params *p = params_of(f);
+    const int32_t best = best_joint_state(p, a, b, (int32_t *)scratch, value);
     for (int32_t j = p->n_vars - 1, rest = best; j >= 0; --j) {
-        u[p->offset[j] + rest % p->states[j]] = 1.0;
+        ones[j] = p->offset[j] + rest % p->states[j];
         rest /= p->states[j];
     }
-    return best_score;
+    ones[p->n_vars] = f->degree + best;
+    return p->n_vars + 1;
+}
+
+/* Scratch: the odometer's digits, then room for map's ones. */
+static double dense_map(const factor *f, const double *a, const double *b, double *u,
+                        double *v, void *scratch) {
+    return factor_map_by_ones(f, a, b, u, v, scratch,
+                              (int32_t *)scratch + params_of(f)->n_vars);
 }
 
 static size_t dense_scratch(const factor *f) {
-    return (size_t)params_of(f)->n_vars * sizeof(int32_t);
+    return (2 * (size_t)params_of(f)->n_vars + 1) * sizeof(int32_t);
 }
 
 static int32_t dense_config_size(const factor *f) { return params_of(f)->n_vars + 1; }
 
 static const factor_ops dense_ops = {.name = "DENSE",
                                      .map = dense_map,
+                                     .map_ones = dense_map_ones,
                                      .scratch_bytes = dense_scratch,
                                      .config_size = dense_config_size};
 
