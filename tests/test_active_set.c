@@ -1,5 +1,6 @@
 /*
- * The generic active-set QP on DENSE factors, checked against references
+ * DENSE's MAP oracle against enumeration of the joint states, and the
+ * generic active-set QP on DENSE factors, checked against references
  * that share nothing with it: (1) an optimality certificate computed by
  * enumerating every joint state -- the returned weights must form a valid
  * convex combination of allowed configurations reproducing u and v, and no
@@ -293,6 +294,62 @@ static double fista(const dense_case *t, double *u) {
     return objective_of(t, u, p);
 }
 
+/* The DENSE MAP oracle, both ways it answers (the dense configuration and
+ * the list of its ones, which the active set reads), against enumeration
+ * of the allowed joint states: the configuration is the joint state's,
+ * allowed, and worth the best score. */
+static void the_dense_oracle_finds_the_best_allowed_joint_state(void **state) {
+    (void)state;
+    test_rng rng = {17};
+    for (int trial = 0; trial < 2000; ++trial) {
+        dense_case t;
+        random_case(&rng, &t);
+        concord_graph *g = build(&t);
+        const factor *f = &g->factors[0];
+        void *scratch = malloc(factor_scratch_bytes(f) + 1);
+        double best = -INFINITY;
+        for (int c = 0; c < t.n_joint; ++c) {
+            if (t.forbidden[c]) continue;
+            int links[MAX_VARS];
+            joint_links(&t, c, links);
+            double score = t.b[c];
+            for (int j = 0; j < t.n_vars; ++j) score += t.a[links[j]];
+            best = fmax(best, score);
+        }
+        double u[MAX_LINKS], v[MAX_JOINT];
+        const double value = f->ops->map(f, t.a, t.b, u, v, scratch);
+        int chosen = -1;
+        for (int c = 0; c < t.n_joint; ++c) {
+            assert_true(v[c] == 0.0 || v[c] == 1.0);
+            if (v[c] == 1.0) {
+                assert_int_equal(chosen, -1);
+                chosen = c;
+            }
+        }
+        assert_true(chosen >= 0 && !t.forbidden[chosen]);
+        int links[MAX_VARS];
+        joint_links(&t, chosen, links);
+        double score = t.b[chosen];
+        for (int i = 0, on = 0; i < t.degree; ++i) {
+            const bool in_state = on < t.n_vars && links[on] == i;
+            assert_true(u[i] == (in_state ? 1.0 : 0.0));
+            if (in_state) score += t.a[links[on++]];
+        }
+        /* the oracle sums the state scores incrementally: equal up to rounding */
+        const double rounding = 1e-13 * (t.n_vars + 1) * scale_of(&t);
+        assert_true(fabs(value - best) <= rounding && fabs(score - best) <= rounding);
+        int32_t ones[MAX_VARS + 1];
+        double ones_value;
+        const int32_t n = f->ops->map_ones(f, t.a, t.b, ones, &ones_value, scratch);
+        assert_int_equal(n, t.n_vars + 1);
+        for (int j = 0; j < t.n_vars; ++j) assert_int_equal(ones[j], links[j]);
+        assert_int_equal(ones[t.n_vars], t.degree + chosen);
+        assert_true(ones_value == value);
+        free(scratch);
+        concord_graph_free(g);
+    }
+}
+
 static void dense_qp_is_certified_optimal_on_random_factors(void **state) {
     (void)state;
     test_rng rng = {11};
@@ -522,6 +579,7 @@ static void a_cold_solve_checks_the_configuration_it_starts_with(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_dense_oracle_finds_the_best_allowed_joint_state),
         cmocka_unit_test(dense_qp_is_certified_optimal_on_random_factors),
         cmocka_unit_test(dense_qp_matches_an_independent_solver),
         cmocka_unit_test(warm_started_solves_equal_cold_solves),
