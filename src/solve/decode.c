@@ -147,6 +147,11 @@ static void unit_vars(const decoder *dc, int32_t unit, int32_t *first, int32_t *
     }
 }
 
+/* How many states the unit takes: a multi-variable's, or 0 and 1. */
+static int32_t unit_states(const decoder *dc, int32_t unit) {
+    return unit < dc->g->n_multi ? dc->g->multi[unit].num_states : 2;
+}
+
 /* Lists the factors touching the unit, their links counted in *links;
  * returns how many. A multi-variable's own one-hot factor is left out:
  * every state the decoder tries satisfies it, and evaluating it for each
@@ -230,7 +235,7 @@ static bool improve(decoder *dc) {
         int64_t links;
         unit_vars(dc, unit, &first, &count);
         int32_t n = list_factors(dc, unit, first, count, &links);
-        int32_t states = unit < dc->g->n_multi ? count : 2;
+        int32_t states = unit_states(dc, unit);
         if (out_of_time(dc, links * (states - 1))) break;
         int32_t current = get_state(dc, unit, first, count), best = current;
         int32_t best_violated;
@@ -342,7 +347,7 @@ static bool mend(decoder *dc, int32_t f, int32_t depth, int32_t change, int32_t 
         int32_t first, count;
         unit_vars(dc, unit, &first, &count);
         const int32_t old = get_state(dc, unit, first, count);
-        const int32_t states = unit < g->n_multi ? count : 2;
+        const int32_t states = unit_states(dc, unit);
         for (int32_t s = 0; s < states; ++s) {
             if (s == old) continue;
             if (mending_spent(dc)) return false;
@@ -430,7 +435,7 @@ static int sequential_fixing(decoder *dc) {
         int64_t links;
         unit_vars(dc, unit, &first, &count);
         int32_t n = list_factors(dc, unit, first, count, &links);
-        int32_t states = unit < g->n_multi ? count : 2;
+        int32_t states = unit_states(dc, unit);
         if (out_of_time(dc, links * states)) break;
         int32_t best = get_state(dc, unit, first, count), best_violated = INT32_MAX;
         double best_value = -INFINITY;
