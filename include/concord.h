@@ -819,15 +819,15 @@ CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
  * early: status "node_limit", "time_limit" or "interrupted" and
  * CONCORD_ENOTCONVERGED; status "max_iter" and CONCORD_ENOTCONVERGED when
  * the search ended with a node whose bound could not close the gap (its LP
- * solve stopped at max_iter, or no variable was left to split on). Either way with the best assignment so
- * far (if none was found, the root's LP solution, info->integral false;
- * stopped before the root's LP was solved, no solution:
- * concord_solver_variables is NULL and decoding refuses, and the bound is
- * the dual bound at the multipliers the solver held). When no
- * assignment satisfies every factor: CONCORD_EINFEASIBLE. Branch and
- * bound allocates as it goes (open nodes, each with its parent's
- * multipliers, at most 256 MiB of them; beyond that nodes start from the
- * solver's current state). Details of the search:
+ * solve stopped at max_iter, or no variable was left to split on). Either
+ * way with the best assignment so far (if none was found, the root's LP
+ * solution, info->integral false; stopped before the root's LP was
+ * solved, no solution: concord_solver_variables is NULL and decoding
+ * refuses, and the bound is the dual bound at the multipliers the solver
+ * held). When no assignment satisfies every factor: CONCORD_EINFEASIBLE.
+ * Branch and bound allocates as it goes (open nodes, each with its
+ * parent's multipliers, at most 256 MiB of them; beyond that nodes start
+ * from the solver's current state). Details of the search:
  * concord_solver_exact_info. */
 CONCORD_API int concord_solver_exact(concord_solver *s, const concord_settings *settings,
                                      concord_info *info);

@@ -47,7 +47,6 @@ int units_build(struct concord_solver *s);
 
 void units_free(units *u);
 
-
 /* Writes unit w's state `state` into the assignment x. */
 void units_set_state(const units *un, int32_t w, int32_t state, double *x);
 
