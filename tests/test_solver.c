@@ -1287,6 +1287,54 @@ static void the_progress_callback_reports_and_can_interrupt(void **state) {
     concord_graph_free(g);
 }
 
+enum { PENALTY_LOG = 16 };
+
+/* The relative penalty in force during each of the first iterations. */
+typedef struct penalty_log {
+    double eta[PENALTY_LOG + 1];
+} penalty_log;
+
+static int log_penalty(void *context, const concord_progress *p) {
+    penalty_log *log = context;
+    if (p->iteration <= PENALTY_LOG) log->eta[p->iteration] = p->eta;
+    return 0;
+}
+
+/* The penalty's first check (iteration 5) corrects an initial penalty far
+ * too small by up to 16 times in one change; the checks after it, up to
+ * iteration 40, move it by at most 4 times. */
+static void the_first_penalty_check_corrects_a_far_off_guess(void **state) {
+    (void)state;
+    test_rng rng = {17};
+    concord_graph *g = matching_graph(10, 10, &rng);
+    concord_solver *s = new_solver_or_fail(g);
+    for (int sparse = 0; sparse < 2; ++sparse) {
+        concord_settings st;
+        concord_default_settings(&st);
+        st.warm_start = false;
+        st.bound_every = 1;
+        st.eta = 1e-4;
+        penalty_log log = {{0}};
+        st.progress = log_penalty;
+        st.progress_context = &log;
+        concord_info info;
+        int rc = sparse ? concord_solver_sparse(s, &st, &info) : concord_solver_map(s, &st, &info);
+        assert_int_equal(rc, CONCORD_OK);
+        assert_true(info.iterations > PENALTY_LOG);
+        for (int t = 1; t <= 5; ++t) assert_true(log.eta[t] == st.eta);
+        const double first = log.eta[6] / log.eta[5];
+        if (!(fabs(first - 16.0) <= 1e-12 * 16.0))
+            fail_msg("%s: the first check moved the penalty %g times", sparse ? "LP-SparseMAP" : "LP-MAP",
+                     first);
+        for (int t = 6; t < PENALTY_LOG; ++t) {
+            const double change = log.eta[t + 1] / log.eta[t];
+            assert_true(change <= 4.0 * (1 + 1e-12) && change >= 0.25 * (1 - 1e-12));
+        }
+    }
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* An oracle that takes a millisecond per call. */
 static int slow_oracle(void *user, const double *a, const double *b, double *u, double *v,
                        double *value) {
@@ -1526,6 +1574,7 @@ int main(void) {
         cmocka_unit_test(a_qp_callback_writes_the_additional_outputs),
         cmocka_unit_test(a_user_factors_additional_outputs_may_be_real),
         cmocka_unit_test(the_progress_callback_reports_and_can_interrupt),
+        cmocka_unit_test(the_first_penalty_check_corrects_a_far_off_guess),
         cmocka_unit_test(a_solve_stops_at_the_time_limit),
         cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),
         cmocka_unit_test(backward_reports_its_iteration_cap),

@@ -518,12 +518,23 @@ static int bound_step(admm_run *r, int32_t t, bool small) {
  * where the primal residual stays 10-50 times the dual for thousands of
  * iterations. It moves by 2, but during the first EARLY_ITERATIONS (checked
  * every EARLY_ADAPT_EVERY), where the initial penalty is often far off, by
- * the square root of the residuals' ratio clipped to [2, 4]: the primal
- * residual goes as 1/eta and the dual as eta, so that factor would balance
- * them. Every change restarts the acceleration's history, so reaching the
- * right penalty in fewer changes matters (coref at the default penalty:
- * 237 -> 156 iterations; docs/performance.md). */
-static double balancing_step(double ratio) { return fmin(fmax(sqrt(ratio), 2.0), 4.0); }
+ * the square root of the residuals' ratio: the primal residual goes as
+ * 1/eta and the dual as eta, so that factor would balance them. Every
+ * change restarts the acceleration's history, so reaching the right
+ * penalty in fewer changes matters.
+ *
+ * The factor is clipped to [2, 4], except at the first check, which
+ * corrects the initial penalty, a guess that can be off by far more: there
+ * it may reach 16 (AD3's coref: residuals 150 to 1 at iteration 5; clipped
+ * at 4, its penalty stayed too low for the whole early phase, 214
+ * iterations against 156). Later in the early phase the ratios are noisier,
+ * the faces of the solution still being found, and the clip at 4 keeps
+ * them from throwing the penalty about. Measured over nine initial
+ * penalties in docs/design.md. */
+enum { FIRST_BALANCING_MAX = 16 };
+static double balancing_step(double ratio, bool first_check) {
+    return fmin(fmax(sqrt(ratio), 2.0), first_check ? FIRST_BALANCING_MAX : 4.0);
+}
 
 /* LP-SparseMAP's first EARLY_ITERATIONS move the penalty when either
  * residual dominates eightfold. Its objective is strongly concave and its
@@ -537,15 +548,17 @@ static double balancing_step(double ratio) { return fmin(fmax(sqrt(ratio), 2.0),
  * cycle. */
 static const double SPARSE_EARLY_BALANCE = 8.0;
 
+/* The factor the penalty moves by at the check of iteration t (1: none). */
 static double penalty_factor(double primal_rms, double dual_rms, double eta_rel,
-                             double eta_rel_min, bool early, bool sparse) {
+                             double eta_rel_min, int32_t t, bool sparse) {
+    const bool early = t <= EARLY_ITERATIONS, first = t == EARLY_ADAPT_EVERY;
     const bool narrow = early && sparse;
     const double raise_at = narrow ? SPARSE_EARLY_BALANCE : 20.0;
     const double lower_at = narrow ? SPARSE_EARLY_BALANCE : 10.0;
     if (primal_rms > raise_at * dual_rms && eta_rel < ETA_REL_MAX)
-        return early ? balancing_step(primal_rms / dual_rms) : 2.0;
+        return early ? balancing_step(primal_rms / dual_rms, first) : 2.0;
     if (dual_rms > lower_at * primal_rms && eta_rel > eta_rel_min)
-        return early ? 1.0 / balancing_step(dual_rms / primal_rms) : 0.5;
+        return early ? 1.0 / balancing_step(dual_rms / primal_rms, first) : 0.5;
     return 1.0;
 }
 
@@ -574,7 +587,7 @@ static void penalty_step(admm_run *r, int32_t t) {
     const double floor = least_penalty(r);
     const double step = penalty_factor(sqrt(r->primal_sq / n_links),
                                        r->eta_rel * sqrt(r->change_sq / n_links), r->eta_rel,
-                                       floor, early, r->sparse);
+                                       floor, t, r->sparse);
     if (step == 1.0) return;
     set_penalty(r, fmin(fmax(r->eta_rel * step, floor), ETA_REL_MAX));
     memset(r->s->dirty, 1, (size_t)r->g->n_factors);
