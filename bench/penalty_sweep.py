@@ -15,6 +15,9 @@ The sets:
              per pair scored by planted clusters plus Gaussian noise of
              0.5, 1 or 2, transitivity as three ORs per triple (the shape
              of AD3's coref.fg); written here
+  matching   40 LP-matchings (an XOR per row, an ATMOSTONE per column):
+             10 x 10 and 20 x 20, scores N(0, 1) of seeds 0-19; written
+             here
   mixture    100 random graphs of every closed-form family
              (scripts/gen-test-data.py's mixture_graph: 150 and 300
              variables of seeds 1000-1039, 600 of seeds 1000-1019)
@@ -63,6 +66,17 @@ def coreference_graph(mentions, seed, noise):
                                  "\n".join(factors))
 
 
+def matching_graph(n, seed):
+    """An n x n LP-matching in AD3's .fg format: scores N(0, 1), an XOR per
+    row, an ATMOSTONE per column."""
+    rng = random.Random(seed)
+    rows = ["XOR %d %s" % (n, " ".join(str(i * n + j + 1) for j in range(n))) for i in range(n)]
+    columns = ["ATMOSTONE %d %s" % (n, " ".join(str(i * n + j + 1) for i in range(n)))
+               for j in range(n)]
+    scores = "\n".join("%.6f" % rng.gauss(0, 1) for _ in range(n * n))
+    return "%d\n%d\n%s\n%s\n" % (n * n, 2 * n, scores, "\n".join(rows + columns))
+
+
 def mixture_graphs():
     path = os.path.join(HERE, "..", "scripts", "gen-test-data.py")
     spec = importlib.util.spec_from_file_location("gen_test_data", path)
@@ -87,6 +101,9 @@ def graph_sets(names, binary, folder):
         texts = [coreference_graph(n, 100 * n + seed, (0.5, 1.0, 2.0)[seed % 3])
                  for n in (6, 8, 10, 12, 14) for seed in range(6)]
         sets["coref"] = joined("coref", texts)
+    if "matching" in names:
+        sets["matching"] = joined("matching", [matching_graph(n, seed) for n in (10, 20)
+                                               for seed in range(20)])
     if "mixture" in names:
         sets["mixture"] = joined("mixture", mixture_graphs())
     if "parsing" in names or "sequences" in names:
@@ -132,7 +149,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("binaries", nargs="+", help="concord executables; the first is the reference")
     parser.add_argument("--sparse", action="store_true", help="LP-SparseMAP instead of LP-MAP")
-    parser.add_argument("--sets", default="coref,mixture,parsing,sequences,ad3,uai",
+    parser.add_argument("--sets", default="coref,matching,mixture,parsing,sequences,ad3,uai",
                         help="comma-separated sets (default: all)")
     args = parser.parse_args()
     names = args.sets.split(",")

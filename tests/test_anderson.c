@@ -4,7 +4,10 @@
  * - the switch-off safeguard: the acceleration stops for the rest of a
  *   solve when, after 100 iterations, fewer than a third of the
  *   extrapolations it tried were kept, and keeps running where they are
- *   kept (an extrapolation is kept when the next step does not undo it);
+ *   kept (an extrapolation is kept when the next step does not undo it)
+ *   or where a single one was refused;
+ * - on a slow linear contraction it takes the long steps (up to 22 plain
+ *   steps) that reach the fixed point;
  * - its work follows what moves: a block the iteration leaves alone after
  *   the history (re)starts is never handed back to the owner, and leaving
  *   it out changes nothing in the blocks that move.
@@ -128,12 +131,90 @@ static void a_block_that_moves_after_a_restart_is_taken_in(void **state) {
     assert_true(run_two_blocks(true, 60).handed[1] > 0);
 }
 
+/* The slow linear contraction z_q -> r_q z_q + q + 1, r_q from 0.97 to
+ * 0.985: three plain iterations (one step) contract by 0.91-0.96, so the
+ * fixed point lies 10-22 plain steps ahead of the plain image. */
+static void slow_iteration(double *z) {
+    for (int q = 0; q < ENTRIES; ++q) z[q] = (0.97 + 0.005 * q) * z[q] + (double)(q + 1);
+}
+
+static double slow_fixed_point(int q) { return (double)(q + 1) / (1.0 - (0.97 + 0.005 * q)); }
+
+static void ignore_rewrite(void *context, int32_t b) {
+    (void)context;
+    (void)b;
+}
+
+/* On a slow linear contraction the acceleration takes the long steps that
+ * reach the fixed point: within 60 iterations it is there to 1e-9, where
+ * the plain iteration has closed a sixth of the distance at most. */
+static void a_slow_contraction_is_accelerated_by_long_steps(void **state) {
+    (void)state;
+    static const int32_t block_begin[] = {0, ENTRIES};
+    double z[ENTRIES] = {0.0, 0.0, 0.0, 0.0};
+    anderson *a = anderson_new(1, block_begin, 8);
+    assert_non_null(a);
+    anderson_begin(a, 8, z);
+    for (int32_t t = 1; t <= 60; ++t) {
+        slow_iteration(z);
+        anderson_changed(a, 0, t);
+        if (anderson_due(a, t)) anderson_step(a, z, ignore_rewrite, NULL);
+        if (anderson_grows(a, t)) anderson_restart(a, z);
+    }
+    for (int q = 0; q < ENTRIES; ++q)
+        assert_true(fabs(z[q] - slow_fixed_point(q)) <= 1e-9 * slow_fixed_point(q));
+    anderson_free(a);
+}
+
+/* The first extrapolation after the memory grows (iteration 80) is spoilt
+ * (the next plain iteration pushes z away) and refused; the others would
+ * be kept. One refusal is no verdict on the memory in use: at iteration
+ * 110, past the first judgement (100), the acceleration still runs. */
+typedef struct spoilt_once {
+    double z[ENTRIES];
+    bool spoil_next;
+    int rewrites_after_growth;
+} spoilt_once;
+
+static void spoil_first_after_growth(void *context, int32_t b) {
+    (void)b;
+    spoilt_once *p = context;
+    p->spoil_next = p->rewrites_after_growth++ == 0;
+}
+
+static void one_refusal_does_not_switch_the_acceleration_off(void **state) {
+    (void)state;
+    static const int32_t block_begin[] = {0, ENTRIES};
+    spoilt_once p = {.z = {0.0, 0.0, 0.0, 0.0}, .rewrites_after_growth = -1};
+    anderson *a = anderson_new(1, block_begin, 8);
+    assert_non_null(a);
+    for (int32_t t = 1; t <= 110; ++t) {
+        slow_iteration(p.z);
+        if (p.spoil_next)
+            for (int q = 0; q < ENTRIES; ++q) p.z[q] += 1e3;
+        p.spoil_next = false;
+        if (t == 70) anderson_begin(a, 8, p.z); /* late, so that z still moves after 80 */
+        if (t <= 70) continue;
+        anderson_changed(a, 0, t);
+        if (anderson_due(a, t)) anderson_step(a, p.z, spoil_first_after_growth, &p);
+        if (anderson_grows(a, t)) {
+            anderson_restart(a, p.z);
+            p.rewrites_after_growth = 0;
+        }
+    }
+    assert_int_equal(p.rewrites_after_growth, 2); /* the extrapolation and its undoing */
+    assert_true(anderson_running(a));
+    anderson_free(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(acceleration_that_is_never_kept_switches_itself_off),
         cmocka_unit_test(acceleration_that_is_kept_runs_on),
         cmocka_unit_test(a_block_that_stands_still_is_left_out),
         cmocka_unit_test(a_block_that_moves_after_a_restart_is_taken_in),
+        cmocka_unit_test(a_slow_contraction_is_accelerated_by_long_steps),
+        cmocka_unit_test(one_refusal_does_not_switch_the_acceleration_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,9 +22,15 @@
 #include <string.h>
 
 /* Acceleration stops for the rest of a solve when, after USEFUL_AFTER
- * iterations, fewer than a third of the extrapolations it tried were kept
- * (steps spent rebuilding the history after a restart are not failures),
- * and is not used at all on graphs of more than MAX_LIVE_LINKS links
+ * iterations, fewer than a third of the extrapolations the memory in use
+ * tried were kept, judged once it has tried at least JUDGED_AFTER_TRIES
+ * (steps spent rebuilding the history after a restart are not failures).
+ * Without that minimum the memory that grows at LONG_AFTER was judged at
+ * iteration 101 on a single extrapolation, and one refusal switched a
+ * useful acceleration off: AD3's parsing01 then took 4026 and 10161
+ * iterations at two of nine initial penalties, 541-603 at the others and
+ * at all nine with the minimum. It is not used at all on graphs of more
+ * than MAX_LIVE_LINKS links
  * (measured: on AD3's mln_large, 2e5 links with most factors cached, its
  * O(m) work per live link costs four times the iterations it saves, while on
  * graphs of a few thousand links it divides the iterations by 2 to 8).
@@ -41,7 +47,15 @@
  * at about the same time. With the stride, stopping after a few refusals
  * in a row no longer paid (srl_fract_004 234 iterations without it, 1017
  * with it). */
-enum { USEFUL_AFTER = 100, MAX_LIVE_LINKS = 50000, STRIDE = 3 };
+enum { USEFUL_AFTER = 100, JUDGED_AFTER_TRIES = 3, MAX_LIVE_LINKS = 50000, STRIDE = 3 };
+
+/* An extrapolation longer than LONGEST_STEP plain steps is refused, as
+ * one from an ill-conditioned history. In a linear tail that contracts by
+ * rho per step the fixed point lies rho / (1 - rho) steps ahead: 19 at
+ * rho = 0.95, where LP-SparseMAP's slow tails are, and a cap of 10 refused
+ * every extrapolation there (20 x 20 LP-matchings at the default penalty:
+ * 224-421 iterations instead of 73-153). */
+enum { LONGEST_STEP = 100 };
 
 /* A solve starts with a memory of at most SHORT_MEMORY and takes the full
  * memory (the history restarting) once it has run LONG_AFTER iterations.
@@ -381,8 +395,8 @@ bool anderson_due(anderson *a, int32_t t) {
     if (a->stopped || ++a->waited < STRIDE) return false;
     a->waited = 0;
     /* judged on the extrapolations of the memory in use */
-    if (t >= USEFUL_AFTER &&
-        2 * (a->kept - a->kept_before) < a->refused - a->refused_before) {
+    const int32_t kept = a->kept - a->kept_before, refused = a->refused - a->refused_before;
+    if (t >= USEFUL_AFTER && kept + refused >= JUDGED_AFTER_TRIES && 2 * kept < refused) {
         a->stopped = true; /* not worth its cost */
         return false;
     }
@@ -421,7 +435,7 @@ static void step(anderson *a, double *z) {
     double gamma[ANDERSON_MAX_MEMORY];
     if (k == 0 || norm == 0.0 || !least_squares(a, k, gamma)) return;
     /* a step found too long afterwards is undone like a refused one */
-    if (!(extrapolate(a, z, k, gamma) <= 10.0 * norm)) {
+    if (!(extrapolate(a, z, k, gamma) <= LONGEST_STEP * norm)) {
         set_blocks(a, z, a->live, a->n_live, a->undo_state);
         refuse(a);
         return;

@@ -12,11 +12,11 @@
  * residuals g = T(z) - z:
  *   z+ = T(z) - dF gamma,  gamma = argmin |g - dG gamma|,
  * with dG, dF the differences of consecutive residuals and images.
- * Safeguards: a step longer than ten plain steps is refused; an
+ * Safeguards: a step longer than a hundred plain steps is refused; an
  * extrapolation after which the residual grew is undone (its blocks return
  * to the plain image it started from) and the memory restarts; the
  * acceleration switches itself off for the rest of a solve when few of the
- * extrapolations it tries are kept.
+ * extrapolations it tries are kept (judged once it has tried a few).
  *
  * The ADMM solver (admm.c) runs it on the per-link state
  * lambda_l + eta * ubar_i, one block per variable.
