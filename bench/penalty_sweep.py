@@ -87,15 +87,15 @@ def mixture_graphs():
 
 
 def graph_sets(names, binary, folder):
-    """{set: [(file, graphs in it)]}; a file of AD3's format may hold many
-    graphs, which one CLI call solves in turn."""
+    """{set: [file]}; a file of AD3's format may hold many graphs, which one
+    CLI call solves in turn."""
     sets = {}
 
     def joined(name, texts):
         path = os.path.join(folder, name + ".fg")
         with open(path, "w") as out:
             out.write("\n".join(t.rstrip("\n") + "\n" for t in texts))
-        return [(path, len(texts))]
+        return [path]
 
     if "coref" in names:
         texts = [coreference_graph(n, 100 * n + seed, (0.5, 1.0, 2.0)[seed % 3])
@@ -114,7 +114,7 @@ def graph_sets(names, binary, folder):
         for kind in ("parsing", "sequences"):
             if kind in names:
                 files = sorted(f for f in os.listdir(suite) if f.startswith(kind + "_"))
-                sets[kind] = [(os.path.join(suite, f), 1) for f in files]
+                sets[kind] = [os.path.join(suite, f) for f in files]
     for kind, names_, extension, folder_ in (("ad3", AD3, ".fg", "ad3"),
                                             ("uai", UAI, ".uai", "uai2014")):
         if kind not in names:
@@ -124,7 +124,7 @@ def graph_sets(names, binary, folder):
         if missing:
             print("skipping %s: %s is missing" % (kind, os.path.normpath(missing[0])))
             continue
-        sets[kind] = [(f, 1) for f in files]
+        sets[kind] = files
     return sets
 
 
@@ -162,7 +162,7 @@ def main():
             per_build = []
             for binary in args.binaries:
                 counts = []
-                for path, _ in files:
+                for path in files:
                     counts += sweep(binary, path, args.sparse)
                 per_build.append(counts)
             reference = per_build[0]

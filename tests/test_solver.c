@@ -1301,8 +1301,8 @@ static int log_penalty(void *context, const concord_progress *p) {
 }
 
 /* The penalty's first check (iteration 5) corrects an initial penalty far
- * too small by up to 16 times in one change; the checks after it, up to
- * iteration 40, move it by at most 4 times. */
+ * too small by up to 16 times in one change; the early checks after it
+ * (here those up to iteration 15) move it by at most 4 times. */
 static void the_first_penalty_check_corrects_a_far_off_guess(void **state) {
     (void)state;
     test_rng rng = {17};
