@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
+from concord import InfeasibleError
 from concord.ad3 import PFactorGraph
 
 LOGIC_RULES = {
@@ -463,8 +464,9 @@ def test_infeasible_constraints():
 
 def test_a_dense_table_that_forbids_every_state():
     """A DENSE factor of -inf only allows nothing: every solve says so as
-    for any infeasible graph, and once its table allows states again the
-    graph solves to the brute-force optimum."""
+    for any infeasible graph, the factor's own solves raise, and once its
+    table allows states again the graph solves to the brute-force
+    optimum."""
     def make(table):
         model = Model()
         a, b = model.multi([1.0, 0.5]), model.multi([0.0, 2.0])
@@ -476,6 +478,9 @@ def test_a_dense_table_that_forbids_every_state():
     assert model.graph.solve() == nothing + ("unsolved",)
     assert model.graph.solve(branch_and_bound=True) == nothing + ("infeasible",)
     assert model.graph.solve_qp_ad3() == nothing + (3,)
+    for solve in (dense.solve_map, dense.solve_qp):
+        with pytest.raises(InfeasibleError, match="every joint state is forbidden"):
+            solve([0.0] * 4, [])
     table = np.array([[0.0, -np.inf], [0.3, 0.1]])
     dense.set_additional_log_potentials(table.ravel())
     best, x = make(table)[0].best()
