@@ -40,16 +40,18 @@ demo: build python
 
 # The build's log is shown only when it fails (with -Werror, a warning
 # fails it); the fuzzers run only when the sources changed since their last
-# passing run (make fuzz fuzzes for FUZZ_SECONDS); the last line is the
-# overall tally.
+# passing run (make fuzz fuzzes for FUZZ_SECONDS), beside the Python
+# package's build, a single compiler process that leaves a core idle; the
+# last line is the overall tally.
 test:
 	@scripts/install-deps.sh test
 	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON -DCONCORD_WERROR=ON >/dev/null
 	@echo "building the library, the tests and their sanitized twins"
 	@cmake --build $(BUILD)-test -j $(JOBS) >$(BUILD)-test/build.log 2>&1 || \
 		{ cat $(BUILD)-test/build.log; exit 1; }
-	@$(MAKE) -s --no-print-directory $(VENV)/.installed
-	@scripts/fuzz.sh $(BUILD)-test 30 --if-changed
+	@scripts/fuzz.sh $(BUILD)-test 30 --if-changed & fuzzing=$$!; \
+		$(MAKE) -s --no-print-directory $(VENV)/.installed; built=$$?; \
+		wait $$fuzzing && [ $$built -eq 0 ]
 	@scripts/run-tests.sh $(BUILD)-test $(VENV)
 
 fuzz:
