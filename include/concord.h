@@ -504,6 +504,24 @@ CONCORD_API int concord_set_additional_scores(concord_graph *g, int32_t first,
 CONCORD_API const double *concord_variable_scores(const concord_graph *g);
 CONCORD_API const double *concord_additional_scores(const concord_graph *g);
 
+/* LP-SparseMAP's regularization weights: its objective is
+ *   theta.u + phi.v - 1/2 sum_i w_i u_i^2,
+ * with w_i = 1 for every variable unless set here (LP-MAP, exact MAP and
+ * the dual methods ignore them). Sets w for variables [first,
+ * first+count), each in [CONCORD_MIN_REGULARIZATION,
+ * CONCORD_MAX_REGULARIZATION] (CONCORD_EINVAL otherwise). One use: a
+ * variable that stands for k copies held equal by factors (a factor that
+ * repeats a variable, say) counts once when each copy weighs 1/k. The
+ * weights belong to the structure: a solver made before they changed must
+ * be made again (its calls fail). */
+#define CONCORD_MIN_REGULARIZATION 1e-6
+#define CONCORD_MAX_REGULARIZATION 1e6
+CONCORD_API int concord_set_regularization(concord_graph *g, int32_t first, int32_t count,
+                                           const double *weights);
+/* A read-only view of the weights (length num_variables), valid until the
+ * graph is changed or freed. */
+CONCORD_API const double *concord_regularization(const concord_graph *g);
+
 /* ------------------------------------------------------------------------
  * Solvers
  * ------------------------------------------------------------------------ */
@@ -639,7 +657,7 @@ typedef struct concord_info {
     int32_t iterations;     /* ADMM iterations run */
     double value;           /* objective at the returned solution:
                                theta . u + phi . v (LP-SparseMAP: minus
-                               |u|^2 / 2) */
+                               sum_i w_i u_i^2 / 2) */
     double upper_bound;     /* best dual bound on the LP-MAP value */
     double primal_residual; /* max_link |u_factor - u_consensus| (PSDD
                                returning its average: the averaged
@@ -734,7 +752,8 @@ CONCORD_API int concord_solver_map(concord_solver *s, const concord_settings *se
 /* LP-SparseMAP (Niculae and Martins 2020): the same ADMM loop for
  *   max over the local polytope of  theta.u + phi.v - |u|^2 / 2,
  * a sparse, differentiable relaxation; on a graph with a single factor it
- * is that factor's SparseMAP. Returns and fills as concord_solver_map;
+ * is that factor's SparseMAP. (|u|^2 is sum_i w_i u_i^2 when
+ * concord_set_regularization set weights w.) Returns and fills as concord_solver_map;
  * info->value is this objective and info->upper_bound the LP-MAP bound
  * (which also bounds it). concord_solver_backward differentiates it. */
 CONCORD_API int concord_solver_sparse(concord_solver *s, const concord_settings *settings,
@@ -995,9 +1014,10 @@ CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32
  * differences, hence exactly 0 when the prediction equals the gold
  * structure, and never negative.
  *   concord_solver_loss_sparsemap: the LP-SparseMAP (Fenchel-Young) loss
- *     F(theta, phi) - [theta.u* + phi.v* - |u*|^2/2], F the LP-SparseMAP
- *     objective's maximum; gradient (u - u*, v - v*); the backward pass
- *     then differentiates its solution.
+ *     F(theta, phi) - [theta.u* + phi.v* - 1/2 sum_i w_i u*_i^2], F the
+ *     LP-SparseMAP objective's maximum (w: concord_set_regularization);
+ *     gradient (u - u*, v - v*); the backward pass then differentiates its
+ *     solution.
  *   concord_solver_loss_hinge: the structured hinge with the Hamming cost,
  *     max over the local polytope of [theta.u + phi.v + H(u)] minus the
  *     same at the gold structure, H(u) = sum_i u_i (1 - 2 u*_i) (Hamming
@@ -1005,7 +1025,7 @@ CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32
  *     (u - u*, v - v*).
  * A fractional gold must lie in the local polytope (a mixture of allowed
  * structures): one that a converged solve shows outside it, its loss
- * below 0 by more than 100 tol (sum of |scores| + num_variables), is
+ * below 0 by more than 100 tol (sum of |scores| + sum of the weights), is
  * CONCORD_EINVAL; one only slightly outside may pass unnoticed. */
 CONCORD_API int concord_solver_loss_sparsemap(concord_solver *s,
                                               const concord_settings *settings,

@@ -21,7 +21,8 @@ concord_graph *concord_graph_new(void) {
     concord_graph *g = calloc(1, sizeof(concord_graph));
     /* The arrays always exist, so that offsets into them are defined even
      * for a graph without variables, links or additional outputs. */
-    if (g && (reserve((void **)&g->theta, &g->cap_vars, 1, sizeof(double)) ||
+    if (g && (reserve2((void **)&g->theta, (void **)&g->weight, &g->cap_vars, 1,
+                       sizeof(double), sizeof(double)) ||
               reserve((void **)&g->phi, &g->cap_add, 1, sizeof(double)) ||
               reserve2((void **)&g->link_var, (void **)&g->link_neg, &g->cap_links, 1,
                        sizeof(int32_t), sizeof(uint8_t)))) {
@@ -38,6 +39,7 @@ void concord_graph_free(concord_graph *g) {
     for (int32_t m = 0; m < g->n_multi; ++m) free(g->multi[m].labels);
     free(g->multi);
     free(g->theta);
+    free(g->weight);
     free(g->link_var);
     free(g->link_neg);
     free(g->var_seen);
@@ -104,10 +106,13 @@ int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
     if (count < 0) return graph_fail(g, CONCORD_EINVAL, "negative variable count %d", count);
     rc = graph_check_scores(g, count, scores, "variable", g->n_vars);
     if (rc) return rc;
-    if (reserve((void **)&g->theta, &g->cap_vars, (int64_t)g->n_vars + count,
-                sizeof(double)))
+    if (reserve2((void **)&g->theta, (void **)&g->weight, &g->cap_vars,
+                 (int64_t)g->n_vars + count, sizeof(double), sizeof(double)))
         return graph_fail(g, CONCORD_ENOMEM, "out of memory adding %d variables", count);
-    for (int32_t i = 0; i < count; ++i) g->theta[g->n_vars + i] = scores ? scores[i] : 0.0;
+    for (int32_t i = 0; i < count; ++i) {
+        g->theta[g->n_vars + i] = scores ? scores[i] : 0.0;
+        g->weight[g->n_vars + i] = 1.0;
+    }
     if (first) *first = g->n_vars;
     g->n_vars += count;
     g->structure_revision += 1;
@@ -301,6 +306,31 @@ int concord_set_additional_scores(concord_graph *g, int32_t first, int32_t count
     g->scores_revision += 1;
     return CONCORD_OK;
 }
+
+int concord_set_regularization(concord_graph *g, int32_t first, int32_t count,
+                               const double *weights) {
+    if (!g) return CONCORD_EINVAL;
+    int rc = graph_unchanging(g);
+    if (rc) return rc;
+    if (first < 0 || count < 0 || (int64_t)first + count > g->n_vars || (count > 0 && !weights))
+        return graph_fail(g, CONCORD_EINVAL,
+                          "regularization weights [%d, %lld) out of range (the graph has %d "
+                          "variables)",
+                          first, (long long)first + count, g->n_vars);
+    for (int32_t i = 0; i < count; ++i) {
+        const double w = weights[i];
+        if (!(w >= CONCORD_MIN_REGULARIZATION && w <= CONCORD_MAX_REGULARIZATION))
+            return graph_fail(g, CONCORD_EINVAL,
+                              "regularization weight of variable %ld is %g (must be in [%g, %g])",
+                              (long)first + i, w, CONCORD_MIN_REGULARIZATION,
+                              CONCORD_MAX_REGULARIZATION);
+    }
+    if (count > 0) memcpy(g->weight + first, weights, (size_t)count * sizeof(double));
+    g->structure_revision += 1; /* solvers take the weights in when made */
+    return CONCORD_OK;
+}
+
+const double *concord_regularization(const concord_graph *g) { return g ? g->weight : NULL; }
 
 const double *concord_variable_scores(const concord_graph *g) { return g ? g->theta : NULL; }
 const double *concord_additional_scores(const concord_graph *g) { return g ? g->phi : NULL; }

@@ -33,7 +33,8 @@ static inline int32_t multi_variable_label(const multi_variable *mv, int32_t k) 
 
 struct concord_graph {
     int32_t n_vars, cap_vars;
-    double *theta; /* variable scores */
+    double *theta;  /* variable scores */
+    double *weight; /* LP-SparseMAP's regularization weights (1 unless set) */
 
     int32_t n_factors, cap_factors;
     factor *factors;

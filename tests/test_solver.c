@@ -7,9 +7,10 @@
  * any number of threads), a checksum of the graph's storage (solving never
  * changes it), the built-in factors (user factors that re-implement XOR,
  * BUDGET and TREE with oracles written here must give their solutions),
- * brute-force enumeration of dependency trees (the TREE oracle), and
- * central finite differences of the forward pass (the backward pass through
- * user factors).
+ * brute-force enumeration of dependency trees (the TREE oracle), central
+ * finite differences of the forward pass (the backward pass through user
+ * factors), and the closed form of a weighted sparsemax (regularization
+ * weights).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -46,6 +47,7 @@ static uint64_t graph_checksum(const concord_graph *g) {
     uint64_t h = 1469598103934665603ull;
     h = fnv(h, &g->n_vars, sizeof g->n_vars);
     h = fnv(h, g->theta, (size_t)g->n_vars * sizeof *g->theta);
+    h = fnv(h, g->weight, (size_t)g->n_vars * sizeof *g->weight);
     h = fnv(h, &g->n_add, sizeof g->n_add);
     h = fnv(h, g->phi, (size_t)g->n_add * sizeof *g->phi);
     h = fnv(h, &g->n_factors, sizeof g->n_factors);
@@ -256,6 +258,131 @@ static void a_solver_refuses_a_graph_whose_structure_changed(void **state) {
     assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_EINVAL);
     assert_non_null(strstr(concord_solver_last_error(s), "structure changed"));
     assert_int_equal(concord_solver_set_scores(s, NULL, NULL), CONCORD_EINVAL);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* Regularization weights: 1 until set (new variables too), checked, and
+ * part of the structure (a solver made before they changed refuses). */
+static void regularization_weights_are_checked_and_belong_to_the_structure(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    int32_t first;
+    concord_add_variables(g, 3, NULL, &first);
+    const int32_t vars[3] = {0, 1, 2};
+    concord_add_logic(g, CONCORD_XOR, 3, vars, NULL, NULL);
+    for (int32_t i = 0; i < 3; ++i) assert_true(concord_regularization(g)[i] == 1.0);
+    concord_solver *s = new_solver_or_fail(g);
+    const double weights[2] = {0.5, 2.0};
+    assert_int_equal(concord_set_regularization(g, 1, 2, weights), CONCORD_OK);
+    assert_true(concord_regularization(g)[0] == 1.0 && concord_regularization(g)[1] == 0.5 &&
+                concord_regularization(g)[2] == 2.0);
+    assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "structure changed"));
+    concord_solver_free(s);
+    concord_add_variables(g, 2, NULL, &first);
+    assert_true(concord_regularization(g)[3] == 1.0 && concord_regularization(g)[4] == 1.0);
+    const double bad[] = {0.0, -1.0, NAN, INFINITY, 0.5e-6, 2e6};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+        assert_int_equal(concord_set_regularization(g, 4, 1, &bad[k]), CONCORD_EINVAL);
+        assert_non_null(strstr(concord_last_error(g), "regularization weight of variable 4"));
+    }
+    assert_int_equal(concord_set_regularization(g, 4, 2, weights), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "out of range"));
+    assert_int_equal(concord_set_regularization(g, -1, 1, weights), CONCORD_EINVAL);
+    assert_int_equal(concord_set_regularization(g, 0, 1, NULL), CONCORD_EINVAL);
+    assert_int_equal(concord_set_regularization(NULL, 0, 1, weights), CONCORD_EINVAL);
+    assert_int_equal(concord_set_regularization(g, 0, 0, NULL), CONCORD_OK);
+    assert_true(concord_regularization(g)[4] == 1.0);
+    concord_graph_free(g);
+}
+
+/* The weighted SparseMAP of an XOR factor: u_i = max((theta_i - tau) /
+ * w_i, 0) summing to 1, tau found by bisection. */
+static void weighted_sparsemax(int32_t n, const double *theta, const double *w, double *u) {
+    double lo = -1e3, hi = 1e3;
+    for (int it = 0; it < 200; ++it) {
+        const double tau = 0.5 * (lo + hi);
+        double sum = 0.0;
+        for (int32_t i = 0; i < n; ++i) sum += fmax((theta[i] - tau) / w[i], 0.0);
+        if (sum > 1.0) lo = tau;
+        else hi = tau;
+    }
+    for (int32_t i = 0; i < n; ++i) u[i] = fmax((theta[i] - 0.5 * (lo + hi)) / w[i], 0.0);
+}
+
+/* Sets every regularization weight of g and solves LP-SparseMAP to tol
+ * 1e-10 with a new solver, which it returns. */
+static concord_solver *weighted_sparse_solve(concord_graph *g, const double *weights,
+                                             concord_info *info) {
+    assert_int_equal(concord_set_regularization(g, 0, concord_num_variables(g), weights),
+                     CONCORD_OK);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.tol = 1e-10;
+    concord_solver *s = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_sparse(s, &st, info), CONCORD_OK);
+    return s;
+}
+
+/* LP-SparseMAP with regularization weights against closed forms: an XOR
+ * alone is the weighted sparsemax, a variable in no factor clip(theta / w)
+ * with slope 1/w. */
+static void regularization_weights_change_the_objective_as_documented(void **state) {
+    (void)state;
+    const double theta[4] = {0.8, 0.3, -0.2, 2.0}, w[4] = {2.0, 0.5, 1.0, 4.0};
+    concord_graph *g = concord_graph_new();
+    concord_add_variables(g, 4, theta, NULL);
+    const int32_t vars[3] = {0, 1, 2};
+    concord_add_logic(g, CONCORD_XOR, 3, vars, NULL, NULL);
+    concord_info info;
+    concord_solver *s = weighted_sparse_solve(g, w, &info);
+    double expect[3];
+    weighted_sparsemax(3, theta, w, expect);
+    const double *u = concord_solver_variables(s);
+    double value = theta[3] * 0.5 - 0.5 * w[3] * 0.25;
+    for (int32_t i = 0; i < 3; ++i) {
+        assert_true(fabs(u[i] - expect[i]) < 1e-9);
+        value += theta[i] * expect[i] - 0.5 * w[i] * expect[i] * expect[i];
+    }
+    assert_true(fabs(u[3] - 0.5) < 1e-12); /* clip(2 / 4) */
+    assert_true(fabs(info.value - value) < 1e-9);
+    const double du[4] = {0.0, 0.0, 0.0, 1.0};
+    double dtheta[4];
+    assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, NULL), CONCORD_OK);
+    assert_true(fabs(dtheta[3] - 0.25) < 1e-12);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* An XOR over a copy x' of x (held equal by a second XOR with x' negated),
+ * x and x' weighing 1/2 each, solves as the XOR over x itself with unit
+ * weights (ADMM: the graph is not separable): sparsemax, with the Jacobian
+ * I - 11^T/|S| on its support S. */
+static void copies_weighing_half_count_once(void **state) {
+    (void)state;
+    const double theta[4] = {0.8, 0.3, -0.2, 0.0}; /* x, y, z, x' */
+    concord_graph *g = concord_graph_new();
+    concord_add_variables(g, 4, theta, NULL);
+    const int32_t over_copy[3] = {3, 1, 2}, tie[2] = {0, 3};
+    const bool tie_negated[2] = {false, true};
+    concord_add_logic(g, CONCORD_XOR, 3, over_copy, NULL, NULL);
+    concord_add_logic(g, CONCORD_XOR, 2, tie, tie_negated, NULL);
+    const double halves[4] = {0.5, 1.0, 1.0, 0.5}, ones[3] = {1.0, 1.0, 1.0};
+    concord_info info;
+    concord_solver *s = weighted_sparse_solve(g, halves, &info);
+    double expect[3];
+    weighted_sparsemax(3, theta, ones, expect); /* (0.75, 0.25, 0) */
+    const double *u = concord_solver_variables(s);
+    for (int32_t i = 0; i < 3; ++i) assert_true(fabs(u[i] - expect[i]) < 1e-8);
+    assert_true(fabs(u[3] - u[0]) < 1e-8);
+    const double du[4] = {1.0, -0.5, 0.3, 0.0};
+    double dtheta[4];
+    assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, NULL), CONCORD_OK);
+    const double mean = 0.5 * (du[0] + du[1]); /* over the support {x, y} */
+    assert_true(fabs(dtheta[0] - (du[0] - mean)) < 1e-8);
+    assert_true(fabs(dtheta[1] - (du[1] - mean)) < 1e-8);
+    assert_true(fabs(dtheta[2]) < 1e-8);
     concord_solver_free(s);
     concord_graph_free(g);
 }
@@ -1560,6 +1687,9 @@ int main(void) {
         cmocka_unit_test(a_batch_refuses_a_solver_listed_twice),
         cmocka_unit_test(solver_scores_are_their_own),
         cmocka_unit_test(a_solver_refuses_a_graph_whose_structure_changed),
+        cmocka_unit_test(regularization_weights_are_checked_and_belong_to_the_structure),
+        cmocka_unit_test(regularization_weights_change_the_objective_as_documented),
+        cmocka_unit_test(copies_weighing_half_count_once),
         cmocka_unit_test(a_warm_start_after_a_small_change_is_faster),
         cmocka_unit_test(warm_starts_follow_a_change_of_the_score_scale),
         cmocka_unit_test(user_factors_solve_as_the_builtins_they_reimplement),

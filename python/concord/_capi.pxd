@@ -127,6 +127,9 @@ cdef extern from "concord.h" nogil:
     int concord_set_additional_scores(concord_graph *g, int32_t first, int32_t count,
                                       const double *scores)
     const double *concord_variable_scores(const concord_graph *g)
+    int concord_set_regularization(concord_graph *g, int32_t first, int32_t count,
+                                   const double *weights)
+    const double *concord_regularization(const concord_graph *g)
     const double *concord_additional_scores(const concord_graph *g)
 
     ctypedef struct concord_solver:

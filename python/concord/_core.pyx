@@ -1185,6 +1185,22 @@ cdef class Graph:
         cdef const double[::1] s = _doubles(scores, -1, "scores")
         self.check(concord_set_additional_scores(self.g, start, s.shape[0], _dptr(s)))
 
+    def set_regularization(self, weights, first=0):
+        """Sets LP-SparseMAP's regularization weights w of variables first,
+        first+1, ... (the objective's -1/2 sum_i w_i u_i^2; every weight is
+        1 until set), each in [1e-6, 1e6] (concord_set_regularization). The
+        weights belong to the structure: solvers made before must be made
+        again."""
+        self.writable()
+        cdef int32_t start = _as_int32(first, "first")
+        cdef const double[::1] w = _doubles(weights, -1, "weights")
+        self.check(concord_set_regularization(self.g, start, w.shape[0], _dptr(w)))
+
+    @property
+    def regularization(self):
+        """A copy of LP-SparseMAP's regularization weights, one per variable."""
+        return _copy_doubles(concord_regularization(self.g), self.num_variables)
+
     @property
     def variable_scores(self):
         """A copy of the variable scores."""

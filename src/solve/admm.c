@@ -8,8 +8,9 @@
  * named steps, each a function below:
  *   factor step     u_f = argmax over M_f of a.u + phi.v - 1/2 sum d_i u_i^2,
  *                   a_i = theta_i/deg_i + lambda_{f,i} + eta ubar_i,
- *                   d_i = eta (LP-MAP) or 1/deg_i + eta (LP-SparseMAP, whose
- *                   objective -1/2 |u|^2 is split evenly among the copies);
+ *                   d_i = eta (LP-MAP) or w_i/deg_i + eta (LP-SparseMAP,
+ *                   whose -1/2 sum_i w_i u_i^2 is split evenly among the
+ *                   copies; w_i = 1 unless concord_set_regularization);
  *   consensus and   ubar_i <- ubar_i + alpha (mean_f u_{f,i} - ubar_i);
  *   dual update     lambda_{f,i} -= eta (uhat_{f,i} - ubar_i), with the
  *                   over-relaxed uhat = ubar_old + alpha (u_{f,i} - ubar_old),
@@ -120,13 +121,13 @@ static double smallest_score(const admm_run *r) {
     return isfinite(least) ? least : 0.0;
 }
 
-/* theta.u + phi.v, minus |u|^2 / 2 for LP-SparseMAP. */
+/* theta.u + phi.v, minus sum_i w_i u_i^2 / 2 for LP-SparseMAP. */
 static double objective(const admm_run *r, const double *u, const double *v) {
     double value = 0.0;
     for (int32_t i = 0; i < r->g->n_vars; ++i) value += r->theta[i] * u[i];
     for (int32_t k = 0; k < r->g->n_add; ++k) value += r->phi[k] * v[k];
     if (r->sparse)
-        for (int32_t i = 0; i < r->g->n_vars; ++i) value -= 0.5 * u[i] * u[i];
+        for (int32_t i = 0; i < r->g->n_vars; ++i) value -= 0.5 * r->g->weight[i] * u[i] * u[i];
     return value;
 }
 
@@ -158,13 +159,14 @@ static void set_penalty(admm_run *r, double eta_rel) {
         for (int32_t j = 0; j < r->s->max_degree; ++j) r->s->d[j] = r->eta;
 }
 
-/* The cache slack of variable i's links. An LP-SparseMAP copy contracts
- * toward its fixed point by eta / (1/deg + eta) per iteration, so a
- * consensus held still by the cache lies (1 + deg eta) times its last step
- * from it: the slack shrinks by that factor, or, the penalty in units of
- * scores of 1e8, solves stopped 40 tol from their answer. */
-static inline double variable_slack(const admm_run *r, int32_t deg) {
-    return r->sparse ? r->cache_slack / (1.0 + deg * r->eta) : r->cache_slack;
+/* The cache slack of the links of variable i (deg of them). An
+ * LP-SparseMAP copy contracts toward its fixed point by eta / (w/deg +
+ * eta) per iteration (w: the variable's regularization weight), so a
+ * consensus held still by the cache lies (1 + deg eta / w) times its last
+ * step from it: the slack shrinks by that factor, or, the penalty in units
+ * of scores of 1e8, solves stopped 40 tol from their answer. */
+static inline double variable_slack(const admm_run *r, int32_t i, int32_t deg) {
+    return r->sparse ? r->cache_slack / (1.0 + deg * r->eta / r->g->weight[i]) : r->cache_slack;
 }
 
 /* The acceleration's vector: lambda_l + eta ubar_i, link by link in
@@ -213,7 +215,8 @@ static void start(admm_run *r, bool warm) {
             if (s->state[f]) active_set_reset(s->state[f]);
     }
     for (int32_t i = 0; i < g->n_vars; ++i) {
-        if (s->deg[i] == 0) s->ubar[i] = r->sparse ? clip01(r->theta[i]) : (r->theta[i] > 0.0);
+        if (s->deg[i] == 0)
+            s->ubar[i] = r->sparse ? clip01(r->theta[i] / g->weight[i]) : (r->theta[i] > 0.0);
         s->active[i] = s->deg[i] > 0;
     }
     memset(s->dirty, 1, (size_t)g->n_factors);
@@ -375,7 +378,7 @@ update_variable(admm_run *r, int32_t i, int32_t t, const bool accelerate, residu
     const double eta = r->eta, alpha = r->st.relaxation;
     const int32_t *links = s->var_links + s->var_link_begin[i];
     const int32_t deg = s->deg[i];
-    const double slack = variable_slack(r, deg);
+    const double slack = variable_slack(r, i, deg);
     double *lambda = s->lambda;
     const double *uf = s->uf;
     double old = s->ubar[i], sum = 0.0;
@@ -619,7 +622,7 @@ static void apply_slot_state(void *context, int32_t i) {
     bool moved = ub != s->ubar[i];
     s->ubar[i] = ub;
     const double base = r->theta[i] * s->inv_deg[i] + eta * ub;
-    const double slack = variable_slack(r, s->deg[i]);
+    const double slack = variable_slack(r, i, s->deg[i]);
     for (int32_t q = begin; q < end; ++q) {
         const int32_t l = s->var_links[q];
         const double next = z[q] - eta * ub;
@@ -736,7 +739,7 @@ static bool separable(const concord_solver *s) {
 
 /* Solves a separable graph exactly: LP-MAP by each factor's MAP oracle
  * (the LP over one polytope has a vertex optimum), LP-SparseMAP by each
- * factor's QP with d = 1 (the penalty is 0: SparseMAP itself), resumed
+ * factor's QP with d = w (the penalty is 0: SparseMAP itself), resumed
  * until exact within max_iter rounds of max_inner_iter oracle calls. When
  * the scores are beyond 1/DBL_EPSILON, |u|^2 / 2 is below their rounding:
  * the closed forms still find the QP's solution (they work relative to a

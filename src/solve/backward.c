@@ -3,14 +3,15 @@
  * computed from the final state of the forward ADMM without unrolling.
  *
  * The value function F(theta, phi) = max over the local polytope of
- * theta.u + phi.v - |u|^2/2 is convex with gradient (u, v), so the
- * Jacobian of the solution is F's Hessian: symmetric, and the same linear
- * map serves as Jacobian-vector and vector-Jacobian product. In the space
- * of factor copies (one entry per link) with the metric W = diag(1/deg),
- * let A be the consensus subspace (copies of one vector u) and B the
- * product of the tangent spaces of the faces holding each factor's
- * solution. For a direction (du, dv), with r_f = P_f du + c_f and c_f the
- * factor's own response to dv_f,
+ * theta.u + phi.v - 1/2 sum_i w_i u_i^2 is convex with gradient (u, v), so
+ * the Jacobian of the solution is F's Hessian: symmetric, and the same
+ * linear map serves as Jacobian-vector and vector-Jacobian product. In the
+ * space of factor copies (one entry per link) with the metric
+ * W = diag(w/deg), let A be the consensus subspace (copies of one vector
+ * u) and B the product of the tangent spaces of the faces holding each
+ * factor's solution. A change dtheta of the scores moves the copies' linear
+ * term by W (dtheta / w). For a direction (du, dv), with
+ * r_f = P_f (du / w) + c_f and c_f the factor's own response to dv_f,
  *   dz = Proj_{A cap B}(r)    (W-orthogonal),
  * dtheta is the consensus value of dz and dphi_f = G_f dz_f (v's slope on
  * the face). The projection onto the intersection is computed either by
@@ -184,7 +185,7 @@ static int run_backward(concord_solver *w, const concord_settings *settings, con
     backward bw = {g, w, w->backward_memory, w->backward_memory + nl, w->backward_memory + 2 * nl,
                    w->backward_memory + 3 * nl, w->backward_memory + 4 * nl,
                    w->backward_memory + 5 * nl, w->backward_memory + 6 * nl};
-    for (int32_t l = 0; l < g->n_links; ++l) bw.w_link[l] = w->inv_deg[g->link_var[l]];
+    for (int32_t l = 0; l < g->n_links; ++l) bw.w_link[l] = w->reg_share[g->link_var[l]];
     for (int32_t f = 0; f < g->n_factors; ++f) {
         if (!w->state[f]) continue;
         /* a user factor solved by its own QP: its active set first */
@@ -200,7 +201,7 @@ static int run_backward(concord_solver *w, const concord_settings *settings, con
                                "factor %d: its active configurations are degenerate", f);
     }
 
-    /* r = P du + c, with c the factors' responses to dv (both scaled) */
+    /* r = P (du / w) + c, with c the factors' responses to dv (both scaled) */
     if (dv) {
         double *scaled_dv = w->backward_memory + 7 * nl;
         for (int32_t k = 0; k < g->n_add; ++k) scaled_dv[k] = dv[k] * up;
@@ -209,7 +210,10 @@ static int run_backward(concord_solver *w, const concord_settings *settings, con
     } else {
         memset(bw.r, 0, nl * sizeof(double));
     }
-    for (int32_t l = 0; l < g->n_links; ++l) bw.r[l] += du[g->link_var[l]] * up;
+    for (int32_t l = 0; l < g->n_links; ++l) {
+        const int32_t i = g->link_var[l];
+        bw.r[l] += du[i] * up / g->weight[i];
+    }
 
     concord_backward_info out = {0};
     if (s.backward_power) intersect_power(&bw, &s, &out);
@@ -219,8 +223,8 @@ static int run_backward(concord_solver *w, const concord_settings *settings, con
         if (w->deg[i] > 0) {
             dtheta[i] = bw.tmp[w->var_links[w->var_link_begin[i]]] * down;
         } else {
-            double u = w->sol_u[i]; /* clip(theta): slope 1 strictly inside */
-            dtheta[i] = u > 0.0 && u < 1.0 ? du[i] : 0.0;
+            double u = w->sol_u[i]; /* clip(theta / w): slope 1/w strictly inside */
+            dtheta[i] = u > 0.0 && u < 1.0 ? du[i] / g->weight[i] : 0.0;
         }
     }
     if (dphi) {

@@ -2,8 +2,9 @@
  * Training losses for a gold structure (u*, v*), with their gradients.
  *
  * LP-SparseMAP loss (a Fenchel-Young loss, LP-SparseMAP paper section 4):
- *   L = max over the local polytope of [theta.u + phi.v - |u|^2/2]
- *       - [theta.u* + phi.v* - |u*|^2/2],       gradient (u_hat - u*, v_hat - v*).
+ *   L = max over the local polytope of [theta.u + phi.v - |u|_w^2/2]
+ *       - [theta.u* + phi.v* - |u*|_w^2/2],     gradient (u_hat - u*, v_hat - v*),
+ * with |u|_w^2 = sum_i w_i u_i^2 (the regularization weights, 1 unless set).
  * Structured hinge with the Hamming cost, by cost-augmented LP-MAP:
  *   L = max over the local polytope of [theta.u + phi.v + Hamming(u, u*)]
  *       - [theta.u* + phi.v*],                   subgradient likewise,
@@ -75,7 +76,8 @@ static double finish(const concord_solver *s, const double *u_gold, const double
     for (int32_t i = 0; i < g->n_vars; ++i) {
         double diff = u[i] - u_gold[i];
         loss += theta[i] * diff;
-        loss += hinge ? diff * (1.0 - 2.0 * u_gold[i]) : -0.5 * (u[i] * u[i] - u_gold[i] * u_gold[i]);
+        loss += hinge ? diff * (1.0 - 2.0 * u_gold[i])
+                      : -0.5 * g->weight[i] * (u[i] * u[i] - u_gold[i] * u_gold[i]);
         if (dtheta) dtheta[i] = diff;
     }
     for (int32_t k = 0; k < g->n_add; ++k) {
@@ -90,11 +92,12 @@ static double finish(const concord_solver *s, const double *u_gold, const double
  * inside the local polytope (where both losses are >= 0: the maximum is
  * at least the value at the gold): each solution value is within a few
  * tol of the exact one (16 tol at most over the random graphs of the
- * differential tests), and the loss moves by |score| + 1 per unit of a
+ * differential tests), and the loss moves by |score| + w per unit of a
  * variable, |score| per unit of an additional output. */
 static double loss_slack(const concord_solver *s, double tol) {
-    const double l1 = solver_score_l1(s->g, solver_theta(s), solver_phi(s));
-    return 100.0 * tol * (l1 + s->g->n_vars);
+    double size = solver_score_l1(s->g, solver_theta(s), solver_phi(s));
+    for (int32_t i = 0; i < s->g->n_vars; ++i) size += s->g->weight[i];
+    return 100.0 * tol * size;
 }
 
 static int run_loss(concord_solver *s, const concord_settings *settings, const double *u_gold,

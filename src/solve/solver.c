@@ -95,6 +95,7 @@ void concord_solver_free(concord_solver *s) {
     if (!s) return;
     free(s->deg);
     free(s->inv_deg);
+    free(s->reg_share);
     free(s->var_link_begin);
     free(s->var_links);
     free(s->link_factor);
@@ -162,6 +163,7 @@ static void build_layout(concord_solver *s) {
     for (int32_t i = 0; i < g->n_vars; ++i) {
         s->var_link_begin[i + 1] = s->var_link_begin[i] + s->deg[i];
         s->inv_deg[i] = s->deg[i] ? 1.0 / s->deg[i] : 0.0;
+        s->reg_share[i] = g->weight[i] * s->inv_deg[i];
     }
     for (int32_t i = 0; i < g->n_vars; ++i) s->deg[i] = 0; /* a running cursor */
     for (int32_t l = 0; l < g->n_links; ++l) {
@@ -186,6 +188,7 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
                  na = (size_t)g->n_add;
     s->deg = alloc_array(nv, sizeof(int32_t), &failed);
     s->inv_deg = alloc_array(nv, sizeof(double), &failed);
+    s->reg_share = alloc_array(nv, sizeof(double), &failed);
     s->var_link_begin = alloc_array(nv + 1, sizeof(int32_t), &failed);
     s->var_links = alloc_array(nl, sizeof(int32_t), &failed);
     s->link_factor = alloc_array(nl, sizeof(int32_t), &failed);

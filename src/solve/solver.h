@@ -36,6 +36,8 @@ struct concord_solver {
     /* The graph's structure seen from its variables. */
     int32_t *deg;            /* factors per variable */
     double *inv_deg;         /* 1/deg (0 for isolated variables) */
+    double *reg_share;       /* w/deg: each copy's share of the variable's
+                                LP-SparseMAP regularization weight w */
     int32_t *var_link_begin; /* CSR: the links of variable i are */
     int32_t *var_links;      /* var_links[var_link_begin[i] .. [i+1]) */
     int32_t *link_factor;
@@ -165,11 +167,11 @@ static inline void solver_mark_if_moved(concord_solver *s, int32_t l, double a, 
 }
 
 /* The QP weights of one factor's links (var: their variables): the
- * penalty eta for LP-MAP, eta + 1/deg of the variable for LP-SparseMAP,
- * whose -1/2 |u|^2 is split evenly among a variable's copies. */
+ * penalty eta for LP-MAP, eta + w/deg of the variable for LP-SparseMAP,
+ * whose -1/2 sum_i w_i u_i^2 is split evenly among a variable's copies. */
 static inline void solver_link_weights(const concord_solver *s, const int32_t *var, int32_t n,
                                        bool sparse, double eta, double *d) {
-    for (int32_t j = 0; j < n; ++j) d[j] = sparse ? eta + s->inv_deg[var[j]] : eta;
+    for (int32_t j = 0; j < n; ++j) d[j] = sparse ? eta + s->reg_share[var[j]] : eta;
 }
 
 /* Factor f's best configuration among those that give each held link j

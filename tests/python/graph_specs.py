@@ -26,13 +26,15 @@ class GraphSpec:
       ("pair", var1, var2)                 its score is phi at its additional
       ("dense", num_states, vars, forbidden)  forbidden: joint states (bools)
     theta: variable scores (length n_vars); phi: additional scores (length
-    n_add; the entries of forbidden DENSE states are ignored).
+    n_add; the entries of forbidden DENSE states are ignored); weights:
+    LP-SparseMAP's regularization weights (length n_vars), or None for 1.
     """
 
-    def __init__(self, steps, theta, phi):
+    def __init__(self, steps, theta, phi, weights=None):
         self.steps = list(steps)
         self.theta = np.asarray(theta, dtype=float)
         self.phi = np.asarray(phi, dtype=float)
+        self.weights = None if weights is None else np.asarray(weights, dtype=float)
 
     def sizes(self):
         """(n_vars, n_add) implied by the steps."""
@@ -48,8 +50,9 @@ class GraphSpec:
 
     def describe(self):
         """A reproducer: the steps and scores as Python literals."""
-        return "GraphSpec(%r,\n  theta=%r,\n  phi=%r)" % (
-            self.steps, self.theta.tolist(), self.phi.tolist())
+        weights = None if self.weights is None else self.weights.tolist()
+        return "GraphSpec(%r,\n  theta=%r,\n  phi=%r,\n  weights=%r)" % (
+            self.steps, self.theta.tolist(), self.phi.tolist(), weights)
 
 
 def _add(graph, step):
@@ -83,6 +86,8 @@ def build(spec):
     for step in spec.steps:
         _add(graph, step)
     assert (graph.num_variables, graph.num_additionals) == spec.sizes()
+    if spec.weights is not None:
+        graph.set_regularization(spec.weights)
     solver = _core.Solver(graph)
     solver.set_scores(spec.theta, spec.phi)
     return solver

@@ -13,6 +13,8 @@ refuse); complex log-potentials are refused.
 """
 
 import itertools
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -20,6 +22,10 @@ from scipy.optimize import linprog
 
 from concord import InfeasibleError
 from concord.ad3 import PFactorGraph
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graph_specs import GraphSpec  # noqa: E402
+from test_lp_sparsemap_forward import LocalQP, RefFactor, solve_reference  # noqa: E402
 
 LOGIC_RULES = {
     "XOR": lambda x: sum(x) == 1,
@@ -605,21 +611,61 @@ def test_complex_log_potentials_are_refused():
     assert variable.get_log_potential() == 0.0
 
 
+def sparse_reference(model):
+    """LP-SparseMAP of a model of binary variables and logic factors by the
+    QP reference of test_lp_sparsemap_forward: each factor a distribution
+    over the link configurations its rule allows, each link's marginal tied
+    to its variable (both links of a repeated variable to the same one),
+    and |u|^2/2 once per variable, as lp-sparsemap defines it."""
+    factors = []
+    for ids, rule in model.rules:
+        factor = RefFactor("logic", ids)
+        rows = [x for x in itertools.product((0, 1), repeat=len(ids)) if rule(x)]
+        factor.U = np.array(rows, dtype=float)
+        factor.V = np.zeros((len(rows), 0))
+        factors.append(factor)
+    spec = GraphSpec([("vars", len(model.theta))], model.theta, [])
+    return solve_reference(LocalQP(spec, factors, spec.theta, spec.phi))
+
+
 def test_a_variable_repeated_in_a_factor():
     """AD3 allows a factor to list a variable twice; concord gives the
-    repeat a hidden copy held equal to it. MAP (branch and bound) agrees
-    with brute force over the factor's meaning on its links, with random
-    scores; LP-SparseMAP, which would regularize the copy as a variable of
-    its own and so change the answer, refuses."""
+    repeat a hidden copy held equal to it, the variable and its copy
+    weighing 1/2 each in LP-SparseMAP's regularization. With random scores:
+    MAP (branch and bound) agrees with brute force over the factors'
+    meaning on their links; LP-SparseMAP (value and posteriors) with the QP
+    reference over those links, within 1e-6; jacobian_vec with central
+    differences of the posteriors, within 1e-6."""
     rng = np.random.RandomState(11)
-    for _ in range(10):
+    h = 1e-5
+
+    def posteriors_at(theta):
+        model.graph.set_log_potentials(np.asarray(theta, dtype=float))
+        return np.array(model.graph.solve_qp_ad3()[1])
+
+    for trial in range(10):
         model = Model()
-        a, b, c = (model.binary(s) for s in rng.randn(3) * 2)
+        a, b, c = (model.binary(s) for s in rng.randn(3) * (2 if trial % 2 else 0.5))
         model.logic("OR", [a, a, b], [False, True, False])
         model.logic("ATMOSTONE", [b, c, b])
+        model.logic("XOR", [c, a, c, b])
         best, x = model.best()
         value, posteriors, _, status = model.graph.solve(branch_and_bound=True)
         assert status == "integral" and value == pytest.approx(best, abs=1e-9)
         np.testing.assert_allclose(posteriors, x, atol=1e-9)
-        with pytest.raises(NotImplementedError, match="repeats a variable"):
-            model.graph.solve_qp_ad3()
+
+        model.graph.set_residual_threshold_ad3(1e-12)
+        model.graph.set_max_iterations_ad3(1000000)
+        ref = sparse_reference(model)
+        assert ref.polished
+        value, posteriors, _, status = model.graph.solve_qp_ad3()
+        np.testing.assert_allclose(posteriors, ref.u, atol=1e-6)
+        assert value == pytest.approx(ref.value, abs=1e-6)
+
+        du = rng.randn(3)
+        jvp = np.zeros(3)
+        model.graph.jacobian_vec(du, jvp)
+        theta = np.array(model.theta)
+        central = np.array([du @ (posteriors_at(theta + h * e) - posteriors_at(theta - h * e))
+                            for e in np.eye(3)]) / (2 * h)
+        np.testing.assert_allclose(jvp, central, atol=1e-6)

@@ -15,6 +15,8 @@ from the factor semantics):
     definition max over the local polytope of the cost-augmented scores
     (theta + 1 - 2u*).u + phi.v, an LP solved here by scipy's HiGHS, minus the
     same at the gold structure, within 1e-6 of the scores' scale;
+  * with regularization weights w, the LP-SparseMAP loss is the weighted
+    definition F - [theta.u* + phi.v* - sum_i w_i u*_i^2/2];
   * the gradients both losses return equal central finite differences of the
     loss along random directions in (theta, phi) within 1e-5, away from ties
     (points where the one-sided differences disagree are skipped, counted).
@@ -59,10 +61,11 @@ def feasible_assignments(spec, factors):
     return X[ok], V[ok]
 
 
-def draw_gold(rng):
-    """A feasible graph with a feasible 0/1 gold structure."""
+def draw_gold(rng, weighted=False):
+    """A feasible graph with a feasible 0/1 gold structure (weighted: with
+    regularization weights, see feasible_spec)."""
     while True:
-        spec, factors, qp = feasible_spec(rng, max_vars=10)
+        spec, factors, qp = feasible_spec(rng, weighted=weighted, max_vars=10)
         X, V = feasible_assignments(spec, factors)
         if len(X):
             k = int(rng.integers(len(X)))
@@ -148,6 +151,25 @@ def test_losses_equal_their_definitions_and_are_positive_off_gold():
               checked, worst_sparse, positive_sparse, worst_hinge, positive_hinge,
               time.time() - t0))
     assert positive_sparse > checked // 2 and positive_hinge > checked // 4
+
+
+def test_the_lp_sparsemap_loss_with_regularization_weights():
+    """With weights w (in [0.1, 10]) the loss is F - [theta.u* + phi.v* -
+    1/2 sum_i w_i u*_i^2], F the weighted objective's maximum from the
+    reference, within 1e-6, at least 1/2 sum_i w_i (u_i - u*_i)^2, with
+    gradient u - u* w.r.t. theta."""
+    rng = np.random.default_rng(1203)
+    for _ in range(60):
+        spec, factors, qp, u_gold, v_gold = draw_gold(rng, weighted=True)
+        w = spec.weights
+        ref = solve_reference(qp)
+        assert ref.polished, spec.describe()
+        gold_value = spec.theta @ u_gold + spec.phi @ v_gold - 0.5 * (w * u_gold) @ u_gold
+        expect = ref.value - gold_value
+        loss, dtheta, _, _ = loss_of(build(spec), "sparsemap", u_gold, v_gold, SPARSE)
+        assert abs(loss - expect) <= 1e-6, spec.describe()
+        assert loss >= 0.5 * (w * (ref.u - u_gold)) @ (ref.u - u_gold) - 1e-7
+        assert np.abs(dtheta - (ref.u - u_gold)).max() <= 1e-6
 
 
 @pytest.mark.parametrize("which,h,settings", [("sparsemap", 1e-4, SPARSE), ("hinge", 1e-3, MAP)])

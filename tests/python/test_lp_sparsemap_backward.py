@@ -22,6 +22,9 @@
    strictly complementary solution have no Jacobian and are skipped
    (counted); where the weights are not unique only the u block w.r.t.
    theta is compared.
+Part 2 runs again on 100 graphs with regularization weights in [0.1, 10]
+(concord_set_regularization), which the reference puts on the diagonal of
+its quadratic term.
 Conjugate gradients and the power iteration (settings.backward_power, run
 to 1e-13) must agree within 1e-6 on every direction of part 1.
 Two tests pin down a fixed bug: the Jacobian must be exactly zero where the
@@ -125,14 +128,15 @@ def test_backward_equals_finite_differences_of_the_forward_pass():
     assert skipped < checked  # the tie test must not swallow everything
 
 
-def test_full_jacobian_equals_the_kkt_jacobian_and_is_symmetric():
-    rng = np.random.default_rng(2718)
+def _check_full_jacobians(rng, count, weighted):
+    """Part 2 of the module's description on `count` graphs (weighted: with
+    regularization weights, which the reference puts on P's diagonal)."""
     checked = skipped = u_only = 0
     worst = worst_sym = 0.0
     ranks = []
     t0 = time.time()
-    while checked < 100:
-        spec, factors, qp = feasible_spec(rng, max_vars=8)
+    while checked < count:
+        spec, factors, qp = feasible_spec(rng, weighted=weighted, max_vars=8)
         n, n_add = spec.sizes()
         if checked % 2:  # small continuous scores: mostly fractional solutions
             scale = float(rng.choice([0.3, 1.0]))
@@ -171,12 +175,23 @@ def test_full_jacobian_equals_the_kkt_jacobian_and_is_symmetric():
                                                spec.describe()))
         worst, worst_sym = max(worst, err), max(worst_sym, sym)
         checked += 1
-    print("\nfull Jacobian vs KKT: %d graphs checked (%d u-block only: weights not unique), "
-          "%d skipped (no strict complementarity); max error %.2e, max asymmetry %.2e; %.1fs" % (
-              checked, u_only, skipped, worst, worst_sym, time.time() - t0))
+    print("\nfull Jacobian vs KKT%s: %d graphs checked (%d u-block only: weights not "
+          "unique), %d skipped (no strict complementarity); max error %.2e, max asymmetry "
+          "%.2e; %.1fs" % (" (regularization weights)" if weighted else "", checked, u_only,
+                            skipped, worst, worst_sym, time.time() - t0))
     print("  rank of du/dtheta: %s (0: integral solutions)" % (
         dict(sorted(collections.Counter(ranks).items()))))
     assert sum(r > 0 for r in ranks) >= checked // 2  # not only integral (J = 0) cases
+
+
+def test_full_jacobian_equals_the_kkt_jacobian_and_is_symmetric():
+    _check_full_jacobians(np.random.default_rng(2718), 100, weighted=False)
+
+
+def test_full_jacobian_with_regularization_weights_equals_the_kkt_jacobian():
+    """As above with regularization weights in [0.1, 10]: the Jacobian is
+    then no longer a projection, and stays symmetric."""
+    _check_full_jacobians(np.random.default_rng(1202), 100, weighted=True)
 
 
 def test_kkt_jacobian_on_a_hand_solved_case():

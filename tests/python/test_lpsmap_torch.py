@@ -134,3 +134,19 @@ def test_a_second_derivative_is_refused_not_silently_wrong():
     (gradient,) = torch.autograd.grad(objective(theta), theta, create_graph=True)
     with pytest.raises(RuntimeError, match="once_differentiable"):
         torch.autograd.grad(gradient[0], theta)
+
+
+def test_a_variable_repeated_in_a_factor_counts_once():
+    # Xor(u0, u0, u1) over the local polytope: 2 u0 + u1 = 1, and
+    # max 0.8 u0 + 0.3 u1 - (u0^2 + u1^2)/2 there has multiplier
+    # tau = (2 theta0 + theta1 - 1)/5, u = (theta0 - 2 tau, theta1 - tau) =
+    # (0.44, 0.12) and Jacobian [[1/5, -2/5], [-2/5, 4/5]] (lp-sparsemap
+    # gives the same u)
+    theta = torch.tensor([0.8, 0.3], dtype=torch.float64, requires_grad=True)
+    fg = TorchFactorGraph()
+    u = fg.variable_from(theta)
+    fg.add(Xor(u[[0, 0, 1]]))
+    fg.solve(**TIGHT)
+    assert u.value.tolist() == pytest.approx([0.44, 0.12], abs=1e-8)
+    (u.value * torch.tensor([1.0, -0.5], dtype=torch.float64)).sum().backward()
+    assert theta.grad.tolist() == pytest.approx([0.4, -0.8], abs=1e-8)

@@ -390,12 +390,15 @@ class PFactorGraph:
         structure): the variables in order, then each factor as one C
         factor. A variable that appears twice in a factor (AD3 allows it)
         is given a hidden copy held equal to it by an XOR with one link
-        negated; hidden copies come after every variable of the graph."""
+        negated; hidden copies come after every variable of the graph. A
+        variable and its k - 1 copies each weigh 1/k in LP-SparseMAP's
+        regularization, so that together they count once, as in AD3."""
         if self._built is not None:
             return self._built
         graph = _core.Graph()
         graph.add_variables(len(self._scores))
         ids = []
+        copies = {}  # variable -> its hidden copies
         for factor in self._factors:
             variables = list(factor._variables)
             seen = set()
@@ -403,9 +406,14 @@ class PFactorGraph:
                 if v in seen:
                     copy = graph.add_variables(1)
                     graph.add_logic("XOR", [v, copy], [False, True])
+                    copies.setdefault(v, []).append(copy)
                     variables[j] = copy
                 seen.add(v)
             ids.append(factor._build(graph, variables))
+        for v, held_equal in copies.items():
+            share = 1.0 / (1 + len(held_equal))
+            for member in [v] + held_equal:
+                graph.set_regularization([share], member)
         self._built = (graph, ids)
         return self._built
 
@@ -482,15 +490,7 @@ class PFactorGraph:
     def solve_qp_ad3(self):
         """LP-SparseMAP (lp-sparsemap): the argmax over the local polytope
         of theta.u + phi.v - |u|^2 / 2, as solve_lp_map_ad3 returns; value
-        is that objective. NotImplementedError when a factor repeats a
-        variable (see _build)."""
-        built = self._build_if_feasible()
-        if built is not None and built[0].num_variables > len(self._scores):
-            raise NotImplementedError(
-                "LP-SparseMAP over a factor that repeats a variable: concord holds each "
-                "variable once per factor, and the hidden copy standing for the repeat "
-                "would be regularized as a variable of its own, changing the answer "
-                "(LP-MAP and exact MAP are not affected)")
+        is that objective."""
         value, u, v, info = self._solve("sparse")
         return value, u, v, _status_code(info)
 
