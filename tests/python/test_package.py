@@ -32,6 +32,7 @@
 """
 
 import collections
+import contextlib
 import gc
 import glob
 import itertools
@@ -1132,18 +1133,27 @@ def frustrated_grid(seed, n=30):
     return fg
 
 
+@contextlib.contextmanager
 def interrupt_after(seconds):
-    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    return timer
+    """Sends SIGINT to this process after `seconds`, with the garbage
+    collector off until the block ends: a SIGINT that lands in a finalizer
+    the collector runs (a slow __del__ of an earlier test's objects, under
+    load) raises KeyboardInterrupt there, where Python ignores it, and the
+    solve would run to its time limit."""
+    gc.collect()
+    gc.disable()
+    try:
+        threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT)).start()
+        yield
+    finally:
+        gc.enable()
 
 
 @pytest.mark.parametrize("how", ["solve_exact", "batch on two threads"])
 def test_ctrl_c_stops_a_long_solve(how):
     graphs = [frustrated_grid(seed) for seed in (0, 1)]
     start = time.monotonic()
-    interrupt_after(0.3)
-    with pytest.raises(KeyboardInterrupt):
+    with interrupt_after(0.3), pytest.raises(KeyboardInterrupt):
         if how == "solve_exact":
             graphs[0].solve_exact(time_limit=60)
         else:
@@ -1157,8 +1167,8 @@ def test_a_sigint_handler_that_returns_gets_the_interrupted_solve():
     previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
     try:
         start = time.monotonic()
-        interrupt_after(0.3)
-        info = fg.solve_exact(time_limit=60)
+        with interrupt_after(0.3):
+            info = fg.solve_exact(time_limit=60)
         elapsed = time.monotonic() - start
     finally:
         signal.signal(signal.SIGINT, previous)
