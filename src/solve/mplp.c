@@ -141,7 +141,6 @@ static int dual_value(mplp_run *r, double *dual, double *size, int32_t *failed) 
  * user oracle's error (its factor in *failed). */
 static int decode_beliefs(mplp_run *r, int32_t *failed) {
     const units *un = r->un;
-    const concord_graph *g = r->g;
     for (int32_t w = 0; w < un->n_units; ++w) {
         const double *b = r->belief + r->belief_begin[w];
         int32_t top = 0;
@@ -149,22 +148,12 @@ static int decode_beliefs(mplp_run *r, int32_t *failed) {
             if (b[t] > b[top]) top = t;
         units_set_state(un, w, top, r->x);
     }
-    double value = 0.0;
-    for (int32_t i = 0; i < g->n_vars; ++i) value += r->theta[i] * r->x[i];
-    for (int32_t f = 0; f < g->n_factors; ++f) {
-        bool allowed;
-        double score;
-        int rc = solver_factor_at(r->s, r->phi, f, r->x, &allowed, &score, NULL);
-        if (rc) {
-            *failed = f;
-            return rc;
-        }
-        if (!allowed) return 0;
-        value += score;
-    }
+    double value;
+    const int rc = solver_assignment_value(r->s, r->theta, r->phi, r->x, &value, failed);
+    if (rc) return rc;
     if (value > r->best_value) {
         r->best_value = value;
-        memcpy(r->best_x, r->x, (size_t)g->n_vars * sizeof(double));
+        memcpy(r->best_x, r->x, (size_t)r->g->n_vars * sizeof(double));
     }
     return 0;
 }

@@ -174,19 +174,9 @@ static int round_and_offer(psdd_run *r, int32_t *failed) {
             if (s->ubar[mv->first + k] > s->ubar[mv->first + top]) top = k;
         for (int32_t k = 0; k < mv->num_states; ++k) r->x[mv->first + k] = k == top;
     }
-    double value = 0.0;
-    for (int32_t i = 0; i < g->n_vars; ++i) value += r->theta[i] * r->x[i];
-    for (int32_t f = 0; f < g->n_factors; ++f) {
-        bool allowed;
-        double score;
-        int rc = solver_factor_at(s, r->phi, f, r->x, &allowed, &score, NULL);
-        if (rc) {
-            *failed = f;
-            return rc;
-        }
-        if (!allowed) return 0;
-        value += score;
-    }
+    double value;
+    const int rc = solver_assignment_value(s, r->theta, r->phi, r->x, &value, failed);
+    if (rc) return rc;
     if (value > r->best_value) {
         r->best_value = value;
         memcpy(r->best_x, r->x, (size_t)g->n_vars * sizeof(double));

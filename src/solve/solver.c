@@ -454,6 +454,27 @@ void solver_warm_multipliers(concord_solver *s, double scale) {
     s->lambda_scale = scale;
 }
 
+int solver_assignment_value(concord_solver *s, const double *theta, const double *phi,
+                            const double *x, double *value, int32_t *failed) {
+    const concord_graph *g = s->g;
+    double sum = 0.0;
+    for (int32_t i = 0; i < g->n_vars; ++i) sum += theta[i] * x[i];
+    *value = -INFINITY;
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        bool allowed;
+        double score;
+        int rc = solver_factor_at(s, phi, f, x, &allowed, &score, NULL);
+        if (rc) {
+            *failed = f;
+            return rc;
+        }
+        if (!allowed) return 0;
+        sum += score;
+    }
+    *value = sum;
+    return 0;
+}
+
 int solver_take_assignment(concord_solver *s, const double *x, double *value) {
     const concord_graph *g = s->g;
     const double *theta = solver_theta(s), *phi = solver_phi(s);

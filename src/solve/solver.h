@@ -197,6 +197,13 @@ int solver_factor_map_held(concord_solver *s, int32_t f, const double *a, const 
 int solver_factor_at(concord_solver *s, const double *phi, int32_t f, const double *x,
                      bool *allowed, double *score, double *v);
 
+/* The value theta.x + sum_f phi_f.v_f of the 0/1 point x, each factor's
+ * best additional outputs at x (solver_factor_at), or -INFINITY when some
+ * factor does not allow x. Returns 0 or a user oracle's error (its factor
+ * in *failed). */
+int solver_assignment_value(concord_solver *s, const double *theta, const double *phi,
+                            const double *x, double *value, int32_t *failed);
+
 /* The error factor fa's last call through the solver's buffers reported
  * (a user callback's), or 0. */
 static inline int solver_factor_failure(const concord_solver *s, const factor *fa) {
