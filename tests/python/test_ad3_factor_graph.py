@@ -633,9 +633,9 @@ def test_a_variable_repeated_in_a_factor():
     repeat a hidden copy held equal to it, the variable and its copy
     weighing 1/2 each in LP-SparseMAP's regularization. With random scores:
     MAP (branch and bound) agrees with brute force over the factors'
-    meaning on their links; LP-SparseMAP (value and posteriors) with the QP
-    reference over those links, within 1e-6; jacobian_vec with central
-    differences of the posteriors, within 1e-6."""
+    meaning on their links; LP-SparseMAP (value, posteriors and every
+    link's copy) with the QP reference over those links, within 1e-6;
+    jacobian_vec with central differences of the posteriors, within 1e-6."""
     rng = np.random.RandomState(11)
     h = 1e-5
 
@@ -661,6 +661,10 @@ def test_a_variable_repeated_in_a_factor():
         value, posteriors, _, status = model.graph.solve_qp_ad3()
         np.testing.assert_allclose(posteriors, ref.u, atol=1e-6)
         assert value == pytest.approx(ref.value, abs=1e-6)
+        # each link's copy, the repeated ones included, is its variable's value
+        links = [v for ids, _ in model.rules for v in ids]
+        np.testing.assert_allclose(model.graph.get_local_primal_variables(), ref.u[links],
+                                   atol=1e-6)
 
         du = rng.randn(3)
         jvp = np.zeros(3)
