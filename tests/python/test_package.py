@@ -1142,10 +1142,12 @@ def interrupt_after(seconds):
     solve would run to its time limit."""
     gc.collect()
     gc.disable()
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
     try:
-        threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT)).start()
+        timer.start()
         yield
     finally:
+        timer.cancel()  # a block that ended early must not leave the signal to a later test
         gc.enable()
 
 
