@@ -511,9 +511,12 @@ CONCORD_API const double *concord_additional_scores(const concord_graph *g);
  * first+count), each in [CONCORD_MIN_REGULARIZATION,
  * CONCORD_MAX_REGULARIZATION] (CONCORD_EINVAL otherwise). One use: a
  * variable that stands for k copies held equal by factors (a factor that
- * repeats a variable, say) counts once when each copy weighs 1/k. The
+ * repeats a variable, say) counts once when each copy weighs 1/k. One
+ * ADMM penalty serves every variable, so weights spread over many orders
+ * of magnitude converge slowly (equal weights of any size do not). The
  * weights belong to the structure: a solver made before they changed must
- * be made again (its calls fail). */
+ * be made again (its calls fail); setting the values they already have
+ * changes nothing. */
 #define CONCORD_MIN_REGULARIZATION 1e-6
 #define CONCORD_MAX_REGULARIZATION 1e6
 CONCORD_API int concord_set_regularization(concord_graph *g, int32_t first, int32_t count,
@@ -664,8 +667,10 @@ typedef struct concord_info {
                                copies' against the average) */
     double dual_residual;   /* eta * max_var |change of u_consensus|,
                                relative to the score scale (LP-MAP,
-                               scale-invariant) or absolute (LP-SparseMAP,
-                               whose |u|^2 / 2 has unit curvature) */
+                               scale-invariant) or absolute and each
+                               change divided by the variable's weight w
+                               (LP-SparseMAP, whose w u^2 / 2 has
+                               curvature w) */
     bool integral;          /* every variable is 0 or 1 */
     double eta;             /* final penalty (relative) */
     double seconds;         /* wall time of the solve */

@@ -325,7 +325,10 @@ int concord_set_regularization(concord_graph *g, int32_t first, int32_t count,
                               (long)first + i, w, CONCORD_MIN_REGULARIZATION,
                               CONCORD_MAX_REGULARIZATION);
     }
-    if (count > 0) memcpy(g->weight + first, weights, (size_t)count * sizeof(double));
+    bool changed = false;
+    for (int32_t i = 0; i < count; ++i) changed |= g->weight[first + i] != weights[i];
+    if (!changed) return CONCORD_OK;
+    memcpy(g->weight + first, weights, (size_t)count * sizeof(double));
     g->structure_revision += 1; /* solvers take the weights in when made */
     return CONCORD_OK;
 }

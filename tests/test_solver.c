@@ -273,7 +273,11 @@ static void regularization_weights_are_checked_and_belong_to_the_structure(void 
     concord_add_logic(g, CONCORD_XOR, 3, vars, NULL, NULL);
     for (int32_t i = 0; i < 3; ++i) assert_true(concord_regularization(g)[i] == 1.0);
     concord_solver *s = new_solver_or_fail(g);
-    const double weights[2] = {0.5, 2.0};
+    const double ones[2] = {1.0, 1.0}, weights[2] = {0.5, 2.0};
+    /* the values the weights already have, or none: nothing changes */
+    assert_int_equal(concord_set_regularization(g, 1, 2, ones), CONCORD_OK);
+    assert_int_equal(concord_set_regularization(g, 0, 0, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_OK);
     assert_int_equal(concord_set_regularization(g, 1, 2, weights), CONCORD_OK);
     assert_true(concord_regularization(g)[0] == 1.0 && concord_regularization(g)[1] == 0.5 &&
                 concord_regularization(g)[2] == 2.0);
@@ -383,6 +387,30 @@ static void copies_weighing_half_count_once(void **state) {
     assert_true(fabs(dtheta[0] - (du[0] - mean)) < 1e-8);
     assert_true(fabs(dtheta[1] - (du[1] - mean)) < 1e-8);
     assert_true(fabs(dtheta[2]) < 1e-8);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* The stopping test measures LP-SparseMAP's dual residual in units of each
+ * variable's curvature w: the graph above with scores and weights both
+ * times 1e-4 has the same solution, and a solve at the default tolerance
+ * must end within 1e-5 of it (measured without the weights, it stopped
+ * 0.02 away). */
+static void tiny_weights_stop_at_the_tolerance(void **state) {
+    (void)state;
+    const double theta[4] = {0.8e-4, 0.3e-4, -0.2e-4, 0.0};
+    concord_graph *g = concord_graph_new();
+    concord_add_variables(g, 4, theta, NULL);
+    const int32_t over_copy[3] = {3, 1, 2}, tie[2] = {0, 3};
+    const bool tie_negated[2] = {false, true};
+    concord_add_logic(g, CONCORD_XOR, 3, over_copy, NULL, NULL);
+    concord_add_logic(g, CONCORD_XOR, 2, tie, tie_negated, NULL);
+    const double weights[4] = {0.5e-4, 1e-4, 1e-4, 0.5e-4};
+    assert_int_equal(concord_set_regularization(g, 0, 4, weights), CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_OK);
+    const double *u = concord_solver_variables(s), expect[3] = {0.75, 0.25, 0.0};
+    for (int32_t i = 0; i < 3; ++i) assert_true(fabs(u[i] - expect[i]) < 1e-5);
     concord_solver_free(s);
     concord_graph_free(g);
 }
@@ -907,7 +935,7 @@ typedef struct meddler {
     concord_graph *g;
     concord_solver *s, *other;
     int32_t degree;
-    int solve_rc, add_rc, pair_rc, scores_rc, qp_rc, decode_rc, other_rc;
+    int solve_rc, add_rc, pair_rc, scores_rc, weights_rc, qp_rc, decode_rc, other_rc;
     int calls, reports;
 } meddler;
 
@@ -915,12 +943,13 @@ static int meddling_oracle(void *user, const double *a, const double *b, double 
                            double *value) {
     meddler *m = user;
     m->calls += 1;
-    double score = 1.0;
+    double score = 1.0, weight = 2.0;
     int32_t pair[2] = {0, 1};
     m->solve_rc = concord_solver_map(m->s, NULL, NULL);
     m->add_rc = concord_add_variables(m->g, 1, NULL, NULL);
     m->pair_rc = concord_add_pair(m->g, pair[0], pair[1], 1.0, NULL);
     m->scores_rc = concord_set_variable_scores(m->g, 0, 1, &score);
+    m->weights_rc = concord_set_regularization(m->g, 0, 1, &weight);
     m->qp_rc = concord_set_factor_qp(m->g, 0, NULL);
     m->other_rc = concord_solver_set_scores(m->other, NULL, NULL);
     return xor_oracle(&m->degree, a, b, u, v, value);
@@ -960,7 +989,8 @@ static void callbacks_cannot_call_their_solver_nor_change_the_graph(void **state
     concord_info info;
     for (int algorithm = 0; algorithm < 3; ++algorithm) {
         m.calls = m.reports = 0;
-        m.solve_rc = m.add_rc = m.pair_rc = m.scores_rc = m.qp_rc = m.decode_rc = -1;
+        m.solve_rc = m.add_rc = m.pair_rc = m.scores_rc = m.weights_rc = m.qp_rc = -1;
+        m.decode_rc = -1;
         m.other_rc = -1;
         const int rc = algorithm == 0   ? concord_solver_map(m.s, &st, &info)
                        : algorithm == 1 ? concord_solver_exact(m.s, &st, &info)
@@ -971,6 +1001,7 @@ static void callbacks_cannot_call_their_solver_nor_change_the_graph(void **state
         assert_int_equal(m.add_rc, CONCORD_EINVAL);
         assert_int_equal(m.pair_rc, CONCORD_EINVAL);
         assert_int_equal(m.scores_rc, CONCORD_EINVAL);
+        assert_int_equal(m.weights_rc, CONCORD_EINVAL);
         assert_int_equal(m.qp_rc, CONCORD_EINVAL);
         assert_int_equal(m.other_rc, CONCORD_OK);
         if (algorithm != 2) { /* LP-MAP and exact MAP: the best variable */
@@ -984,6 +1015,7 @@ static void callbacks_cannot_call_their_solver_nor_change_the_graph(void **state
     assert_int_equal(concord_num_variables(m.g), 3);
     assert_int_equal(concord_num_factors(m.g), 2);
     assert_true(concord_variable_scores(m.g)[0] == 0.3);
+    assert_true(concord_regularization(m.g)[0] == 1.0);
     m.calls = 0;
     concord_decoding decoding;
     assert_int_equal(concord_solver_decode(m.s, &decoding), CONCORD_OK);
@@ -1690,6 +1722,7 @@ int main(void) {
         cmocka_unit_test(regularization_weights_are_checked_and_belong_to_the_structure),
         cmocka_unit_test(regularization_weights_change_the_objective_as_documented),
         cmocka_unit_test(copies_weighing_half_count_once),
+        cmocka_unit_test(tiny_weights_stop_at_the_tolerance),
         cmocka_unit_test(a_warm_start_after_a_small_change_is_faster),
         cmocka_unit_test(warm_starts_follow_a_change_of_the_score_scale),
         cmocka_unit_test(user_factors_solve_as_the_builtins_they_reimplement),

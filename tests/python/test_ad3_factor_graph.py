@@ -630,8 +630,10 @@ def sparse_reference(model):
 
 def test_a_variable_repeated_in_a_factor():
     """AD3 allows a factor to list a variable twice; concord gives the
-    repeat a hidden copy held equal to it, the variable and its copy
-    weighing 1/2 each in LP-SparseMAP's regularization. With random scores:
+    repeat a hidden copy held equal to it, the variable and its k - 1
+    copies weighing 1/k each in LP-SparseMAP's regularization (here k = 2
+    for b and c, and k = 4 for a, repeated in two factors). With random
+    scores:
     MAP (branch and bound) agrees with brute force over the factors'
     meaning on their links; LP-SparseMAP (value, posteriors and every
     link's copy) with the QP reference over those links, within 1e-6;
@@ -649,6 +651,7 @@ def test_a_variable_repeated_in_a_factor():
         model.logic("OR", [a, a, b], [False, True, False])
         model.logic("ATMOSTONE", [b, c, b])
         model.logic("XOR", [c, a, c, b])
+        model.logic("OR", [a, c, a, a], [False, False, True, False])  # a listed three times
         best, x = model.best()
         value, posteriors, _, status = model.graph.solve(branch_and_bound=True)
         assert status == "integral" and value == pytest.approx(best, abs=1e-9)

@@ -30,7 +30,9 @@ What is asserted:
     configurations per factor is printed (mean/max, by kind). Two kinds
     has none (NO_DISTRIBUTION: concord must refuse it);
   * with regularization weights in [0.1, 10] (100 random graphs), the
-    weighted objective's solution equals the reference's within 1e-6;
+    weighted objective's solution equals the reference's within 1e-6, and
+    with every weight 1e-4 or 1e4 a solve at the default tolerance ends
+    within 1e-5 of it;
   * every setting reaches its concord_settings field, and the
     reference reproduces hand-solved cases.
 """
@@ -814,6 +816,36 @@ def test_regularization_weights_match_the_qp_reference():
         worst_u, worst_obj = max(worst_u, err_u), max(worst_obj, err_obj)
     print("\nweighted LP-SparseMAP: 100 random graphs, max |u - ref| %.2e, "
           "max |objective - ref| %.2e" % (worst_u, worst_obj))
+
+
+def test_extreme_uniform_weights_stop_at_the_tolerance():
+    """At the default tolerance (1e-6), random graphs whose weights are all
+    1e-4, or all 1e4, end within 1e-5 of the reference's solution: the
+    stopping test measures the dual residual in units of the curvature w
+    (measured without that, every weight 1e-4 stopped up to 0.015 away).
+    With every weight w the objective is w times the unweighted one at
+    scores theta/w and phi/w, which the reference solves. Graphs whose
+    reference does not polish are skipped (counted)."""
+    rng = np.random.default_rng(1204)
+    checked = skipped = 0
+    worst = 0.0
+    for w in (1e-4, 1e4):
+        for _ in range(40):
+            spec, factors, _ = feasible_spec(rng)
+            ref = solve_reference(LocalQP(spec, factors, spec.theta / w, spec.phi / w))
+            if not ref.polished:
+                skipped += 1
+                continue
+            spec.weights = np.full(spec.sizes()[0], w)
+            u, _, info = solve_sparse(build(spec))
+            assert info.converged
+            err = np.abs(u - ref.u).max()
+            assert err <= 1e-5, "weights %g: |u - ref| %.3g\n%s" % (w, err, spec.describe())
+            worst = max(worst, err)
+            checked += 1
+    print("\nweights 1e-4 and 1e4 at tol 1e-6: %d graphs, max |u - ref| %.2e, %d skipped"
+          % (checked, worst, skipped))
+    assert checked >= 60
 
 
 def test_single_factor_graphs_equal_sparsemap():
