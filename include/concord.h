@@ -512,8 +512,9 @@ CONCORD_API const double *concord_additional_scores(const concord_graph *g);
  * CONCORD_MAX_REGULARIZATION] (CONCORD_EINVAL otherwise). One use: a
  * variable that stands for k copies held equal by factors (a factor that
  * repeats a variable, say) counts once when each copy weighs 1/k. One
- * ADMM penalty serves every variable, so weights spread over many orders
- * of magnitude converge slowly (equal weights of any size do not). The
+ * ADMM penalty serves every variable, so weights spread over several
+ * orders of magnitude, or far above 1, can take many more iterations
+ * (docs/performance.md). The
  * weights belong to the structure: a solver made before they changed must
  * be made again (its calls fail); setting the values they already have
  * changes nothing. */
