@@ -12,10 +12,12 @@ VENV ?= .venv
 
 all: build
 
+# The build's log is shown only when it fails ($(BUILD)/build.log).
 build:
 	@scripts/install-deps.sh build
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=OFF >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+	@echo "building the library, the command-line tool, the examples and the benchmarks"
+	@cmake --build $(BUILD) -j $(JOBS) >$(BUILD)/build.log 2>&1 || { cat $(BUILD)/build.log; exit 1; }
 
 # The Python package, built by pip from the same C sources into a virtual
 # environment over Debian's python3 (whose numpy, torch and matplotlib it
@@ -87,8 +89,10 @@ check-exact: build
 
 # The header, the libraries, the executable, pkg-config and CMake package
 # files under PREFIX (default /usr/local).
+# As root, ldconfig then updates the loader's cache (for PREFIX=/usr/local).
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
+	@if [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-test build-python $(VENV)

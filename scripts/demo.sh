@@ -39,5 +39,9 @@ awk -v decoded="$decoded" '
         }
     }' "$graph"
 echo
+echo "The Python package on a longer sentence, the same constraints without the"
+echo "PAIR factors: LP-MAP (AD3) picks one alignment, LP-SparseMAP a sparse"
+echo "mixture of alignments whose probabilities show where the scores hesitate."
+echo
 echo "\$ $venv/bin/python examples/python/alignment.py --output $build/alignment.png"
 "$venv/bin/python" "$root/examples/python/alignment.py" --output "$build/alignment.png"

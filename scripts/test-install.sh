@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs a build into a fresh prefix and builds programs against the
-# installed library the two ways users do: examples/batch.c with
-# pkg-config, and a CMake project with find_package(concord). Runs both.
+# installed library the two ways users do: examples/batch.c and the C
+# program of README.md with pkg-config, and a CMake project with
+# find_package(concord). Runs them.
 # usage: scripts/test-install.sh BUILD_DIR
 set -eu
 build=$(cd "$1" && pwd)
@@ -18,6 +19,13 @@ cc -std=c11 -Wall -Wextra "$root/examples/batch.c" $(pkg-config --cflags --libs 
   -o "$work/batch"
 LD_LIBRARY_PATH="$(pkg-config --variable=libdir concord)" "$work/batch" >/dev/null
 echo "pkg-config: examples/batch.c built and run against $prefix"
+
+# the README's C program (its only C block), which prints LP-MAP's solution
+awk '/^```c$/ {inside = 1; next} /^```$/ {inside = 0} inside' "$root/README.md" >"$work/readme.c"
+cc -std=c11 -Wall -Wextra -Werror "$work/readme.c" $(pkg-config --cflags --libs concord) \
+  -o "$work/readme"
+LD_LIBRARY_PATH="$(pkg-config --variable=libdir concord)" "$work/readme" | grep -qx "LP-MAP integral: 0 1 0"
+echo "pkg-config: the README's C program built and run against $prefix"
 
 # find_package, against the static library
 mkdir -p "$work/consumer"

@@ -53,6 +53,8 @@ def main():
     parser.add_argument("--output", default="alignment.png", help="the PNG to write")
     args = parser.parse_args()
 
+    print("Aligning '%s'\n      to '%s'\n(an Xor per source word, an AtMostOne per "
+          "target word)" % (" ".join(SOURCE), " ".join(TARGET)))
     fg, x = lp_matching(alignment_scores())
     info = fg.solve_map()
     lp_map = x.value
@@ -62,8 +64,10 @@ def main():
     sparse = x.value
     print("LP-SparseMAP: %s, value %.3f, %d iterations" % (info.status, info.value,
                                                           info.iterations))
+    print("(LP-SparseMAP's value subtracts |u|^2/2: it is not comparable with LP-MAP's.)")
+    print("LP-SparseMAP's probability of each link, target words numbered by position:")
     for i, word in enumerate(SOURCE):
-        picks = ", ".join("%s %.2f" % (TARGET[j], sparse[i, j])
+        picks = ", ".join("%s(%d) %.2f" % (TARGET[j], j + 1, sparse[i, j])
                           for j in np.flatnonzero(sparse[i] > 1e-9))
         print("  %-7s -> %s" % (word, picks))
 
@@ -80,7 +84,7 @@ def main():
                         color="white" if v > 0.6 else "black", fontsize=8)
     figure.colorbar(image, ax=axes, shrink=0.8, label="P(aligned)")
     figure.savefig(args.output, dpi=100, bbox_inches="tight")
-    print("wrote %s" % args.output)
+    print("wrote %s: LP-MAP's alignment beside LP-SparseMAP's probabilities" % args.output)
 
 
 if __name__ == "__main__":
