@@ -197,3 +197,41 @@ def test_extension_factors_share_variables_with_others():
     value, posteriors, _, status = model.graph.solve(branch_and_bound=True)
     assert status == "integral" and value == pytest.approx(best, abs=1e-9)
     np.testing.assert_allclose(posteriors, x, atol=1e-9)
+
+
+def test_reference_scripts_arguments_are_accepted():
+    """What AD3's and lp-sparsemap's own scripts pass, and concord once
+    refused: more additional log-potentials than a factor has (AD3 reads
+    the first ones; lp-sparsemap's examples/sequence.py passes 42 to a
+    36-entry sequence), lp-sparsemap's solve_qp keywords (max_iter and
+    keep_state are accepted and ignored: the QP is solved exactly), and
+    AD3's keyword names of the counting factors' initialize. Fewer
+    additional log-potentials than the factor has stay an error."""
+    from concord.ad3.extensions import PFactorBinaryTreeCounts, PFactorCompressionBudget
+    # 2 positions of 2 states: start, transition and stop scores
+    theta, additionals = [0.1, 0.2, 0.3, 0.0], [0.4, -0.2, 0.0, 0.3, 0.1, -0.1, 0.2, 0.0]
+    results = []
+    for extra in ([], [9.0, 9.0]):
+        graph = PFactorGraph()
+        variables = [graph.create_binary_variable() for _ in range(4)]
+        for var, score in zip(variables, theta):
+            var.set_log_potential(score)
+        factor = PFactorSequence()
+        factor.initialize([2, 2])
+        graph.declare_factor(factor, variables)
+        factor.set_additional_log_potentials(additionals + extra)
+        results.append(graph.solve_qp_ad3()[1])
+        exact = factor.solve_qp(theta, additionals)
+        assert factor.solve_qp(variable_scores=theta, additional_scores=additionals,
+                               max_iter=3, keep_state=False) == exact
+        adjusted = factor.solve_qp_adjusted(theta, additionals, [1.0] * 4, max_iter=3)
+        np.testing.assert_allclose(adjusted[0], exact[0], atol=1e-12)
+    np.testing.assert_allclose(results[0], results[1], atol=1e-12)
+    factor.set_additional_log_potentials(additionals[:7])
+    with pytest.raises(ValueError, match="expected 8 additional log-potentials, got 7"):
+        graph.solve_qp_ad3()
+    budget = PFactorCompressionBudget()
+    budget.initialize(length=3, budget=1, pcounts_for_budget=[True] * 3, bigram_positions=[])
+    counts = PFactorBinaryTreeCounts()
+    counts.initialize(parents=[-1, 0, 0], pcounts_for_budget=[True] * 3,
+                      phas_count_scores=[True, False, False])

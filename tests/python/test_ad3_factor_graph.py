@@ -676,3 +676,24 @@ def test_a_variable_repeated_in_a_factor():
         central = np.array([du @ (posteriors_at(theta + h * e) - posteriors_at(theta - h * e))
                             for e in np.eye(3)]) / (2 * h)
         np.testing.assert_allclose(jvp, central, atol=1e-6)
+
+
+def test_a_penalty_of_zero_means_the_default():
+    """AD3 and lp-sparsemap accept set_eta_ad3(0.0) (lp-sparsemap's
+    examples/sequence.py calls it) and set_eta_psdd(0): concord then
+    solves with its default penalty and step, so the results equal those
+    of the defaults."""
+    def solved(eta, eta_psdd):
+        graph = PFactorGraph()
+        variables = [graph.create_binary_variable() for _ in range(3)]
+        for var, score in zip(variables, [0.4, 0.1, -0.3]):
+            var.set_log_potential(score)
+        graph.create_factor_logic("XOR", variables)
+        if eta is not None:
+            graph.set_eta_ad3(eta)
+            graph.set_eta_psdd(eta_psdd)
+        return graph.solve_qp_ad3(), graph.solve_lp_map_ad3(), graph.solve_lp_map_psdd()
+
+    assert solved(0.0, 0.0) == solved(None, None) == solved(-1.0, -1.0)
+    qp = solved(0.0, 0.0)[0]
+    np.testing.assert_allclose(qp[1], [0.65, 0.35, 0.0], atol=1e-6)  # sparsemax

@@ -6,6 +6,8 @@ cvxopt solves as a QP over convex weights of the assignments, enumerated
 by brute force from the factors' documented meaning."""
 
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -188,3 +190,15 @@ def test_budgets_sharing_variables_with_a_tree():
         np.testing.assert_allclose(got.ravel(), expected, atol=1e-5)
         active += (children @ sparsemap(trees, x.ravel())).max() > 1 + 1e-6
     assert active >= 2, "the budgets were rarely active"
+
+
+def test_the_low_level_modules_are_attributes_of_the_package():
+    """After `import lpsmap` its low-level modules are reachable as
+    attributes, as lp-sparsemap's package imports them (checked in a fresh
+    interpreter, without PyTorch, whose import would take seconds: this
+    one may have imported them already)."""
+    code = ("import sys; sys.modules['torch'] = None; "
+            "import concord.lpsmap as lpsmap; from concord.ad3 import PFactorGraph; "
+            "assert lpsmap.ad3qp.factor_graph.PFactorGraph is PFactorGraph; "
+            "assert lpsmap.ad3ext.sequence.PFactorSequence and lpsmap.ad3ext.tree.PFactorTree")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -197,21 +197,24 @@ class PFactor:
         value, u, v = solver.factor_map(factor, a, b)
         return value, u.tolist(), self._from_c_additionals(v).tolist()
 
-    def solve_qp(self, variable_log_potentials, additional_log_potentials):
+    def solve_qp(self, variable_scores, additional_scores, max_iter=10, keep_state=True):
         """SparseMAP of the factor on its own: the argmax over its polytope
         of a.u + b.v - |u|^2 / 2. Returns (posteriors, additional
-        posteriors) as lists."""
-        a, b = self._local_scores(variable_log_potentials, additional_log_potentials)
+        posteriors) as lists. lp-sparsemap's max_iter (its active set's
+        iterations) and keep_state are accepted and ignored: concord solves
+        the QP until its solution is certified, from a fresh active set."""
+        a, b = self._local_scores(variable_scores, additional_scores)
         self._last_qp = (a, b, None)
         graph, solver, factor = self._graph._factor_solver(self)
         u, v = solver.factor_qp(factor, a, b)
         return u.tolist(), self._from_c_additionals(v).tolist()
 
-    def solve_qp_adjusted(self, variable_log_potentials, additional_log_potentials, degrees):
+    def solve_qp_adjusted(self, variable_scores, additional_scores, degrees, max_iter=10):
         """lp-sparsemap's degree-adjusted QP: the argmax of a.u + b.v -
         |u|^2 / 2 over the polytope scaled by 1 / sqrt(degrees) per
-        variable (solve_qp when every degree is 1)."""
-        a, b = self._local_scores(variable_log_potentials, additional_log_potentials)
+        variable (solve_qp when every degree is 1); max_iter is accepted
+        and ignored, as in solve_qp."""
+        a, b = self._local_scores(variable_scores, additional_scores)
         root = np.sqrt(as_doubles(degrees, "degrees"))
         if root.shape != a.shape or not (root > 0).all():
             raise ValueError("degrees: expected %d positive values" % a.size)
@@ -226,11 +229,11 @@ class PFactor:
         """The scores of a single-factor call, in the C factor's layout."""
         if self._graph is None:
             raise ValueError("the factor is bound to no graph (declare_factor first)")
-        a = as_doubles(variable_log_potentials, "variable_log_potentials")
+        a = as_doubles(variable_log_potentials, "variable scores")
         if a.size != len(self._variables):
             raise ValueError("expected %d variable log-potentials, got %d"
                              % (len(self._variables), a.size))
-        b = as_doubles(additional_log_potentials, "additional_log_potentials")
+        b = as_doubles(additional_log_potentials, "additional scores")
         if b.size == 0:
             b = np.asarray(self._additionals, dtype=np.float64)
         return a, self._to_c_additionals(b)
@@ -240,9 +243,11 @@ class PFactor:
         layout, zeros where the C factor has outputs the factor has not."""
         index, count = self._additional_index()
         expected = self._expected_additionals()
-        if expected is not None and len(values) != expected:
+        if expected is not None and len(values) < expected:
             raise ValueError("%s: expected %d additional log-potentials, got %d"
                              % (type(self).__name__, expected, len(values)))
+        if expected is not None:
+            values = values[:expected]  # AD3 reads the first ones and ignores the rest
         if index is None:
             return np.asarray(values, dtype=np.float64)
         out = np.zeros(count)

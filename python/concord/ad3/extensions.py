@@ -104,15 +104,16 @@ class PFactorSequenceCompressor(_Structured):
 
 class PFactorCompressionBudget(_Structured):
     """A chain of kept or dropped tokens with a budget (AD3's
-    FactorCompressionBudget): initialize(length, budget, counts_for_budget,
+    FactorCompressionBudget): initialize(length, budget, pcounts_for_budget,
     bigram_positions). Variables: the tokens, then one bigram indicator per
     bigram position (concord_add_compression_budget)."""
 
-    def initialize(self, length, budget, counts_for_budget, bigram_positions):
-        """Lays out the chain, its budget and its bigram indicators."""
+    def initialize(self, length, budget, pcounts_for_budget, bigram_positions):
+        """Lays out the chain, its budget and its bigram indicators
+        (pcounts_for_budget: whether each position counts, AD3's name)."""
         length = as_int(length, "length")
         budget = as_int(budget, "budget")
-        counted = [bool(x) for x in counts_for_budget]
+        counted = [bool(x) for x in pcounts_for_budget]
         bigrams = as_ints(bigram_positions, "bigram_positions")
         self._lay_out(length + len(bigrams),
                       lambda g, v: g.add_compression_budget(length, budget, v, counted, bigrams))
@@ -131,18 +132,20 @@ class PFactorBinaryTree(_Structured):
 
 class PFactorBinaryTreeCounts(_Structured):
     """A binary tree with count scores (AD3's FactorBinaryTreeCounts):
-    initialize(parents, counts_for_budget, has_count_scores=None,
+    initialize(parents, pcounts_for_budget, phas_count_scores=None,
     max_num_bins=None). Additional log-potentials: the edge tables, then
     for each node with count scores (default: the root) one score per
     count 0 .. size of its subtree, the count being the number of its
     nodes on that count for the budget. max_num_bins merges counts from
-    max_num_bins - 1 up (given or not with has_count_scores)."""
+    max_num_bins - 1 up, given or not with phas_count_scores (AD3 applies
+    it only with them)."""
 
-    def initialize(self, parents, counts_for_budget, has_count_scores=None, max_num_bins=None):
-        """Lays out the tree and its count scores."""
+    def initialize(self, parents, pcounts_for_budget, phas_count_scores=None, max_num_bins=None):
+        """Lays out the tree and its count scores (the arguments keep AD3's
+        names)."""
         parents = as_ints(parents, "parents")
-        counted = [bool(x) for x in counts_for_budget]
-        scored = None if has_count_scores is None else [bool(x) for x in has_count_scores]
+        counted = [bool(x) for x in pcounts_for_budget]
+        scored = None if phas_count_scores is None else [bool(x) for x in phas_count_scores]
         bins = 0 if max_num_bins is None else as_int(max_num_bins, "max_num_bins")
         self._lay_out(len(parents), lambda g, v: g.add_binary_tree_counts(
             parents, v, counted, scored, bins))

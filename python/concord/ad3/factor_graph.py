@@ -315,7 +315,8 @@ class PFactorGraph:
 
     def set_eta_ad3(self, eta):
         """The initial ADMM penalty (relative to the scores' scale in
-        concord)."""
+        concord); 0 or less, which AD3 and lp-sparsemap accept, means
+        concord's default, 0.1."""
         self._eta = as_double(eta, "eta")
 
     def adapt_eta_ad3(self, adapt):
@@ -341,7 +342,8 @@ class PFactorGraph:
         self._autodetect = bool(autodetect)
 
     def set_eta_psdd(self, eta):
-        """The projected subgradient step size."""
+        """The projected subgradient step size (relative to the scores'
+        scale in concord); 0 or less means concord's default, 1."""
         self._eta_psdd = as_double(eta, "eta")
 
     def set_max_iterations_psdd(self, max_iterations):
@@ -350,7 +352,8 @@ class PFactorGraph:
 
     def _settings(self, **overrides):
         settings = dict(max_iter=max(self._max_iter, 1), tol=min(max(self._tol, 1e-300), 0.5),
-                        eta=self._eta, adapt_eta=self._adapt, warm_start=False)
+                        eta=self._eta if self._eta > 0 else 0.1, adapt_eta=self._adapt,
+                        warm_start=False)
         if self._inner_iter is not None:
             settings["max_inner_iter"] = max(self._inner_iter, 1)
         settings.update(overrides)
@@ -510,8 +513,8 @@ class PFactorGraph:
         posteriors), three values as AD3 returns them (no status): the
         posteriors are the step-weighted average of the factors' MAPs (a
         certified MAP when the factors agreed on one), the value theirs."""
-        value, u, v, _ = self._solve("psdd", psdd_eta=self._eta_psdd,
-                                     max_iter=max(self._max_iter_psdd, 1))
+        step = self._eta_psdd if self._eta_psdd > 0 else 1.0
+        value, u, v, _ = self._solve("psdd", psdd_eta=step, max_iter=max(self._max_iter_psdd, 1))
         return value, u, v
 
     def jacobian_vec(self, du, out, n_iter=100, atol=1e-8):

@@ -9,6 +9,11 @@ differentiable through concord's implicit backward pass; the low-level
 where results differ from lp-sparsemap's.
 """
 
+# the low-level modules are attributes once the package is imported, as in lp-sparsemap
+import concord.lpsmap.ad3ext.sequence  # noqa: F401
+import concord.lpsmap.ad3ext.tree  # noqa: F401
+import concord.lpsmap.ad3qp.base  # noqa: F401
+import concord.lpsmap.ad3qp.factor_graph  # noqa: F401
 from concord.lpsmap.api.api import FactorGraph
 from concord.lpsmap.api.factors import (AndOut, AtMostOne, Budget, Imply, Or, OrOut, Pair, Xor,
                                         XorOut)
