@@ -359,19 +359,27 @@ static void regularization_weights_change_the_objective_as_documented(void **sta
     concord_graph_free(g);
 }
 
-/* An XOR over a copy x' of x (held equal by a second XOR with x' negated),
- * x and x' weighing 1/2 each, solves as the XOR over x itself with unit
- * weights (ADMM: the graph is not separable): sparsemax, with the Jacobian
- * I - 11^T/|S| on its support S. */
-static void copies_weighing_half_count_once(void **state) {
-    (void)state;
-    const double theta[4] = {0.8, 0.3, -0.2, 0.0}; /* x, y, z, x' */
+/* Variables x, y, z and a copy x' of x, scored (0.8, 0.3, -0.2, 0) times
+ * scale: an XOR over x', y, z and a second XOR with x' negated that holds
+ * x' equal to x. */
+static concord_graph *xor_over_a_copy(double scale) {
+    const double theta[4] = {0.8 * scale, 0.3 * scale, -0.2 * scale, 0.0};
     concord_graph *g = concord_graph_new();
     concord_add_variables(g, 4, theta, NULL);
     const int32_t over_copy[3] = {3, 1, 2}, tie[2] = {0, 3};
     const bool tie_negated[2] = {false, true};
     concord_add_logic(g, CONCORD_XOR, 3, over_copy, NULL, NULL);
     concord_add_logic(g, CONCORD_XOR, 2, tie, tie_negated, NULL);
+    return g;
+}
+
+/* xor_over_a_copy, x and x' weighing 1/2 each, solves as the XOR over x
+ * itself with unit weights (ADMM: the graph is not separable): sparsemax,
+ * with the Jacobian I - 11^T/|S| on its support S. */
+static void copies_weighing_half_count_once(void **state) {
+    (void)state;
+    const double theta[3] = {0.8, 0.3, -0.2};
+    concord_graph *g = xor_over_a_copy(1.0);
     const double halves[4] = {0.5, 1.0, 1.0, 0.5}, ones[3] = {1.0, 1.0, 1.0};
     concord_info info;
     concord_solver *s = weighted_sparse_solve(g, halves, &info);
@@ -394,17 +402,11 @@ static void copies_weighing_half_count_once(void **state) {
 /* The stopping test measures LP-SparseMAP's dual residual in units of each
  * variable's curvature w: the graph above with scores and weights both
  * times 1e-4 has the same solution, and a solve at the default tolerance
- * must end within 1e-5 of it (measured without the weights, it stopped
- * 0.02 away). */
+ * must end within 1e-5 of it (with the changes not divided by the
+ * weights, it stopped 0.02 away). */
 static void tiny_weights_stop_at_the_tolerance(void **state) {
     (void)state;
-    const double theta[4] = {0.8e-4, 0.3e-4, -0.2e-4, 0.0};
-    concord_graph *g = concord_graph_new();
-    concord_add_variables(g, 4, theta, NULL);
-    const int32_t over_copy[3] = {3, 1, 2}, tie[2] = {0, 3};
-    const bool tie_negated[2] = {false, true};
-    concord_add_logic(g, CONCORD_XOR, 3, over_copy, NULL, NULL);
-    concord_add_logic(g, CONCORD_XOR, 2, tie, tie_negated, NULL);
+    concord_graph *g = xor_over_a_copy(1e-4);
     const double weights[4] = {0.5e-4, 1e-4, 1e-4, 0.5e-4};
     assert_int_equal(concord_set_regularization(g, 0, 4, weights), CONCORD_OK);
     concord_solver *s = new_solver_or_fail(g);
