@@ -235,3 +235,25 @@ def test_reference_scripts_arguments_are_accepted():
     counts = PFactorBinaryTreeCounts()
     counts.initialize(parents=[-1, 0, 0], pcounts_for_budget=[True] * 3,
                       phas_count_scores=[True, False, False])
+
+
+def test_a_factor_declared_in_no_graph_solves_on_its_own():
+    """AD3 and lp-sparsemap run a factor's own solve_map, solve_qp and
+    get_sparse_solution before it is declared in any graph: the results
+    equal those of the same factor declared in a graph; a factor never
+    initialized says so."""
+    theta = [0.3, -0.1, 0.2, 0.5, 0.0, -0.4]  # 3 positions of 2 states
+    additionals = np.random.RandomState(3).randn(2 + 8 + 2).tolist()
+    alone = PFactorSequence()
+    alone.initialize([2, 2, 2])
+    graph = PFactorGraph()
+    declared = PFactorSequence()
+    declared.initialize([2, 2, 2])
+    graph.declare_factor(declared, [graph.create_binary_variable() for _ in range(6)])
+    for factor in (alone, declared):
+        factor.set_additional_log_potentials(additionals)
+    assert alone.solve_map(theta, []) == declared.solve_map(theta, [])
+    assert alone.solve_qp(theta, []) == declared.solve_qp(theta, [])
+    assert alone.get_sparse_solution() == declared.get_sparse_solution()
+    with pytest.raises(ValueError, match="initialize"):
+        PFactorSequence().solve_map(theta, [])

@@ -202,3 +202,40 @@ def test_the_low_level_modules_are_attributes_of_the_package():
             "assert lpsmap.ad3qp.factor_graph.PFactorGraph is PFactorGraph; "
             "assert lpsmap.ad3ext.sequence.PFactorSequence and lpsmap.ad3ext.tree.PFactorTree")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_sparse_solutions_in_the_factors_own_form():
+    """lp-sparsemap's get_sparse_solution gives a sequence's configurations
+    as a state per position and a tree's as the head of each word (-1 for
+    the root): each is a valid structure, and the weighted sum of their
+    indicators is the factor's SparseMAP solution."""
+    from concord.lpsmap.ad3ext.sequence import PFactorSequence
+    from concord.lpsmap.ad3ext.tree import PFactorTree
+    rng = np.random.RandomState(5)
+    sequence = PFactorSequence()
+    sequence.initialize([2, 3, 2])
+    u, _ = sequence.solve_qp(rng.randn(7).tolist(), rng.randn(2 * 3 + 3 * 2).tolist())
+    configurations, weights = sequence.get_sparse_solution()
+    mean = np.zeros(7)
+    for states, weight in zip(configurations, weights):
+        assert len(states) == 3 and all(0 <= s < n for s, n in zip(states, [2, 3, 2]))
+        mean[np.array([0, 2, 5]) + np.array(states)] += weight
+    np.testing.assert_allclose(mean, u, atol=1e-9)
+    for packed in (False, True):
+        tree = PFactorTree()
+        tree.initialize(False, packed, 3)
+        u, _ = tree.solve_qp((rng.randn(9) * 0.5).tolist(), [])
+        configurations, weights = tree.get_sparse_solution()
+        arcs = [(0 if h == m else h, m) for m in range(1, 4)
+                for h in range(1 if packed else 0, 4) if packed or h != m]
+        mean = np.zeros(9)
+        for heads, weight in zip(configurations, weights):
+            assert heads[0] == -1 and len(heads) == 4
+            for m in range(1, 4):  # every word reaches the root
+                seen, x = set(), m
+                while x != 0:
+                    assert x not in seen
+                    seen.add(x)
+                    x = heads[x]
+            mean += weight * np.array([float(heads[m] == h) for h, m in arcs])
+        np.testing.assert_allclose(mean, u, atol=1e-9)

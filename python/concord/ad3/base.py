@@ -193,7 +193,7 @@ class PFactor:
         additional log-potentials): (value, posteriors, additional
         posteriors), as lists."""
         a, b = self._local_scores(variable_log_potentials, additional_log_potentials)
-        graph, solver, factor = self._graph._factor_solver(self)
+        graph, solver, factor = self._single_factor_solver()
         value, u, v = solver.factor_map(factor, a, b)
         return value, u.tolist(), self._from_c_additionals(v).tolist()
 
@@ -205,7 +205,7 @@ class PFactor:
         the QP until its solution is certified, from a fresh active set."""
         a, b = self._local_scores(variable_scores, additional_scores)
         self._last_qp = (a, b, None)
-        graph, solver, factor = self._graph._factor_solver(self)
+        graph, solver, factor = self._single_factor_solver()
         u, v = solver.factor_qp(factor, a, b)
         return u.tolist(), self._from_c_additionals(v).tolist()
 
@@ -219,20 +219,28 @@ class PFactor:
         if root.shape != a.shape or not (root > 0).all():
             raise ValueError("degrees: expected %d positive values" % a.size)
         self._last_qp = (a / root, b, 1.0 / root ** 2)
-        graph, solver, factor = self._graph._factor_solver(self)
+        graph, solver, factor = self._single_factor_solver()
         mu, v = solver.factor_qp(factor, *self._last_qp)
         return (mu / root).tolist(), self._from_c_additionals(v).tolist()
 
     # ---- shared machinery
 
-    def _local_scores(self, variable_log_potentials, additional_log_potentials):
-        """The scores of a single-factor call, in the C factor's layout."""
+    def _single_factor_solver(self):
+        """(graph, solver, C factor id) for the factor's own calls."""
         if self._graph is None:
             raise ValueError("the factor is bound to no graph (declare_factor first)")
+        return self._graph._factor_solver(self)
+
+    def _single_factor_degree(self):
+        """The number of variable scores the factor's own calls take."""
+        return len(self._variables)
+
+    def _local_scores(self, variable_log_potentials, additional_log_potentials):
+        """The scores of a single-factor call, in the C factor's layout."""
+        degree = self._single_factor_degree()
         a = as_doubles(variable_log_potentials, "variable scores")
-        if a.size != len(self._variables):
-            raise ValueError("expected %d variable log-potentials, got %d"
-                             % (len(self._variables), a.size))
+        if a.size != degree:
+            raise ValueError("expected %d variable log-potentials, got %d" % (degree, a.size))
         b = as_doubles(additional_log_potentials, "additional scores")
         if b.size == 0:
             b = np.asarray(self._additionals, dtype=np.float64)
@@ -268,10 +276,16 @@ class PGenericFactor(PFactor):
         """The sparse distribution behind the factor's last solve_qp (or
         solve_qp_adjusted): (configurations, probabilities), each
         configuration the 0/1 list of the factor's variables (the
-        adjusted QP's before its scaling)."""
+        adjusted QP's before its scaling), or the factor's own form where
+        it has one (lp-sparsemap's sequence and tree)."""
         last = self._last_qp
         if last is None:
             raise ValueError("no QP solved on this factor yet (call solve_qp first)")
-        graph, solver, factor = self._graph._factor_solver(self)
+        graph, solver, factor = self._single_factor_solver()
         _, _, (weights, U, _) = solver.factor_qp(factor, *last, distribution=True)
-        return [row.tolist() for row in U], weights.tolist()
+        return [self._configuration(row) for row in U], weights.tolist()
+
+    def _configuration(self, values):
+        """A configuration (0/1 values of the factor's variables) as
+        get_sparse_solution gives it."""
+        return values.tolist()

@@ -39,6 +39,7 @@ class _Structured(PGenericFactor):
         self._index = None
         self._degree = None
         self._c_additionals = None
+        self._alone = None  # a graph of this factor only, for calls before declare_factor
 
     def _lay_out(self, degree, make, index=None):
         """Records the factor's layout and checks it on a scratch graph of
@@ -50,6 +51,7 @@ class _Structured(PGenericFactor):
         self._index = None if index is None else np.asarray(index, dtype=np.int64)
         self._degree = degree
         self._c_additionals = scratch.factor_additionals(factor)[1]
+        self._alone = None
         if self._graph is not None:
             self._graph._structure_changed()
 
@@ -63,6 +65,27 @@ class _Structured(PGenericFactor):
 
     def _additional_index(self):
         return self._index, self._c_additionals
+
+    def _single_factor_solver(self):
+        """The graph's, or before declare_factor (AD3 and lp-sparsemap allow
+        calls then) a graph of this factor alone over `degree` variables."""
+        if self._graph is not None:
+            return super()._single_factor_solver()
+        if self._make is None:
+            raise ValueError("%s: initialize() was never called" % type(self).__name__)
+        if self._alone is None:
+            graph = _core.Graph()
+            graph.add_variables(self._degree)
+            factor = self._make(graph, np.arange(self._degree))
+            self._alone = (graph, _core.Solver(graph), factor)
+        return self._alone
+
+    def _single_factor_degree(self):
+        if self._graph is not None:
+            return len(self._variables)
+        if self._make is None:
+            raise ValueError("%s: initialize() was never called" % type(self).__name__)
+        return self._degree
 
     def _expected_additionals(self):
         if self._make is None:

@@ -1,6 +1,8 @@
 """lp-sparsemap's ``lpsmap.ad3ext.tree.PFactorTree``: dependency trees over
 a sentence of `length` words, all n^2 arcs laid out as a square."""
 
+import numpy as np
+
 from concord.ad3._checks import as_int
 from concord.ad3.extensions import _Structured
 
@@ -25,12 +27,24 @@ def square_arcs(length, packed):
 class PFactorTree(_Structured):
     """initialize(projective, packed, length): projective trees (Eisner,
     exactly one word attached to the root, as lp-sparsemap's) or any
-    arborescence (several words may attach to the root)."""
+    arborescence (several words may attach to the root).
+    get_sparse_solution gives each configuration as the head of each word,
+    -1 for the root (position 0), as lp-sparsemap does."""
 
     def initialize(self, projective, packed, length):
         """Lays out the arcs."""
         length = as_int(length, "length")
         projective = bool(projective)
         heads, modifiers = square_arcs(length, bool(packed))
+        self._arcs = (np.asarray(heads), np.asarray(modifiers), length)
         self._lay_out(len(heads), lambda g, v: g.add_tree(length + 1, heads, modifiers, v,
                                                           projective, projective))
+
+    def _configuration(self, values):
+        """The head of each word, -1 for the root."""
+        heads, modifiers, length = self._arcs
+        out = [-1] * (length + 1)
+        chosen = np.asarray(values) > 0.5
+        for h, m in zip(heads[chosen], modifiers[chosen]):
+            out[m] = int(h)
+        return out
