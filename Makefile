@@ -18,6 +18,7 @@ build:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=OFF >/dev/null
 	@echo "building the library, the command-line tool, the examples and the benchmarks"
 	@cmake --build $(BUILD) -j $(JOBS) >$(BUILD)/build.log 2>&1 || { cat $(BUILD)/build.log; exit 1; }
+	@echo "built (the log, with any compiler warnings: $(BUILD)/build.log)"
 
 # The Python package, built by pip from the same C sources into a virtual
 # environment over Debian's python3 (whose numpy, torch and matplotlib it
@@ -72,7 +73,8 @@ bench: build python
 		cat $(RESULTS)/$$b.txt; done
 	@echo "== python_overhead"; $(VENV)/bin/python bench/python_overhead.py $(BUILD)/bench_lp_matching \
 		>$(RESULTS)/python_overhead.txt && cat $(RESULTS)/python_overhead.txt
-	@for b in python_batch python_memory python_lpsmap_torch python_calls mixture_convergence; do echo "== $$b"; \
+	@for b in python_batch python_memory python_lpsmap_torch python_calls mixture_convergence sparse_weights; do \
+		echo "== $$b"; \
 		$(VENV)/bin/python bench/$$b.py >$(RESULTS)/$$b.txt || exit 1; cat $(RESULTS)/$$b.txt; done
 
 # The figures of docs/performance.md, from the outputs `make bench` saved

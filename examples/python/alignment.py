@@ -10,6 +10,7 @@ languages). The two solutions are drawn side by side.
     .venv/bin/python examples/python/alignment.py --output alignment.png
 """
 import argparse
+import os
 
 import matplotlib
 
@@ -52,6 +53,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default="alignment.png", help="the PNG to write")
     args = parser.parse_args()
+    os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
 
     print("Aligning '%s'\n      to '%s'\n(an Xor per source word, an AtMostOne per "
           "target word)" % (" ".join(SOURCE), " ".join(TARGET)))

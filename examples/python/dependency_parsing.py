@@ -11,6 +11,7 @@ distributions are drawn, one tree per panel.
     .venv/bin/python examples/python/dependency_parsing.py --output trees.png
 """
 import argparse
+import os
 
 import matplotlib
 
@@ -75,6 +76,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default="trees.png", help="the PNG to write")
     args = parser.parse_args()
+    os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
 
     scores = arc_scores()
     rows = [("SparseMAP", parse(scores)),

@@ -11,6 +11,7 @@ new sentence with three capitalized words, with and without the budget.
     .venv/bin/python examples/python/tagger.py --output tagger.png
 """
 import argparse
+import os
 
 import matplotlib
 
@@ -68,6 +69,7 @@ def main():
     parser.add_argument("--output", default="tagger.png", help="the PNG to write")
     parser.add_argument("--epochs", type=int, default=40)
     args = parser.parse_args()
+    os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
 
     torch.manual_seed(0)
     model = Tagger()

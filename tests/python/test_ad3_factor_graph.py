@@ -697,3 +697,17 @@ def test_a_penalty_of_zero_means_the_default():
     assert solved(0.0, 0.0) == solved(None, None) == solved(-1.0, -1.0)
     qp = solved(0.0, 0.0)[0]
     np.testing.assert_allclose(qp[1], [0.65, 0.35, 0.0], atol=1e-6)  # sparsemax
+
+
+def test_a_dense_factor_uses_its_first_log_potentials():
+    """Given more log-potentials than joint states, a DENSE factor uses the
+    first ones, as AD3 does (the extra -inf or not changes nothing)."""
+    results = []
+    for extra in ([], [5.0], [-np.inf]):
+        graph = PFactorGraph()
+        a, b = graph.create_multi_variable(2), graph.create_multi_variable(2)
+        dense = graph.create_factor_dense([a, b], [0.1, 0.2, 0.3, 0.4])
+        dense.set_additional_log_potentials([0.1, -np.inf, 0.3, 0.4] + extra)
+        results.append(graph.solve())
+    assert results[0] == results[1] == results[2]
+    assert results[0][0] == pytest.approx(0.4) and results[0][3] == "integral"

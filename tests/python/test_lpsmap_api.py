@@ -239,3 +239,29 @@ def test_sparse_solutions_in_the_factors_own_form():
                     x = heads[x]
             mean += weight * np.array([float(heads[m] == h) for h, m in arcs])
         np.testing.assert_allclose(mean, u, atol=1e-9)
+
+
+def test_scores_of_the_wrong_shape_are_refused():
+    """The lp-sparsemap API checks the shapes of factor scores: transition
+    scores of a Sequence must be (length - 1, states, states), a Pair needs
+    one score per pair (the low-level factors' tolerance of extra
+    log-potentials must not let a wrong shape through)."""
+    from concord.lpsmap.ad3ext.tree import PFactorTree
+    fg = FactorGraph()
+    x = fg.variable_from(np.zeros((3, 2)))
+    fg.add(Sequence(x, np.zeros((3, 2, 2))))
+    with pytest.raises(ValueError, match=r"Sequence: transition scores of shape \(3, 2, 2\), "
+                                         r"expected \(2, 2, 2\)"):
+        fg.solve()
+    fg = FactorGraph()
+    x = fg.variable_from(np.zeros(3))
+    fg.add(Pair(x[:-1], x[1:], np.zeros(3)))
+    with pytest.raises(ValueError, match="Pair: 3 scores for 2 pairs"):
+        fg.solve()
+    # a factor laid out again forgets the QP solved on its former layout
+    tree = PFactorTree()
+    tree.initialize(False, False, 2)
+    tree.solve_qp([0.1, 0.2, 0.3, 0.4], [])
+    tree.initialize(True, False, 2)
+    with pytest.raises(ValueError, match="no QP solved"):
+        tree.get_sparse_solution()

@@ -52,6 +52,7 @@ class _Structured(PGenericFactor):
         self._degree = degree
         self._c_additionals = scratch.factor_additionals(factor)[1]
         self._alone = None
+        self._last_qp = None  # solved on the former layout
         if self._graph is not None:
             self._graph._structure_changed()
 

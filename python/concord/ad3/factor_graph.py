@@ -124,8 +124,10 @@ class _Dense(PGenericFactor):
         self._num_states = num_states
 
     def _forbidden(self):
-        """Which joint states the factor's own log-potentials forbid."""
-        return np.isneginf(np.asarray(self._additionals, dtype=np.float64))
+        """Which joint states the factor's own log-potentials forbid (of
+        the first ones, those it uses)."""
+        used = self._additionals[:self._expected_additionals()]
+        return np.isneginf(np.asarray(used, dtype=np.float64))
 
     def _build(self, graph, variables):
         return graph.add_dense(self._num_states, variables,

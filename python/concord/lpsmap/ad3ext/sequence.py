@@ -21,11 +21,11 @@ class PFactorSequence(_Structured):
     def initialize(self, num_states):
         """Lays out the chain."""
         states = as_ints(num_states, "num_states")
-        self._states = states
         transitions = sum(p * c for p, c in zip(states, states[1:]))
         first = states[0] if states else 0
         self._lay_out(sum(states), lambda g, v: g.add_sequence(states, v),
                       range(first, first + transitions))
+        self._states = states
 
     def _configuration(self, values):
         """The state of each position."""

@@ -75,6 +75,9 @@ class Pair:
     def _construct(self, fg, pvars):
         vars_i, vars_j = pvars
         adds = self._additionals
+        if len(adds) != len(vars_i):
+            raise ValueError("Pair: %d scores for %d pairs of variables"
+                             % (len(adds), len(vars_i)))
         factors = [fg.create_factor_pair([vars_i[k], vars_j[k]], adds[k])
                    for k in range(len(vars_i))]
         return factors, [adds[k] for k in range(len(vars_i))]

@@ -1,6 +1,8 @@
 """lp-sparsemap's ``lpsmap.api.factors_extension``: sequences and
 dependency trees over 2-D Variables."""
 
+import numpy as np
+
 from concord.lpsmap.ad3ext.sequence import PFactorSequence
 from concord.lpsmap.ad3ext.tree import PFactorTree
 
@@ -18,6 +20,10 @@ class Sequence:
 
     def _construct(self, fg, pvars):
         length, n_states = self._variables.shape
+        expected = (length - 1, n_states, n_states)
+        if tuple(np.shape(self._additionals)) != expected:
+            raise ValueError("Sequence: transition scores of shape %s, expected %s"
+                             % (tuple(np.shape(self._additionals)), expected))
         factor = PFactorSequence()
         factor.initialize([n_states] * length)
         fg.declare_factor(factor, pvars, owned_by_graph=True)
