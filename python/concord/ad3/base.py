@@ -8,6 +8,7 @@ concord graph from them when it solves (concord.ad3.factor_graph).
 
 import numpy as np
 
+from concord import _core
 from concord.ad3._checks import as_double, as_doubles, as_int
 
 __all__ = ["PBinaryVariable", "PMultiVariable", "PFactor", "PGenericFactor"]
@@ -222,6 +223,27 @@ class PFactor:
         graph, solver, factor = self._single_factor_solver()
         mu, v = solver.factor_qp(factor, *self._last_qp)
         return (mu / root).tolist(), self._from_c_additionals(v).tolist()
+
+    def jacobian_vec(self, v):
+        """lp-sparsemap's factor Jacobian-vector product at the factor's last
+        solve_qp: the derivatives of its SparseMAP solution (u, and its
+        additional outputs) w.r.t. its variable scores, along v (one value
+        per variable), as two lists. Computed by concord's backward pass on
+        a graph of the factor alone (the Jacobian is symmetric)."""
+        last = self._last_qp
+        if last is None or last[2] is not None:
+            raise ValueError("jacobian_vec follows solve_qp (not solve_qp_adjusted)")
+        a, b, _ = last
+        degree = self._single_factor_degree()
+        graph = _core.Graph()
+        graph.add_variables(degree, a)
+        factor = self._build(graph, np.arange(degree))
+        if len(b):
+            graph.set_additional_scores(b, graph.factor_additionals(factor)[0])
+        solver = _core.Solver(graph)
+        solver.solve_sparse(_core.Settings(tol=1e-12, max_iter=1000000))
+        du, dv, _ = solver.backward(as_doubles(v, "v"))
+        return du.tolist(), self._from_c_additionals(dv).tolist()
 
     # ---- shared machinery
 
