@@ -354,8 +354,9 @@ class PFactorGraph:
 
     def _settings(self, **overrides):
         settings = dict(max_iter=max(self._max_iter, 1), tol=min(max(self._tol, 1e-300), 0.5),
-                        eta=self._eta if self._eta > 0 else 0.1, adapt_eta=self._adapt,
-                        warm_start=False)
+                        adapt_eta=self._adapt, warm_start=False)
+        if self._eta > 0:  # else concord's default
+            settings["eta"] = self._eta
         if self._inner_iter is not None:
             settings["max_inner_iter"] = max(self._inner_iter, 1)
         settings.update(overrides)
@@ -515,8 +516,8 @@ class PFactorGraph:
         posteriors), three values as AD3 returns them (no status): the
         posteriors are the step-weighted average of the factors' MAPs (a
         certified MAP when the factors agreed on one), the value theirs."""
-        step = self._eta_psdd if self._eta_psdd > 0 else 1.0
-        value, u, v, _ = self._solve("psdd", psdd_eta=step, max_iter=max(self._max_iter_psdd, 1))
+        step = {"psdd_eta": self._eta_psdd} if self._eta_psdd > 0 else {}  # else the default
+        value, u, v, _ = self._solve("psdd", max_iter=max(self._max_iter_psdd, 1), **step)
         return value, u, v
 
     def jacobian_vec(self, du, out, n_iter=100, atol=1e-8):
