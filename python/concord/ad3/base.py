@@ -234,10 +234,8 @@ class PFactor:
         if last is None or last[2] is not None:
             raise ValueError("jacobian_vec follows solve_qp (not solve_qp_adjusted)")
         a, b, _ = last
-        degree = self._single_factor_degree()
-        graph = _core.Graph()
-        graph.add_variables(degree, a)
-        factor = self._build(graph, np.arange(degree))
+        graph, factor = self._graph_alone()
+        graph.set_variable_scores(a)
         if len(b):
             graph.set_additional_scores(b, graph.factor_additionals(factor)[0])
         solver = _core.Solver(graph)
@@ -256,6 +254,14 @@ class PFactor:
     def _single_factor_degree(self):
         """The number of variable scores the factor's own calls take."""
         return len(self._variables)
+
+    def _graph_alone(self):
+        """(graph, C factor id): a new graph holding only this factor, over
+        one variable per link."""
+        degree = self._single_factor_degree()
+        graph = _core.Graph()
+        graph.add_variables(degree)
+        return graph, self._build(graph, np.arange(degree))
 
     def _local_scores(self, variable_log_potentials, additional_log_potentials):
         """The scores of a single-factor call, in the C factor's layout."""

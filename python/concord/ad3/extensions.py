@@ -72,12 +72,8 @@ class _Structured(PGenericFactor):
         calls then) a graph of this factor alone over `degree` variables."""
         if self._graph is not None:
             return super()._single_factor_solver()
-        if self._make is None:
-            raise ValueError("%s: initialize() was never called" % type(self).__name__)
         if self._alone is None:
-            graph = _core.Graph()
-            graph.add_variables(self._degree)
-            factor = self._make(graph, np.arange(self._degree))
+            graph, factor = self._graph_alone()
             self._alone = (graph, _core.Solver(graph), factor)
         return self._alone
 
