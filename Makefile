@@ -10,12 +10,19 @@ VENV ?= .venv
 
 .PHONY: all build python demo test fuzz bench plots check-exact install clean
 
+# configure,DIR,OPTIONS: CMake with the Ninja generator (the test build's
+# ninety-odd programs build in 67 s, against 84 s with Makefiles); a
+# directory another generator configured is configured afresh.
+configure = grep -qsx 'CMAKE_GENERATOR:INTERNAL=Ninja' $(1)/CMakeCache.txt || \
+	rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles; \
+	cmake -G Ninja -S . -B $(1) -DCMAKE_BUILD_TYPE=Release $(2) >/dev/null
+
 all: build
 
 # The build's log is shown only when it fails ($(BUILD)/build.log).
 build:
 	@scripts/install-deps.sh build
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=OFF >/dev/null
+	@$(call configure,$(BUILD),-DCONCORD_TESTS=OFF)
 	@echo "building the library, the command-line tool, the examples and the benchmarks"
 	@cmake --build $(BUILD) -j $(JOBS) >$(BUILD)/build.log 2>&1 || { cat $(BUILD)/build.log; exit 1; }
 	@echo "built (the log, with any compiler warnings: $(BUILD)/build.log)"
@@ -42,24 +49,24 @@ demo: build python
 	@scripts/demo.sh $(BUILD) $(VENV)
 
 # The build's log is shown only when it fails (with -Werror, a warning
-# fails it); the fuzzers run only when the sources changed since their last
-# passing run (make fuzz fuzzes for FUZZ_SECONDS), beside the Python
-# package's build, a single compiler process that leaves a core idle; the
-# last line is the overall tally.
+# fails it); the fuzzers run for 5 s each, only when the sources changed
+# since their last passing run (make fuzz fuzzes for FUZZ_SECONDS), beside
+# the Python package's build, a single compiler process that leaves a core
+# idle; the last line is the overall tally.
 test:
 	@scripts/install-deps.sh test
-	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON -DCONCORD_WERROR=ON >/dev/null
+	@$(call configure,$(BUILD)-test,-DCONCORD_TESTS=ON -DCONCORD_WERROR=ON)
 	@echo "building the library, the tests and their sanitized twins"
 	@cmake --build $(BUILD)-test -j $(JOBS) >$(BUILD)-test/build.log 2>&1 || \
 		{ cat $(BUILD)-test/build.log; exit 1; }
-	@scripts/fuzz.sh $(BUILD)-test 30 --if-changed & fuzzing=$$!; \
+	@scripts/fuzz.sh $(BUILD)-test 10 --if-changed & fuzzing=$$!; \
 		$(MAKE) -s --no-print-directory $(VENV)/.installed; built=$$?; \
 		wait $$fuzzing && [ $$built -eq 0 ]
 	@scripts/run-tests.sh $(BUILD)-test $(VENV)
 
 fuzz:
 	@scripts/install-deps.sh test
-	@cmake -S . -B $(BUILD)-test -DCMAKE_BUILD_TYPE=Release -DCONCORD_TESTS=ON -DCONCORD_WERROR=ON >/dev/null
+	@$(call configure,$(BUILD)-test,-DCONCORD_TESTS=ON -DCONCORD_WERROR=ON)
 	@cmake --build $(BUILD)-test -j $(JOBS)
 	@scripts/fuzz.sh $(BUILD)-test $(FUZZ_SECONDS)
 

@@ -6,9 +6,9 @@
 set -eu
 python_pkgs="python3-venv python3-dev python3-setuptools python3-wheel cython3 python3-numpy python3-torch python3-matplotlib"
 case "${1:-build}" in
-  build) pkgs="gcc make cmake" ;;
+  build) pkgs="gcc make cmake ninja-build" ;;
   python) pkgs="gcc $python_pkgs" ;;
-  test) pkgs="gcc make cmake pkgconf libcmocka-dev libglpk-dev glpk-utils toulbar2 clang libclang-rt-14-dev valgrind $python_pkgs python3-scipy python3-cvxopt python3-pytest" ;;
+  test) pkgs="gcc make cmake ninja-build pkgconf libcmocka-dev libglpk-dev glpk-utils toulbar2 clang libclang-rt-14-dev valgrind $python_pkgs python3-scipy python3-cvxopt python3-pytest python3-pytest-xdist" ;;
   fuzz) pkgs="clang libclang-rt-14-dev" ;;
   check-exact) pkgs="toulbar2" ;;
   *) echo "usage: $0 build|python|test|fuzz|check-exact" >&2; exit 2 ;;

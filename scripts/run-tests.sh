@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs the C tests (ctest: plain, ASan+UBSan and ThreadSanitizer builds,
-# examples, the installed library) and the Python tests (against the package
-# installed in VENV_DIR; they compare it with BUILD_DIR's command-line tool),
+# examples, the installed library) and the Python tests (pytest, one worker
+# per core, against the package installed in VENV_DIR; they compare it with
+# BUILD_DIR's command-line tool),
 # then prints one overall tally as the last line: "N passed, M failed".
 # Exits non-zero when anything failed.
 # usage: scripts/run-tests.sh BUILD_DIR VENV_DIR
@@ -24,7 +25,8 @@ c_failed=${c_failed:-$c_total}
 [ "$c_status" -eq 0 ] || [ "$c_failed" -gt 0 ] || c_failed=1
 
 (cd "$root" && CONCORD_CLI="$build/concord" PYTHONDONTWRITEBYTECODE=1 \
-  "$venv/bin/python" -m pytest tests/python -q -p no:cacheprovider) >"$log/pytest.txt" 2>&1
+  "$venv/bin/python" -m pytest tests/python -q -p no:cacheprovider -n "$jobs") \
+  >"$log/pytest.txt" 2>&1
 py_status=$?
 tail -n 25 "$log/pytest.txt"
 py_passed=$(grep -oE '[0-9]+ passed' "$log/pytest.txt" | tail -1 | cut -d' ' -f1)
