@@ -539,9 +539,12 @@ typedef struct concord_progress {
     double value;           /* objective at the current consensus (PSDD and
                                MPLP: of the best rounded assignment so far;
                                branch and bound: of the best assignment so
-                               far, -INFINITY before the first) */
+                               far, -INFINITY before the first; a graph
+                               whose factors share no variable, solved
+                               factor by factor: -INFINITY) */
     double upper_bound;     /* best dual bound so far (branch and bound: on
-                               the MAP value, over the nodes still open) */
+                               the MAP value, over the nodes still open;
+                               factor by factor: +INFINITY) */
     double primal_residual; /* as in concord_info (MPLP: 0) */
     double dual_residual;
     double eta;             /* current penalty (relative; PSDD: the step

@@ -1533,6 +1533,98 @@ static void a_solve_stops_at_the_time_limit(void **state) {
     concord_graph_free(g);
 }
 
+/* A graph of one user XOR over SEPARABLE_DEGREE variables of near-equal
+ * scores: its SparseMAP solution spreads over every vertex, and the
+ * active set needs an oracle call for each. The graph is separable (no
+ * variable is shared), so a solve runs the factor's rounds alone. */
+enum { SEPARABLE_DEGREE = 30 };
+static concord_graph *one_slow_xor_graph(void) {
+    static int32_t degree = SEPARABLE_DEGREE;
+    test_rng rng = {41};
+    double theta[SEPARABLE_DEGREE];
+    int32_t vars[SEPARABLE_DEGREE];
+    random_normals(&rng, theta, SEPARABLE_DEGREE, 1e-3);
+    for (int32_t i = 0; i < SEPARABLE_DEGREE; ++i) vars[i] = i;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, SEPARABLE_DEGREE, theta, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_factor(g, SEPARABLE_DEGREE, vars, NULL, 0, NULL, slow_oracle,
+                                        &degree, NULL),
+                     CONCORD_OK);
+    return g;
+}
+
+/* The sum of the solution's values: 1 on the XOR's polytope. */
+static double solution_sum(const concord_solver *s) {
+    const double *u = concord_solver_variables(s);
+    double sum = 0.0;
+    for (int32_t i = 0; i < SEPARABLE_DEGREE; ++i) sum += u[i];
+    return sum;
+}
+
+/* A separable graph is solved factor by factor, a factor by rounds of
+ * oracle calls: the time limit is read between rounds, and a solve
+ * stopped there (or at max_iter) keeps the best point the factor reached,
+ * a point of its polytope. */
+static void a_separable_solve_stops_at_the_time_limit_with_a_feasible_point(void **state) {
+    (void)state;
+    concord_graph *g = one_slow_xor_graph();
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    concord_info full;
+    assert_int_equal(concord_solver_sparse(s, &st, &full), CONCORD_OK);
+    assert_true(full.oracle_calls >= SEPARABLE_DEGREE); /* at least 30 ms */
+    st.warm_start = false;
+    st.time_limit = 0.005;
+    concord_info info;
+    assert_int_equal(concord_solver_sparse(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_TIME_LIMIT);
+    assert_true(info.oracle_calls < full.oracle_calls);
+    assert_true(fabs(solution_sum(s) - 1.0) <= 1e-12);
+    st.time_limit = 0.0;
+    st.max_iter = 2;
+    assert_int_equal(concord_solver_sparse(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_MAX_ITER);
+    assert_true(fabs(solution_sum(s) - 1.0) <= 1e-12);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* Progress reports of a separable solve: every bound_every rounds, the
+ * value and bound not yet known. */
+typedef struct separable_log {
+    int reports, stop_at;
+    bool unknown_value_and_bound;
+} separable_log;
+
+static int log_separable_progress(void *context, const concord_progress *p) {
+    separable_log *log = context;
+    log->reports += 1;
+    log->unknown_value_and_bound &= p->value == -INFINITY && p->upper_bound == INFINITY;
+    return log->reports == log->stop_at;
+}
+
+static void a_separable_solve_reports_progress_and_can_be_stopped(void **state) {
+    (void)state;
+    concord_graph *g = one_slow_xor_graph();
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.bound_every = 4;
+    separable_log log = {0, 3, true};
+    st.progress = log_separable_progress;
+    st.progress_context = &log;
+    concord_info info;
+    assert_int_equal(concord_solver_sparse(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_INTERRUPTED);
+    assert_int_equal(log.reports, 3);
+    assert_true(log.unknown_value_and_bound);
+    assert_true(info.oracle_calls >= 12 && info.oracle_calls < SEPARABLE_DEGREE);
+    assert_true(fabs(solution_sum(s) - 1.0) <= 1e-12);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* ------------------------------------------------------------------------
  * The backward pass: errors and its cap
  * ------------------------------------------------------------------------ */
@@ -1741,6 +1833,8 @@ int main(void) {
         cmocka_unit_test(the_progress_callback_reports_and_can_interrupt),
         cmocka_unit_test(the_first_penalty_check_corrects_a_far_off_guess),
         cmocka_unit_test(a_solve_stops_at_the_time_limit),
+        cmocka_unit_test(a_separable_solve_stops_at_the_time_limit_with_a_feasible_point),
+        cmocka_unit_test(a_separable_solve_reports_progress_and_can_be_stopped),
         cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),
         cmocka_unit_test(backward_reports_its_iteration_cap),
         cmocka_unit_test(backward_is_linear_in_the_gradient_at_any_magnitude),

@@ -740,6 +740,25 @@ static bool separable(const concord_solver *s) {
     return true;
 }
 
+/* After a step of a separable solve that counts as `work` links: the time
+ * limit, and every bound_every steps the progress callback. A factor's
+ * MAP counts its links; a round of oracle calls, whose cost is unknown (a
+ * user's oracle may take seconds) and at least an oracle call and the
+ * active set's QP, counts SOLVER_DEADLINE_WORK: the clock is read after
+ * each. Returns -1 to go on, or the outcome that ends the solve. The
+ * value and the bound are not known before every factor is solved: the
+ * callback sees -inf and +inf. */
+static int separable_pause(admm_run *r, solver_deadline *deadline, int32_t work,
+                           int32_t *steps, int32_t iterations) {
+    if (solver_deadline_passed(deadline, work)) return STOPPED_TIME_LIMIT;
+    if (r->st.progress && ++*steps % r->st.bound_every == 0) {
+        concord_progress p = {iterations, -INFINITY, INFINITY, 0.0, 0.0, 0.0,
+                              solver_seconds_since(&r->start), 0, 0};
+        if (r->st.progress(r->st.progress_context, &p)) return STOPPED_INTERRUPTED;
+    }
+    return -1;
+}
+
 /* Solves a separable graph exactly: LP-MAP by each factor's MAP oracle
  * (the LP over one polytope has a vertex optimum), LP-SparseMAP by each
  * factor's QP with d = w (the penalty is 0: SparseMAP itself), resumed
@@ -748,29 +767,36 @@ static bool separable(const concord_solver *s) {
  * the closed forms still find the QP's solution (they work relative to a
  * reference score), but the active set, which weighs configurations by
  * their huge scores, would not, and those factors are solved by their
- * MAP oracle (a vertex of the polytope). */
+ * MAP oracle (a vertex of the polytope). A solve stopped early keeps the
+ * best point its last factor reached (the factors after it keep their
+ * starting point). */
 static outcome solve_separable(admm_run *r, int32_t *iterations) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
     const bool huge_scores = r->scale * DBL_EPSILON >= 1.0;
     set_penalty(r, 0.0);
     *iterations = 1;
-    for (int32_t f = 0; f < g->n_factors; ++f) {
+    solver_deadline deadline = {.start = &r->start, .limit = r->st.time_limit};
+    int32_t steps = 0;
+    int end = -1;
+    for (int32_t f = 0; f < g->n_factors && end < 0; ++f) {
         const factor *fa = &g->factors[f];
         const bool by_qp = r->sparse && !(huge_scores && factor_needs_active_set(fa));
         const int32_t b = fa->link_begin;
         if (by_qp) {
             qp_outcome out = {0};
-            for (int32_t round = 0; round < r->st.max_iter && !out.exact; ++round) {
+            for (int32_t round = 0; round < r->st.max_iter && !out.exact && end < 0; ++round) {
                 solve_factor(s, r->phi, f, r->eta, true, r->st.max_inner_iter, &out);
                 r->oracle_calls += out.oracle_calls;
                 if (round + 1 > *iterations) *iterations = round + 1;
                 if (factor_failed(r, f, &out)) return failure_outcome(r);
+                if (!out.exact)
+                    end = separable_pause(r, &deadline, SOLVER_DEADLINE_WORK, &steps, *iterations);
             }
             r->solves += 1;
-            if (!out.exact) {
+            if (!out.exact && end < 0) {
                 r->failed_factor = f; /* not certified within the cap */
-                return STOPPED_MAX_ITER;
+                end = STOPPED_MAX_ITER;
             }
         } else {
             for (int32_t j = 0; j < fa->degree; ++j) {
@@ -791,7 +817,10 @@ static outcome solve_separable(admm_run *r, int32_t *iterations) {
             }
         }
         for (int32_t j = 0; j < fa->degree; ++j) s->ubar[g->link_var[b + j]] = s->uf[b + j];
+        if (end < 0 && f + 1 < g->n_factors)
+            end = separable_pause(r, &deadline, fa->degree, &steps, *iterations);
     }
+    if (end >= 0) return (outcome)end;
     r->primal = r->dual = 0.0;
     return CONVERGED;
 }
