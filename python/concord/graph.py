@@ -361,8 +361,10 @@ class FactorGraph:
 
     def decode(self):
         """Rounds the last solution to a 0/1 assignment (multi-variables to
-        their best state, then a local search): sets every value to it and
-        returns a Decoding (value, violated factors, passes)."""
+        their best state, then a local search): sets every variable's value
+        to it and returns a Decoding (value, violated factors, passes). The
+        factors' values become None: the Decoding's value counts their best
+        additional outputs at the assignment, which are not returned."""
         solver = self._require_solution()
         assignment, decoding = solver.decode()
         self._set_values(assignment, None)
@@ -511,6 +513,9 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
                                                                   algorithm))
     if not graphs:
         return []
+    for g in graphs:
+        if not isinstance(g, FactorGraph):
+            raise TypeError("graphs must be FactorGraphs, not %s" % type(g).__name__)
     _core.check_distinct(graphs, "graphs", "FactorGraph")
     if algorithm == "sparse" and any(g._has_tensors() for g in graphs):
         from concord.torch import solve_graphs

@@ -1151,6 +1151,28 @@ def interrupt_after(seconds):
         gc.enable()
 
 
+def test_solve_batch_takes_factor_graphs_only():
+    fg = concord.FactorGraph()
+    fg.variable_from(np.zeros(2))
+    with pytest.raises(TypeError, match="FactorGraphs, not int"):
+        concord.solve_batch([fg, 2])
+
+
+def test_the_time_limit_stops_a_solve_of_one_large_structured_factor():
+    """A graph of one factor is solved by the factor's own rounds of oracle
+    calls (a 200 x 200 matching: about 6 s in all); the limit is read
+    between them, and the point reached lies in the matching polytope."""
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.random.default_rng(0).normal(size=(200, 200)))
+    fg.add(concord.Matching(x))
+    start = time.monotonic()
+    info = fg.solve(time_limit=0.3)
+    elapsed = time.monotonic() - start
+    assert info.status == "time_limit" and elapsed < 3
+    assert x.value.min() >= 0
+    assert x.value.sum(axis=0).max() <= 1 + 1e-9 and x.value.sum(axis=1).max() <= 1 + 1e-9
+
+
 @pytest.mark.parametrize("how", ["solve_exact", "batch on two threads"])
 def test_ctrl_c_stops_a_long_solve(how):
     graphs = [frustrated_grid(seed) for seed in (0, 1)]
