@@ -251,6 +251,8 @@ static void a_solver_refuses_a_graph_whose_structure_changed(void **state) {
     concord_add_multi_variable(g, 2, NULL, true, &first);
     assert_null(concord_solver_decoded(s));
     assert_int_equal(concord_solver_decoded_labels(s, labels), CONCORD_EINVAL);
+    double v[1];
+    assert_int_equal(concord_solver_decoded_additionals(s, v), CONCORD_EINVAL);
     assert_null(concord_solver_variables(s));
     assert_null(concord_solver_additionals(s));
     assert_null(concord_solver_variable_scores(s));
@@ -1561,6 +1563,62 @@ static double solution_sum(const concord_solver *s) {
     return sum;
 }
 
+/* The additional outputs at a decoded assignment (one variable per column
+ * on, PAIRs along the rows): a PAIR's is the product of its two variables
+ * there, and with them theta.x + phi.v is the decoding's value. Before
+ * any decoding there are none. */
+static void decoded_additionals_are_the_pairs_products_and_make_the_value(void **state) {
+    (void)state;
+    enum { ROWS = 4, COLS = 5, PAIRS = ROWS * (COLS - 1) };
+    test_rng rng = {29};
+    double theta[ROWS * COLS];
+    random_normals(&rng, theta, ROWS * COLS, 1.0);
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, ROWS * COLS, theta, NULL), CONCORD_OK);
+    int32_t pair_factor[PAIRS], pair_var[PAIRS], vars[ROWS];
+    for (int j = 0; j < COLS; ++j) {
+        for (int i = 0; i < ROWS; ++i) vars[i] = i * COLS + j;
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, ROWS, vars, NULL, NULL), CONCORD_OK);
+    }
+    for (int i = 0, k = 0; i < ROWS; ++i) {
+        for (int j = 0; j + 1 < COLS; ++j, ++k) {
+            pair_var[k] = i * COLS + j;
+            assert_int_equal(concord_add_pair(g, pair_var[k], pair_var[k] + 1,
+                                              2.0 * rng_normal(&rng), &pair_factor[k]),
+                             CONCORD_OK);
+        }
+    }
+    concord_solver *s = new_solver_or_fail(g);
+    double v[PAIRS];
+    assert_int_equal(concord_solver_map(s, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_decoded_additionals(s, v), CONCORD_EINVAL);
+    concord_decoding decoding;
+    assert_int_equal(concord_solver_decode(s, &decoding), CONCORD_OK);
+    assert_int_equal(decoding.violated, 0);
+    assert_int_equal(concord_num_additionals(g), PAIRS);
+    assert_int_equal(concord_solver_decoded_additionals(s, v), CONCORD_OK);
+    const double *x = concord_solver_decoded(s), *phi = concord_additional_scores(g);
+    double value = 0.0, scale = 0.0;
+    for (int32_t i = 0; i < ROWS * COLS; ++i) {
+        value += theta[i] * x[i];
+        scale += fabs(theta[i]);
+    }
+    int both_on = 0;
+    for (int k = 0; k < PAIRS; ++k) {
+        int32_t first, count;
+        assert_int_equal(concord_factor_additionals(g, pair_factor[k], &first, &count), CONCORD_OK);
+        assert_int_equal(count, 1);
+        assert_true(v[first] == x[pair_var[k]] * x[pair_var[k] + 1]);
+        both_on += v[first] == 1.0;
+        value += phi[first] * v[first];
+        scale += fabs(phi[first]);
+    }
+    assert_true(both_on > 0 && both_on < PAIRS);
+    assert_true(fabs(value - decoding.value) <= 1e-12 * scale);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* A separable graph is solved factor by factor, a factor by rounds of
  * oracle calls: the time limit is read between rounds, and a solve
  * stopped there (or at max_iter) keeps the best point the factor reached,
@@ -1833,6 +1891,7 @@ int main(void) {
         cmocka_unit_test(the_progress_callback_reports_and_can_interrupt),
         cmocka_unit_test(the_first_penalty_check_corrects_a_far_off_guess),
         cmocka_unit_test(a_solve_stops_at_the_time_limit),
+        cmocka_unit_test(decoded_additionals_are_the_pairs_products_and_make_the_value),
         cmocka_unit_test(a_separable_solve_stops_at_the_time_limit_with_a_feasible_point),
         cmocka_unit_test(a_separable_solve_reports_progress_and_can_be_stopped),
         cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),

@@ -276,6 +276,7 @@ cdef extern from "concord.h" nogil:
 
     int concord_solver_decode(concord_solver *s, concord_decoding *result)
     const double *concord_solver_decoded(const concord_solver *s)
+    int concord_solver_decoded_additionals(concord_solver *s, double *v)
     int concord_solver_decoded_labels(const concord_solver *s, int32_t *labels)
     int concord_solver_evaluate(concord_solver *s, const double *x, concord_decoding *result)
     int concord_assignment_from_labels(const concord_graph *g, const int32_t *labels,

@@ -1540,6 +1540,24 @@ cdef class Solver:
         return (_copy_doubles(concord_solver_decoded(self.s), self.n_vars),
                 Decoding(result.value, result.violated, result.passes))
 
+    def decoded_additionals(self):
+        """The additional outputs at the last decoded assignment
+        (concord_solver_decoded_additionals): each factor's best there, NaN
+        for a factor the assignment violates."""
+        out = np.zeros(self.n_add, dtype=np.float64)
+        cdef double[::1] v = out
+        cdef double none_to_write
+        cdef double *pv = &v[0] if self.n_add else &none_to_write
+        cdef int rc
+        self.enter()
+        try:
+            with nogil:
+                rc = concord_solver_decoded_additionals(self.s, pv)
+        finally:
+            self.leave()
+        self.check(rc)
+        return out
+
     def decoded_labels(self):
         """The decoded state label of every multi-variable (after decode,
         or a solve that decodes: exact MAP, PSDD, MPLP)."""

@@ -362,12 +362,12 @@ class FactorGraph:
     def decode(self):
         """Rounds the last solution to a 0/1 assignment (multi-variables to
         their best state, then a local search): sets every variable's value
-        to it and returns a Decoding (value, violated factors, passes). The
-        factors' values become None: the Decoding's value counts their best
-        additional outputs at the assignment, which are not returned."""
+        to it, every factor's value to its best additional outputs there
+        (NaN for a factor the assignment violates), and returns a Decoding
+        (value, violated factors, passes)."""
         solver = self._require_solution()
         assignment, decoding = solver.decode()
-        self._set_values(assignment, None)
+        self._set_values(assignment, solver.decoded_additionals())
         return decoding
 
     def labels(self):

@@ -592,6 +592,31 @@ const double *concord_solver_decoded(const concord_solver *s) {
     return solver_is_current(s) && s->have_decoded ? s->decoded : NULL;
 }
 
+/* concord_solver_decoded_additionals once begun. */
+static int decoded_additionals(concord_solver *s, double *v) {
+    const concord_graph *g = s->g;
+    if (!v) return solver_fail(s, CONCORD_EINVAL, "decoded additionals: no output array");
+    if (!s->have_decoded)
+        return solver_fail(s, CONCORD_EINVAL,
+                           "decoded additionals: no decoded assignment yet (decode after a solve)");
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        const factor *fa = &g->factors[f];
+        double *vf = v + fa->add_begin;
+        bool allowed = false;
+        double score;
+        int rc = solver_factor_at(s, solver_phi(s), f, s->decoded, &allowed, &score, vf);
+        if (rc) return solver_callback_failed(s, f, rc);
+        if (!allowed)
+            for (int32_t k = 0; k < fa->n_add; ++k) vf[k] = NAN;
+    }
+    return CONCORD_OK;
+}
+
+int concord_solver_decoded_additionals(concord_solver *s, double *v) {
+    int rc = solver_begin(s);
+    return rc ? rc : solver_end(s, decoded_additionals(s, v));
+}
+
 int concord_solver_decoded_labels(const concord_solver *s, int32_t *labels) {
     if (!solver_is_current(s) || !labels || !s->have_decoded) return CONCORD_EINVAL;
     const concord_graph *g = s->g;

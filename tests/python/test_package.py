@@ -281,6 +281,24 @@ def test_graphs_read_from_files_solve_as_the_command_line_tool(path, algorithm, 
     assert np.abs(got - expected).max() <= 1e-12
 
 
+def test_decode_sets_each_factors_additional_values_at_the_assignment():
+    """A Pair's values after decode are the products of its decoded
+    variables; with them the scores give the Decoding's value."""
+    rng = np.random.default_rng(3)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(rng.normal(size=(4, 5)))
+    for j in range(5):
+        fg.add(concord.Xor(x[:, j]))
+    pair_scores = 2 * rng.normal(size=(4, 4))
+    p = fg.add(concord.Pair(x[:, :-1], x[:, 1:], pair_scores))
+    fg.solve_map()
+    decoding = fg.decode()
+    assert decoding.violated == 0
+    assert (p.value == x.value[:, :-1] * x.value[:, 1:]).all() and 0 < p.value.sum() < 16
+    value = (x.scores * x.value).sum() + (pair_scores * p.value).sum()
+    assert abs(value - decoding.value) <= 1e-12 * (np.abs(x.scores).sum() + np.abs(pair_scores).sum())
+
+
 @pytest.mark.parametrize("model,evidence", [("grid3x3.uai", "grid3x3.uai.evid"),
                                             ("bayes.uai", "bayes.uai.evid"),
                                             ("mixed.uai", None), ("frustrated.uai", None)])
