@@ -220,10 +220,15 @@ cdef object _out_of_range(array, str what):
 
 
 cdef const unsigned char[::1] _flags(object values, Py_ssize_t size, str what):
-    """values (one truth value per link) as C bools, or None for none."""
+    """values (one truth value per link: bools, or numbers 0 and 1) as C
+    bools, or None for none."""
     if values is None:
         return None
-    array = np.ascontiguousarray(values, dtype=np.bool_).reshape(-1)
+    given = np.asarray(values).reshape(-1)
+    if given.dtype != np.bool_ and not (given.dtype.kind in "iuf" and np.isin(given, (0, 1)).all()):
+        raise ValueError("%s: expected truth values (True, False, 0 or 1), got %s"
+                         % (what, values))
+    array = np.ascontiguousarray(given, dtype=np.bool_)
     if array.shape[0] != size:
         raise ValueError("%s: expected %d flags, got %d" % (what, size, array.shape[0]))
     return array.view(np.uint8)

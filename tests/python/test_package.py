@@ -741,6 +741,13 @@ def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_messag
         graph.add_logic("NAND", [0, 1])
     with pytest.raises(ValueError, match="expected 2 flags, got 3"):
         graph.add_logic("OR", [0, 1], [True, False, True])
+    for flags in ([2, 0], [0.5, 0], ["yes", "no"]):
+        with pytest.raises(ValueError, match="negated: expected truth values"):
+            graph.add_logic("OR", [0, 1], flags)
+    other = _core.Graph()
+    other.add_variables(2)
+    other.add_logic("OR", [0, 1], np.array([1.0, 0.0]))
+    assert other.factor_variables(0)[1].tolist() == [True, False]
     with pytest.raises(concord.InfeasibleError):
         graph.add_matching(2, 1, [0, 1], every_row=True)
     solver = _core.Solver(graph)
