@@ -467,9 +467,12 @@ class GeneralTree(Factor):
         ids, self.num_states = _groups(fg, self.variables, self.name)
         parents = np.asarray(self.parents)
         states = np.asarray(self.num_states)
-        if parents.shape != states.shape or parents[0] != -1 or (
-                parents[1:] < 0).any() or (parents[1:] >= states.size).any():
-            raise ValueError("%s factor: parents must list -1 then one node per node" % self.name)
+        valid = (parents.dtype.kind in "iu" and parents.shape == states.shape
+                 and parents[0] == -1 and (parents[1:] >= 0).all()
+                 and (parents[1:] < states.size).all())
+        if not valid:
+            raise ValueError("%s factor: parents must list -1 then one node per node (integers)"
+                             % self.name)
         self.n_scores = int(np.sum(states[parents[1:]] * states[1:]))
         ids = self._more_ids(fg, ids)
         return [self._add(fg.graph, parents, ids)], ids.size, ids.shape

@@ -1176,6 +1176,14 @@ def interrupt_after(seconds):
         gc.enable()
 
 
+@pytest.mark.parametrize("parents", [[-1, 0.5, 0, 1], [-1, 0, 0], [0, 0, 0, 1], [-1, 0, 4, 1]])
+def test_general_tree_parents_must_be_node_numbers(parents):
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros(8))
+    with pytest.raises(ValueError, match="GENERAL_TREE factor: parents must list -1 then one node"):
+        fg.add(concord.GeneralTree(x[np.arange(8).reshape(4, 2)], parents))
+
+
 def test_solve_batch_takes_factor_graphs_only():
     fg = concord.FactorGraph()
     fg.variable_from(np.zeros(2))
