@@ -241,6 +241,17 @@ def test_sparse_solutions_in_the_factors_own_form():
         np.testing.assert_allclose(mean, u, atol=1e-9)
 
 
+def test_an_empty_graph_and_a_variable_of_another_graph_are_refused():
+    with pytest.raises(ValueError, match="no variables to solve for"):
+        FactorGraph().solve()
+    other = FactorGraph().variable_from(np.zeros(2))
+    fg = FactorGraph()
+    x = fg.variable_from(np.zeros(2))
+    fg.add(Pair(x[:1], other[1:], np.zeros(1)))
+    with pytest.raises(ValueError, match="a factor's variable .* is not in this FactorGraph"):
+        fg.solve()
+
+
 def test_scores_of_the_wrong_shape_are_refused():
     """The lp-sparsemap API checks the shapes of factor scores: transition
     scores of a Sequence must be (length - 1, states, states), a Pair needs

@@ -106,6 +106,8 @@ class FactorGraph:
         else:
             raise NotImplementedError("a factor's variables must be a Variable, a Slice or a "
                                       "tuple of them")
+        if base not in offset:
+            raise ValueError("a factor's variable %r is not in this FactorGraph" % (base,))
         ix = np.asarray(variables._ix).ravel() + offset[base]
         return [pvars[i] for i in ix]
 
@@ -122,6 +124,9 @@ class FactorGraph:
     def _graph(self, max_iter, max_inner_iter, tol, step_size, adapt, verbose):
         """A new PFactorGraph with the variables, factors and settings;
         returns (graph, offsets, scores, additional scores)."""
+        if not self.variables:
+            raise ValueError("the FactorGraph has no variables to solve for (variable_from adds "
+                             "them)")
         pfg = PFactorGraph()
         offset, pvars, scores = self._make_variables(pfg)
         scores_add = self._make_factors(pfg, offset, pvars)
