@@ -400,6 +400,13 @@ cdef int _progress_trampoline(void *context, const concord_progress *p) nogil:
         return (<Settings>context).report(p)
 
 
+def _refuse_copy(obj):
+    """Raises the TypeError that pickling or copying a C-backed object
+    gets."""
+    raise TypeError("a %s holds C state and cannot be pickled or copied: build it again from "
+                    "its inputs" % type(obj).__name__)
+
+
 cdef class Settings:
     """Solver settings (concord_settings), from keyword arguments; the rest
     keep the library's defaults:
@@ -796,6 +803,10 @@ cdef class Graph:
                                "that solve returns (called from one of its oracles or "
                                "callbacks, or from another thread)")
         return 0
+
+    def __reduce__(self):
+        """Refused: a Graph holds C state (TypeError)."""
+        _refuse_copy(self)
 
     def __repr__(self):
         return "<concord._core.Graph: %d variables, %d factors, %d additionals>" % (
@@ -1335,6 +1346,10 @@ cdef class Solver:
 
     def __dealloc__(self):
         concord_solver_free(self.s)
+
+    def __reduce__(self):
+        """Refused: a Solver holds C state (TypeError)."""
+        _refuse_copy(self)
 
     def __repr__(self):
         return "<concord._core.Solver over %r>" % (self.graph,)
@@ -1889,6 +1904,10 @@ cdef class Reader:
     cdef bytes _data
     cdef char _message[1024]
     cdef readonly list warnings
+
+    def __reduce__(self):
+        """Refused: a Reader holds an open file (TypeError)."""
+        _refuse_copy(self)
 
     def __cinit__(self, path=None, format="auto", data=None, name=None, evidence=None):
         self.warnings = []
