@@ -429,6 +429,18 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
     infinite[2, 1] = np.inf
     with pytest.raises(ValueError, match="X: features must be finite"):
         SubgradientSSVM(MultiLabelClf(4), max_iter=1).fit(infinite, Y)
+    # finite features whose scores overflow once the weights grow: the
+    # example is named, in training and in inference
+    huge = X.copy()
+    huge[2, 1] = 1e200
+    with np.errstate(over="ignore", invalid="ignore"), \
+            pytest.raises(ValueError, match="example 2: its scores .* overflow"):
+        SubgradientSSVM(MultiLabelClf(4), max_iter=3).fit(huge, Y)
+    model = MultiLabelClf(4)
+    model.initialize(X, Y)
+    with np.errstate(over="ignore", invalid="ignore"), \
+            pytest.raises(ValueError, match="example 2: its scores .* overflow"):
+        model.batch_inference(huge, np.full(model.size_joint_feature, 1e200))
     sparse = pytest.importorskip("scipy.sparse")
     with pytest.raises(ValueError, match="X: features must be finite"):
         SubgradientSSVM(MultiLabelClf(4), max_iter=1).fit(sparse.csr_matrix(infinite), Y)

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from concord.learn.base import Estimator, NotFittedError
+from concord.learn.models import check_scores
 
 __all__ = ["SubgradientSSVM", "DistRepSSVM", "structured_hinge", "nuclear_norm_prox"]
 
@@ -50,6 +51,7 @@ def _hinge_batch(model, data, indices, W, P, threads):
     starts = ends - sizes
     keys = [design.keys[k] for k in indices]
     augmented = theta + cost
+    check_scores(augmented, indices, ends)
     solutions = model.solve(keys, [augmented[a:b] for a, b in zip(starts, ends)], P, threads)
     sparse = model.inference_method == "sparse"
     u_hat = np.empty_like(gold)

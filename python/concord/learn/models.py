@@ -36,6 +36,17 @@ INFERENCE_METHODS = ("map", "sparse", "exact")
 _CHUNK = 64
 
 
+def check_scores(theta, indices, ends):
+    """Raises a ValueError naming the first of the examples `indices`
+    (their rows of theta ending at `ends`) whose scores overflowed to inf
+    or nan: weights grown too large for the features."""
+    overflowed = ~np.isfinite(theta).reshape(len(theta), -1).all(axis=1)
+    if overflowed.any():
+        j = int(np.searchsorted(ends, np.argmax(overflowed), side="right"))
+        raise ValueError("example %d: its scores (features times weights) overflow to inf or "
+                         "nan" % indices[j])
+
+
 def _is_sparse(x):
     return hasattr(x, "tocsr")
 
@@ -274,6 +285,8 @@ class StructuredModel(Estimator):
             theta = np.asarray(design.phi[rows] @ W.T)
             if gold is not None:
                 theta = theta + self.cost(gold[rows])[0]
+            check_scores(theta, indices,
+                         design.offsets[start + 1:indices.stop + 1] - design.offsets[start])
             thetas = [theta[design.offsets[k] - design.offsets[start]:
                             design.offsets[k + 1] - design.offsets[start]] for k in indices]
             out += self.solve([design.keys[k] for k in indices], thetas, P, threads,
