@@ -45,6 +45,27 @@ def test_integer_and_mixed_scores_give_floating_values_unchanged():
         fg.solve()
 
 
+def test_numpy_scores_are_constants_beside_tensor_ones():
+    """NumPy scores in a TorchFactorGraph act as constant tensors: the same
+    values, and the same gradient w.r.t. the tensor scores, as with those
+    scores given as tensors."""
+    rng = np.random.default_rng(5)
+    theta, pair_scores = rng.normal(size=6), rng.normal(size=5)
+    results = []
+    for wrap in (np.asarray, torch.tensor):
+        leaf = torch.tensor(theta, requires_grad=True)
+        fg = TorchFactorGraph()
+        x = fg.variable_from(leaf)
+        y = fg.variable_from(wrap(np.array([0.3, -0.1])))
+        fg.add(Pair(x[:-1], x[1:], wrap(pair_scores)))
+        fg.add(Xor(y))
+        fg.solve(**TIGHT)
+        (x.value * torch.arange(6.0, dtype=torch.float64)).sum().backward()
+        results.append((x.value.detach(), y.value, leaf.grad))
+    for got, expected in zip(*results):
+        assert torch.allclose(got, expected, atol=1e-12)
+
+
 def test_a_sequence_of_one_position_is_differentiable():
     # no transitions: the factor is one XOR, sparsemax with Jacobian
     # I - 1 1^T / 3 on its full support here

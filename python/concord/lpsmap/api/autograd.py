@@ -58,7 +58,7 @@ class TorchFactorGraph(FactorGraph):
         return cat([as_float64(part) for part in scores])
 
     def _ravel(self, x):
-        return x.reshape(-1)
+        return torch.as_tensor(x).reshape(-1)  # NumPy scores too (constants)
 
     def solve(self, max_iter=1000, max_inner_iter=10, tol=1e-6, step_size=.1, adapt=True,
               verbose=False):
