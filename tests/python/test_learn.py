@@ -450,7 +450,9 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
                           (SubgradientSSVM(MultiLabelClf(4), learning_rate=0), "learning_rate"),
                           (DistRepSSVM(MultiLabelClf(4), lambda1=-1e-3), "lambda1"),
                           (DistRepSSVM(MultiLabelClf(4), lambda2=np.nan), "lambda2"),
-                          (DistRepSSVM(MultiLabelClf(4), a_learning_rate=-1), "a_learning_rate")):
+                          (DistRepSSVM(MultiLabelClf(4), a_learning_rate=-1), "a_learning_rate"),
+                          (DistRepSSVM(MultiLabelClf(4), dim=0), "dim"),
+                          (DistRepSSVM(MultiLabelClf(4), dim=2.5), "dim")):
         with pytest.raises(ValueError, match="^%s must be" % name):
             learner.fit(X, Y)
     for learner, examples in ((SubgradientSSVM(ChainCRF(3)), chains_X),

@@ -283,6 +283,9 @@ class DistRepSSVM(_Learner):
                 raise ValueError("%s must be >= 0, not %r" % (name, getattr(self, name)))
         if not self.a_learning_rate > 0:
             raise ValueError("a_learning_rate must be > 0, not %r" % (self.a_learning_rate,))
+        if self.dim is not None and not (isinstance(self.dim, (int, np.integer))
+                                         and not isinstance(self.dim, bool) and self.dim >= 1):
+            raise ValueError("dim must be None or an integer >= 1, not %r" % (self.dim,))
 
     def _initial_labels(self, labels, rng):
         dim = labels if self.dim is None else self.dim
