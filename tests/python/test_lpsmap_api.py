@@ -269,6 +269,12 @@ def test_scores_of_the_wrong_shape_are_refused():
     fg.add(Pair(x[:-1], x[1:], np.zeros(3)))
     with pytest.raises(ValueError, match="Pair: 3 scores for 2 pairs"):
         fg.solve()
+    fg = FactorGraph()
+    x = fg.variable_from(np.zeros(2))
+    fg.add(Pair(x[:-1], x[1:], np.float64(0.5)))
+    with pytest.raises(ValueError, match=r"Pair: its scores are a scalar; it needs one per "
+                                         r"pair of variables \(a 1-D array of 1\)"):
+        fg.solve()
     # a factor laid out again forgets the QP solved on its former layout
     tree = PFactorTree()
     tree.initialize(False, False, 2)

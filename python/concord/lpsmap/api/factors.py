@@ -1,6 +1,8 @@
 """lp-sparsemap's ``lpsmap.api.factors``: logic factors, budgets and pairs
 over Variables and Slices (their variables in C order)."""
 
+import numpy as np
+
 __all__ = ["Logic", "Xor", "Or", "AtMostOne", "Imply", "XorOut", "OrOut", "AndOut", "Budget",
            "Pair"]
 
@@ -75,6 +77,9 @@ class Pair:
     def _construct(self, fg, pvars):
         vars_i, vars_j = pvars
         adds = self._additionals
+        if len(getattr(adds, "shape", np.shape(adds))) == 0:
+            raise ValueError("Pair: its scores are a scalar; it needs one per pair of "
+                             "variables (a 1-D array of %d)" % len(vars_i))
         if len(adds) != len(vars_i):
             raise ValueError("Pair: %d scores for %d pairs of variables"
                              % (len(adds), len(vars_i)))
