@@ -285,10 +285,9 @@ class StructuredModel(Estimator):
             theta = np.asarray(design.phi[rows] @ W.T)
             if gold is not None:
                 theta = theta + self.cost(gold[rows])[0]
-            check_scores(theta, indices,
-                         design.offsets[start + 1:indices.stop + 1] - design.offsets[start])
-            thetas = [theta[design.offsets[k] - design.offsets[start]:
-                            design.offsets[k + 1] - design.offsets[start]] for k in indices]
+            bounds = design.offsets[start:indices.stop + 1] - design.offsets[start]
+            check_scores(theta, indices, bounds[1:])
+            thetas = [theta[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
             out += self.solve([design.keys[k] for k in indices], thetas, P, threads,
                               decode=not relaxed)
         return out if relaxed else self._collect(out)

@@ -77,7 +77,7 @@ class Pair:
     def _construct(self, fg, pvars):
         vars_i, vars_j = pvars
         adds = self._additionals
-        if len(getattr(adds, "shape", np.shape(adds))) == 0:
+        if np.ndim(adds) == 0:
             raise ValueError("Pair: its scores are a scalar; it needs one per pair of "
                              "variables (a 1-D array of %d)" % len(vars_i))
         if len(adds) != len(vars_i):

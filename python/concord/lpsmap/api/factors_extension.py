@@ -20,10 +20,10 @@ class Sequence:
 
     def _construct(self, fg, pvars):
         length, n_states = self._variables.shape
-        expected = (length - 1, n_states, n_states)
-        if tuple(np.shape(self._additionals)) != expected:
+        shape, expected = tuple(np.shape(self._additionals)), (length - 1, n_states, n_states)
+        if shape != expected:
             raise ValueError("Sequence: transition scores of shape %s, expected %s"
-                             % (tuple(np.shape(self._additionals)), expected))
+                             % (shape, expected))
         factor = PFactorSequence()
         factor.initialize([n_states] * length)
         fg.declare_factor(factor, pvars, owned_by_graph=True)
