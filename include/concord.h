@@ -1084,10 +1084,10 @@ CONCORD_API int concord_solver_decode(concord_solver *s, concord_decoding *resul
 CONCORD_API const double *concord_solver_decoded(const concord_solver *s);
 
 /* The additional outputs at the last decoded assignment into v (length
- * num_additionals): each factor's best at it under the solver's scores, as
- * concord_decoding's value counts them; NAN for those of a factor the
- * assignment violates. CONCORD_EINVAL before any decoding, or a user
- * oracle's error. */
+ * num_additionals, may be NULL for zero): each factor's best at it under
+ * the solver's scores, as concord_decoding's value counts them; NAN for
+ * those of a factor the assignment violates. CONCORD_EINVAL before any
+ * decoding, or a user oracle's error. */
 CONCORD_API int concord_solver_decoded_additionals(concord_solver *s, double *v);
 
 /* The decoded state of every multi-variable, as its label (its state number

@@ -248,6 +248,8 @@ static void a_solver_refuses_a_graph_whose_structure_changed(void **state) {
     assert_non_null(concord_solver_decoded(s));
     assert_int_equal(concord_solver_decoded_labels(s, labels), CONCORD_OK);
     assert_int_equal(labels[0], 0);
+    assert_int_equal(concord_num_additionals(g), 0);
+    assert_int_equal(concord_solver_decoded_additionals(s, NULL), CONCORD_OK);
     concord_add_multi_variable(g, 2, NULL, true, &first);
     assert_null(concord_solver_decoded(s));
     assert_int_equal(concord_solver_decoded_labels(s, labels), CONCORD_EINVAL);

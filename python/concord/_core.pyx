@@ -1566,8 +1566,7 @@ cdef class Solver:
         for a factor the assignment violates."""
         out = np.zeros(self.n_add, dtype=np.float64)
         cdef double[::1] v = out
-        cdef double none_to_write
-        cdef double *pv = &v[0] if self.n_add else &none_to_write
+        cdef double *pv = &v[0] if self.n_add else NULL
         cdef int rc
         self.enter()
         try:

@@ -595,10 +595,11 @@ const double *concord_solver_decoded(const concord_solver *s) {
 /* concord_solver_decoded_additionals once begun. */
 static int decoded_additionals(concord_solver *s, double *v) {
     const concord_graph *g = s->g;
-    if (!v) return solver_fail(s, CONCORD_EINVAL, "decoded additionals: no output array");
     if (!s->have_decoded)
         return solver_fail(s, CONCORD_EINVAL,
                            "decoded additionals: no decoded assignment yet (decode after a solve)");
+    if (g->n_add == 0) return CONCORD_OK;
+    if (!v) return solver_fail(s, CONCORD_EINVAL, "decoded additionals: no output array");
     for (int32_t f = 0; f < g->n_factors; ++f) {
         const factor *fa = &g->factors[f];
         double *vf = v + fa->add_begin;
