@@ -7,6 +7,7 @@ by brute force from the factors' documented meaning."""
 
 import itertools
 import subprocess
+import warnings
 import sys
 
 import numpy as np
@@ -282,3 +283,28 @@ def test_scores_of_the_wrong_shape_are_refused():
     tree.initialize(True, False, 2)
     with pytest.raises(ValueError, match="no QP solved"):
         tree.get_sparse_solution()
+
+
+def test_constraints_without_a_common_solution_are_warned_of():
+    """lp-sparsemap returns its last iterate silently when the factors'
+    constraints admit no assignment; concord's solver proves it and warns.
+    Brute force tells the infeasible graph (XOR and a budget of 0) from
+    the feasible one (a budget of 1), which solves without a warning."""
+    def graph(budget):
+        fg = FactorGraph()
+        x = fg.variable_from(np.array([0.3, -0.4]))
+        fg.add(Xor(x))
+        fg.add(Budget(x, budget))
+        return fg, x
+
+    assert assignments(2, lambda x: sum(x) == 1 and sum(x) <= 0) == []
+    fg, _ = graph(0)
+    with pytest.warns(RuntimeWarning, match="admit no common solution"):
+        fg.solve()
+    assert assignments(2, lambda x: sum(x) == 1 and sum(x) <= 1) != []
+    fg, x = graph(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fg.solve(tol=1e-10)
+    np.testing.assert_allclose(x.value, sparsemap([[1, 0], [0, 1]], np.array([0.3, -0.4])),
+                               atol=1e-8)

@@ -10,8 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from concord.lpsmap import DepTree, Pair, Sequence, TorchFactorGraph, Xor  # noqa: E402
-from test_lpsmap_api import dependency_trees  # noqa: E402
+from concord.lpsmap import Budget, DepTree, Pair, Sequence, TorchFactorGraph, Xor  # noqa: E402
+from test_lpsmap_api import assignments, dependency_trees  # noqa: E402
 
 TIGHT = dict(max_iter=5000, tol=1e-10)
 
@@ -171,3 +171,15 @@ def test_a_variable_repeated_in_a_factor_counts_once():
     assert u.value.tolist() == pytest.approx([0.44, 0.12], abs=1e-8)
     (u.value * torch.tensor([1.0, -0.5], dtype=torch.float64)).sum().backward()
     assert theta.grad.tolist() == pytest.approx([0.4, -0.8], abs=1e-8)
+
+
+def test_constraints_without_a_common_solution_are_warned_of():
+    # brute force: no assignment has exactly one variable on and none on
+    assert assignments(2, lambda x: sum(x) == 1 and sum(x) <= 0) == []
+    fg = TorchFactorGraph()
+    x = fg.variable_from(torch.tensor([0.3, -0.4], requires_grad=True))
+    fg.add(Xor(x))
+    fg.add(Budget(x, 0))
+    for solve in (fg.solve, fg.solve_map):
+        with pytest.warns(RuntimeWarning, match="admit no common solution"):
+            solve()

@@ -2,6 +2,7 @@
 them, and the numpy FactorGraph (LP-SparseMAP)."""
 
 import sys
+import warnings
 
 import numpy as np
 
@@ -9,6 +10,19 @@ from concord.ad3.factor_graph import PFactorGraph
 from concord.graph import is_tensor, span
 
 __all__ = ["Variable", "Slice", "FactorGraph"]
+
+
+def solved_values(pfg, kind):
+    """The variables' values after pfg's solve of `kind` ("sparse":
+    LP-SparseMAP, "map": LP-MAP). When the factors' constraints have no
+    common solution, which concord's solver proves, the values are its
+    last iterate (lp-sparsemap returns its own silently) and a
+    RuntimeWarning says they solve nothing."""
+    _, u, _, info = pfg._solve(kind)
+    if info.status == "infeasible":
+        warnings.warn("the factors' constraints admit no common solution: the values are the "
+                      "solver's last iterate, not a solution", RuntimeWarning, stacklevel=3)
+    return u
 
 
 class Variable:
@@ -152,5 +166,4 @@ class FactorGraph:
                                                       adapt, verbose)
         pfg.set_log_potentials(scores)
         pfg.set_all_additionals([np.atleast_1d(x) for x in scores_add])
-        _, u, _, _ = pfg.solve_qp_ad3()
-        self._set_values(np.array(u), offset)
+        self._set_values(np.array(solved_values(pfg, "sparse")), offset)

@@ -12,7 +12,7 @@ except ImportError:
 import numpy as np
 
 from concord.graph import as_float64, is_tensor, result_dtype
-from concord.lpsmap.api.api import FactorGraph
+from concord.lpsmap.api.api import FactorGraph, solved_values
 from concord.torch import cat, differentiable_once
 
 __all__ = ["TorchFactorGraph"]
@@ -30,7 +30,7 @@ class _LPSparseMAP(torch.autograd.Function):
         ctx.fg = fg
         ctx.shape = eta_u.shape
         ctx.save_for_backward(eta_u, *eta_v)
-        _, u, _, _ = fg.solve_qp_ad3()
+        u = solved_values(fg, "sparse")
         return torch.tensor(u, dtype=eta_u.dtype, device=eta_u.device)
 
     @staticmethod
@@ -81,7 +81,7 @@ class TorchFactorGraph(FactorGraph):
         pfg.set_autodetect_acyclic(autodetect_acyclic)
         pfg.set_log_potentials(scores.detach().cpu().numpy())
         pfg.set_all_additionals([np.atleast_1d(x.detach().cpu().numpy()) for x in scores_add])
-        _, u, _, _ = pfg.solve_lp_map_ad3()
+        u = solved_values(pfg, "map")
         self._set_values(torch.tensor(u, dtype=self._result_dtype(scores_add),
                                       device=scores.device), offset)
 
