@@ -81,20 +81,17 @@ static inline double snapped(double ratio, double slope, double tau, double most
     return z <= noise ? 0.0 : (z >= 1.0 - noise ? 1.0 : z);
 }
 
-/* Unit costs, sum = 1, at most SMALL_SIMPLEX items (OR, XOR and
- * ATMOSTONE factors of a few variables: most of coref's and mln_large's
- * solves). Item i is max(ratio_i - tau slope_i, 0), zero from tau = a_i
+/* Unit costs, sum = 1, at most BOX_QP_SMALL_SIMPLEX items (box_qp.h).
+ * Item i is max(ratio_i - tau slope_i, 0), zero from tau = a_i
  * on. For any set S of items, tau_S = (sum_S ratio - 1) / (sum_S slope)
  * is at most tau*, since the sum over S alone already reaches 1 there;
  * and the items tau* leaves positive are those of largest a, a prefix in
  * that order, whose tau_S is tau*. So tau* is the largest tau_S over the
  * prefixes: no passes and no index lists. Ratios and tau are relative to
  * the largest score. */
-enum { SMALL_SIMPLEX = 4 };
-
-static double small_unit_simplex(int32_t n, const double *a, const double *d, double *u) {
-    int32_t order[SMALL_SIMPLEX] = {0};
-    double slope[SMALL_SIMPLEX], ratio[SMALL_SIMPLEX];
+double box_qp_small_unit_simplex(int32_t n, const double *a, const double *d, double *u) {
+    int32_t order[BOX_QP_SMALL_SIMPLEX] = {0};
+    double slope[BOX_QP_SMALL_SIMPLEX], ratio[BOX_QP_SMALL_SIMPLEX];
     for (int32_t i = 0; i < n; ++i) {
         slope[i] = 1.0 / d[i];
         int32_t k = i;
@@ -337,7 +334,6 @@ static inline __attribute__((always_inline)) double binding(int32_t n, const dou
     double *scaled_costs = shifted + n;
     int32_t *pool = (int32_t *)(scaled_costs + n); /* undecided items */
     int32_t *live = pool + n;                      /* still free */
-    if (!c && rhs == 1.0 && n <= SMALL_SIMPLEX) return small_unit_simplex(n, a, d, u);
     int32_t max_passes = 8;
     for (int32_t k = n; k > 1; k >>= 1) max_passes += 2;
     const bool positive = s0 > rhs; /* the sign of tau* */
