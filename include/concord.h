@@ -581,6 +581,11 @@ typedef enum concord_step_rule {
                               20 iterations pass without a better bound */
 } concord_step_rule;
 
+/* The range of the relative ADMM penalty: concord_settings.eta must lie in
+ * it, and the adapting penalty of LP-MAP stays in it. */
+#define CONCORD_MIN_ETA 1e-4
+#define CONCORD_MAX_ETA 1e4
+
 typedef struct concord_settings {
     int32_t max_iter;   /* ADMM iteration cap */
     double tol;         /* stop when the largest disagreement between a
@@ -589,7 +594,8 @@ typedef struct concord_settings {
                            concord_info.dual_residual), are both below
                            tol; in (0, 1) */
     double eta;         /* initial ADMM penalty, relative to the score scale
-                           of the graph (scale-invariant) */
+                           of the graph (scale-invariant); in
+                           [CONCORD_MIN_ETA, CONCORD_MAX_ETA] */
     bool adapt_eta;     /* rebalance the penalty from the residuals */
     double relaxation;  /* over-relaxation factor in [1, 2) */
     int32_t bound_every; /* compute the dual bound every N iterations */
@@ -659,6 +665,9 @@ CONCORD_API void concord_default_settings(concord_settings *s);
 CONCORD_API int concord_check_settings(const concord_settings *s, char *error,
                                        size_t error_size);
 
+/* What a solve reports. Every solve function writes it when given one; a
+ * solve refused before it runs (a stale or busy solver, settings out of
+ * range) leaves status CONCORD_STATUS_UNSOLVED and every figure 0. */
 typedef struct concord_info {
     int status;             /* enum concord_status */
     int32_t iterations;     /* ADMM iterations run */
@@ -952,7 +961,9 @@ typedef enum concord_algorithm {
  * the thread count. Returns CONCORD_OK when every solve converged, else
  * the code of the first solver (in array order) that did not; each
  * solver's own message is in concord_solver_last_error. A solver listed
- * twice is CONCORD_EINVAL, before anything is solved. */
+ * twice (or already in another batch), a NULL entry or an unknown
+ * algorithm is CONCORD_EINVAL before anything is solved, without a
+ * message (no solver holds one); infos are then all unsolved. */
 CONCORD_API int concord_solve_batch(concord_solver *const *solvers, size_t count,
                                     concord_algorithm algorithm,
                                     const concord_settings *settings, concord_info *infos,

@@ -47,7 +47,16 @@ void concord_graph_free(concord_graph *g) {
     free(g);
 }
 
+static const char BEING_SOLVED[] =
+    "the graph is being solved: it cannot change until the solve returns (from one of its "
+    "callbacks, or from another thread)";
+
 int graph_fail(concord_graph *g, int code, const char *fmt, ...) {
+    if (atomic_load(&g->solving) != 0) {
+        atomic_store(&g->refused_while_solving, true);
+        return CONCORD_EINVAL;
+    }
+    atomic_store(&g->refused_while_solving, false);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(g->error, sizeof g->error, fmt, ap);
@@ -55,7 +64,10 @@ int graph_fail(concord_graph *g, int code, const char *fmt, ...) {
     return code;
 }
 
-const char *concord_last_error(const concord_graph *g) { return g ? g->error : ""; }
+const char *concord_last_error(const concord_graph *g) {
+    if (!g) return "";
+    return atomic_load(&g->refused_while_solving) ? BEING_SOLVED : g->error;
+}
 
 /* Makes room for `need` elements of `size` bytes in *p (capacity *cap). */
 static int reserve(void **p, int32_t *cap, int64_t need, size_t size) {
@@ -92,10 +104,8 @@ int graph_check_scores(concord_graph *g, int32_t count, const double *scores, co
 }
 
 int graph_unchanging(concord_graph *g) {
-    if (atomic_load(&g->solving) == 0) return CONCORD_OK;
-    return graph_fail(g, CONCORD_EINVAL,
-                      "the graph is being solved: it cannot change until the solve returns "
-                      "(from one of its callbacks, or from another thread)");
+    return atomic_load(&g->solving) == 0 ? CONCORD_OK
+                                          : graph_fail(g, CONCORD_EINVAL, "%s", BEING_SOLVED);
 }
 
 int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
@@ -120,6 +130,8 @@ int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
 }
 
 int graph_check_links(concord_graph *g, const char *name, int32_t degree, const int32_t *vars) {
+    int rc = graph_unchanging(g); /* before var_seen grows */
+    if (rc) return rc;
     if (degree < 1)
         return graph_fail(g, CONCORD_EINVAL, "%s factor with no variables (degree %d)", name,
                           degree);
@@ -189,10 +201,12 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
 
 int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double *scores,
                              bool one_hot, const int32_t *labels, int32_t *first) {
+    int rc = graph_unchanging(g); /* before the multi-variables grow */
+    if (rc) return rc;
     if (num_states < 1)
         return graph_fail(g, CONCORD_EINVAL, "a multi-variable needs at least one state (got %d)",
                           num_states);
-    int rc = graph_check_scores(g, num_states, scores, "state", 0);
+    rc = graph_check_scores(g, num_states, scores, "state", 0);
     if (rc) return rc;
     if (reserve((void **)&g->multi, &g->cap_multi, (int64_t)g->n_multi + 1,
                 sizeof(multi_variable)))

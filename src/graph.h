@@ -59,11 +59,18 @@ struct concord_graph {
     /* Solvers inside a call that may run the graph's callbacks
      * (solver_begin): the graph then refuses to change (graph_unchanging). */
     atomic_int solving;
+    /* The last failure was a change refused during a solve: its message is
+     * then a constant, not `error` (see graph_fail). */
+    atomic_bool refused_while_solving;
 
     char error[512];
 };
 
-/* Records a formatted message as the graph's last error; returns code. */
+/* Records a formatted message as the graph's last error; returns code.
+ * While the graph is being solved it writes nothing and returns
+ * CONCORD_EINVAL: every change is refused then, and refusals may come from
+ * callbacks on several threads at once, which must not share a buffer
+ * (concord_last_error gives a constant message). */
 int graph_fail(concord_graph *g, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -479,6 +479,16 @@ static void settings_are_checked_and_statuses_named(void **state) {
     assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_EINVAL);
     st.psdd_eta = 1e-12;
     assert_int_equal(concord_check_settings(&st, message, sizeof message), CONCORD_OK);
+    /* the initial penalty lies in the range it adapts within (a huge one
+     * kept branch and bound from pruning, a subnormal one overflowed) */
+    concord_default_settings(&st);
+    const double etas[] = {CONCORD_MIN_ETA, CONCORD_MAX_ETA, 1e-5, 1e5, 1e-320, 1e300, NAN};
+    for (int k = 0; k < 7; ++k) {
+        st.eta = etas[k];
+        assert_int_equal(concord_check_settings(&st, message, sizeof message),
+                         k < 2 ? CONCORD_OK : CONCORD_EINVAL);
+        if (k >= 2) assert_non_null(strstr(message, "eta must be in [0.0001, 10000]"));
+    }
     assert_string_equal(concord_status_name(CONCORD_STATUS_OPTIMAL), "optimal");
     assert_string_equal(concord_status_name(CONCORD_STATUS_NODE_LIMIT), "node_limit");
 

@@ -14,6 +14,7 @@
  */
 #include <math.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -182,10 +183,13 @@ static void a_batch_refuses_a_solver_listed_twice(void **state) {
     concord_graph *g = matching_graph(3, 3, &rng);
     concord_solver *a = new_solver_or_fail(g), *b = new_solver_or_fail(g);
     concord_solver *twice[3] = {a, b, a};
-    concord_info info[3] = {{0}};
+    concord_info info[3];
+    memset(info, 0xab, sizeof info);
     assert_int_equal(concord_solve_batch(twice, 3, CONCORD_ALGORITHM_AD3, NULL, info, 2),
                      CONCORD_EINVAL);
-    assert_int_equal(info[0].iterations, 0);
+    for (int k = 0; k < 3; ++k)
+        assert_true(info[k].status == CONCORD_STATUS_UNSOLVED && info[k].iterations == 0 &&
+                    info[k].value == 0.0);
     assert_null(concord_solver_variables(a));
     assert_int_equal(concord_solve_batch(twice, 0, CONCORD_ALGORITHM_AD3, NULL, NULL, 2),
                      CONCORD_OK);
@@ -197,6 +201,22 @@ static void a_batch_refuses_a_solver_listed_twice(void **state) {
     assert_int_equal(concord_solve_batch(pair, 2, CONCORD_ALGORITHM_AD3, NULL, info, 0),
                      CONCORD_OK);
     assert_true(info[0].iterations > 0 && info[1].iterations > 0);
+    /* a solver that refuses (its graph changed) has an unsolved info; the
+     * others solve */
+    concord_graph *other = matching_graph(2, 2, &rng);
+    concord_solver *stale = new_solver_or_fail(other);
+    assert_int_equal(concord_add_variables(other, 1, NULL, NULL), CONCORD_OK);
+    concord_solver *mixed[2] = {stale, a};
+    memset(info, 0xab, sizeof info);
+    assert_int_equal(concord_solve_batch(mixed, 2, CONCORD_ALGORITHM_SPARSE, NULL, info, 2),
+                     CONCORD_EINVAL);
+    assert_true(info[0].status == CONCORD_STATUS_UNSOLVED && info[0].iterations == 0);
+    assert_true(info[1].status == CONCORD_STATUS_FRACTIONAL ||
+                info[1].status == CONCORD_STATUS_INTEGRAL);
+    assert_true(info[1].iterations > 0);
+    assert_non_null(strstr(concord_solver_last_error(stale), "structure changed"));
+    concord_solver_free(stale);
+    concord_graph_free(other);
     concord_solver_free(a);
     concord_solver_free(b);
     concord_graph_free(g);
@@ -932,6 +952,25 @@ static int failing_oracle(void *user, const double *a, const double *b, double *
     return xor_oracle(&p->degree, a, b, u, v, value);
 }
 
+/* The XOR's closed-form QP, computed by bisection on the simplex
+ * multiplier (user: the degree). */
+static int xor_qp(void *user, const double *a, const double *b, const double *d, double *u,
+                  double *v) {
+    (void)b, (void)v;
+    const int32_t n = *(const int32_t *)user;
+    /* u_i = clip((a_i - tau) / d_i, 0, 1) with sum u_i = 1 */
+    double lo = -1e6, hi = 1e6;
+    for (int it = 0; it < 200; ++it) {
+        double tau = 0.5 * (lo + hi), sum = 0.0;
+        for (int32_t i = 0; i < n; ++i) sum += fmin(fmax((a[i] - tau) / d[i], 0.0), 1.0);
+        if (sum > 1.0) lo = tau;
+        else hi = tau;
+    }
+    double tau = 0.5 * (lo + hi);
+    for (int32_t i = 0; i < n; ++i) u[i] = fmin(fmax((a[i] - tau) / d[i], 0.0), 1.0);
+    return 0;
+}
+
 /* An oracle's error ends the solve, with that error in the message and
  * status callback_failed; so does an invalid configuration. Decoding and
  * the losses report it too. */
@@ -942,6 +981,7 @@ typedef struct meddler {
     concord_solver *s, *other;
     int32_t degree;
     int solve_rc, add_rc, pair_rc, scores_rc, weights_rc, qp_rc, decode_rc, other_rc;
+    int multi_rc, factor_rc;
     int calls, reports;
 } meddler;
 
@@ -958,7 +998,30 @@ static int meddling_oracle(void *user, const double *a, const double *b, double 
     m->weights_rc = concord_set_regularization(m->g, 0, 1, &weight);
     m->qp_rc = concord_set_factor_qp(m->g, 0, NULL);
     m->other_rc = concord_solver_set_scores(m->other, NULL, NULL);
+    m->multi_rc = concord_add_multi_variable(m->g, 2, NULL, true, NULL);
+    m->factor_rc = concord_add_factor(m->g, 2, pair, NULL, 0, NULL, xor_oracle, &xor_degree, NULL);
     return xor_oracle(&m->degree, a, b, u, v, value);
+}
+
+/* The XOR's QP for the meddling oracle's factor. */
+static int meddling_qp(void *user, const double *a, const double *b, const double *d, double *u,
+                       double *v) {
+    meddler *m = user;
+    return xor_qp(&m->degree, a, b, d, u, v);
+}
+
+/* Every attempt of the meddling oracle was refused. */
+static void assert_meddling_refused(const meddler *m) {
+    assert_true(m->calls > 0);
+    assert_int_equal(m->solve_rc, CONCORD_EINVAL);
+    assert_int_equal(m->add_rc, CONCORD_EINVAL);
+    assert_int_equal(m->pair_rc, CONCORD_EINVAL);
+    assert_int_equal(m->scores_rc, CONCORD_EINVAL);
+    assert_int_equal(m->weights_rc, CONCORD_EINVAL);
+    assert_int_equal(m->qp_rc, CONCORD_EINVAL);
+    assert_int_equal(m->multi_rc, CONCORD_EINVAL);
+    assert_int_equal(m->factor_rc, CONCORD_EINVAL);
+    assert_int_equal(m->other_rc, CONCORD_OK);
 }
 
 static int meddling_progress(void *context, const concord_progress *p) {
@@ -1002,14 +1065,9 @@ static void callbacks_cannot_call_their_solver_nor_change_the_graph(void **state
                        : algorithm == 1 ? concord_solver_exact(m.s, &st, &info)
                                         : concord_solver_sparse(m.s, &st, &info);
         assert_int_equal(rc, CONCORD_OK);
-        assert_true(m.calls > 0);
-        assert_int_equal(m.solve_rc, CONCORD_EINVAL);
-        assert_int_equal(m.add_rc, CONCORD_EINVAL);
-        assert_int_equal(m.pair_rc, CONCORD_EINVAL);
-        assert_int_equal(m.scores_rc, CONCORD_EINVAL);
-        assert_int_equal(m.weights_rc, CONCORD_EINVAL);
-        assert_int_equal(m.qp_rc, CONCORD_EINVAL);
-        assert_int_equal(m.other_rc, CONCORD_OK);
+        assert_meddling_refused(&m);
+        /* the refusal's message does not outlive the solve that succeeded */
+        assert_string_equal(concord_solver_last_error(m.s), "");
         if (algorithm != 2) { /* LP-MAP and exact MAP: the best variable */
             assert_true(m.reports > 0);
             assert_int_equal(m.decode_rc, CONCORD_EINVAL);
@@ -1027,10 +1085,99 @@ static void callbacks_cannot_call_their_solver_nor_change_the_graph(void **state
     assert_int_equal(concord_solver_decode(m.s, &decoding), CONCORD_OK);
     assert_int_equal(m.solve_rc, CONCORD_EINVAL);
     assert_non_null(strstr(concord_last_error(m.g), "the graph is being solved"));
+    /* a factor's distribution, computed afresh for a factor with a QP
+     * callback, calls the oracle too: the same refusals */
+    assert_int_equal(concord_set_factor_qp(m.g, 0, meddling_qp), CONCORD_OK);
+    concord_solver_free(m.s);
+    concord_solver_free(m.other);
+    m.s = new_solver_or_fail(m.g);
+    m.other = new_solver_or_fail(m.g);
+    assert_int_equal(concord_solver_sparse(m.s, NULL, NULL), CONCORD_OK);
+    m.calls = 0;
+    m.solve_rc = m.add_rc = m.pair_rc = m.scores_rc = m.weights_rc = m.qp_rc = -1;
+    m.multi_rc = m.factor_rc = m.other_rc = -1;
+    int32_t count = 0;
+    assert_int_equal(concord_solver_factor_distribution(m.s, 0, &count), CONCORD_OK);
+    assert_meddling_refused(&m);
+    assert_true(count >= 1);
+    assert_int_equal(concord_num_variables(m.g), 3);
+    assert_int_equal(concord_num_factors(m.g), 2);
     /* once the calls returned, both work again */
     assert_int_equal(concord_add_variables(m.g, 1, NULL, NULL), CONCORD_OK);
     concord_solver_free(m.s);
     concord_solver_free(m.other);
+    concord_graph_free(m.g);
+}
+
+/* Oracles on several threads at once (a batch) that try to change their
+ * graph: how many attempts were accepted. */
+typedef struct thread_meddler {
+    concord_graph *g;
+    atomic_int accepted;
+} thread_meddler;
+
+static int thread_meddling_oracle(void *user, const double *a, const double *b, double *u,
+                                  double *v, double *value) {
+    thread_meddler *m = user;
+    const int32_t pair[2] = {0, 1};
+    const int codes[4] = {
+        concord_add_multi_variable(m->g, 2, NULL, true, NULL),
+        concord_add_factor(m->g, 2, pair, NULL, 0, NULL, xor_oracle, &xor_degree, NULL),
+        concord_add_logic(m->g, CONCORD_XOR, 2, pair, NULL, NULL),
+        concord_add_variables(m->g, 1, NULL, NULL),
+    };
+    for (int k = 0; k < 4; ++k) atomic_fetch_add(&m->accepted, codes[k] == CONCORD_OK);
+    return xor_oracle(&xor_degree, a, b, u, v, value);
+}
+
+/* Every change an oracle attempts during a batch is refused before it
+ * touches the graph: the multi-variables' array and the builders' marks
+ * once grew before the refusal, which two threads did at once (double
+ * frees under ASan, data races under TSan), and each refusal wrote the
+ * graph's message. The batch's solves are those of sequential ones. */
+static void oracles_on_threads_cannot_change_the_graph(void **state) {
+    (void)state;
+    enum { SOLVERS = 8, VARS = 64 };
+    thread_meddler m = {.g = concord_graph_new()};
+    atomic_init(&m.accepted, 0);
+    const int32_t vars[3] = {0, 1, 2};
+    assert_int_equal(concord_add_variables(m.g, 3, NULL, NULL), CONCORD_OK);
+    assert_int_equal(
+        concord_add_factor(m.g, 3, vars, NULL, 0, NULL, thread_meddling_oracle, &m, NULL),
+        CONCORD_OK);
+    assert_int_equal(concord_add_logic(m.g, CONCORD_OR, 2, vars + 1, NULL, NULL), CONCORD_OK);
+    /* variables past the builders' marks, which a new factor would grow */
+    assert_int_equal(concord_add_variables(m.g, VARS - 3, NULL, NULL), CONCORD_OK);
+    test_rng rng = {37};
+    concord_solver *solvers[SOLVERS];
+    double scores[SOLVERS][VARS];
+    for (int k = 0; k < SOLVERS; ++k) {
+        random_normals(&rng, scores[k], VARS, 1.0);
+        solvers[k] = new_solver_or_fail(m.g);
+        assert_int_equal(concord_solver_set_scores(solvers[k], scores[k], NULL), CONCORD_OK);
+    }
+    concord_settings st;
+    concord_default_settings(&st);
+    st.acyclic = false;
+    concord_info infos[SOLVERS];
+    assert_int_equal(concord_solve_batch(solvers, SOLVERS, CONCORD_ALGORITHM_AD3, &st, infos, 4),
+                     CONCORD_OK);
+    assert_int_equal(atomic_load(&m.accepted), 0);
+    assert_int_equal(concord_num_variables(m.g), VARS);
+    assert_int_equal(concord_num_factors(m.g), 2);
+    assert_int_equal(concord_num_multi_variables(m.g), 0);
+    assert_non_null(strstr(concord_last_error(m.g), "the graph is being solved"));
+    for (int k = 0; k < SOLVERS; ++k) {
+        concord_solver *alone = new_solver_or_fail(m.g);
+        assert_int_equal(concord_solver_set_scores(alone, scores[k], NULL), CONCORD_OK);
+        concord_info info;
+        assert_int_equal(concord_solver_map(alone, &st, &info), CONCORD_OK);
+        assert_int_equal(info.iterations, infos[k].iterations);
+        assert_memory_equal(concord_solver_variables(alone), concord_solver_variables(solvers[k]),
+                            VARS * sizeof(double));
+        concord_solver_free(alone);
+        concord_solver_free(solvers[k]);
+    }
     concord_graph_free(m.g);
 }
 
@@ -1161,23 +1308,6 @@ static void user_factor_arguments_are_checked(void **state) {
 /* A closed-form QP callback (the XOR's, computed here by bisection on the
  * simplex multiplier) replaces the active set in the forward pass: same
  * solutions as the oracle alone, and the backward pass still works. */
-static int xor_qp(void *user, const double *a, const double *b, const double *d, double *u,
-                  double *v) {
-    (void)b, (void)v;
-    const int32_t n = *(const int32_t *)user;
-    /* u_i = clip((a_i - tau) / d_i, 0, 1) with sum u_i = 1 */
-    double lo = -1e6, hi = 1e6;
-    for (int it = 0; it < 200; ++it) {
-        double tau = 0.5 * (lo + hi), sum = 0.0;
-        for (int32_t i = 0; i < n; ++i) sum += fmin(fmax((a[i] - tau) / d[i], 0.0), 1.0);
-        if (sum > 1.0) lo = tau;
-        else hi = tau;
-    }
-    double tau = 0.5 * (lo + hi);
-    for (int32_t i = 0; i < n; ++i) u[i] = fmin(fmax((a[i] - tau) / d[i], 0.0), 1.0);
-    return 0;
-}
-
 static void a_qp_callback_gives_the_oracles_solution(void **state) {
     (void)state;
     test_rng rng = {5};
@@ -1757,6 +1887,13 @@ static void backward_reports_its_iteration_cap(void **state) {
         assert_true(info.residual > st.backward_tol);
         for (int32_t i = 0; i < n; ++i) assert_true(isfinite(dtheta[i]));
         assert_non_null(strstr(concord_solver_last_error(s), "stopped at 1 iterations"));
+        /* the residual reached does not depend on the tolerance asked for
+         * (a tolerance whose square underflows once made it read 0) */
+        const double residual = info.residual;
+        st.backward_tol = 1e-200;
+        assert_int_equal(concord_solver_backward(s, &st, du, NULL, dtheta, NULL, &info),
+                         CONCORD_ENOTCONVERGED);
+        assert_true(info.residual == residual);
     }
     concord_solver_free(s);
     concord_graph_free(g);
@@ -1882,6 +2019,7 @@ int main(void) {
         cmocka_unit_test(user_factors_solve_as_the_builtins_they_reimplement),
         cmocka_unit_test(backward_through_user_factors_equals_finite_differences),
         cmocka_unit_test(callbacks_cannot_call_their_solver_nor_change_the_graph),
+        cmocka_unit_test(oracles_on_threads_cannot_change_the_graph),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
         cmocka_unit_test(each_solver_keeps_its_own_callback_code),
         cmocka_unit_test(user_factor_arguments_are_checked),

@@ -55,8 +55,8 @@ static const char usage_text[] =
     "  --max-iter N       iteration cap, a positive integer up to 2147483647\n"
     "                     (default 100000)\n"
     "  --tol X            residual tolerance per link, 0 < X < 1 (default 1e-6)\n"
-    "  --eta X            initial penalty, relative to the score scale, X > 0\n"
-    "                     (default 0.1)\n"
+    "  --eta X            initial penalty, relative to the score scale, in\n"
+    "                     [1e-4, 1e4] (default 0.1)\n"
     "  --no-adapt         keep the penalty fixed\n"
     "  --relaxation X     over-relaxation factor in [1, 2) (default 1: none)\n"
     "  --accelerate N     Anderson acceleration memory in [0, 16], 0 turns it off\n"
@@ -341,7 +341,9 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
         break;
     case F_ETA:
         if ((rc = parse_double(flag, value, &s->eta))) return rc;
-        if (!(s->eta > 0.0)) return usage_error("%s must be positive, not '%s'", flag, value);
+        if (!(s->eta >= CONCORD_MIN_ETA && s->eta <= CONCORD_MAX_ETA))
+            return usage_error("%s must be in [%g, %g], not '%s'", flag, CONCORD_MIN_ETA,
+                               CONCORD_MAX_ETA, value);
         break;
     case F_TIME_LIMIT:
         if ((rc = parse_double(flag, value, &s->time_limit))) return rc;

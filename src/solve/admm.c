@@ -59,8 +59,6 @@ enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
  * and its acceleration begins at once (started at 40, a 20 x 20
  * LP-matching took 422 iterations instead of 119; docs/design.md). */
 enum { LP_MAP_ACCELERATION_START = EARLY_ITERATIONS };
-/* the range the relative penalty adapts within (LP-SparseMAP: see least_penalty) */
-static const double ETA_REL_MIN = 1e-4, ETA_REL_MAX = 1e4;
 #define CACHE_FRACTION 0.01
 /* the gap's floor, in units of the rounding error of a sum of the scores */
 #define GAP_ROUNDING 1024.0
@@ -561,7 +559,7 @@ static double penalty_factor(double primal_rms, double dual_rms, double eta_rel,
     const bool narrow = early && sparse;
     const double raise_at = narrow ? SPARSE_EARLY_BALANCE : 20.0;
     const double lower_at = narrow ? SPARSE_EARLY_BALANCE : 10.0;
-    if (primal_rms > raise_at * dual_rms && eta_rel < ETA_REL_MAX)
+    if (primal_rms > raise_at * dual_rms && eta_rel < CONCORD_MAX_ETA)
         return early ? balancing_step(primal_rms / dual_rms, first) : 2.0;
     if (dual_rms > lower_at * primal_rms && eta_rel > eta_rel_min)
         return early ? 1.0 / balancing_step(dual_rms / primal_rms, first) : 0.5;
@@ -573,7 +571,7 @@ static double penalty_factor(double primal_rms, double dual_rms, double eta_rel,
  * relative, it kept the penalty so large beside scores beyond 1e9 that no
  * solve settled within max_iter. */
 static double least_penalty(const admm_run *r) {
-    return r->sparse ? ETA_REL_MIN / r->scale : ETA_REL_MIN;
+    return r->sparse ? CONCORD_MIN_ETA / r->scale : CONCORD_MIN_ETA;
 }
 
 /* The penalty update. ADMM converges for any fixed penalty, while
@@ -595,7 +593,7 @@ static void penalty_step(admm_run *r, int32_t t) {
                                        r->eta_rel * sqrt(r->change_sq / n_links), r->eta_rel,
                                        floor, t, r->sparse);
     if (step == 1.0) return;
-    set_penalty(r, fmin(fmax(r->eta_rel * step, floor), ETA_REL_MAX));
+    set_penalty(r, fmin(fmax(r->eta_rel * step, floor), CONCORD_MAX_ETA));
     memset(r->s->dirty, 1, (size_t)r->g->n_factors);
     r->adaptations += 1;
     const int32_t late = r->adaptations - MAX_ADAPTATIONS;
@@ -980,7 +978,7 @@ int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse
 }
 
 int concord_solver_map(concord_solver *s, const concord_settings *settings, concord_info *info) {
-    int rc = solver_begin(s);
+    int rc = solver_begin_solve(s, info);
     if (rc) return rc;
     bool done; /* an acyclic graph solved exactly */
     rc = acyclic_try_map(s, settings, info, &done);
@@ -989,6 +987,6 @@ int concord_solver_map(concord_solver *s, const concord_settings *settings, conc
 
 int concord_solver_sparse(concord_solver *s, const concord_settings *settings,
                           concord_info *info) {
-    int rc = solver_begin(s);
+    int rc = solver_begin_solve(s, info);
     return rc ? rc : solver_end(s, solver_admm(s, settings, true, NULL, info));
 }

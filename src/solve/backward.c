@@ -83,7 +83,9 @@ static void intersect_cg(backward *bw, const concord_settings *s, concord_backwa
     project_faces(bw, bw->r, bw->res); /* b = P_B r; y = 0, residual = b */
     memset(bw->y, 0, (size_t)n * sizeof(double));
     memcpy(bw->dir, bw->res, (size_t)n * sizeof(double));
-    double rs = dot_w(bw, bw->res, bw->res), target = s->backward_tol * s->backward_tol * rs;
+    const double rs0 = dot_w(bw, bw->res, bw->res);
+    const double target = s->backward_tol * s->backward_tol * rs0;
+    double rs = rs0;
     int32_t it = 0;
     while (rs > target && it < s->backward_max_iter) {
         project_consensus(bw, bw->dir, bw->mdir);
@@ -104,7 +106,7 @@ static void intersect_cg(backward *bw, const concord_settings *s, concord_backwa
     project_consensus(bw, bw->y, bw->tmp);
     for (int32_t l = 0; l < n; ++l) bw->tmp[l] *= 2.0;
     out->iterations = it;
-    out->residual = target > 0.0 ? sqrt(rs * s->backward_tol * s->backward_tol / target) : 0.0;
+    out->residual = rs0 > 0.0 ? sqrt(rs / rs0) : 0.0;
     out->converged = rs <= target;
 }
 

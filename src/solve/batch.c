@@ -66,6 +66,8 @@ int concord_solve_batch(concord_solver *const *solvers, size_t count,
                         concord_algorithm algorithm, const concord_settings *settings,
                         concord_info *infos, int threads) {
     if (count == 0) return CONCORD_OK;
+    for (size_t k = 0; infos && k < count; ++k)
+        infos[k] = (concord_info){.status = CONCORD_STATUS_UNSOLVED};
     if (!solvers) return CONCORD_EINVAL;
     if (algorithm < CONCORD_ALGORITHM_AD3 || algorithm > CONCORD_ALGORITHM_MPLP)
         return CONCORD_EINVAL;

@@ -89,10 +89,9 @@ static int copy_integral_solution(concord_solver *s, int32_t f) {
     return CONCORD_OK;
 }
 
-int concord_solver_factor_distribution(concord_solver *s, int32_t f, int32_t *count) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
-    if (rc) return rc;
+/* concord_solver_factor_distribution once begun (it may run f's oracle). */
+static int factor_distribution(concord_solver *s, int32_t f, int32_t *count) {
+    int rc;
     const concord_graph *g = s->g;
     if (!count) return solver_fail(s, CONCORD_EINVAL, "no count pointer");
     if (f < 0 || f >= g->n_factors)
@@ -126,6 +125,11 @@ int concord_solver_factor_distribution(concord_solver *s, int32_t f, int32_t *co
     }
     if (rc == CONCORD_OK) *count = s->dist.count;
     return rc;
+}
+
+int concord_solver_factor_distribution(concord_solver *s, int32_t f, int32_t *count) {
+    int rc = solver_begin(s);
+    return rc ? rc : solver_end(s, factor_distribution(s, f, count));
 }
 
 int concord_solver_distribution_entry(const concord_solver *s, int32_t k, double *weight,

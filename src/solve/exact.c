@@ -861,7 +861,7 @@ static int run_exact(concord_solver *s, const concord_settings *settings, concor
 
 int concord_solver_exact(concord_solver *s, const concord_settings *settings,
                          concord_info *info) {
-    int rc = solver_begin(s);
+    int rc = solver_begin_solve(s, info);
     return rc ? rc : solver_end(s, run_exact(s, settings, info));
 }
 

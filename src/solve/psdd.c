@@ -370,6 +370,6 @@ done:
 
 int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
                         concord_info *info) {
-    int rc = solver_begin(s);
+    int rc = solver_begin_solve(s, info);
     return rc ? rc : solver_end(s, run_psdd(s, settings, info));
 }

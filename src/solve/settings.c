@@ -40,8 +40,9 @@ int concord_check_settings(const concord_settings *s, char *error, size_t error_
         snprintf(message, sizeof message, "max_iter must be >= 1 (got %d)", s->max_iter);
     else if (!(s->tol > 0.0 && s->tol < 1.0))
         snprintf(message, sizeof message, "tol must be in (0, 1) (got %g)", s->tol);
-    else if (!(s->eta > 0.0) || !isfinite(s->eta))
-        snprintf(message, sizeof message, "eta must be positive and finite (got %g)", s->eta);
+    else if (!(s->eta >= CONCORD_MIN_ETA && s->eta <= CONCORD_MAX_ETA))
+        snprintf(message, sizeof message, "eta must be in [%g, %g] (got %g)", CONCORD_MIN_ETA,
+                 CONCORD_MAX_ETA, s->eta);
     else if (!(s->relaxation >= 1.0 && s->relaxation < 2.0))
         snprintf(message, sizeof message, "relaxation must be in [1, 2) (got %g)", s->relaxation);
     else if (s->max_inner_iter < 1)

@@ -73,9 +73,16 @@ int solver_begin(concord_solver *s) {
     return CONCORD_OK;
 }
 
+int solver_begin_solve(concord_solver *s, concord_info *info) {
+    if (info) *info = (concord_info){.status = CONCORD_STATUS_UNSOLVED};
+    return solver_begin(s);
+}
+
 int solver_end(concord_solver *s, int rc) {
     atomic_fetch_sub(solving_counter(s), 1);
     s->busy = false;
+    /* a callback's refused call on this solver left its message here */
+    if (rc == CONCORD_OK) s->error[0] = '\0';
     return rc;
 }
 

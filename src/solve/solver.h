@@ -152,7 +152,12 @@ int solver_enter(concord_solver *s);
  * CONCORD_EINVAL when s is NULL. */
 int solver_begin(concord_solver *s);
 
-/* Ends what solver_begin began; returns rc. */
+/* solver_begin for a solve: *info (unless NULL) first says the solve did
+ * not run, so that a refused one leaves no stale or uninitialized info. */
+int solver_begin_solve(concord_solver *s, concord_info *info);
+
+/* Ends what solver_begin began; returns rc. A call that succeeded leaves
+ * no message, not even that of a call a callback made and was refused. */
 int solver_end(concord_solver *s, int rc);
 
 /* Whether the scores in use are those of the last solve. */
