@@ -308,3 +308,40 @@ def test_constraints_without_a_common_solution_are_warned_of():
         fg.solve(tol=1e-10)
     np.testing.assert_allclose(x.value, sparsemap([[1, 0], [0, 1]], np.array([0.3, -0.4])),
                                atol=1e-8)
+
+
+def test_factors_of_the_wrong_shape_say_so():
+    """Shapes that lp-sparsemap fails on inside NumPy, or reads wrongly,
+    are refused with a message naming the factor; Pair scores may be a
+    list (lp-sparsemap's numpy graph fails on one)."""
+    def solved(*factors_of, shape=(2, 2)):
+        fg = FactorGraph()
+        x = fg.variable_from(np.zeros(shape))
+        fg.variable_from(np.array([0.5]))
+        for make in factors_of:
+            fg.add(make(x))
+        fg.solve()
+        return x
+
+    with pytest.raises(ValueError, match=r"Sequence: no positions \(variables of shape \(0, 2\)\)"):
+        solved(lambda x: Sequence(x, np.zeros((0, 2, 2))), shape=(0, 2))
+    with pytest.raises(ValueError, match=r"Sequence: variables of shape \(4,\); it needs a 2-D"):
+        solved(lambda x: Sequence(x, np.zeros((3, 1, 1))), shape=(4,))
+    with pytest.raises(ValueError, match=r"DepTree: variables of shape \(2, 3\); a tree over n "
+                                         r"words needs \(n, n\)"):
+        solved(DepTree, shape=(2, 3))
+    with pytest.raises(ValueError, match="Pair: 2 variables on one side, 1 on the other"):
+        solved(lambda x: Pair(x[0], x[1, :1], np.zeros(2)))
+    theta = np.array([0.2, 0.3])
+    results = []
+    for scores in ([2.0], np.array([2.0])):
+        fg = FactorGraph()
+        x = fg.variable_from(theta)
+        fg.add(Pair(x[:1], x[1:], scores))
+        fg.solve(tol=1e-10)
+        results.append(x.value)
+    np.testing.assert_array_equal(results[0], results[1])
+    # a PAIR alone: SparseMAP over its four assignments, scored 2 when both are on
+    vertices = [[0, 0], [1, 0], [0, 1], [1, 1]]
+    np.testing.assert_allclose(results[0], sparsemap(vertices, theta, [[0], [0], [0], [1]],
+                                                     np.array([2.0])), atol=1e-6)

@@ -183,3 +183,25 @@ def test_constraints_without_a_common_solution_are_warned_of():
     for solve in (fg.solve, fg.solve_map):
         with pytest.warns(RuntimeWarning, match="admit no common solution"):
             solve()
+
+
+def test_numpy_scores_alone_give_tensors_of_their_dtype():
+    """A TorchFactorGraph whose scores are all NumPy arrays solves them as
+    constant float64 tensors: its values are float64 tensors equal to the
+    numpy FactorGraph's (and LP-MAP's to the XOR's best variable)."""
+    from concord.lpsmap import FactorGraph
+    theta = np.array([0.5, 0.2, -0.1])
+    values = []
+    for graph in (TorchFactorGraph(), FactorGraph()):
+        x = graph.variable_from(theta)
+        graph.add(Xor(x))
+        graph.solve(**TIGHT)
+        values.append(x.value)
+    assert values[0].dtype == torch.float64 and not values[0].requires_grad
+    np.testing.assert_allclose(values[0].numpy(), values[1], atol=1e-12)
+    np.testing.assert_allclose(values[1], theta + 2 / 15, atol=1e-8)  # sparsemax: all three on
+    fg = TorchFactorGraph()
+    x = fg.variable_from(theta)
+    fg.add(Xor(x))
+    fg.solve_map()
+    assert x.value.dtype == torch.float64 and x.value.tolist() == [1.0, 0.0, 0.0]

@@ -96,7 +96,7 @@ class FactorGraph:
         return np.concatenate(scores)
 
     def _ravel(self, x):
-        return x.ravel()
+        return np.asarray(x).ravel()  # lists of scores too
 
     def _make_variables(self, pfg):
         """One binary variable per element of every Variable, in order;

@@ -11,7 +11,7 @@ except ImportError:
 
 import numpy as np
 
-from concord.graph import as_float64, is_tensor, result_dtype
+from concord.graph import as_float64, result_dtype
 from concord.lpsmap.api.api import FactorGraph, solved_values
 from concord.torch import cat, differentiable_once
 
@@ -46,9 +46,9 @@ class _LPSparseMAP(torch.autograd.Function):
 class TorchFactorGraph(FactorGraph):
     """FactorGraph over tensors: ``solve`` sets differentiable values,
     ``solve_map`` LP-MAP values, on the variable scores' device and of the
-    promotion of the score tensors' dtypes (concord.graph.result_dtype:
-    integers give torch.get_default_dtype()); the scores reach the solver
-    in float64."""
+    promotion of the scores' dtypes, NumPy scores counting as tensors
+    (concord.graph.result_dtype: integers give torch.get_default_dtype());
+    the scores reach the solver in float64."""
 
     def variable(self, shape):
         """A Variable with zero scores (a float32 tensor)."""
@@ -86,5 +86,6 @@ class TorchFactorGraph(FactorGraph):
                                       device=scores.device), offset)
 
     def _result_dtype(self, scores_add):
-        tensors = [v._scores for v in self.variables] + list(scores_add)
-        return result_dtype([t for t in tensors if is_tensor(t)])
+        # NumPy scores count as the tensors they are read as (as _ravel reads them)
+        tensors = [torch.as_tensor(v._scores) for v in self.variables] + list(scores_add)
+        return result_dtype(tensors)

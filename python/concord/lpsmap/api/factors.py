@@ -77,6 +77,9 @@ class Pair:
     def _construct(self, fg, pvars):
         vars_i, vars_j = pvars
         adds = self._additionals
+        if len(vars_i) != len(vars_j):
+            raise ValueError("Pair: %d variables on one side, %d on the other"
+                             % (len(vars_i), len(vars_j)))
         if np.ndim(adds) == 0:
             raise ValueError("Pair: its scores are a scalar; it needs one per pair of "
                              "variables (a 1-D array of %d)" % len(vars_i))

@@ -9,6 +9,14 @@ from concord.lpsmap.ad3ext.tree import PFactorTree
 __all__ = ["Sequence", "DepTree"]
 
 
+def _matrix_shape(name, variables):
+    """The shape of a factor's variables, which must be 2-D."""
+    if len(variables.shape) != 2:
+        raise ValueError("%s: variables of shape %s; it needs a 2-D variable"
+                         % (name, variables.shape))
+    return variables.shape
+
+
 class Sequence:
     """A chain: variables (length, states), one state per position;
     additionals (length - 1, states, states) transition scores (previous
@@ -19,7 +27,10 @@ class Sequence:
         self._additionals = additionals
 
     def _construct(self, fg, pvars):
-        length, n_states = self._variables.shape
+        length, n_states = _matrix_shape("Sequence", self._variables)
+        if length == 0:
+            raise ValueError("Sequence: no positions (variables of shape %s)"
+                             % (self._variables.shape,))
         shape, expected = tuple(np.shape(self._additionals)), (length - 1, n_states, n_states)
         if shape != expected:
             raise ValueError("Sequence: transition scores of shape %s, expected %s"
@@ -44,7 +55,10 @@ class DepTree:
         self.packed = packed
 
     def _construct(self, fg, pvars):
-        length, _ = self._variables.shape
+        length, heads = _matrix_shape("DepTree", self._variables)
+        if length != heads:
+            raise ValueError("DepTree: variables of shape %s; a tree over n words needs (n, n)"
+                             % (self._variables.shape,))
         factor = PFactorTree()
         factor.initialize(self.projective, self.packed, length)
         fg.declare_factor(factor, pvars, owned_by_graph=True)
