@@ -458,7 +458,8 @@ CONCORD_API int concord_add_factor(concord_graph *g, int32_t degree, const int32
 
 /* Gives user factor `factor` a closed-form QP (NULL removes it); it is
  * called with the factor's `user` pointer. CONCORD_EINVAL when `factor`
- * is not a user factor. */
+ * is not a user factor. It changes the graph's structure: the solvers
+ * made before refuse to work (see concord_solver_new). */
 CONCORD_API int concord_set_factor_qp(concord_graph *g, int32_t factor, concord_qp_fn qp);
 
 /* ------------------------------------------------------------------------
@@ -712,9 +713,10 @@ typedef struct concord_info {
  * until given its own (concord_solver_set_scores). g must outlive the
  * solver, and must not change while a solver of g is used from another
  * thread; while a solver of g is in a call that may run g's callbacks
- * (a solve, decoding, a loss, backward), g refuses to change
- * (CONCORD_EINVAL), from those callbacks in particular; after a change of
- * g's structure (new variables or factors) the solver refuses to work
+ * (a solve, decoding, a loss, backward, a factor distribution), g refuses
+ * to change (CONCORD_EINVAL), from those callbacks in particular; after a
+ * change of g's structure (new variables or factors, regularization
+ * weights, a user factor's QP callback) the solver refuses to work
  * (CONCORD_EINVAL): create a new one. */
 CONCORD_API int concord_solver_new(const concord_graph *g, concord_solver **out);
 
