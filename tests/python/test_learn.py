@@ -138,6 +138,26 @@ def test_loss_augmented_inference_is_the_enumerated_maximiser(name, make, data, 
     assert integral >= checked // 2   # the integral case is the common one
 
 
+@pytest.mark.parametrize("name, make, data, exact", MODELS[:3], ids=[m[0] for m in MODELS[:3]])
+def test_a_minibatch_in_any_order_has_each_examples_hinge(name, make, data, exact):
+    """The losses of a minibatch that is not the data's first examples, in
+    shuffled order, are each example's enumerated hinge (the Hamming
+    constant of the multi-label models, the number of gold labels, was
+    once taken from the examples at the minibatch's positions)."""
+    rng = np.random.default_rng(4)
+    model = make().set_params(inference_method="exact", inference_settings=TIGHT)
+    X, Y = data(rng, 8)
+    model.initialize(X, Y)
+    data_set = learners._Training(model, model._design(X), Y)
+    w = rng.normal(size=model.size_joint_feature)
+    W, P = model.split_weights(w)
+    indices = [5, 2, 7, 0]
+    losses, _, _ = learners._hinge_batch(model, data_set, indices, W, P, None)
+    for k, loss in zip(indices, losses):
+        expected = brute_force(model, X[k], Y[k], w) - w @ model.joint_feature(X[k], Y[k])
+        assert loss == pytest.approx(expected, abs=1e-6)
+
+
 @pytest.mark.parametrize("method", ["map", "exact"])
 def test_constraints_restrict_inference_to_feasible_labellings(method):
     rng = np.random.default_rng(2)

@@ -45,7 +45,7 @@ def _hinge_batch(model, data, indices, W, P, threads):
     rows = design.rows(indices)
     phi = design.phi[rows]
     theta = np.asarray(phi @ W.T)
-    gold, cost = data.gold[rows], data.cost[rows]
+    gold, cost, cost_constant = data.gold[rows], data.cost[rows], data.cost_constant[rows]
     sizes = [design.offsets[k + 1] - design.offsets[k] for k in indices]
     ends = np.cumsum(sizes)
     starts = ends - sizes
@@ -63,7 +63,7 @@ def _hinge_batch(model, data, indices, W, P, threads):
         g = gold[a:b]
         Q_gold = model._gold_pair_stats(keys[j], data.labels[k])
         loss = (np.sum(theta[a:b] * (u - g)) + np.sum(cost[a:b] * u)
-                + data.cost_constant[a:b].sum() + np.sum(P * (Q - Q_gold)))
+                + cost_constant[a:b].sum() + np.sum(P * (Q - Q_gold)))
         if sparse:
             loss -= 0.5 * (np.sum(u * u) - np.sum(g * g))
         if loss <= 0.0:
