@@ -472,9 +472,19 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
                           (DistRepSSVM(MultiLabelClf(4), lambda2=np.nan), "lambda2"),
                           (DistRepSSVM(MultiLabelClf(4), a_learning_rate=-1), "a_learning_rate"),
                           (DistRepSSVM(MultiLabelClf(4), dim=0), "dim"),
-                          (DistRepSSVM(MultiLabelClf(4), dim=2.5), "dim")):
+                          (DistRepSSVM(MultiLabelClf(4), dim=2.5), "dim"),
+                          (SubgradientSSVM(MultiLabelClf(4), batch_size=0), "batch_size"),
+                          (SubgradientSSVM(MultiLabelClf(4), batch_size=2.5), "batch_size"),
+                          (SubgradientSSVM(MultiLabelClf(4), max_iter=-1), "max_iter"),
+                          (SubgradientSSVM(MultiLabelClf(4), max_iter=True), "max_iter"),
+                          (DistRepSSVM(MultiLabelClf(4), w_epochs=-1), "w_epochs"),
+                          (DistRepSSVM(MultiLabelClf(4), a_epochs=-1), "a_epochs"),
+                          (DistRepSSVM(MultiLabelClf(4), init="ones"), "init")):
         with pytest.raises(ValueError, match="^%s must be" % name):
             learner.fit(X, Y)
+    trained = SubgradientSSVM(MultiLabelClf(4), max_iter=1).fit(X, Y)
+    with pytest.raises(ValueError, match="X has 5 features; the model was initialized with 4"):
+        trained.predict(np.zeros((2, 5)))
     for learner, examples in ((SubgradientSSVM(ChainCRF(3)), chains_X),
                               (DistRepSSVM(GraphCRF(3)), graphs_X)):
         with pytest.raises(concord.learn.NotFittedError, match="call fit first"):

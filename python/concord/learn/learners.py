@@ -84,7 +84,7 @@ def structured_hinge(model, x, y, w, threads=None):
     joint_feature(x, mu*) - joint_feature(x, y). Returns (loss, subgradient).
     """
     W, P = model.split_weights(w)
-    data = _Training(model, model._design(model._one(x)), [y])
+    data = _Training(model, model._fitted_design(model._one(x)), [y])
     losses, dU, dQ = _hinge_batch(model, data, [0], W, P, threads)
     return losses[0], model.join_weights(dU, dQ)
 
@@ -97,6 +97,14 @@ def nuclear_norm_prox(X, t):
     return (U * np.maximum(s - t, 0.0)) @ Vt
 
 
+def _check_count(learner, name, least):
+    """Raises ValueError unless the learner's parameter `name` is an
+    integer of at least `least`."""
+    value = getattr(learner, name)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError("%s must be an integer >= %d, not %r" % (name, least, value))
+
+
 class _Learner(Estimator):
     """fit's loop over epochs of minibatches, predict and score."""
 
@@ -107,8 +115,8 @@ class _Learner(Estimator):
 
     def _check_parameters(self):
         """Raises ValueError naming the first parameter out of its range."""
-        if self.batch_size < 1 or self.max_iter < 0:
-            raise ValueError("batch_size must be >= 1 and max_iter >= 0")
+        _check_count(self, "batch_size", 1)
+        _check_count(self, "max_iter", 0)
         if not self.learning_rate > 0:
             raise ValueError("learning_rate must be > 0, not %r" % (self.learning_rate,))
 
@@ -283,6 +291,11 @@ class DistRepSSVM(_Learner):
                 raise ValueError("%s must be >= 0, not %r" % (name, getattr(self, name)))
         if not self.a_learning_rate > 0:
             raise ValueError("a_learning_rate must be > 0, not %r" % (self.a_learning_rate,))
+        _check_count(self, "w_epochs", 0)
+        _check_count(self, "a_epochs", 0)
+        if isinstance(self.init, str) and self.init not in ("random", "identity"):
+            raise ValueError("init must be 'random', 'identity' or an array (dim, n_labels), "
+                             "not %r" % (self.init,))
         if self.dim is not None and not (isinstance(self.dim, (int, np.integer))
                                          and not isinstance(self.dim, bool) and self.dim >= 1):
             raise ValueError("dim must be None or an integer >= 1, not %r" % (self.dim,))

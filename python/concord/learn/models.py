@@ -144,6 +144,15 @@ class StructuredModel(Estimator):
         self._slots = {}
         return design
 
+    def _fitted_design(self, X):
+        """The design of X, whose examples must have the number of features
+        initialize read."""
+        design = self._design(X)
+        if design.phi.shape[1] != self.n_features_:
+            raise ValueError("X has %d features; the model was initialized with %d"
+                             % (design.phi.shape[1], self.n_features_))
+        return design
+
     @property
     def pair_mask(self):
         """(n_labels, n_labels) booleans: the label pairs with a weight."""
@@ -176,7 +185,7 @@ class StructuredModel(Estimator):
     def joint_feature(self, x, y):
         """[vec(U), Q[pair_mask]] of example x labelled y: y as labels, or
         a relaxed (u, Q) from inference(..., relaxed=True)."""
-        design = self._design(self._one(x))
+        design = self._fitted_design(self._one(x))
         key = design.keys[0]
         if isinstance(y, tuple):
             u, Q = y
@@ -195,7 +204,7 @@ class StructuredModel(Estimator):
         """inference for every example of X, solved in batches on C threads
         (threads None: one per processor)."""
         W, P = self.split_weights(w)
-        return self._infer(self._design(X), W, P, None, relaxed, threads)
+        return self._infer(self._fitted_design(X), W, P, None, relaxed, threads)
 
     def loss_augmented_inference(self, x, y, w, relaxed=False, threads=None):
         """argmax over labellings y' of w . joint_feature(x, y') + loss(y,
@@ -205,7 +214,7 @@ class StructuredModel(Estimator):
     def batch_loss_augmented_inference(self, X, Y, w, relaxed=False, threads=None):
         """loss_augmented_inference for every example of X."""
         W, P = self.split_weights(w)
-        design = self._design(X)
+        design = self._fitted_design(X)
         gold = self.gold_indicators(design, Y)
         return self._infer(design, W, P, gold, relaxed, threads)
 
