@@ -517,17 +517,27 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
         if not isinstance(g, FactorGraph):
             raise TypeError("graphs must be FactorGraphs, not %s" % type(g).__name__)
     _core.check_distinct(graphs, "graphs", "FactorGraph")
-    if algorithm == "sparse" and any(g._has_tensors() for g in graphs):
-        from concord.torch import solve_graphs
-        return solve_graphs(graphs, settings, threads)
     checked = _core.Settings(**settings)
+    # differentiable LP-SparseMAP for the graphs with tensor scores, the
+    # others solved as their own solves would be (NumPy values)
+    differentiable = [algorithm == "sparse" and g._has_tensors() for g in graphs]
+    infos = [None] * len(graphs)
+    if any(differentiable):
+        from concord.torch import solve_graphs
+        picked = [k for k, d in enumerate(differentiable) if d]
+        for k, info in zip(picked, solve_graphs([graphs[k] for k in picked], settings, threads)):
+            infos[k] = info
+    picked = [k for k, d in enumerate(differentiable) if not d]
     solvers = []
-    for g in graphs:
-        g._push_scores()
-        solvers.append(g._numpy_solver())
-    infos = _core.solve_batch(solvers, algorithm, checked, 0 if threads is None else threads)
-    for g, solver, info in zip(graphs, solvers, infos):
-        g._take_solution(solver, info)
+    for k in picked:
+        graphs[k]._push_scores()
+        solvers.append(graphs[k]._numpy_solver())
+    if solvers:
+        solved = _core.solve_batch(solvers, algorithm, checked,
+                                   0 if threads is None else threads)
+        for k, solver, info in zip(picked, solvers, solved):
+            graphs[k]._take_solution(solver, info)
+            infos[k] = info
     return infos
 
 

@@ -432,14 +432,15 @@ def _lengths(lengths, batch, full):
 
 
 class _Structures:
-    """A batch of single-structure problems: one low-level graph per
-    example, its flat variable and additional scores (float64), the dtype
-    of the results (result_dtype of the score tensors the layer was given:
-    `scores` and `others`), and how to cut a tensor shaped like the scores
-    into the examples' flat variables (``flat``) and to put flat values
-    back in that shape (``shaped``)."""
+    """A batch of single-structure problems (`name`: what each structure
+    is): one low-level graph per example, its flat variable and additional
+    scores (float64), the dtype of the results (result_dtype of the score
+    tensors the layer was given: `scores` and `others`), and how to cut a
+    tensor shaped like the scores into the examples' flat variables
+    (``flat``) and to put flat values back in that shape (``shaped``)."""
 
-    def __init__(self, scores, single, graphs, sizes, phis=None, others=()):
+    def __init__(self, name, scores, single, graphs, sizes, phis=None, others=()):
+        self.name = name
         self.scores = scores
         self.single = single
         self.graphs = graphs
@@ -457,8 +458,8 @@ class _Structures:
     def shaped(self, us):
         """Flat values of each example, padded with zeros into the scores'
         shape (one example: without the batch dimension)."""
-        if not us:  # an empty batch
-            return self.scores.new_zeros(self.scores.shape, dtype=self.dtype)
+        if not us:  # an empty batch, still in the autograd graph (its gradient is empty)
+            return self.scores.to(self.dtype) * 0
         full = self.scores.shape[1:]
         out = []
         for u, size in zip(us, self.sizes):
@@ -483,9 +484,17 @@ class _Structures:
         if gold.shape != self.scores.shape:
             raise ValueError("gold: expected the scores' shape %s, got %s"
                              % (tuple(self.scores.shape), tuple(gold.shape)))
+        if not self.graphs:  # an empty batch, still in the autograd graph
+            return self.scores.reshape(-1)[:0].to(self.dtype)
         u_golds = [as_numpy(u) for u in self.flat(gold)]
-        losses = _losses(_Batch(self.graphs, settings, threads), kind, self.thetas, self.phis,
-                         u_golds, [None] * len(u_golds), self.dtype)
+        try:
+            losses = _losses(_Batch(self.graphs, settings, threads), kind, self.thetas,
+                             self.phis, u_golds, [None] * len(u_golds), self.dtype)
+        except _core.InvalidArgumentError as error:
+            if not str(error).startswith("the gold structure violates"):
+                raise
+            raise ValueError("gold: not a %s in every example (%s)"
+                             % (self.name, str(error).split(";")[0])) from None
         return losses[0] if self.single else losses
 
 
@@ -493,7 +502,7 @@ def _matchings(scores, every_row, every_col):
     scores, single = _batched(scores, 2)
     batch, rows, cols = scores.shape
     graph = _matching_graph(rows, cols, bool(every_row), bool(every_col))
-    return _Structures(scores, single, [graph] * batch, [(rows, cols)] * batch)
+    return _Structures("matching", scores, single, [graph] * batch, [(rows, cols)] * batch)
 
 
 def _trees(scores, lengths, projective, single_root):
@@ -503,7 +512,7 @@ def _trees(scores, lengths, projective, single_root):
         raise ValueError("tree scores must be square, got shape %s" % (tuple(scores.shape),))
     sizes = _lengths(lengths, batch, n)
     graphs = [_tree_graph(m, bool(projective), bool(single_root)) for m in sizes]
-    return _Structures(scores, single, graphs, [(m, m) for m in sizes])
+    return _Structures("dependency tree", scores, single, graphs, [(m, m) for m in sizes])
 
 
 def _sequences(unary, transitions, start, stop, lengths):
@@ -517,7 +526,8 @@ def _sequences(unary, transitions, start, stop, lengths):
     graphs = [_sequence_graph(m, states) for m in sizes]
     phis = [torch.cat([start[b], transitions[b, :m - 1].reshape(-1), stop[b]])
             for b, m in enumerate(sizes)]
-    return _Structures(unary, single, graphs, [(m,) for m in sizes], phis, given)
+    return _Structures("tag sequence", unary, single, graphs, [(m,) for m in sizes], phis,
+                       given)
 
 
 def matching_sparsemap(scores, every_row=False, every_col=False, threads=None, **settings):

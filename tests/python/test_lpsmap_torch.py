@@ -205,3 +205,9 @@ def test_numpy_scores_alone_give_tensors_of_their_dtype():
     fg.add(Xor(x))
     fg.solve_map()
     assert x.value.dtype == torch.float64 and x.value.tolist() == [1.0, 0.0, 0.0]
+    # beside a float32 tensor, NumPy float64 scores are constants that keep float32
+    fg = TorchFactorGraph()
+    x = fg.variable_from(torch.tensor(theta, dtype=torch.float32))
+    fg.add(Pair(x[:-1], x[1:], np.array([0.5, -0.5])))
+    fg.solve()
+    assert x.value.dtype == torch.float32

@@ -200,6 +200,34 @@ def test_solve_batch_of_tensor_graphs_is_differentiable_and_threads_change_nothi
         assert torch.equal(a, b)
 
 
+def test_solve_batch_mixing_tensor_and_numpy_graphs_gives_each_its_own_solve():
+    """In one batch, a graph with NumPy scores keeps NumPy values and a
+    graph with tensor scores gets differentiable ones, each equal bit for
+    bit to its own solve."""
+    def graph(theta):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(theta)
+        for i in range(3):
+            fg.add(concord.Xor(x[i]))
+            fg.add(concord.AtMostOne(x[:, i]))
+        return fg, x
+
+    theta = scores(3, 3, seed=41)
+    numpy_theta = scores(3, 3, seed=42).detach().numpy()
+    alone = []
+    for t in (theta, numpy_theta):
+        fg, x = graph(t)
+        fg.solve()
+        alone.append(x.value)
+    (tensor_fg, tensor_x), (numpy_fg, numpy_x) = graph(theta), graph(numpy_theta)
+    infos = concord.solve_batch([numpy_fg, tensor_fg])
+    assert len(infos) == 2 and all(info.converged for info in infos)
+    assert isinstance(numpy_x.value, np.ndarray)
+    np.testing.assert_array_equal(numpy_x.value, alone[1])
+    assert torch.is_tensor(tensor_x.value) and tensor_x.value.requires_grad
+    assert torch.equal(tensor_x.value, alone[0])
+
+
 def test_slices_of_a_tensor_variable_have_their_values():
     theta = torch.tensor([[0.3, 0.5, 0.4], [0.9, 0.1, 0.2]], requires_grad=True)
     fg = concord.FactorGraph()
@@ -483,6 +511,14 @@ def test_empty_batches_give_empty_results():
             assert layer(torch.zeros(shape), lengths=[]).shape == shape
     losses = ct.matching_sparsemap_loss(torch.zeros(0, 2, 2), torch.zeros(0, 2, 2))
     assert losses.shape == (0,)
+    # still in the autograd graph, as any torch op on an empty tensor is
+    for layer, loss, shape in ((ct.sequence_sparsemap, ct.sequence_sparsemap_loss, (0, 4, 3)),
+                               (ct.tree_sparsemap, ct.tree_sparsemap_loss, (0, 4, 4)),
+                               (ct.matching_sparsemap, ct.matching_sparsemap_loss, (0, 2, 3))):
+        for out_of in (layer, lambda x: loss(x, torch.zeros(shape))):
+            x = torch.zeros(shape, requires_grad=True)
+            out_of(x).sum().backward()
+            assert x.grad.shape == shape
     assert ct.lp_sparsemap([], [], []) == ([], [], [])
     assert ct.lp_sparsemap_loss([], [], [], []).shape == (0,)
 
@@ -530,6 +566,12 @@ def test_layer_inputs_of_the_wrong_kind_or_shape_are_named():
     tags = torch.tensor([0, 1, 1])   # tags, not one-hot rows
     with pytest.raises(ValueError, match="gold: expected 2 or 3 dimensions, got shape \\(3,\\)"):
         ct.sequence_sparsemap_loss(torch.zeros(3, 2), tags)
+    # gold values of the right shape that are no structure: named as such
+    with pytest.raises(ValueError, match=r"^gold: not a tag sequence in every example \(the "
+                                         r"gold structure violates factor 0 \(SEQUENCE\)\)$"):
+        ct.sequence_sparsemap_loss(torch.zeros(3, 2), torch.zeros(3, 2))
+    with pytest.raises(ValueError, match=r"^gold: not a dependency tree in every example"):
+        ct.tree_sparsemap_loss(torch.zeros(2, 3, 3), torch.zeros(2, 3, 3))
 
 
 def xor_solution(theta):

@@ -11,7 +11,7 @@ except ImportError:
 
 import numpy as np
 
-from concord.graph import as_float64, result_dtype
+from concord.graph import as_float64, is_tensor, result_dtype
 from concord.lpsmap.api.api import FactorGraph, solved_values
 from concord.torch import cat, differentiable_once
 
@@ -46,9 +46,10 @@ class _LPSparseMAP(torch.autograd.Function):
 class TorchFactorGraph(FactorGraph):
     """FactorGraph over tensors: ``solve`` sets differentiable values,
     ``solve_map`` LP-MAP values, on the variable scores' device and of the
-    promotion of the scores' dtypes, NumPy scores counting as tensors
-    (concord.graph.result_dtype: integers give torch.get_default_dtype());
-    the scores reach the solver in float64."""
+    promotion of the score tensors' dtypes (concord.graph.result_dtype:
+    integers give torch.get_default_dtype()); NumPy scores are constants,
+    which count only in a graph without tensors. The scores reach the
+    solver in float64."""
 
     def variable(self, shape):
         """A Variable with zero scores (a float32 tensor)."""
@@ -69,7 +70,7 @@ class TorchFactorGraph(FactorGraph):
         pfg, offset, scores, scores_add = self._graph(max_iter, max_inner_iter, tol, step_size,
                                                       adapt, verbose)
         u = _LPSparseMAP.apply(pfg, scores, *scores_add)
-        self._set_values(u.to(self._result_dtype(scores_add)), offset)
+        self._set_values(u.to(self._result_dtype()), offset)
 
     def solve_map(self, max_iter=1000, max_inner_iter=10, tol=1e-6, step_size=.1, adapt=True,
                   verbose=False, autodetect_acyclic=True):
@@ -82,10 +83,13 @@ class TorchFactorGraph(FactorGraph):
         pfg.set_log_potentials(scores.detach().cpu().numpy())
         pfg.set_all_additionals([np.atleast_1d(x.detach().cpu().numpy()) for x in scores_add])
         u = solved_values(pfg, "map")
-        self._set_values(torch.tensor(u, dtype=self._result_dtype(scores_add),
+        self._set_values(torch.tensor(u, dtype=self._result_dtype(),
                                       device=scores.device), offset)
 
-    def _result_dtype(self, scores_add):
-        # NumPy scores count as the tensors they are read as (as _ravel reads them)
-        tensors = [torch.as_tensor(v._scores) for v in self.variables] + list(scores_add)
-        return result_dtype(tensors)
+    def _result_dtype(self):
+        # as concord.FactorGraph's: NumPy scores are constants, which count
+        # only when no score is a tensor
+        given = [v._scores for v in self.variables] + [
+            f._additionals for f in self.factors if getattr(f, "_additionals", None) is not None]
+        tensors = [t for t in given if is_tensor(t)]
+        return result_dtype(tensors or [torch.as_tensor(t) for t in given])
