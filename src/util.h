@@ -64,6 +64,13 @@ static inline double power_of_two_unit(double largest) {
     return ldexp(1.0, exponent < 1000 ? exponent : 1000);
 }
 
+/* Whether each of the n values is 0 or 1. */
+static inline bool all_binary(const double *u, int32_t n) {
+    for (int32_t i = 0; i < n; ++i)
+        if (u[i] != 0.0 && u[i] != 1.0) return false;
+    return true;
+}
+
 static inline double clip01(double x) {
     return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);
 }

@@ -1914,6 +1914,43 @@ static concord_graph *logic_and_pair_graph(void) {
     return g;
 }
 
+/* A gold structure a factor does not allow is refused, naming the factor;
+ * the hint to give the additional outputs comes only for a fractional
+ * gold in a graph that has some (given, they are not computed from the
+ * factors). */
+static void a_gold_structure_a_factor_forbids_is_refused_by_name(void **state) {
+    (void)state;
+    concord_graph *g = logic_and_pair_graph(); /* XOR(0, 1, 2), OR(1, 2, 3), PAIR(0, 3) */
+    concord_solver *s = new_solver_or_fail(g);
+    const double two_on[4] = {1.0, 1.0, 0.0, 0.0}, none_on[4] = {0.0, 0.0, 0.0, 0.0};
+    double loss;
+    assert_int_equal(concord_solver_loss_sparsemap(s, NULL, two_on, NULL, &loss, NULL, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_string_equal(concord_solver_last_error(s), "the gold structure violates factor 0 (XOR)");
+    concord_graph *pair = concord_graph_new();
+    assert_int_equal(concord_add_variables(pair, 2, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(pair, CONCORD_OR, 2, (int32_t[]){0, 1}, NULL, NULL),
+                     CONCORD_OK);
+    assert_int_equal(concord_add_pair(pair, 0, 1, 0.5, NULL), CONCORD_OK);
+    concord_solver *p = new_solver_or_fail(pair);
+    assert_int_equal(concord_solver_loss_hinge(p, NULL, none_on, NULL, &loss, NULL, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_string_equal(concord_solver_last_error(p), "the gold structure violates factor 0 (OR)");
+    const double half[2] = {0.5, 0.5};
+    assert_int_equal(concord_solver_loss_hinge(p, NULL, half, NULL, &loss, NULL, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_string_equal(concord_solver_last_error(p),
+                        "the gold structure violates factor 0 (OR); a fractional gold needs its "
+                        "additional outputs given (v_gold)");
+    const double pair_v[1] = {0.25};
+    assert_int_equal(concord_solver_loss_hinge(p, NULL, half, pair_v, &loss, NULL, NULL, NULL),
+                     CONCORD_OK);
+    concord_solver_free(p);
+    concord_graph_free(pair);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* The backward pass is linear in (du, dv): at du = s e_0 (and at dv = s),
  * for s from 1e-300 to 1e308, it must give s times the derivatives that
  * central finite differences of the forward pass give (du_0 . u = u_0, so
@@ -2020,6 +2057,7 @@ int main(void) {
         cmocka_unit_test(backward_through_user_factors_equals_finite_differences),
         cmocka_unit_test(callbacks_cannot_call_their_solver_nor_change_the_graph),
         cmocka_unit_test(oracles_on_threads_cannot_change_the_graph),
+        cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
         cmocka_unit_test(each_solver_keeps_its_own_callback_code),
         cmocka_unit_test(user_factor_arguments_are_checked),

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util.h"
 #include "solver.h"
 
 /* The gold additional outputs: given, or each factor's best ones at u*
@@ -38,10 +39,12 @@ static int gold_additionals(concord_solver *s, const double *u_gold, const doubl
                                   v + fa->add_begin);
         if (rc) return solver_callback_failed(s, f, rc);
         if (!allowed)
-            return solver_fail(s, CONCORD_EINVAL,
-                               "the gold structure violates factor %d (%s); pass its "
-                               "additional outputs explicitly if it is fractional",
-                               f, fa->ops->name);
+            return solver_fail(s, CONCORD_EINVAL, "the gold structure violates factor %d (%s)%s",
+                               f, fa->ops->name,
+                               g->n_add > 0 && !all_binary(u_gold, g->n_vars)
+                                   ? "; a fractional gold needs its additional outputs given "
+                                     "(v_gold)"
+                                   : "");
     }
     return CONCORD_OK;
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../util.h"
 #include "solver.h"
 
 /* Iterations over which the best bound must improve to go on. */
@@ -184,12 +185,6 @@ static int round_and_offer(psdd_run *r, int32_t *failed) {
     return 0;
 }
 
-static bool is_01(const double *u, int32_t n) {
-    for (int32_t i = 0; i < n; ++i)
-        if (u[i] != 0.0 && u[i] != 1.0) return false;
-    return true;
-}
-
 static double step_size(const psdd_run *r, int32_t t, int32_t rises, double dual, double norm2) {
     const double eta = r->st.psdd_eta * r->scale;
     switch (r->st.psdd_step) {
@@ -275,7 +270,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
              * fractional point (KNAPSACK's vertices) they solve LP-MAP only,
              * and the subgradient, zero, would move nothing any more. */
             if (r.best_value > -INFINITY &&
-                ((agreed && is_01(s->ubar, g->n_vars)) || best_dual - r.best_value <= gap_tol)) {
+                ((agreed && all_binary(s->ubar, g->n_vars)) || best_dual - r.best_value <= gap_tol)) {
                 status = CONCORD_STATUS_INTEGRAL; /* a certified MAP */
                 break;
             }
