@@ -526,6 +526,39 @@ static void ad3_and_exact_after_mplp_reach_the_optimum(void **state) {
     }
 }
 
+/* MPLP where beliefs tie: two variables that must differ (a table of
+ * probabilities 1 2 / 2 1) and a BUDGET of 2 over three variables scored
+ * alike. Rounding the tied beliefs unit by unit gives a worse assignment
+ * (both variables in their first state; no variable on), whose value never
+ * meets the bound; the decoder's local search finds one that does, so the
+ * solve is certified. The optima are the enumerated ones. */
+static void mplp_certifies_optima_its_tied_beliefs_hide(void **state) {
+    (void)state;
+    static const char differ[] = "MARKOV\n2\n2 2\n1\n2 0 1\n4\n1 2 2 1\n";
+    char error[256];
+    concord_graph *g;
+    assert_int_equal(concord_read_uai_buffer(differ, sizeof differ - 1, "differ", NULL, 0, NULL,
+                                             &g, error, sizeof error),
+                     CONCORD_OK);
+    concord_graph *budget = concord_graph_new();
+    const double ones[3] = {1.0, 1.0, 1.0};
+    assert_int_equal(concord_add_variables(budget, 3, ones, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_budget(budget, 3, (int32_t[]){0, 1, 2}, NULL, 2.0, false, NULL),
+                     CONCORD_OK);
+    const double optimum[2] = {log(2.0), 2.0}; /* max over the 4 and the 8 assignments */
+    concord_graph *graphs[2] = {g, budget};
+    for (int k = 0; k < 2; ++k) {
+        concord_solver *s = new_solver_or_fail(graphs[k]);
+        concord_info info;
+        assert_int_equal(concord_solver_mplp(s, NULL, &info), CONCORD_OK);
+        assert_int_equal(info.status, CONCORD_STATUS_INTEGRAL);
+        assert_true(fabs(info.value - optimum[k]) <= 1e-12);
+        assert_true(fabs(info.upper_bound - optimum[k]) <= 1e-9);
+        concord_solver_free(s);
+        concord_graph_free(graphs[k]);
+    }
+}
+
 static void mplp_refuses_what_it_cannot_take(void **state) {
     (void)state;
     concord_graph *g = concord_graph_new();
@@ -607,6 +640,7 @@ int main(void) {
         cmocka_unit_test(both_bound_dense_and_pairwise_models),
         cmocka_unit_test(mplp_bounds_logic_graphs),
         cmocka_unit_test(mplp_refuses_what_it_cannot_take),
+        cmocka_unit_test(mplp_certifies_optima_its_tied_beliefs_hide),
         cmocka_unit_test(ad3_and_exact_after_mplp_reach_the_optimum),
         cmocka_unit_test(a_bound_stalled_by_tiny_steps_is_not_convergence),
     };

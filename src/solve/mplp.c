@@ -263,6 +263,24 @@ static int check_graph(mplp_run *r) {
     return CONCORD_OK;
 }
 
+/* A stop short of a certificate, the solver holding the best assignment
+ * (value *value) and the multipliers: concord's decoder, a local search
+ * from that assignment and from sequential fixing, may find a better one
+ * whose value meets the bound. Rounding the beliefs unit by unit misses it
+ * where beliefs tie (two states of equal belief: it takes the first, in
+ * every unit alike): two variables that must differ, tied in both states,
+ * stalled at value 0 under a bound of log 2. */
+static int decode_to_bound(mplp_run *r, double bound, double gap_tol, int *status,
+                           double *value) {
+    concord_decoding decoded;
+    int rc = solver_decode(r->s, &r->deadline, true, &decoded);
+    if (rc || decoded.violated > 0 || !(decoded.value > *value)) return rc;
+    memcpy(r->x, r->s->decoded, (size_t)r->g->n_vars * sizeof(double));
+    rc = solver_take_assignment(r->s, r->x, value);
+    if (!rc && bound - *value <= gap_tol) *status = CONCORD_STATUS_INTEGRAL;
+    return rc;
+}
+
 /* concord_solver_mplp once begun. */
 static int run_mplp(concord_solver *s, const concord_settings *settings, concord_info *info) {
     int rc;
@@ -337,13 +355,17 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
             /* the solution stands even when some factor disallows it */
             s->solved = true;
             s->sol_integral = status == CONCORD_STATUS_INTEGRAL;
-            out.value = value;
-            out.integral = true;
             link_multipliers(&r);
             s->lambda_scale = solver_link_scores(s, r.theta, r.phi);
             memcpy(s->ubar, s->sol_u, (size_t)g->n_vars * sizeof(double));
             s->mode = MODE_MAP;
-            if (status != CONCORD_STATUS_INTEGRAL)
+            if (status == CONCORD_STATUS_STALLED || status == CONCORD_STATUS_MAX_ITER)
+                rc = decode_to_bound(&r, best_dual, gap_tol, &status, &value);
+            s->sol_integral = status == CONCORD_STATUS_INTEGRAL;
+            out.status = status;
+            out.value = value;
+            out.integral = true;
+            if (!rc && status != CONCORD_STATUS_INTEGRAL)
                 rc = solver_fail(s, CONCORD_ENOTCONVERGED,
                                  "MPLP stopped (%s) after %d iterations, bound %.9g, best "
                                  "value %.9g",
