@@ -1169,6 +1169,29 @@ static void a_search_stopped_before_any_solution_decodes_nothing(void **state) {
     assert_int_equal(dir_entries(dir, NULL, 0), 0);
 }
 
+/* A UAI result file cannot mark an assignment of probability zero: for a
+ * model whose constraints no assignment meets (three variables that must
+ * pairwise differ), LP-MAP's relaxation is solved (a fractional point,
+ * exit 0), its decoded assignment violates a factor, and the result file
+ * is not written, with a warning that says why. */
+static void a_decoding_of_probability_zero_writes_no_uai_result_file(void **state) {
+    (void)state;
+    char model[600], dir[512], map[600];
+    snprintf(model, sizeof model, "%s/odd_cycle.uai", work_dir);
+    assert_int_equal(write_text_file(model, "MARKOV\n3\n2 2 2\n3\n2 0 1\n2 1 2\n2 0 2\n"
+                                            "4\n0 1 1 0\n4\n0 1 1 0\n4\n0 1 1 0\n"),
+                     0);
+    fresh_dir(dir, sizeof dir);
+    snprintf(map, sizeof map, "%s/odd_cycle.MAP", dir);
+    run_result r;
+    const char *args[] = {"solve", "-q", model, "--uai-map", map, NULL};
+    run_expect(&r, NULL, args, 0);
+    assert_string_equal(r.out, "0.5 0.5\n0.5 0.5\n0.5 0.5\n\n"); /* a blank line ends a graph */
+    assert_non_null(strstr(r.err, "the decoded assignment has probability zero"));
+    free_result(&r);
+    assert_int_equal(dir_entries(dir, NULL, 0), 0);
+}
+
 /* The format comes from the extension whatever its case. */
 static void an_upper_case_uai_extension_reads_uai(void **state) {
     (void)state;
@@ -1352,6 +1375,7 @@ int main(void) {
         cmocka_unit_test(large_inputs_run_in_memory_proportional_to_them),
         cmocka_unit_test(decode_prints_the_decoded_assignment),
         cmocka_unit_test(a_search_stopped_before_any_solution_decodes_nothing),
+        cmocka_unit_test(a_decoding_of_probability_zero_writes_no_uai_result_file),
         cmocka_unit_test(an_upper_case_uai_extension_reads_uai),
         cmocka_unit_test(uai_posteriors_have_a_line_per_model_variable),
         cmocka_unit_test(flags_take_values_after_equals_and_messages_name_them),

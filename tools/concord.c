@@ -972,8 +972,17 @@ static int process_graph(run *rn, size_t k, concord_graph *g, int status) {
         fprintf(stderr, "concord: graph %zu: out of memory\n", k + 1);
         return EXIT_FAILURE_OTHER;
     }
-    if (rn->o->decode && !res.decoded && rn->o->format == CONCORD_FORMAT_UAI)
-        rn->drop_decoded = 1; /* the result format cannot say "none" */
+    /* A UAI result file cannot say "none", nor mark an assignment of
+     * probability zero: it is not written. */
+    if (rn->o->decode && rn->o->format == CONCORD_FORMAT_UAI &&
+        (!res.decoded || res.decoding.violated > 0)) {
+        if (res.decoded && rn->o->decode_output)
+            fprintf(stderr,
+                    "concord: warning: graph %zu: the decoded assignment has probability zero "
+                    "(factors violated: %d): %s is not written\n",
+                    k + 1, res.decoding.violated, rn->o->decode_output);
+        rn->drop_decoded = 1;
+    }
     const char *failed = failed_output(rn);
     if (failed) {
         fprintf(stderr, "concord: cannot write %s: %s\n", failed, strerror(errno ? errno : EIO));
