@@ -534,6 +534,18 @@ static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
         free_result(&r);
         assert_int_equal(dir_entries(dir, NULL, 0), 0);
     }
+    /* one file through a link to nothing yet (which writing creates) */
+    char linked[512], link[600], decoded[600];
+    fresh_dir(linked, sizeof linked);
+    snprintf(link, sizeof link, "%s/link.txt", linked);
+    snprintf(decoded, sizeof decoded, "%s/decoded.txt", linked);
+    assert_int_equal(symlink("decoded.txt", link), 0);
+    const char *through_link[] = {"solve", good, "-o", link, "--decode-output", decoded, NULL};
+    run_result r;
+    run_expect(&r, NULL, through_link, 2);
+    assert_non_null(strstr(r.err, "would go to the same file"));
+    free_result(&r);
+    assert_int_equal(dir_entries(linked, NULL, 0), 1); /* the link alone */
 }
 
 /* Values outside the documented ranges (--tol and --eta positive,
@@ -1314,7 +1326,7 @@ static void the_summary_reads_right(void **state) {
 }
 
 /* The summary never shows a value above the upper bound or a negative
- * gap, which round-off can give (on AD3's parsing_excerpt.fg the value is
+ * gap that round-off alone gives (on AD3's parsing_excerpt.fg the value is
  * 4e-12 above the bound; the repository's transitivity.fg can come out a
  * few 1e-14 above), while the JSON keeps the raw numbers. */
 static void the_summary_keeps_the_bound_above_the_value_on(const char *path) {

@@ -118,8 +118,11 @@ static const char usage_text[] =
     "stdout carries one thing: the JSON objects with --json, else the decoded\n"
     "assignment with --decode (without --decode-output), else the posteriors\n"
     "when -o is not given, else the summary. The summary goes to stderr when\n"
-    "stdout carries something else. The summary never shows a value above the\n"
-    "upper bound or a negative gap from round-off (JSON has the raw numbers).\n"
+    "stdout carries something else. Where round-off alone puts a value above\n"
+    "the upper bound (a negative gap), the summary shows the bound raised to it\n"
+    "(JSON has the raw numbers); a larger excess stays visible: a point just\n"
+    "outside the polytope (PSDD's average, an LP-MAP point within --tol of it)\n"
+    "can score above the bound.\n"
     "\n"
     "A graph whose constraints admit no solution is reported as infeasible; its\n"
     "blocks of posteriors and decoded assignment hold 'nan' in every place (a UAI\n"
@@ -377,18 +380,44 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
     return EXIT_OK;
 }
 
+enum { PATH_BYTES = 4096 }; /* the longest path an output may have */
+
+/* What writing to `path` creates, malloc'd: path itself, or for a link to
+ * nothing yet the file it points to (followed through further links). */
+static char *created_path(const char *path) {
+    char *at = strdup(path);
+    struct stat st;
+    for (int depth = 0; at && depth < 40 && lstat(at, &st) == 0 && S_ISLNK(st.st_mode);
+         ++depth) {
+        char target[PATH_BYTES];
+        const ssize_t n = readlink(at, target, sizeof target - 1);
+        if (n < 0) break;
+        target[n] = '\0';
+        const char *slash = strrchr(at, '/');
+        const int dir_length = target[0] == '/' || !slash ? 0 : (int)(slash - at) + 1;
+        char *next = malloc((size_t)dir_length + (size_t)n + 1);
+        if (next) sprintf(next, "%.*s%s", dir_length, at, target);
+        free(at);
+        at = next;
+    }
+    return at;
+}
+
 /* The absolute name a file to be created at `path` gets (its directory
- * resolved), malloc'd; NULL when the directory does not exist. */
-static char *name_to_create(const char *path) {
+ * resolved, a link to nothing yet followed), malloc'd; NULL when the
+ * directory does not exist. */
+static char *name_to_create(const char *link_or_path) {
+    char *path = created_path(link_or_path);
+    if (!path) return NULL;
     const char *slash = strrchr(path, '/');
     char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
     char *real = dir ? realpath(dir, NULL) : NULL;
     free(dir);
-    if (!real) return NULL;
     const char *base = slash ? slash + 1 : path;
-    char *name = malloc(strlen(real) + strlen(base) + 2);
+    char *name = real ? malloc(strlen(real) + strlen(base) + 2) : NULL;
     if (name) sprintf(name, "%s/%s", real, base);
     free(real);
+    free(path);
     return name;
 }
 
@@ -469,7 +498,7 @@ static int parse_options(int argc, char **argv, options *o) {
 /* Temporary output files, by slot, for the signal handler to remove: the
  * paths live in static storage, and a slot is marked live only while its
  * file exists under that name (both changed with the signals blocked). */
-enum { N_SLOTS = 2, PATH_BYTES = 4096 };
+enum { N_SLOTS = 2 };
 static char temp_path[N_SLOTS][PATH_BYTES];
 static volatile sig_atomic_t temp_live[N_SLOTS];
 static const int cleanup_signals[] = {SIGHUP, SIGINT, SIGPIPE, SIGTERM};
