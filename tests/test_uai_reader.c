@@ -286,8 +286,11 @@ static void bad_evidence_is_rejected_with_the_evidence_name(void **state) {
         /* wrong number of pairs, in either layout */
         {"2 0 1", "e.evid:1:", "expected 2 (variable, value) pairs after the count"},
         {"1 0 1 1", "e.evid:1:", "(variable, value) pairs after the count"},
+        {"1 0 1 extra", "e.evid:1:", "expected 0 (variable, value) pairs after the count, found "
+                                     "2 values"},
         {"1\n2\n0 1\n", "e.evid:2:", "expected 2 (variable, value) pairs after the count"},
-        {"0 1 1", "e.evid:1:", "expected 0 (variable, value) pairs after the count"},
+        {"0 1 1", "e.evid:1:", "expected 0 (variable, value) pairs after the count, found 2 "
+                               "values"},
         {"3 0 1 1 1", "e.evid:1:", "expected 3 (variable, value) pairs after the count"},
         /* more than one sample in the older layout */
         {"2\n1 0 1\n1 0 0\n", "e.evid:1:", "(variable, value) pairs after the count"},

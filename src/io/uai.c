@@ -229,14 +229,17 @@ static int read_evidence(reader *r, const uai_model *m, int32_t *observed) {
     if (rest % 2 != 0 || rest / 2 != first) {
         if (first != 1)
             return reader_fail(r, CONCORD_EPARSE,
-                               "expected %lld (variable, value) pairs after the count (or, in the "
-                               "older layout, one sample: 1, then a count and its pairs)",
-                               (long long)first);
+                               "expected %lld (variable, value) pairs after the count, found %lld "
+                               "values (or, in the older layout, one sample: 1, then a count and "
+                               "its pairs)",
+                               (long long)first, (long long)rest);
         int rc = next_int(r, "the number of observed variables", 0, m->n_vars, &n_obs);
         if (rc) return rc;
         if ((rest - 1) % 2 != 0 || (rest - 1) / 2 != n_obs)
             return reader_fail(r, CONCORD_EPARSE,
-                               "expected %lld (variable, value) pairs after the count", (long long)n_obs);
+                               "expected %lld (variable, value) pairs after the count, found %lld "
+                               "values",
+                               (long long)n_obs, (long long)(rest - 1));
     }
     for (int64_t k = 0; k < n_obs; ++k) {
         int64_t v, x;
