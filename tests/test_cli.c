@@ -525,6 +525,8 @@ static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
         {"--version", "extra", NULL},                    /* an argument --version ignores */
         {"help", "bogus", NULL},                         /* an argument help ignores */
         {"solve", good, "-o", out, "--decode-output", out, NULL}, /* one file, two outputs */
+        {"solve", good, "-o", "-", NULL},                /* '-' is no output path */
+        {"solve", good, "--decode-output", "-", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         run_result r;
@@ -907,9 +909,32 @@ static void help_exits_0_and_documents_every_accepted_flag(void **state) {
  * Output integrity, streaming, decoding, UAI posteriors, flags
  * ------------------------------------------------------------------------ */
 
+/* An output file written again keeps its permissions (it is replaced by
+ * a new file renamed over it); a new one gets the umask's. */
+static void a_rewritten_output_keeps_its_mode(void **state) {
+    (void)state;
+    char dir[512], out[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/post.txt", dir);
+    assert_int_equal(write_text_file(out, "old\n"), 0);
+    assert_int_equal(chmod(out, 0640), 0);
+    run_result r;
+    const char *args[] = {"solve", "-q", FG_LOGIC, "-o", out, NULL};
+    run_expect(&r, NULL, args, 0);
+    free_result(&r);
+    struct stat st;
+    assert_int_equal(stat(out, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    char *text = read_whole_file(out, NULL);
+    assert_non_null(text);
+    assert_true(strcmp(text, "old\n") != 0);
+    free(text);
+}
+
 /* Every output that cannot be written makes the run fail with 5 and a
- * message naming it: stdout carrying JSON, posteriors or the summary, and
- * the posteriors, decoded-assignment and UAI result files. */
+ * message naming it: stdout carrying JSON, posteriors, the summary, the
+ * help or the version, and the posteriors, decoded-assignment and UAI
+ * result files. */
 static void a_write_to_a_full_device_exits_5(void **state) {
     (void)state;
     struct stat st;
@@ -930,6 +955,8 @@ static void a_write_to_a_full_device_exits_5(void **state) {
         {{"solve", "X", "-o", "/dev/full", NULL}, 0, "/dev/full"},
         {{"solve", "X", "-q", "--decode-output", "/dev/full", NULL}, 0, "/dev/full"},
         {{"solve", "U", "-q", "--uai-map", "/dev/full", "-o", "OUT", NULL}, 0, "/dev/full"},
+        {{"--help", NULL}, 1, "stdout"},
+        {{"--version", NULL}, 1, "stdout"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         const char *args[8];
@@ -1380,6 +1407,7 @@ int main(void) {
         cmocka_unit_test(an_unwritable_output_path_exits_5),
         cmocka_unit_test(a_link_or_a_device_as_output_is_written_through_in_place),
         cmocka_unit_test(help_exits_0_and_documents_every_accepted_flag),
+        cmocka_unit_test(a_rewritten_output_keeps_its_mode),
         cmocka_unit_test(a_write_to_a_full_device_exits_5),
         cmocka_unit_test(an_infeasible_graph_keeps_its_block_and_the_others_stay_aligned),
         cmocka_unit_test(a_malformed_later_graph_leaves_no_output_file),

@@ -377,6 +377,10 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
     }
     if ((id == F_EVID || id == F_OUTPUT || id == F_UAI_MAP || id == F_DECODE_OUTPUT) && !value[0])
         return usage_error("%s needs a path, not an empty string", flag);
+    if ((id == F_OUTPUT || id == F_UAI_MAP || id == F_DECODE_OUTPUT) && !strcmp(value, "-"))
+        return usage_error("%s needs a path: '-' is not one (stdout carries one output; see "
+                           "--help)",
+                           flag);
     return EXIT_OK;
 }
 
@@ -539,7 +543,8 @@ static void block_signals(sigset_t *saved) {
 static void restore_signals(const sigset_t *saved) { sigprocmask(SIG_SETMASK, saved, NULL); }
 
 /* An output file written under a temporary name beside its path (in slot
- * `slot`) and renamed over it only when everything succeeded. A symbolic
+ * `slot`) and renamed over it only when everything succeeded, with the
+ * permissions of the file it replaces. A symbolic
  * link to a regular file stays: its target is replaced the same way. A
  * device, a pipe or a link to nothing yet is written through in place. */
 typedef struct output_file {
@@ -557,6 +562,7 @@ static int output_open(output_file *out, const char *path, int slot) {
     struct stat st;
     const int exists = stat(path, &st) == 0; /* through links */
     const int regular = exists && S_ISREG(st.st_mode);
+    const mode_t kept_mode = regular ? st.st_mode & 07777 : 0; /* the replaced file's */
     if (regular && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
         !(out->target = realpath(path, NULL)))
         return -1;
@@ -579,7 +585,7 @@ static int output_open(output_file *out, const char *path, int slot) {
     out->slot = slot;
     mode_t mask = umask(0);
     umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || !(out->fp = fdopen(fd, "w"))) {
+    if (fchmod(fd, regular ? kept_mode : 0666 & ~mask) != 0 || !(out->fp = fdopen(fd, "w"))) {
         int e = errno;
         close(fd);
         block_signals(&saved);
@@ -1086,7 +1092,11 @@ static int is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, 
 static int print_help_or_version(int version) {
     if (version) printf("concord %s\n", concord_version());
     else fputs(usage_text, stdout);
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+    errno = 0;
+    /* a write that failed while the text was going out leaves the error flag */
+    if (fflush(stdout) == 0 && !ferror(stdout)) return EXIT_OK;
+    fprintf(stderr, "concord: cannot write stdout: %s\n", strerror(errno ? errno : EIO));
+    return EXIT_FAILURE_OTHER;
 }
 
 int main(int argc, char **argv) {
