@@ -519,9 +519,10 @@ def _sequences(unary, transitions, start, stop, lengths):
     unary, single = _batched(unary, 2, "unary")
     batch, length, states = unary.shape
     given = (transitions, start, stop)
-    transitions = _broadcast(unary, transitions, (batch, max(length - 1, 0), states, states))
-    start = _broadcast(unary, start, (batch, states))
-    stop = _broadcast(unary, stop, (batch, states))
+    transitions = _broadcast(unary, transitions, (batch, max(length - 1, 0), states, states),
+                             "transitions")
+    start = _broadcast(unary, start, (batch, states), "start")
+    stop = _broadcast(unary, stop, (batch, states), "stop")
     sizes = _lengths(lengths, batch, length)
     graphs = [_sequence_graph(m, states) for m in sizes]
     phis = [torch.cat([start[b], transitions[b, :m - 1].reshape(-1), stop[b]])
@@ -588,9 +589,14 @@ def sequence_sparsemap_loss(unary, gold, transitions=None, start=None, stop=None
                                                                       settings)
 
 
-def _broadcast(like, scores, shape):
-    """Scores (None: zeros) broadcast to shape, as float64 on like's device."""
+def _broadcast(like, scores, shape, name):
+    """Scores (None: zeros) broadcast to shape, as float64 on like's device;
+    a shape that does not broadcast is a ValueError naming the argument."""
     if scores is None:
         return torch.zeros(shape, dtype=torch.float64, device=like.device)
     values = scores if is_tensor(scores) else torch.tensor(as_numpy(scores))
-    return torch.broadcast_to(as_float64(values).to(like.device), shape)
+    try:
+        return torch.broadcast_to(as_float64(values).to(like.device), shape)
+    except RuntimeError:
+        raise ValueError("%s: shape %s does not broadcast to %s"
+                         % (name, tuple(values.shape), tuple(shape))) from None

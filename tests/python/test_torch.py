@@ -572,6 +572,12 @@ def test_layer_inputs_of_the_wrong_kind_or_shape_are_named():
         ct.sequence_sparsemap_loss(torch.zeros(3, 2), torch.zeros(3, 2))
     with pytest.raises(ValueError, match=r"^gold: not a dependency tree in every example"):
         ct.tree_sparsemap_loss(torch.zeros(2, 3, 3), torch.zeros(2, 3, 3))
+    # scores that do not broadcast name their argument
+    with pytest.raises(ValueError, match=r"^transitions: shape \(3, 3\) does not broadcast to "
+                                         r"\(1, 2, 2, 2\)$"):
+        ct.sequence_sparsemap(torch.zeros(3, 2), transitions=torch.zeros(3, 3))
+    with pytest.raises(ValueError, match=r"^start: shape \(5,\) does not broadcast"):
+        ct.sequence_sparsemap(torch.zeros(3, 2), start=torch.zeros(5))
 
 
 def xor_solution(theta):
