@@ -1090,9 +1090,9 @@ static int is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, 
 
 /* Prints the help or the version on stdout; returns the exit status. */
 static int print_help_or_version(int version) {
+    errno = 0;
     if (version) printf("concord %s\n", concord_version());
     else fputs(usage_text, stdout);
-    errno = 0;
     /* a write that failed while the text was going out leaves the error flag */
     if (fflush(stdout) == 0 && !ferror(stdout)) return EXIT_OK;
     fprintf(stderr, "concord: cannot write stdout: %s\n", strerror(errno ? errno : EIO));

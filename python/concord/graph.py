@@ -521,21 +521,22 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
     # differentiable LP-SparseMAP for the graphs with tensor scores, the
     # others solved as their own solves would be (NumPy values)
     differentiable = [algorithm == "sparse" and g._has_tensors() for g in graphs]
+    with_tensors = [k for k, d in enumerate(differentiable) if d]
+    with_arrays = [k for k, d in enumerate(differentiable) if not d]
     infos = [None] * len(graphs)
-    if any(differentiable):
+    if with_tensors:
         from concord.torch import solve_graphs
-        picked = [k for k, d in enumerate(differentiable) if d]
-        for k, info in zip(picked, solve_graphs([graphs[k] for k in picked], settings, threads)):
+        solved = solve_graphs([graphs[k] for k in with_tensors], settings, threads)
+        for k, info in zip(with_tensors, solved):
             infos[k] = info
-    picked = [k for k, d in enumerate(differentiable) if not d]
-    solvers = []
-    for k in picked:
-        graphs[k]._push_scores()
-        solvers.append(graphs[k]._numpy_solver())
-    if solvers:
+    if with_arrays:
+        solvers = []
+        for k in with_arrays:
+            graphs[k]._push_scores()
+            solvers.append(graphs[k]._numpy_solver())
         solved = _core.solve_batch(solvers, algorithm, checked,
                                    0 if threads is None else threads)
-        for k, solver, info in zip(picked, solvers, solved):
+        for k, solver, info in zip(with_arrays, solvers, solved):
             graphs[k]._take_solution(solver, info)
             infos[k] = info
     return infos

@@ -854,9 +854,7 @@ static int run_exact(concord_solver *s, const concord_settings *settings, concor
     rc = search(&b);
     rc = finish(&b, rc, info);
     bb_free(&b);
-    /* the node solves' own stops are not the search's */
-    if (rc == CONCORD_OK) s->error[0] = '\0';
-    return rc;
+    return rc; /* on success, solver_end clears the node solves' own messages */
 }
 
 int concord_solver_exact(concord_solver *s, const concord_settings *settings,

@@ -354,7 +354,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
         if (!rc) {
             /* the solution stands even when some factor disallows it */
             s->solved = true;
-            s->sol_integral = status == CONCORD_STATUS_INTEGRAL;
+            s->sol_integral = false; /* until certified below (the decoder reads it) */
             link_multipliers(&r);
             s->lambda_scale = solver_link_scores(s, r.theta, r.phi);
             memcpy(s->ubar, s->sol_u, (size_t)g->n_vars * sizeof(double));
@@ -369,7 +369,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
                 rc = solver_fail(s, CONCORD_ENOTCONVERGED,
                                  "MPLP stopped (%s) after %d iterations, bound %.9g, best "
                                  "value %.9g",
-                                 concord_status_name(status), t, best_dual, r.best_value);
+                                 concord_status_name(status), t, best_dual, value);
         }
     }
     out.oracle_calls = s->map_calls - first_call;

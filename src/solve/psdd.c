@@ -269,8 +269,8 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
              * a MAP, which the rounding has just offered. Agreeing on a
              * fractional point (KNAPSACK's vertices) they solve LP-MAP only,
              * and the subgradient, zero, would move nothing any more. */
-            if (r.best_value > -INFINITY &&
-                ((agreed && all_binary(s->ubar, g->n_vars)) || best_dual - r.best_value <= gap_tol)) {
+            if (r.best_value > -INFINITY && ((agreed && all_binary(s->ubar, g->n_vars)) ||
+                                             best_dual - r.best_value <= gap_tol)) {
                 status = CONCORD_STATUS_INTEGRAL; /* a certified MAP */
                 break;
             }

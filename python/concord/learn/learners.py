@@ -97,12 +97,15 @@ def nuclear_norm_prox(X, t):
     return (U * np.maximum(s - t, 0.0)) @ Vt
 
 
-def _check_count(learner, name, least):
+def _check_count(learner, name, least, or_none=False):
     """Raises ValueError unless the learner's parameter `name` is an
-    integer of at least `least`."""
+    integer of at least `least` (or None, when or_none)."""
     value = getattr(learner, name)
+    if or_none and value is None:
+        return
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise ValueError("%s must be an integer >= %d, not %r" % (name, least, value))
+        raise ValueError("%s must be %san integer >= %d, not %r"
+                         % (name, "None or " if or_none else "", least, value))
 
 
 class _Learner(Estimator):
@@ -296,9 +299,7 @@ class DistRepSSVM(_Learner):
         if isinstance(self.init, str) and self.init not in ("random", "identity"):
             raise ValueError("init must be 'random', 'identity' or an array (dim, n_labels), "
                              "not %r" % (self.init,))
-        if self.dim is not None and not (isinstance(self.dim, (int, np.integer))
-                                         and not isinstance(self.dim, bool) and self.dim >= 1):
-            raise ValueError("dim must be None or an integer >= 1, not %r" % (self.dim,))
+        _check_count(self, "dim", 1, or_none=True)
 
     def _initial_labels(self, labels, rng):
         dim = labels if self.dim is None else self.dim
