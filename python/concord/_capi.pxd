@@ -242,11 +242,14 @@ cdef extern from "concord.h" nogil:
                             concord_algorithm algorithm, const concord_settings *settings,
                             concord_info *infos, int threads)
 
+    enum: CONCORD_FACE_COMPLETION_LIMIT
+
     ctypedef struct concord_backward_info:
         int32_t iterations
         double residual
         cbool converged
         double seconds
+        int32_t incomplete_faces
 
     int concord_solver_backward(concord_solver *s, const concord_settings *settings,
                                 const double *du, const double *dv, double *dtheta,

@@ -29,6 +29,7 @@ Python callbacks take it back while they run.
 """
 
 import os
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -283,9 +284,12 @@ class Info(_InfoBase):
         return self.status in ("integral", "fractional", "optimal")
 
 
-BackwardInfo = namedtuple("BackwardInfo", "iterations residual converged seconds")
+BackwardInfo = namedtuple("BackwardInfo",
+                          "iterations residual converged seconds incomplete_faces")
 BackwardInfo.__doc__ = ("The backward pass's conjugate-gradient (or power) iterations, "
-                        "relative residual, whether it reached backward_tol, and time.")
+                        "relative residual, whether it reached backward_tol, time, and "
+                        "the number of factors whose face at tied scores was too large to "
+                        "complete (Solver.backward).")
 
 Decoding = namedtuple("Decoding", "value violated passes")
 Decoding.__doc__ = ("A decoded (or evaluated) 0/1 assignment: its value, the number of "
@@ -1517,7 +1521,11 @@ cdef class Solver:
         """The backward pass of the last solve_sparse: returns (dtheta, dphi,
         BackwardInfo) with dtheta = J_u^T du + J_v^T dv w.r.t. the variable
         scores and dphi the same w.r.t. the additional scores (the Jacobian
-        is symmetric: this is also the Jacobian-vector product)."""
+        is symmetric: this is also the Jacobian-vector product). Where
+        scores tie exactly, a factor's face with more than
+        CONCORD_FACE_COMPLETION_LIMIT (512) configurations is not completed
+        and its part is the derivative on a smaller face: counted in
+        BackwardInfo.incomplete_faces, with a RuntimeWarning."""
         cdef Settings st = _settings(settings)
         cdef int32_t n = self.n_vars, m = self.n_add
         cdef const double[::1] a = _doubles(du, n, "du")
@@ -1540,8 +1548,14 @@ cdef class Solver:
         finally:
             self.leave()
         self.check(rc)
+        if info.incomplete_faces:
+            warnings.warn("backward: the faces at tied scores of %d factor(s) hold more than %d "
+                          "configurations; their part of the gradient is the derivative on "
+                          "a smaller face" % (info.incomplete_faces,
+                                              CONCORD_FACE_COMPLETION_LIMIT),
+                          RuntimeWarning, stacklevel=2)
         return dtheta, dphi, BackwardInfo(info.iterations, info.residual, bool(info.converged),
-                                          info.seconds)
+                                          info.seconds, info.incomplete_faces)
 
     # ---- decoding
 

@@ -3,7 +3,9 @@
  * active_set.h for the problem and the matrix K).
  *
  * Invariants: the active configurations are affinely independent in the
- * D-metric, so K is invertible; their weights p are positive and sum to 1.
+ * D-metric, so K is invertible; their weights p are positive and sum to 1
+ * (apart from the tied configurations of weight 0 that
+ * active_set_complete_face appends, which the next solve removes first).
  * An iteration solves K [tau; p*] = [1; c] with c_s = a.u_s + b.v_s. If p*
  * leaves the simplex, p moves towards p* until a weight reaches zero and
  * that configuration leaves. Otherwise p = p*, and the oracle is asked for
@@ -83,6 +85,9 @@ struct active_set {
     double *kinv_w;
     int32_t jvp_capacity; /* kinv_w has room for this many (stride +1) */
     int32_t jvp_size;     /* configurations kinv_w was built for (-1: none) */
+    int32_t solution_size; /* after active_set_complete_face: the
+                              configurations of the solution, which the
+                              tied ones it added follow (-1: none added) */
 };
 
 /* REBUILD_EVERY: inverse updates between rebuilds, at least (the
@@ -172,6 +177,7 @@ active_set *active_set_new(const factor *f) {
     s->max_capacity = f->degree < INT32_MAX ? f->degree + 1 : INT32_MAX;
     s->capacity = s->max_capacity < INITIAL_CAPACITY ? s->max_capacity : INITIAL_CAPACITY;
     s->jvp_size = -1;
+    s->solution_size = -1;
     m += align8(sizeof(active_set));
     s->d = (double *)m, m += align8(deg * sizeof(double));
     s->mark = (double *)m, m += align8(deg * sizeof(double));
@@ -197,6 +203,7 @@ void active_set_free(active_set *s) {
 void active_set_reset(active_set *s) {
     s->size = 0;
     s->jvp_size = -1;
+    s->solution_size = -1;
     /* Forget the weights and the update count too: a reset solve then
      * repeats the first one bit for bit, whatever ran before. */
     s->have_d = false;
@@ -504,6 +511,14 @@ static void remove_config(active_set *s, int32_t r) {
     s->jvp_size = -1;
 }
 
+/* Removes the tied configurations active_set_complete_face added (all of
+ * weight 0), so that a solve starts from those of the solution. */
+static void drop_face_completion(active_set *s) {
+    if (s->solution_size < 0) return;
+    while (s->size > s->solution_size) remove_config(s, s->size - 1);
+    s->solution_size = -1;
+}
+
 /* Recomputes Q from the configurations (after d changed). */
 static void recompute_gram(active_set *s) {
     for (int32_t t = 0; t < s->size; ++t) {
@@ -763,6 +778,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
                                    const double *b, const double *d, double *u, double *v,
                                    int32_t max_iter, factor_buffers *buf) {
     active_set_result res = {0, false, CONCORD_OK, 0};
+    drop_face_completion(s);
     if (!s->have_d || memcmp(s->d, d, (size_t)s->degree * sizeof(double)) != 0) {
         int uniform = 1;
         for (int32_t i = 1; i < s->degree && uniform; ++i) uniform = d[i] == d[0];
@@ -880,6 +896,133 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
     } else {
         combine(s, u, v);
     }
+    return res;
+}
+
+/* Face completion. A configuration ties with the solution's when its
+ * score under the gradient (a - D u, b) is within TIED times the size of
+ * the terms of the best score (the solve certifies its gap to 1e-12 of
+ * that size). The oracle is asked at the gradient moved along a direction
+ * h by PERTURBATIONS[0] times the gradient's largest entry, and by the
+ * smaller PERTURBATIONS[1] when that picked a configuration that does not
+ * tie (a near tie the larger move reached). */
+static const double TIED = 1e-10;
+static const double PERTURBATIONS[] = {1e-6, 1e-9};
+
+/* A pseudo-random number in [-1, 1) (xorshift64): deterministic, so a
+ * completion gives the same configurations on any thread. */
+static double random_unit(uint64_t *state) {
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    return (double)(x >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/* The score of the oracle's configuration (s->cand, n entries) under
+ * (a, b). */
+static double candidate_score(const active_set *s, int32_t n, const double *a, const double *b) {
+    double sum = 0.0;
+    for (int32_t j = 0; j < n; ++j) {
+        const int32_t i = s->cand[j];
+        sum += i < s->degree ? a[i] : b[i - s->degree] * s->cand_value[j];
+    }
+    return sum;
+}
+
+/* A random direction h (degree) under which every point of the active
+ * configurations' affine hull scores the same: h = D (x - pi), x random
+ * and pi its D-projection onto the hull, [tau; p] = K^{-1} [1; S^T D x],
+ * pi = S p (the KKT system of that projection), so h.(u_t - u_0) =
+ * (u_t - u_0)^T D (x - pi) = 0. Returns the largest |h_i|. */
+static double direction_off_hull(active_set *s, uint64_t *rng, double *h) {
+    const int32_t n = s->size;
+    for (int32_t i = 0; i < s->degree; ++i) h[i] = random_unit(rng);
+    s->rhs[0] = 1.0;
+    for (int32_t t = 0; t < n; ++t) {
+        const int32_t *x = config(s, t);
+        double sum = 0.0;
+        for (int32_t j = 0; j < s->links[t]; ++j) sum += s->d[x[j]] * h[x[j]];
+        s->rhs[t + 1] = sum;
+    }
+    matvec(s->kinv, s->capacity + 1, s->rhs, n + 1, s->sol);
+    for (int32_t t = 0; t < n; ++t) {
+        const int32_t *x = config(s, t);
+        for (int32_t j = 0; j < s->links[t]; ++j) h[x[j]] -= s->sol[t + 1];
+    }
+    double largest = 0.0;
+    for (int32_t i = 0; i < s->degree; ++i) {
+        h[i] *= s->d[i];
+        largest = fmax(largest, fabs(h[i]));
+    }
+    return largest;
+}
+
+/* Each round draws h constant on the hull of the configurations held and
+ * asks the oracle for the best configuration at gradient +- a small
+ * multiple of h: among the tied configurations that is one maximizing
+ * (or minimizing) h. A tied configuration off the hull has h.(y - u_0)
+ * != 0 for almost every h, so the maximum or the minimum lies off the hull
+ * whenever one exists, and the round adds it; a round that adds none ends
+ * the completion. */
+active_set_result active_set_complete_face(active_set *s, const factor *f, const double *a,
+                                           const double *b, factor_buffers *buf) {
+    active_set_result res = {0, true, CONCORD_OK, 0};
+    if (s->size == 0 || s->degree == 0) return res;
+    const size_t deg = (size_t)s->degree;
+    double *memory = alloc_bytes(mul_size(deg, 3 * sizeof(double)));
+    if (!memory) {
+        res.error = CONCORD_ENOMEM;
+        return res;
+    }
+    double *gradient = memory, *h = memory + deg, *scores = memory + 2 * deg;
+    combine_u(s, h);
+    double scale = 0.0;
+    for (size_t i = 0; i < deg; ++i) {
+        gradient[i] = a[i] - s->d[i] * h[i];
+        scale = fmax(scale, fabs(gradient[i]));
+    }
+    for (int32_t k = 0; k < s->n_add; ++k) scale = fmax(scale, fabs(b[k]));
+    if (scale == 0.0) scale = 1.0;
+    double best = -INFINITY, size = 0.0;
+    for (int32_t k = 0; k < s->size; ++k) {
+        score_config(s, k, gradient, b);
+        best = fmax(best, s->score[k]);
+        size = fmax(size, score_magnitude(s, k, gradient, b));
+    }
+    const double tied = best - TIED * size;
+    if (s->solution_size < 0) s->solution_size = s->size;
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    for (bool grew = true; grew && s->size < s->max_capacity;) {
+        if (s->size >= CONCORD_FACE_COMPLETION_LIMIT) {
+            res.exact = false;
+            break;
+        }
+        grew = false;
+        const double length = direction_off_hull(s, &rng, h);
+        if (!(length > 0.0)) break;
+        for (int sign = 1; sign >= -1 && !grew; sign -= 2) {
+            for (size_t level = 0; level < sizeof PERTURBATIONS / sizeof *PERTURBATIONS; ++level) {
+                const double step = sign * PERTURBATIONS[level] * scale / length;
+                for (size_t i = 0; i < deg; ++i) scores[i] = gradient[i] + step * h[i];
+                double ignored;
+                const int32_t n = call_oracle(s, f, scores, b, buf, &ignored);
+                res.oracle_calls++;
+                if ((res.callback_error = factor_failure(f, buf->scratch))) goto done;
+                if (candidate_score(s, n, gradient, b) < tied) continue;
+                const int entered = border(s, s->cand, s->cand_value, n);
+                if (entered == NO_MEMORY) {
+                    res.error = CONCORD_ENOMEM;
+                    goto done;
+                }
+                grew = entered == ENTERED;
+                break;
+            }
+        }
+    }
+done:
+    free(memory);
     return res;
 }
 

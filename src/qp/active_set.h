@@ -86,6 +86,26 @@ void active_set_config(const active_set *s, int32_t k, double *u, double *v);
 /* The number of configurations the state has room for now. */
 int32_t active_set_capacity(const active_set *s);
 
+/* Completes the active configurations with those of the face of the
+ * polytope that holds the solution (the configurations whose score under
+ * the gradient (a - D u, b) ties with theirs), as far as they are affinely
+ * independent in u: the face the solution's derivative lives on. Where
+ * scores tie exactly (all zero, say) the solution can lie inside a face
+ * larger than the one its own configurations span (SparseMAP of a perfect
+ * matching at zero scores: u = 1/n, spanned by n permutations, inside the
+ * (n-1)^2-dimensional polytope), and the derivative on that smaller face
+ * is not the solution's. a and b are the scores of the last solve (literal
+ * space); the tied configurations are found by oracle calls at the
+ * gradient perturbed along random directions, and enter with weight 0,
+ * after the solution's own (the next solve removes them first). Without
+ * exact ties it adds nothing, at the cost of two oracle calls. The result's
+ * `exact` says whether the face is complete: false when it stopped at
+ * CONCORD_FACE_COMPLETION_LIMIT configurations (each costs O(k^2), k the
+ * configurations held); `error` is CONCORD_ENOMEM when out of memory, and
+ * a user oracle's error ends it in `callback_error`. */
+active_set_result active_set_complete_face(active_set *s, const factor *f, const double *a,
+                                           const double *b, factor_buffers *buf);
+
 /* The derivative of the solution on the face spanned by the active
  * configurations, for the metric w (the backward pass uses the degree
  * weights): with Z the weight block of the inverse of K built with D = W,

@@ -188,13 +188,16 @@ static int run_backward(concord_solver *w, const concord_settings *settings, con
                    w->backward_memory + 3 * nl, w->backward_memory + 4 * nl,
                    w->backward_memory + 5 * nl, w->backward_memory + 6 * nl};
     for (int32_t l = 0; l < g->n_links; ++l) bw.w_link[l] = w->reg_share[g->link_var[l]];
+    int32_t incomplete_faces = 0;
     for (int32_t f = 0; f < g->n_factors; ++f) {
         if (!w->state[f]) continue;
         /* a user factor solved by its own QP: its active set first */
-        if (g->factors[f].ops->qp) {
-            const int rc = solver_active_set_at_final_inputs(w, f, w->state[f]);
-            if (rc) return rc;
-        }
+        int rc = g->factors[f].ops->qp ? solver_active_set_at_final_inputs(w, f, w->state[f])
+                                       : CONCORD_OK;
+        bool complete = true;
+        if (!rc) rc = solver_complete_face(w, f, w->state[f], &complete);
+        if (rc) return rc;
+        incomplete_faces += !complete;
         const int jvp =
             active_set_prepare_jvp(w->state[f], bw.w_link + g->factors[f].link_begin);
         if (jvp == CONCORD_ENOMEM) return solver_fail(w, jvp, "out of memory");
@@ -218,6 +221,7 @@ static int run_backward(concord_solver *w, const concord_settings *settings, con
     }
 
     concord_backward_info out = {0};
+    out.incomplete_faces = incomplete_faces;
     if (s.backward_power) intersect_power(&bw, &s, &out);
     else intersect_cg(&bw, &s, &out);
     /* bw.tmp now holds dz, constant over each variable's links */

@@ -28,13 +28,33 @@ int solver_active_set_qp(concord_solver *s, int32_t f, active_set *state, const 
     return CONCORD_OK;
 }
 
+/* The weights of factor f's last solve into s->d. */
+static void final_weights(concord_solver *s, const factor *fa) {
+    solver_link_weights(s, s->g->link_var + fa->link_begin, fa->degree, s->mode == MODE_SPARSE,
+                        s->eta, s->d);
+}
+
 int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *state) {
-    const concord_graph *g = s->g;
-    const factor *fa = &g->factors[f];
-    const int32_t b = fa->link_begin;
+    const factor *fa = &s->g->factors[f];
     active_set_reset(state);
-    solver_link_weights(s, g->link_var + b, fa->degree, s->mode == MODE_SPARSE, s->eta, s->d);
-    return solver_active_set_qp(s, f, state, s->a_solved + b, solver_phi(s) + fa->add_begin);
+    final_weights(s, fa);
+    return solver_active_set_qp(s, f, state, s->a_solved + fa->link_begin,
+                                solver_phi(s) + fa->add_begin);
+}
+
+int solver_complete_face(concord_solver *s, int32_t f, active_set *state, bool *complete) {
+    const factor *fa = &s->g->factors[f];
+    const int32_t b = fa->link_begin;
+    const uint8_t *neg = s->g->link_neg + b;
+    final_weights(s, fa);
+    for (int32_t j = 0; j < fa->degree; ++j)
+        s->buf.lit_a[j] = literal_qp_input(neg[j], s->a_solved[b + j], s->d[j]);
+    const active_set_result r = active_set_complete_face(state, fa, s->buf.lit_a,
+                                                         solver_phi(s) + fa->add_begin, &s->buf);
+    if (r.callback_error) return solver_callback_failed(s, f, r.callback_error);
+    if (r.error) return solver_fail(s, r.error, "factor %d: out of memory in the active set", f);
+    *complete = r.exact;
+    return CONCORD_OK;
 }
 
 /* Room for `count` configurations of factor f in the solver's distribution,
@@ -58,17 +78,20 @@ static int alloc_distribution(concord_solver *s, int32_t f, int32_t count) {
 
 int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *state) {
     const factor *fa = &s->g->factors[f];
-    int32_t count = active_set_size(state), deg = fa->degree, n_add = fa->n_add;
+    const int32_t size = active_set_size(state), deg = fa->degree, n_add = fa->n_add;
+    int32_t count = 0;
+    for (int32_t k = 0; k < size; ++k) count += active_set_weight(state, k) > 0.0;
     int rc = alloc_distribution(s, f, count);
     if (rc) return rc;
     distribution *d = &s->dist;
     const uint8_t *neg = s->g->link_neg + fa->link_begin;
-    for (int32_t k = 0; k < count; ++k) {
-        double *u = d->u + (size_t)k * (size_t)deg, *v = d->v + (size_t)k * (size_t)n_add;
+    for (int32_t k = 0, row = 0; k < size; ++k) {
+        if (!(active_set_weight(state, k) > 0.0)) continue;
+        double *u = d->u + (size_t)row * (size_t)deg, *v = d->v + (size_t)row * (size_t)n_add;
         active_set_config(state, k, u, v);
         for (int32_t j = 0; j < deg; ++j)
             if (neg[j]) u[j] = 1.0 - u[j];
-        d->weight[k] = active_set_weight(state, k);
+        d->weight[row++] = active_set_weight(state, k);
     }
     return CONCORD_OK;
 }

@@ -244,12 +244,21 @@ int solver_active_set_qp(concord_solver *s, int32_t f, active_set *state, const 
  * did not reach the solution or a callback failed. */
 int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *state);
 
+/* Completes the face of factor f's solution in `state`, which holds the
+ * factor's last solve (active_set_complete_face at that solve's inputs);
+ * *complete says whether it is (false: stopped at
+ * CONCORD_FACE_COMPLETION_LIMIT). Returns CONCORD_OK, or an error (with
+ * the message) when out of memory or a callback failed. */
+int solver_complete_face(concord_solver *s, int32_t f, active_set *state, bool *complete);
+
 /* Oracle calls a solve of one factor's QP from scratch may make before it
  * must have certified its solution (distributions, single factors). */
 enum { CERTIFY_ORACLE_CALLS = 1000 };
 
 /* Copies the configurations of factor f's active set `state` and their
- * weights into the solver's distribution, in variable space. */
+ * weights into the solver's distribution, in variable space; those of
+ * weight 0 (the tied ones of a completed face, active_set_complete_face)
+ * are left out. */
 int solver_copy_distribution(concord_solver *s, int32_t f, const active_set *state);
 
 /* Drops the last distribution (a new solve makes it stale). */

@@ -20,10 +20,15 @@
     matching losses), bit for bit on one or two threads;
   * an oracle's exception comes out of a differentiable solve;
   * a second derivative (create_graph=True, then a gradient of the
-    gradient) raises rather than leaving out the solver's part.
+    gradient) raises rather than leaving out the solver's part;
+  * at zero scores, where every structure ties, the layers' gradients are
+    the derivatives of the faces that hold their solutions (a perfect
+    matching's against the projection onto the Birkhoff polytope's tangent
+    space), and a tied face too large to complete warns.
 """
 
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -119,6 +124,37 @@ def test_gradcheck_matching_layer():
     assert torch.autograd.gradcheck(
         lambda m: ct.matching_sparsemap(m, every_row=True, **TIGHT), (m,),
         eps=1e-6, atol=1e-6, rtol=1e-4)
+
+
+def test_layer_gradients_at_zero_scores_are_the_derivative_of_the_face_holding_the_solution():
+    """At zero scores every structure ties, and the solution (1/n, 1/S)
+    lies inside a face its own configurations do not span. A perfect
+    matching's Jacobian there is the projection onto the Birkhoff polytope's
+    tangent space, (I - 11'/n) x (I - 11'/n); a sequence's is I - 11'/S per
+    position; both are differentiable points, so gradcheck's central
+    differences apply too."""
+    n = 4
+    zero = torch.zeros(n, n, dtype=torch.float64, requires_grad=True)
+    perfect = lambda m: ct.matching_sparsemap(m, every_row=True, every_col=True, **TIGHT)
+    jacobian = torch.autograd.functional.jacobian(perfect, zero).reshape(n * n, n * n)
+    centering = torch.eye(n, dtype=torch.float64) - 1.0 / n
+    assert torch.allclose(jacobian, torch.kron(centering, centering), atol=1e-9)
+    assert torch.autograd.gradcheck(perfect, (zero,), eps=1e-6, atol=1e-6, rtol=1e-4)
+    unary = torch.zeros(2, 3, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a: ct.sequence_sparsemap(a, **TIGHT), (unary,),
+                                    eps=1e-6, atol=1e-6, rtol=1e-4)
+
+
+def test_a_tied_face_too_large_to_complete_warns():
+    """A 24-word tree at zero scores ties on a face of dimension 24 * 23,
+    beyond concord's completion limit of 512 configurations."""
+    arcs = torch.zeros(24, 24, dtype=torch.float64, requires_grad=True)
+    with pytest.warns(RuntimeWarning, match="tied scores"):
+        ct.tree_sparsemap(arcs).sum().backward()
+    small = torch.zeros(10, 10, dtype=torch.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ct.tree_sparsemap(small).sum().backward()
 
 
 def test_layers_equal_factor_graphs_and_threads_equal_one_by_one():

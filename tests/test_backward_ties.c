@@ -1,0 +1,270 @@
+/*
+ * The backward pass where scores tie exactly, as a zero initialization
+ * gives. SparseMAP's solution then lies inside a face of the polytope that
+ * its own configurations do not span, and the derivative must be taken on
+ * the face that holds it (concord_solver_backward completes it).
+ *
+ * References, independent of the library:
+ * - a perfect matching of n x n at scores theta_ij = r_i + c_j (every
+ *   permutation ties; zero scores among them): the solution is u = 1/n,
+ *   inside the Birkhoff polytope, whose affine hull is {row and column
+ *   sums 1}; the Jacobian is the projection onto its tangent space,
+ *   (I - 11^T/n) x (I - 11^T/n): J[ij][kl] = (d_ik - 1/n)(d_jl - 1/n);
+ * - a sequence whose positions' scores are constant (every tag sequence
+ *   ties): u = 1/S at every position, inside the product of simplices the
+ *   state marginals fill, and J = I - 11^T/S per position; checked against
+ *   central finite differences of the forward pass too, which the map is
+ *   differentiable there;
+ * - a face larger than CONCORD_FACE_COMPLETION_LIMIT (a 24-token TREE at
+ *   zero scores, dimension 24 * 23 = 552) is reported incomplete, a
+ *   smaller one (10 tokens) is not;
+ * - a user oracle failing while the face is completed fails the backward
+ *   pass with its error, and the completion leaves the distribution and
+ *   the next solve as they were.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "concord.h"
+#include "testutil.h"
+
+static concord_settings tight_settings(void) {
+    concord_settings st;
+    concord_default_settings(&st);
+    st.tol = 1e-12;
+    st.backward_tol = 1e-13;
+    return st;
+}
+
+/* Column k of the Jacobian, by the backward pass (it is symmetric). */
+static void jacobian_column(concord_solver *s, int n, int k, double *column,
+                            concord_backward_info *info) {
+    double *du = calloc((size_t)n, sizeof *du);
+    du[k] = 1.0;
+    concord_settings st = tight_settings();
+    assert_int_equal(concord_solver_backward(s, &st, du, NULL, column, NULL, info), CONCORD_OK);
+    assert_true(info->converged);
+    free(du);
+}
+
+enum { MATCHED = 4 };
+
+static void a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative(void **state) {
+    (void)state;
+    test_rng rng = {11};
+    const int n = MATCHED, nn = n * n;
+    for (int trial = 0; trial < 3; ++trial) {
+        double theta[MATCHED * MATCHED], row[MATCHED], col[MATCHED];
+        for (int i = 0; i < n; ++i) {
+            row[i] = trial ? rng_normal(&rng) : 0.0;
+            col[i] = trial ? rng_normal(&rng) : 0.0;
+        }
+        int32_t vars[MATCHED * MATCHED];
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) {
+                theta[i * n + j] = row[i] + col[j];
+                vars[i * n + j] = i * n + j;
+            }
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, nn, theta, NULL), CONCORD_OK);
+        int32_t f;
+        assert_int_equal(concord_add_matching(g, n, n, vars, CONCORD_MATCHING_PERFECT, &f),
+                         CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        concord_settings st = tight_settings();
+        assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+        for (int k = 0; k < nn; ++k) assert_true(fabs(concord_solver_variables(s)[k] - 0.25) < 1e-9);
+        int32_t before;
+        assert_int_equal(concord_solver_factor_distribution(s, f, &before), CONCORD_OK);
+        double worst = 0.0;
+        for (int k = 0; k < nn; ++k) {
+            double column[MATCHED * MATCHED];
+            concord_backward_info info;
+            jacobian_column(s, nn, k, column, &info);
+            assert_int_equal(info.incomplete_faces, 0);
+            for (int l = 0; l < nn; ++l) {
+                const double expected = ((l / n == k / n) - 1.0 / n) * ((l % n == k % n) - 1.0 / n);
+                worst = fmax(worst, fabs(column[l] - expected));
+            }
+        }
+        assert_true(worst < 1e-8);
+        /* the tied configurations the backward pass added are no part of
+         * the distribution, and the next solve starts without them */
+        int32_t after;
+        assert_int_equal(concord_solver_factor_distribution(s, f, &after), CONCORD_OK);
+        assert_int_equal(after, before);
+        double total = 0.0;
+        for (int32_t k = 0; k < after; ++k) {
+            double weight;
+            assert_int_equal(concord_solver_distribution_entry(s, k, &weight, NULL, NULL),
+                             CONCORD_OK);
+            assert_true(weight > 0.0);
+            total += weight;
+        }
+        assert_true(fabs(total - 1.0) < 1e-12);
+        assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+        for (int k = 0; k < nn; ++k) assert_true(fabs(concord_solver_variables(s)[k] - 0.25) < 1e-9);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
+enum { POSITIONS = 3, STATES = 3, TAGS = POSITIONS * STATES };
+
+static void a_tied_sequence_has_the_simplices_derivative(void **state) {
+    (void)state;
+    test_rng rng = {23};
+    for (int trial = 0; trial < 2; ++trial) {
+        double theta[TAGS];
+        int32_t vars[TAGS], num_states[POSITIONS];
+        for (int i = 0; i < POSITIONS; ++i) {
+            const double level = trial ? rng_normal(&rng) : 0.0;
+            num_states[i] = STATES;
+            for (int k = 0; k < STATES; ++k) theta[i * STATES + k] = level;
+        }
+        for (int k = 0; k < TAGS; ++k) vars[k] = k;
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, TAGS, theta, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_sequence(g, POSITIONS, num_states, vars, NULL, NULL),
+                         CONCORD_OK);
+        /* s solves at theta once, from scratch; probe at the shifted
+         * scores (a warm start from those would bring their configurations) */
+        concord_solver *s = new_solver_or_fail(g), *probe = new_solver_or_fail(g);
+        concord_settings st = tight_settings();
+        assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+        const double h = 1e-6;
+        double worst_formula = 0.0, worst_difference = 0.0;
+        for (int k = 0; k < TAGS; ++k) {
+            double shifted[TAGS], plus[TAGS], minus[TAGS];
+            for (int sign = 1; sign >= -1; sign -= 2) {
+                memcpy(shifted, theta, sizeof shifted);
+                shifted[k] += sign * h;
+                assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
+                assert_int_equal(concord_solver_sparse(probe, &st, NULL), CONCORD_OK);
+                memcpy(sign > 0 ? plus : minus, concord_solver_variables(probe), sizeof plus);
+            }
+            double column[TAGS];
+            concord_backward_info info;
+            jacobian_column(s, TAGS, k, column, &info);
+            assert_int_equal(info.incomplete_faces, 0);
+            for (int l = 0; l < TAGS; ++l) {
+                const double expected = l / STATES == k / STATES ? (l == k) - 1.0 / STATES : 0.0;
+                const double difference = (plus[l] - minus[l]) / (2 * h);
+                worst_formula = fmax(worst_formula, fabs(column[l] - expected));
+                worst_difference = fmax(worst_difference, fabs(column[l] - difference));
+            }
+        }
+        assert_true(worst_formula < 1e-8);
+        assert_true(worst_difference < 1e-5);
+        concord_solver_free(s);
+        concord_solver_free(probe);
+        concord_graph_free(g);
+    }
+}
+
+/* A TREE over `tokens` tokens (every arc given) at zero scores; the number
+ * of its variables goes to *arcs. */
+static concord_graph *zero_tree(int tokens, int *arcs) {
+    const int length = tokens + 1;
+    int32_t *heads = malloc((size_t)(length * length) * sizeof *heads);
+    int32_t *modifiers = malloc((size_t)(length * length) * sizeof *modifiers);
+    int32_t *vars = malloc((size_t)(length * length) * sizeof *vars);
+    int n = 0;
+    for (int m = 1; m < length; ++m)
+        for (int hd = 0; hd < length; ++hd)
+            if (hd != m) {
+                heads[n] = hd;
+                modifiers[n] = m;
+                vars[n] = n;
+                ++n;
+            }
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, n, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_tree(g, length, n, heads, modifiers, vars, 0, NULL), CONCORD_OK);
+    free(heads);
+    free(modifiers);
+    free(vars);
+    *arcs = n;
+    return g;
+}
+
+static void a_tied_face_beyond_the_limit_is_reported(void **state) {
+    (void)state;
+    const int tokens[2] = {10, 24};
+    for (int c = 0; c < 2; ++c) {
+        int arcs;
+        concord_graph *g = zero_tree(tokens[c], &arcs);
+        /* the polytope's dimension: one head per token */
+        const int dimension = arcs - tokens[c];
+        concord_solver *s = new_solver_or_fail(g);
+        assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_OK);
+        double *du = calloc((size_t)arcs, sizeof *du), *dtheta = malloc((size_t)arcs * sizeof *dtheta);
+        du[0] = 1.0;
+        concord_backward_info info;
+        assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, &info),
+                         CONCORD_OK);
+        assert_int_equal(info.incomplete_faces, dimension + 1 > CONCORD_FACE_COMPLETION_LIMIT);
+        free(du);
+        free(dtheta);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
+/* XOR's oracle (the first of the best), failing with error 9 once
+ * *fail is set. */
+static int xor_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                      double *value) {
+    (void)b, (void)v;
+    if (*(const bool *)user) return 9;
+    int best = 0;
+    for (int k = 0; k < 3; ++k) {
+        u[k] = 0.0;
+        if (a[k] > a[best]) best = k;
+    }
+    u[best] = 1.0;
+    *value = a[best];
+    return 0;
+}
+
+static void an_oracle_failing_while_the_face_is_completed_fails_the_backward_pass(void **state) {
+    (void)state;
+    bool fail = false;
+    int32_t vars[3] = {0, 1, 2};
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 3, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_factor(g, 3, vars, NULL, 0, NULL, xor_oracle, &fail, NULL),
+                     CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st = tight_settings();
+    assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+    double du[3] = {1, 0, 0}, dtheta[3];
+    concord_backward_info info;
+    /* at zero scores, u = 1/3 inside the simplex: J = I - 11^T/3 */
+    assert_int_equal(concord_solver_backward(s, &st, du, NULL, dtheta, NULL, &info), CONCORD_OK);
+    assert_int_equal(info.incomplete_faces, 0);
+    for (int k = 0; k < 3; ++k) assert_true(fabs(dtheta[k] - ((k == 0) - 1.0 / 3)) < 1e-9);
+    fail = true;
+    assert_int_equal(concord_solver_backward(s, &st, du, NULL, dtheta, NULL, &info),
+                     CONCORD_ECALLBACK);
+    assert_int_equal(concord_solver_callback_code(s), 9);
+    assert_non_null(strstr(concord_solver_last_error(s), "factor 0"));
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative),
+        cmocka_unit_test(a_tied_sequence_has_the_simplices_derivative),
+        cmocka_unit_test(a_tied_face_beyond_the_limit_is_reported),
+        cmocka_unit_test(an_oracle_failing_while_the_face_is_completed_fails_the_backward_pass),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
