@@ -159,6 +159,30 @@ static void scores_out_of_range_are_rejected_naming_the_line(void **state) {
     CHECK_ALL_REJECTED(cases);
 }
 
+/* Numbers are decimal: strtod's hexadecimal forms (which AD3's atof takes,
+ * but neither format has) are refused naming the token, wherever a number
+ * is read. */
+static void hexadecimal_numbers_are_rejected_naming_the_token(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("2\n0\n0.5\n0x10\n", 4,
+            "expected the score of variable 2 (a decimal number), found '0x10'"),
+        BAD("1\n0\n-0X1P3\n", 3,
+            "expected the score of variable 1 (a decimal number), found '-0X1P3'"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 2 0x1p3\n", 5,
+            "PAIR factor: expected the PAIR score (a finite decimal number), found '0x1p3'"),
+        BAD("2\n1\n0\n0\nBUDGET 2 1 2 0x1\n", 5,
+            "expected the budget (a finite decimal number), found '0x1'"),
+        BAD("2\n1\n0\n0\nKNAPSACK 2 1 2 1 +0x.8 1\n", 5,
+            "expected a cost (a finite decimal number), found '+0x.8'"),
+        BAD("2\n1\n0\n0\nDENSE 2 1 2 1 2 0 0x0\n", 5,
+            "expected a joint score (a finite decimal number), found '0x0'"),
+        BAD("0x2\n0\n0\n0\n", 1, "expected the number of variables (an integer"),
+        BAD("2\n1\n0\n0\nOR 2 1 0x2\n", 5, "'0x2' is not an integer"),
+    };
+    CHECK_ALL_REJECTED(cases);
+}
+
 static void out_of_range_indices_are_rejected_naming_the_line(void **state) {
     (void)state;
     static const bad_case cases[] = {
@@ -1178,7 +1202,8 @@ static void dense_file_solves_to_the_brute_force_optimum(void **state) {
 
 /* A number token converts to exactly the double strtod gives, and only
  * when strtod consumes all of it (tokens are not NUL-terminated: "1e5e5",
- * "1-2" or "0.5x" must be refused, not read as a prefix). */
+ * "1-2" or "0.5x" must be refused, not read as a prefix) and it is not one
+ * of strtod's hexadecimal forms ("0x10", "-0X1P3"), which are refused. */
 static void numbers_convert_exactly_as_strtod_does(void **state) {
     (void)state;
     static const char *const fixed[] = {
@@ -1188,7 +1213,8 @@ static void numbers_convert_exactly_as_strtod_does(void **state) {
         "1e-22", "1e-23", "4.9406564584124654e-324", "1.7976931348623157e308", "1e400",
         "0.000000000000000000000000001", "00000000000000000000000000012.5", "1..2", "1e5e5",
         "1-2", "--1", "0x10", "inf", "nan", "1e0000000000000000000005", "2.5e-0000000000001",
-        "-0.432565", "0.32230078999998757", "1.25e+1000000000000", "0.5x", "0x1p3",
+        "-0.432565", "0.32230078999998757", "1.25e+1000000000000", "0.5x", "0x1p3", "-0X1P3",
+        "+0x.8", "0x", "0X0", "00x1", "0.0x1",
         /* halfway between two doubles, and long ones */
         "18014398509481986", "1.8014398509481986e16", "18014398509481990", "9007199254740993e5",
         "-9007199254740995", "0.9007199254740993e-10", "1234567890123456789",
@@ -1214,7 +1240,9 @@ static void numbers_convert_exactly_as_strtod_does(void **state) {
         }
         char *end;
         double expected = strtod(text, &end);
-        int valid = *text && *end == '\0';
+        const char *digits = text + (text[0] == '-' || text[0] == '+');
+        int hexadecimal = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
+        int valid = *text && *end == '\0' && !hexadecimal;
         double got = -1.0;
         int rc = token_to_double((text_token){text, (int32_t)strlen(text)}, &got);
         if (rc != (valid ? 0 : -1) || (valid && memcmp(&got, &expected, sizeof got) != 0))
@@ -1227,6 +1255,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(numbers_convert_exactly_as_strtod_does),
         cmocka_unit_test(scores_out_of_range_are_rejected_naming_the_line),
+        cmocka_unit_test(hexadecimal_numbers_are_rejected_naming_the_token),
         cmocka_unit_test(out_of_range_indices_are_rejected_naming_the_line),
         cmocka_unit_test(a_variable_repeated_in_one_factor_is_rejected),
         cmocka_unit_test(bad_budgets_and_costs_are_rejected),

@@ -157,15 +157,18 @@ static void bad_table_entries_are_rejected(void **state) {
     } cases[] = {
         {"1 -0.5 2\n", "function 0: negative potential -0.5"},
         {"1 -1e-300 2\n", "function 0: negative potential -1e-300"},
-        {"1 nan 2\n", "function 0: entry 'nan' is not a finite number"},
-        {"1 NaN 2\n", "function 0: entry 'NaN' is not a finite number"},
-        {"1 inf 2\n", "function 0: entry 'inf' is not a finite number"},
-        {"1 -inf 2\n", "function 0: entry '-inf' is not a finite number"},
-        {"1 infinity 2\n", "function 0: entry 'infinity' is not a finite number"},
-        {"1 1e400 2\n", "function 0: entry '1e400' is not a finite number"},
-        {"1 abc 2\n", "function 0: entry 'abc' is not a finite number"},
-        {"1 0.5x 2\n", "function 0: entry '0.5x' is not a finite number"},
-        {"1 1,5 2\n", "function 0: entry '1,5' is not a finite number"},
+        {"1 nan 2\n", "function 0: entry 'nan' is not a finite decimal number"},
+        {"1 NaN 2\n", "function 0: entry 'NaN' is not a finite decimal number"},
+        {"1 inf 2\n", "function 0: entry 'inf' is not a finite decimal number"},
+        {"1 -inf 2\n", "function 0: entry '-inf' is not a finite decimal number"},
+        {"1 infinity 2\n", "function 0: entry 'infinity' is not a finite decimal number"},
+        {"1 1e400 2\n", "function 0: entry '1e400' is not a finite decimal number"},
+        {"1 abc 2\n", "function 0: entry 'abc' is not a finite decimal number"},
+        {"1 0.5x 2\n", "function 0: entry '0.5x' is not a finite decimal number"},
+        {"1 1,5 2\n", "function 0: entry '1,5' is not a finite decimal number"},
+        /* strtod's hexadecimal forms are not numbers of the format */
+        {"1 0x10 2\n", "function 0: entry '0x10' is not a finite decimal number"},
+        {"1 0X1P-3 2\n", "function 0: entry '0X1P-3' is not a finite decimal number"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         char model[256];
@@ -188,14 +191,16 @@ static void bad_tokens_are_echoed_whole_with_control_characters_masked(void **st
                                              NULL, &g, error, sizeof error),
                      CONCORD_EPARSE);
     assert_null(g);
-    assert_non_null(strstr(error, "m.uai:7: function 0: entry '2?3' is not a finite number"));
+    assert_non_null(
+        strstr(error, "m.uai:7: function 0: entry '2?3' is not a finite decimal number"));
     static const char with_nul[] = "MARKOV\n1\n2\n1\n1 0\n2\n1 2\0003\n";
     assert_int_equal(concord_read_uai_buffer(with_nul, sizeof with_nul - 1, "m.uai", NULL, 0,
                                              NULL, &g, error, sizeof error),
                      CONCORD_EPARSE);
     assert_null(g);
     if (!strstr(error, "entry '2?3'")) print_error("got: %s\n", error);
-    assert_non_null(strstr(error, "m.uai:7: function 0: entry '2?3' is not a finite number"));
+    assert_non_null(
+        strstr(error, "m.uai:7: function 0: entry '2?3' is not a finite decimal number"));
 }
 
 /* A file cut after each of its tokens is truncated, and the message says

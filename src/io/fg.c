@@ -73,7 +73,9 @@ static int read_scores(reader *r, int64_t n, double **scores) {
         text_token t = r->lx.tokens[0];
         if (r->lx.n_tokens != 1 || token_to_double(t, &x[i])) {
             free(x);
-            return reader_fail(r, CONCORD_EPARSE, "expected the score of variable %lld, found '%s'%s",
+            return reader_fail(r, CONCORD_EPARSE,
+                               "expected the score of variable %lld (a decimal number), "
+                               "found '%s'%s",
                                (long long)i + 1, token_text(t, buf, sizeof buf),
                                r->lx.n_tokens > 1 ? " and more" : "");
         }
@@ -134,7 +136,7 @@ static int parse_numbers(reader *r, factor_line *line, int32_t from, int32_t cou
         text_token t = line->params[from + k];
         double x;
         if (token_to_double(t, &x) || !(isfinite(x) || (allow_minus_inf && x == -INFINITY)))
-            return reader_fail(r, CONCORD_EPARSE, "%s factor: expected %s (a finite number), found '%s'",
+            return reader_fail(r, CONCORD_EPARSE, "%s factor: expected %s (a finite decimal number), found '%s'",
                                line->type->name, what, token_text(t, buf, sizeof buf));
         line->numbers[from + k] = x;
     }

@@ -108,11 +108,15 @@ int token_to_int(text_token t, int64_t *out) {
 }
 
 /* strtod on a NUL-terminated copy of the token, which must be consumed
- * whole: the reader accepts exactly what strtod accepts (callers refuse
- * non-finite values where they do not belong). */
+ * whole: the reader accepts what strtod accepts but its hexadecimal forms
+ * (0x10, 0x1p3), which neither format has (callers refuse non-finite
+ * values where they do not belong). */
 int token_to_double(text_token t, double *out) {
     char small[128];
     if (t.len <= 0) return -1;
+    const int32_t sign = t.s[0] == '-' || t.s[0] == '+';
+    if (t.len > sign + 1 && t.s[sign] == '0' && (t.s[sign + 1] == 'x' || t.s[sign + 1] == 'X'))
+        return -1;
     char *buf = (size_t)t.len < sizeof small ? small : malloc((size_t)t.len + 1);
     if (!buf) return -1;
     memcpy(buf, t.s, (size_t)t.len);

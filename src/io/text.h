@@ -35,8 +35,9 @@ int lexer_next_line(text_lexer *lx);
 /* Reads the next token, across lines. Returns 1, or 0 at the end. */
 int lexer_next_token(text_lexer *lx, text_token *tok);
 
-/* Strict conversions; return 0 on success, -1 if the token is not
- * entirely a number of that kind (or the integer overflows int64). */
+/* Strict conversions of decimal numbers; return 0 on success, -1 if the
+ * token is not entirely a number of that kind (or the integer overflows
+ * int64). */
 int token_to_int(text_token t, int64_t *out);
 int token_to_double(text_token t, double *out);
 

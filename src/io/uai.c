@@ -196,7 +196,7 @@ static int read_tables(reader *r, uai_model *m) {
                                    "truncated file: function %d has %lld of its %lld entries", f,
                                    (long long)e, (long long)count);
             if (token_to_double(t, &x) || !isfinite(x))
-                return reader_fail(r, CONCORD_EPARSE, "function %d: entry '%s' is not a finite number",
+                return reader_fail(r, CONCORD_EPARSE, "function %d: entry '%s' is not a finite decimal number",
                                    f, token_text(t, buf, sizeof buf));
             if (x < 0.0)
                 return reader_fail(r, CONCORD_EPARSE, "function %d: negative potential %s", f,
