@@ -1319,6 +1319,14 @@ static void flags_take_values_after_equals_and_messages_name_them(void **state) 
         {"-o", "", "-o needs a path"},
         {"--json=yes", NULL, "--json takes no value"},
         {"--tol=abc", NULL, "--tol expects a number, not 'abc'"},
+        /* numbers are decimal: strtod's and strtoll's hexadecimal forms are refused */
+        {"--tol", "0x1p-10", "--tol expects a decimal number, not hexadecimal '0x1p-10'"},
+        {"--time-limit=-0X10", NULL,
+         "--time-limit expects a decimal number, not hexadecimal '-0X10'"},
+        {"--eta", " 0x.2", "--eta expects a decimal number, not hexadecimal ' 0x.2'"},
+        {"--max-iter", "0x10", "--max-iter expects a decimal integer, not hexadecimal '0x10'"},
+        {"--accelerate=0X3", NULL,
+         "--accelerate expects a decimal integer, not hexadecimal '0X3'"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
         const char *args[] = {"solve", bad[k].arg, three_path, NULL, NULL};

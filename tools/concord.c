@@ -11,6 +11,7 @@
  * graphs. solve_graph() is the one place that runs the solver.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -41,7 +42,7 @@ static const char usage_text[] =
     "status, value, upper bound, iterations, integrality and time.\n"
     "\n"
     "options (a value may follow its flag as the next argument, or after '='\n"
-    "as in --tol=1e-8):\n"
+    "as in --tol=1e-8; numbers are decimal):\n"
     "  --format fg|uai    input format (default: from the extension, .uai in any\n"
     "                     case is UAI)\n"
     "  --algorithm ad3|sparse|exact|psdd|mplp\n"
@@ -197,8 +198,18 @@ static int usage_error(const char *fmt, ...) {
     return EXIT_USAGE;
 }
 
-/* A finite number; `flag` is the flag as the user typed it. */
+/* Whether text is one of strtod's (or strtoll's base 0) hexadecimal
+ * forms, 0x10 or 0x1p3, which no flag takes. */
+static int is_hexadecimal(const char *text) {
+    while (isspace((unsigned char)*text)) ++text; /* as strtod skips */
+    if (*text == '-' || *text == '+') ++text;
+    return text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+}
+
+/* A finite decimal number; `flag` is the flag as the user typed it. */
 static int parse_double(const char *flag, const char *text, double *out) {
+    if (is_hexadecimal(text))
+        return usage_error("%s expects a decimal number, not hexadecimal '%s'", flag, text);
     char *end;
     errno = 0;
     double x = strtod(text, &end);
@@ -208,9 +219,11 @@ static int parse_double(const char *flag, const char *text, double *out) {
     return EXIT_OK;
 }
 
-/* An integer in [lo, hi]. */
+/* A decimal integer in [lo, hi]. */
 static int parse_integer(const char *flag, const char *text, long long lo, long long hi,
                          long long *out) {
+    if (is_hexadecimal(text))
+        return usage_error("%s expects a decimal integer, not hexadecimal '%s'", flag, text);
     char *end;
     errno = 0;
     long long x = strtoll(text, &end, 10);
