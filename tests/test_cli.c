@@ -1305,9 +1305,12 @@ static void flags_take_values_after_equals_and_messages_name_them(void **state) 
     static const struct {
         const char *arg, *value, *message;
     } bad[] = {
-        {"--tol=0", NULL, "--tol must be between 0 and 1"},
-        {"--tol", "1", "--tol must be between 0 and 1"},
-        {"--tol", "1.5", "--tol must be between 0 and 1"},
+        {"--tol=0", NULL, "--tol must be in (0, 1), not '0'"},
+        {"--tol", "1", "--tol must be in (0, 1), not '1'"},
+        {"--tol", "1.5", "--tol must be in (0, 1), not '1.5'"},
+        {"--time-limit", "0", "--time-limit must be greater than 0, not '0'"},
+        {"--psdd-eta", "1e-13", "--psdd-eta must be at least 1e-12, not '1e-13'"},
+        {"--exact-gap", "1", "--exact-gap must be in [0, 1), not '1'"},
         {"--eta=-1", NULL, "--eta must be in [0.0001, 10000]"},
         {"--eta", "1e5", "--eta must be in [0.0001, 10000]"},
         {"--relaxation=2", NULL, "--relaxation must be in [1, 2)"},
@@ -1319,6 +1322,14 @@ static void flags_take_values_after_equals_and_messages_name_them(void **state) 
         {"-o", "", "-o needs a path"},
         {"--json=yes", NULL, "--json takes no value"},
         {"--tol=abc", NULL, "--tol expects a number, not 'abc'"},
+        /* a number strtod cannot hold (ERANGE) is out of range, with the flag's range */
+        {"--tol", "1e-400", "--tol: '1e-400' is out of range (a double's magnitude is 0 or "
+                            "from 2.2e-308 to 1.8e+308); --tol must be in (0, 1)"},
+        {"--tol=1e-310", NULL, "--tol: '1e-310' is out of range"},
+        {"--eta", "-1e999", "--eta: '-1e999' is out of range (a double's magnitude is 0 or "
+                            "from 2.2e-308 to 1.8e+308); --eta must be in [0.0001, 10000]"},
+        {"--time-limit=1e400", NULL, "--time-limit must be greater than 0"},
+        {"--exact-gap", "1e-999", "--exact-gap must be in [0, 1)"},
         /* numbers are decimal: strtod's and strtoll's hexadecimal forms are refused */
         {"--tol", "0x1p-10", "--tol expects a decimal number, not hexadecimal '0x1p-10'"},
         {"--time-limit=-0X10", NULL,

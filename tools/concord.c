@@ -13,6 +13,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -206,15 +207,31 @@ static int is_hexadecimal(const char *text) {
     return text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
 }
 
-/* A finite decimal number; `flag` is the flag as the user typed it. */
-static int parse_double(const char *flag, const char *text, double *out) {
+enum interval_end { OPEN, CLOSED };
+
+/* A decimal number from lo to hi (hi INFINITY: no upper end), each end
+ * included when CLOSED; `flag` is the flag as the user typed it. */
+static int parse_double(const char *flag, const char *text, double lo, enum interval_end lo_end,
+                        double hi, enum interval_end hi_end, double *out) {
+    char range[64];
+    if (hi == INFINITY)
+        snprintf(range, sizeof range, "%s %g", lo_end == CLOSED ? "at least" : "greater than", lo);
+    else
+        snprintf(range, sizeof range, "in %c%g, %g%c", lo_end == CLOSED ? '[' : '(', lo, hi,
+                 hi_end == CLOSED ? ']' : ')');
     if (is_hexadecimal(text))
         return usage_error("%s expects a decimal number, not hexadecimal '%s'", flag, text);
     char *end;
     errno = 0;
     double x = strtod(text, &end);
-    if (errno || end == text || *end || !isfinite(x))
+    if (end == text || *end || (errno != ERANGE && !isfinite(x)))
         return usage_error("%s expects a number, not '%s'", flag, text);
+    if (errno == ERANGE)
+        return usage_error("%s: '%s' is out of range (a double's magnitude is 0 or from %.2g "
+                           "to %.2g); %s must be %s",
+                           flag, text, DBL_MIN, DBL_MAX, flag, range);
+    if (!((lo_end == CLOSED ? x >= lo : x > lo) && (hi_end == CLOSED ? x <= hi : x < hi)))
+        return usage_error("%s must be %s, not '%s'", flag, range, text);
     *out = x;
     return EXIT_OK;
 }
@@ -329,11 +346,7 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
         else if (!strcmp(value, "depth")) s->search = CONCORD_SEARCH_DEPTH_FIRST;
         else return usage_error("%s: unknown order '%s' (expected best or depth)", flag, value);
         break;
-    case F_EXACT_GAP:
-        if ((rc = parse_double(flag, value, &s->exact_gap))) return rc;
-        if (!(s->exact_gap >= 0.0 && s->exact_gap < 1.0))
-            return usage_error("%s must be in [0, 1), not '%s'", flag, value);
-        break;
+    case F_EXACT_GAP: return parse_double(flag, value, 0.0, CLOSED, 1.0, OPEN, &s->exact_gap);
     case F_NO_ACYCLIC: s->acyclic = false; break;
     case F_PSDD_STEP:
         if (!strcmp(value, "sqrt")) s->psdd_step = CONCORD_STEP_SQRT;
@@ -343,34 +356,16 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
             return usage_error("%s: unknown rule '%s' (expected sqrt, decrease or polyak)", flag,
                                value);
         break;
-    case F_PSDD_ETA:
-        if ((rc = parse_double(flag, value, &s->psdd_eta))) return rc;
-        if (!(s->psdd_eta >= 1e-12))
-            return usage_error("%s must be at least 1e-12, not '%s'", flag, value);
-        break;
+    case F_PSDD_ETA: return parse_double(flag, value, 1e-12, CLOSED, INFINITY, OPEN, &s->psdd_eta);
     case F_MAX_ITER: return parse_int32(flag, value, 1, INT32_MAX, &s->max_iter);
     case F_ACCELERATE: return parse_int32(flag, value, 0, 16, &s->acceleration);
-    case F_TOL:
-        if ((rc = parse_double(flag, value, &s->tol))) return rc;
-        if (!(s->tol > 0.0 && s->tol < 1.0))
-            return usage_error("%s must be between 0 and 1 (exclusive), not '%s'", flag, value);
-        break;
+    case F_TOL: return parse_double(flag, value, 0.0, OPEN, 1.0, OPEN, &s->tol);
     case F_ETA:
-        if ((rc = parse_double(flag, value, &s->eta))) return rc;
-        if (!(s->eta >= CONCORD_MIN_ETA && s->eta <= CONCORD_MAX_ETA))
-            return usage_error("%s must be in [%g, %g], not '%s'", flag, CONCORD_MIN_ETA,
-                               CONCORD_MAX_ETA, value);
-        break;
+        return parse_double(flag, value, CONCORD_MIN_ETA, CLOSED, CONCORD_MAX_ETA, CLOSED,
+                            &s->eta);
     case F_TIME_LIMIT:
-        if ((rc = parse_double(flag, value, &s->time_limit))) return rc;
-        if (!(s->time_limit > 0.0))
-            return usage_error("%s must be a positive number of seconds, not '%s'", flag, value);
-        break;
-    case F_RELAXATION:
-        if ((rc = parse_double(flag, value, &s->relaxation))) return rc;
-        if (!(s->relaxation >= 1.0 && s->relaxation < 2.0))
-            return usage_error("%s must be in [1, 2), not '%s'", flag, value);
-        break;
+        return parse_double(flag, value, 0.0, OPEN, INFINITY, OPEN, &s->time_limit);
+    case F_RELAXATION: return parse_double(flag, value, 1.0, CLOSED, 2.0, OPEN, &s->relaxation);
     case F_NO_ADAPT: s->adapt_eta = false; break;
     case F_VERBOSE:
         s->progress = print_progress;
