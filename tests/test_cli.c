@@ -736,6 +736,57 @@ static void stdin_dash_reads_the_input_like_a_file(void **state) {
     free_result(&r);
 }
 
+/* '--' ends the options, as POSIX utilities do: an input named with a
+ * leading '-' is read after it (and is an unknown option without it), a
+ * '--help' after it is a file name, not the help, a second '--' is an
+ * operand, and a flag's value may be '--'. Run in a directory of its own,
+ * the names being relative. */
+static void a_double_dash_ends_the_options(void **state) {
+    (void)state;
+    char dir[512], cwd[4096];
+    fresh_dir(dir, sizeof dir);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    char *text = read_whole_file(three_path, NULL);
+    assert_non_null(text);
+    assert_int_equal(write_text_file("-three.fg", text), 0);
+    free(text);
+    run_result r;
+    const char *after_dash[] = {"solve", "-q", "-o", "post.txt", "--", "-three.fg", NULL};
+    run_expect(&r, NULL, after_dash, 0);
+    free_result(&r);
+    text = read_whole_file("post.txt", NULL);
+    assert_non_null(text);
+    assert_posteriors_layout(text, 3, three_vars, three_adds);
+    free(text);
+
+    const char *without_dash[] = {"solve", "-q", "-three.fg", NULL};
+    run_expect(&r, NULL, without_dash, 2);
+    assert_non_null(strstr(r.err, "unknown option '-three.fg'"));
+    free_result(&r);
+
+    const char *help_after_dash[] = {"solve", "--", "--help", NULL};
+    run_expect(&r, NULL, help_after_dash, 3);
+    assert_null(strstr(r.out, "usage:"));
+    assert_non_null(strstr(r.err, "--help: No such file"));
+    free_result(&r);
+
+    const char *dash_twice[] = {"solve", "-q", "--", "-three.fg", "--", NULL};
+    run_expect(&r, NULL, dash_twice, 2);
+    assert_non_null(strstr(r.err, "more than one input file ('--')"));
+    free_result(&r);
+
+    /* '--' as the value of -o is the output's name, not the end of options */
+    const char *dash_as_value[] = {"solve", "-q", "-o", "--", three_path, NULL};
+    run_expect(&r, NULL, dash_as_value, 0);
+    free_result(&r);
+    text = read_whole_file("--", NULL);
+    assert_non_null(text);
+    assert_posteriors_layout(text, 3, three_vars, three_adds);
+    free(text);
+    assert_int_equal(chdir(cwd), 0);
+}
+
 static void an_unwritable_output_path_exits_5(void **state) {
     (void)state;
     char out[600];
@@ -1423,6 +1474,7 @@ int main(void) {
         cmocka_unit_test(not_converged_exits_4_and_still_writes_posteriors),
         cmocka_unit_test(json_prints_one_object_per_graph_and_posteriors_keep_the_layout),
         cmocka_unit_test(stdin_dash_reads_the_input_like_a_file),
+        cmocka_unit_test(a_double_dash_ends_the_options),
         cmocka_unit_test(an_unwritable_output_path_exits_5),
         cmocka_unit_test(a_link_or_a_device_as_output_is_written_through_in_place),
         cmocka_unit_test(help_exits_0_and_documents_every_accepted_flag),

@@ -35,7 +35,7 @@ enum exit_code {
 };
 
 static const char usage_text[] =
-    "usage: concord solve [options] FILE\n"
+    "usage: concord solve [options] [--] FILE\n"
     "       concord --help (or: concord help) | --version\n"
     "\n"
     "Solves every factor graph in FILE (AD3 .fg format, or a UAI model; '-'\n"
@@ -43,7 +43,8 @@ static const char usage_text[] =
     "status, value, upper bound, iterations, integrality and time.\n"
     "\n"
     "options (a value may follow its flag as the next argument, or after '='\n"
-    "as in --tol=1e-8; numbers are decimal):\n"
+    "as in --tol=1e-8; numbers are decimal; '--' ends the options, so that FILE\n"
+    "may start with '-'):\n"
     "  --format fg|uai    input format (default: from the extension, .uai in any\n"
     "                     case is UAI)\n"
     "  --algorithm ad3|sparse|exact|psdd|mplp\n"
@@ -454,13 +455,30 @@ static int has_uai_extension(const char *path) {
     return n >= 4 && !strcasecmp(path + n - 4, ".uai");
 }
 
+/* The index of the '--' that ends solve's options (argv[2..]), or argc:
+ * the arguments after it are operands, even those that start with '-'. A
+ * flag's value is skipped as the parser takes it ('-o --' names the file
+ * '--'). */
+static int end_of_options(int argc, char **argv) {
+    for (int k = 2; k < argc; ++k) {
+        const char *arg = argv[k];
+        if (!strcmp(arg, "--")) return k;
+        if (arg[0] != '-' || strchr(arg, '=')) continue;
+        const flag_spec *f = find_flag(arg, strlen(arg));
+        if (f && f->takes_value) ++k;
+    }
+    return argc;
+}
+
 static int parse_options(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
     concord_default_settings(&o->settings);
     const char *uai_map = NULL;
+    const int end = end_of_options(argc, argv);
     for (int k = 2; k < argc; ++k) {
         const char *arg = argv[k];
-        if (arg[0] != '-' || !arg[1]) { /* an input file, or '-' for stdin */
+        if (k == end) continue;
+        if (k > end || arg[0] != '-' || !arg[1]) { /* an input file, or '-' for stdin */
             if (o->input) return usage_error("more than one input file ('%s')", arg);
             o->input = arg;
             continue;
@@ -1118,7 +1136,8 @@ int main(int argc, char **argv) {
         return print_help_or_version(!help);
     }
     if (strcmp(argv[1], "solve")) return usage_error("unknown command '%s'", argv[1]);
-    for (int k = 2; k < argc; ++k)
+    const int end = end_of_options(argc, argv); /* what follows is no flag */
+    for (int k = 2; k < end; ++k)
         if (is_help(argv[k]) || !strcmp(argv[k], "--version"))
             return print_help_or_version(!is_help(argv[k]));
     options o;
