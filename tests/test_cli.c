@@ -396,6 +396,22 @@ static void assert_json_summary(const char *line, int graph, const char *expecte
 }
 
 /* Splits text into lines (modifies it); returns the count. */
+/* A JSON line without a value (null): valid JSON, with the status and a
+ * finite upper bound. */
+static void assert_json_without_value(const char *line, const char *expected_status) {
+    json_member m[32];
+    int n = json_parse_object(line, m, 32);
+    if (n < 0) fail_msg("not a JSON object: '%s'", line);
+    if (n > 32) n = 32;
+    const json_member *s = json_get(m, n, "status"), *v = json_get(m, n, "value"),
+                      *ub = json_get(m, n, "upper_bound");
+    if (!s || !v || !ub) fail_msg("JSON line lacks status, value or upper_bound: %s", line);
+    assert_int_equal(s->kind, J_STRING);
+    assert_string_equal(s->string, expected_status);
+    assert_int_equal(v->kind, J_NULL);
+    assert_int_equal(ub->kind, J_NUMBER);
+}
+
 static int split_lines(char *text, char **lines, int max) {
     int n = 0;
     for (char *p = text; *p;) {
@@ -1413,12 +1429,36 @@ static void the_summary_reads_right(void **state) {
     assert_non_null(strstr(r.out, "graph 1: "));
     assert_non_null(strstr(r.out, ", 1 iteration, "));
     free_result(&r);
-    /* exact MAP stopped before its root's LP: no solution, said so */
+    /* exact MAP stopped before its root's LP: no solution, said so in
+     * place of the value, which JSON has as null (not a -inf beside it) */
     const char *stopped[] = {"solve", "--algorithm", "exact", "--time-limit", "1e-300",
                              FG_SLOW, "-o", "/dev/null", NULL};
     run_expect(&r, NULL, stopped, 4);
-    assert_non_null(strstr(r.out, "time_limit"));
-    assert_non_null(strstr(r.out, ", no solution"));
+    assert_non_null(strstr(r.out, "graph 1: time_limit, no solution found, upper bound "));
+    assert_null(strstr(r.out, "inf"));
+    assert_null(strstr(r.out, "value"));
+    free_result(&r);
+    const char *stopped_json[] = {"solve", "--algorithm", "exact", "--time-limit", "1e-300",
+                                  FG_SLOW, "--json", NULL};
+    run_expect(&r, NULL, stopped_json, 4);
+    assert_json_without_value(r.out, "time_limit");
+    free_result(&r);
+    /* MPLP on three variables that must pairwise differ by XORs (no
+     * assignment allows them all) returns an assignment that violates a
+     * factor: JSON's value is null, and the summary says so in words */
+    char triangle[600];
+    snprintf(triangle, sizeof triangle, "%s/triangle.fg", work_dir);
+    assert_int_equal(
+        write_text_file(triangle, "3\n3\n0\n0\n0\nXOR 2 1 2\nXOR 2 2 3\nXOR 2 1 3\n"), 0);
+    const char *mplp[] = {"solve", "--algorithm", "mplp", triangle, "-o", "/dev/null", NULL};
+    run_expect(&r, NULL, mplp, 4);
+    assert_non_null(strstr(r.out, "graph 1: stalled, no allowed solution found (the one "
+                                  "returned violates a factor), upper bound 0, "));
+    assert_null(strstr(r.out, "inf"));
+    free_result(&r);
+    const char *mplp_json[] = {"solve", "--algorithm", "mplp", triangle, "--json", NULL};
+    run_expect(&r, NULL, mplp_json, 4);
+    assert_json_without_value(r.out, "stalled");
     free_result(&r);
 }
 

@@ -40,7 +40,8 @@ static const char usage_text[] =
     "\n"
     "Solves every factor graph in FILE (AD3 .fg format, or a UAI model; '-'\n"
     "reads stdin), one graph at a time, and prints one summary per graph:\n"
-    "status, value, upper bound, iterations, integrality and time.\n"
+    "status, value (or that no solution was found), upper bound, iterations,\n"
+    "integrality and time.\n"
     "\n"
     "options (a value may follow its flag as the next argument, or after '='\n"
     "as in --tol=1e-8; numbers are decimal; '--' ends the options, so that FILE\n"
@@ -873,19 +874,21 @@ static void print_summary(FILE *fp, size_t k, const graph_result *res) {
     int feasible_decoding = res->decoded && res->decoding.violated == 0;
     double bound = up_to_roundoff(info->upper_bound, info->value);
     if (feasible_decoding) bound = up_to_roundoff(bound, res->decoding.value);
-    fprintf(fp, "graph %zu: %s, value %.10g, upper bound %.10g, %d iteration%s", k + 1,
-            concord_status_name(info->status), info->value, bound, info->iterations, s);
+    fprintf(fp, "graph %zu: %s, ", k + 1, concord_status_name(info->status));
+    /* where JSON's value is null, the summary says why */
+    if (!res->u) fputs("no solution found", fp);
+    else if (!isfinite(info->value))
+        fputs("no allowed solution found (the one returned violates a factor)", fp);
+    else fprintf(fp, "value %.10g", info->value);
+    fprintf(fp, ", upper bound %.10g, %d iteration%s", bound, info->iterations, s);
     if (res->exact && !info->acyclic)
         fprintf(fp, ", %lld node%s", (long long)res->exact_info.nodes,
                 res->exact_info.nodes == 1 ? "" : "s");
     fprintf(fp, ", %.3g s", info->seconds);
     if (info->acyclic) fputs(", acyclic (dynamic programming)", fp);
-    if (info->status != CONCORD_STATUS_INTEGRAL && info->status != CONCORD_STATUS_FRACTIONAL &&
-        info->status != CONCORD_STATUS_OPTIMAL)
-        fprintf(fp, ", %s",
-                !res->u           ? "no solution"
-                : info->integral ? "solution integral"
-                                  : "solution fractional");
+    if (res->u && info->status != CONCORD_STATUS_INTEGRAL &&
+        info->status != CONCORD_STATUS_FRACTIONAL && info->status != CONCORD_STATUS_OPTIMAL)
+        fprintf(fp, ", solution %s", info->integral ? "integral" : "fractional");
     if (feasible_decoding)
         fprintf(fp, "; decoded value %.10g (gap %.3g)", res->decoding.value,
                 bound - res->decoding.value);
