@@ -976,26 +976,72 @@ static void help_exits_0_and_documents_every_accepted_flag(void **state) {
  * Output integrity, streaming, decoding, UAI posteriors, flags
  * ------------------------------------------------------------------------ */
 
-/* An output file written again keeps its permissions (it is replaced by
- * a new file renamed over it); a new one gets the umask's. */
-static void a_rewritten_output_keeps_its_mode(void **state) {
+/* An output file written again keeps its permissions, owner and group (it
+ * is replaced by a new file renamed over it); a new one gets the umask's.
+ * Giving the file to another owner takes root, as these tests run. */
+static void a_rewritten_output_keeps_its_mode_and_owner(void **state) {
     (void)state;
     char dir[512], out[600];
     fresh_dir(dir, sizeof dir);
     snprintf(out, sizeof out, "%s/post.txt", dir);
     assert_int_equal(write_text_file(out, "old\n"), 0);
+    const int root = geteuid() == 0;
+    if (root) assert_int_equal(chown(out, 1234, 2345), 0);
+    else print_message("not root: the owner and group are not changed before the run\n");
     assert_int_equal(chmod(out, 0640), 0);
+    struct stat before, st;
+    assert_int_equal(stat(out, &before), 0);
     run_result r;
     const char *args[] = {"solve", "-q", FG_LOGIC, "-o", out, NULL};
     run_expect(&r, NULL, args, 0);
     free_result(&r);
-    struct stat st;
     assert_int_equal(stat(out, &st), 0);
     assert_int_equal(st.st_mode & 07777, 0640);
+    assert_int_equal(st.st_uid, root ? 1234 : before.st_uid);
+    assert_int_equal(st.st_gid, root ? 2345 : before.st_gid);
+    assert_true(st.st_ino != before.st_ino); /* a new file, renamed over the old */
     char *text = read_whole_file(out, NULL);
     assert_non_null(text);
     assert_true(strcmp(text, "old\n") != 0);
     free(text);
+}
+
+/* A user who may not give a file away (setpriv drops root's rights: user
+ * 65534, in group 2345 only) rewrites a file of user 1234 and group 2345:
+ * the new file keeps the group, is the user's own, and the run succeeds
+ * (the refused change of owner is no failure). */
+static void an_output_rewritten_by_another_user_keeps_what_it_can(void **state) {
+    (void)state;
+    static const char setpriv[] = "/usr/bin/setpriv";
+    if (geteuid() != 0 || access(setpriv, X_OK) != 0) {
+        print_message("skipped: needs root and %s\n", setpriv);
+        return;
+    }
+    char dir[] = "/tmp/concord_test_owner_XXXXXX", out[64], out_log[600], err_log[600];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chown(dir, 65534, 65534), 0);
+    snprintf(out, sizeof out, "%s/post.txt", dir);
+    assert_int_equal(write_text_file(out, "old\n"), 0);
+    assert_int_equal(chown(out, 1234, 2345), 0);
+    assert_int_equal(chmod(out, 0664), 0);
+    snprintf(out_log, sizeof out_log, "%s/stdout.txt", work_dir);
+    snprintf(err_log, sizeof err_log, "%s/stderr.txt", work_dir);
+    const char *argv[] = {setpriv, "--reuid=65534", "--regid=65534", "--groups=2345",
+                          CONCORD_BINARY, "solve", "-q", "-", "-o", out, NULL};
+    const int status = run_program(argv, FG_LOGIC, out_log, err_log, 60);
+    char *err = read_whole_file(err_log, NULL);
+    if (status != 0) fail_msg("exit %d: %s", status, err ? err : "");
+    free(err);
+    struct stat st;
+    assert_int_equal(stat(out, &st), 0);
+    assert_int_equal(st.st_uid, 65534);
+    assert_int_equal(st.st_gid, 2345);
+    assert_int_equal(st.st_mode & 07777, 0664);
+    char *text = read_whole_file(out, NULL);
+    assert_non_null(text);
+    assert_true(strncmp(text, "0\n", 2) == 0 || strncmp(text, "1\n", 2) == 0);
+    free(text);
+    remove_tree(dir);
 }
 
 /* Every output that cannot be written makes the run fail with 5 and a
@@ -1518,7 +1564,8 @@ int main(void) {
         cmocka_unit_test(an_unwritable_output_path_exits_5),
         cmocka_unit_test(a_link_or_a_device_as_output_is_written_through_in_place),
         cmocka_unit_test(help_exits_0_and_documents_every_accepted_flag),
-        cmocka_unit_test(a_rewritten_output_keeps_its_mode),
+        cmocka_unit_test(a_rewritten_output_keeps_its_mode_and_owner),
+        cmocka_unit_test(an_output_rewritten_by_another_user_keeps_what_it_can),
         cmocka_unit_test(a_write_to_a_full_device_exits_5),
         cmocka_unit_test(an_infeasible_graph_keeps_its_block_and_the_others_stay_aligned),
         cmocka_unit_test(a_malformed_later_graph_leaves_no_output_file),

@@ -133,11 +133,12 @@ static const char usage_text[] =
     "result file is not written), so later graphs' blocks stay aligned. So do\n"
     "those of a solve stopped at its limit before it had any solution.\n"
     "Output files are written under a temporary name and renamed at the end (a\n"
-    "symbolic link's target likewise; devices and pipes are written in place);\n"
-    "when the run fails or is interrupted they are removed and an existing file\n"
-    "is left as it was. The posteriors and the decoded assignment cannot share a\n"
-    "file. Graphs are read one at a time, so when graph k is malformed, what went\n"
-    "to stdout for graphs 1..k-1 stays there.\n"
+    "symbolic link's target likewise; devices and pipes are written in place),\n"
+    "with a replaced file's permissions, and its owner and group as far as the\n"
+    "user may give them; when the run fails or is interrupted they are removed\n"
+    "and an existing file is left as it was. The posteriors and the decoded\n"
+    "assignment cannot share a file. Graphs are read one at a time, so when\n"
+    "graph k is malformed, what went to stdout for graphs 1..k-1 stays there.\n"
     "\n"
     "exit status:\n"
     "  0  every graph solved\n"
@@ -571,7 +572,7 @@ static void restore_signals(const sigset_t *saved) { sigprocmask(SIG_SETMASK, sa
 
 /* An output file written under a temporary name beside its path (in slot
  * `slot`) and renamed over it only when everything succeeded, with the
- * permissions of the file it replaces. A symbolic
+ * permissions, owner and group of the file it replaces. A symbolic
  * link to a regular file stays: its target is replaced the same way. A
  * device, a pipe or a link to nothing yet is written through in place. */
 typedef struct output_file {
@@ -589,7 +590,10 @@ static int output_open(output_file *out, const char *path, int slot) {
     struct stat st;
     const int exists = stat(path, &st) == 0; /* through links */
     const int regular = exists && S_ISREG(st.st_mode);
-    const mode_t kept_mode = regular ? st.st_mode & 07777 : 0; /* the replaced file's */
+    /* the replaced file's */
+    const mode_t kept_mode = regular ? st.st_mode & 07777 : 0;
+    const uid_t kept_owner = st.st_uid;
+    const gid_t kept_group = st.st_gid;
     if (regular && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
         !(out->target = realpath(path, NULL)))
         return -1;
@@ -612,7 +616,15 @@ static int output_open(output_file *out, const char *path, int slot) {
     out->slot = slot;
     mode_t mask = umask(0);
     umask(mask);
-    if (fchmod(fd, regular ? kept_mode : 0666 & ~mask) != 0 || !(out->fp = fdopen(fd, "w"))) {
+    /* The replaced file's owner and group, as far as this user may give
+     * them (EPERM: only root gives a file away, and a user may give only
+     * their own groups), set before its mode, since a change of owner may
+     * clear the set-id bits. */
+    int owned = !regular || fchown(fd, kept_owner, kept_group) == 0;
+    if (!owned && errno == EPERM)
+        owned = fchown(fd, (uid_t)-1, kept_group) == 0 || errno == EPERM;
+    if (!owned || fchmod(fd, regular ? kept_mode : 0666 & ~mask) != 0 ||
+        !(out->fp = fdopen(fd, "w"))) {
         int e = errno;
         close(fd);
         block_signals(&saved);
