@@ -183,6 +183,27 @@ static void hexadecimal_numbers_are_rejected_naming_the_token(void **state) {
     CHECK_ALL_REJECTED(cases);
 }
 
+/* A nonzero number below the smallest double is refused rather than read
+ * as 0; a zero written with an exponent is 0. */
+static void numbers_that_underflow_to_zero_are_rejected_naming_the_token(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        BAD("2\n0\n0.5\n1e-400\n", 4,
+            "score of variable 2 (1e-400) is below the smallest positive double"),
+        BAD("2\n1\n0\n0\nPAIR 2 1 2 -2e-324\n", 5,
+            "PAIR factor: the PAIR score '-2e-324' is below the smallest positive double"),
+    };
+    CHECK_ALL_REJECTED(cases);
+    concord_graph **graphs = NULL;
+    size_t count = 0;
+    char error[256];
+    static const char zero[] = "1\n0\n0e-999\n";
+    assert_int_equal(concord_read_buffer(zero, sizeof zero - 1, "z.fg", CONCORD_FORMAT_FG,
+                                         &graphs, &count, error, sizeof error, NULL, NULL),
+                     CONCORD_OK);
+    concord_free_graphs(graphs, count);
+}
+
 static void out_of_range_indices_are_rejected_naming_the_line(void **state) {
     (void)state;
     static const bad_case cases[] = {
@@ -1203,7 +1224,9 @@ static void dense_file_solves_to_the_brute_force_optimum(void **state) {
 /* A number token converts to exactly the double strtod gives, and only
  * when strtod consumes all of it (tokens are not NUL-terminated: "1e5e5",
  * "1-2" or "0.5x" must be refused, not read as a prefix) and it is not one
- * of strtod's hexadecimal forms ("0x10", "-0X1P3"), which are refused. */
+ * of strtod's hexadecimal forms ("0x10", "-0X1P3"), which are refused; a
+ * nonzero number strtod rounds to 0 ("1e-400", "2e-324": ERANGE) is
+ * TOKEN_UNDERFLOW, while "0e-999" is 0. */
 static void numbers_convert_exactly_as_strtod_does(void **state) {
     (void)state;
     static const char *const fixed[] = {
@@ -1213,6 +1236,7 @@ static void numbers_convert_exactly_as_strtod_does(void **state) {
         "1e-22", "1e-23", "4.9406564584124654e-324", "1.7976931348623157e308", "1e400",
         "0.000000000000000000000000001", "00000000000000000000000000012.5", "1..2", "1e5e5",
         "1-2", "--1", "0x10", "inf", "nan", "1e0000000000000000000005", "2.5e-0000000000001",
+        "1e-400", "-1e-400", "2e-324", "3e-324", "0e-999", "-0.0e-999",
         "-0.432565", "0.32230078999998757", "1.25e+1000000000000", "0.5x", "0x1p3", "-0X1P3",
         "+0x.8", "0x", "0X0", "00x1", "0.0x1",
         /* halfway between two doubles, and long ones */
@@ -1239,13 +1263,16 @@ static void numbers_convert_exactly_as_strtod_does(void **state) {
             text[len] = '\0';
         }
         char *end;
+        errno = 0;
         double expected = strtod(text, &end);
+        const bool underflow = expected == 0.0 && errno == ERANGE;
         const char *digits = text + (text[0] == '-' || text[0] == '+');
         int hexadecimal = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
         int valid = *text && *end == '\0' && !hexadecimal;
         double got = -1.0;
         int rc = token_to_double((text_token){text, (int32_t)strlen(text)}, &got);
-        if (rc != (valid ? 0 : -1) || (valid && memcmp(&got, &expected, sizeof got) != 0))
+        const int expected_rc = !valid ? -1 : underflow ? TOKEN_UNDERFLOW : 0;
+        if (rc != expected_rc || (rc == 0 && memcmp(&got, &expected, sizeof got) != 0))
             fail_msg("'%s': token_to_double %d %.17g, strtod %s %.17g", text, rc, got,
                      valid ? "valid" : "invalid", expected);
     }
@@ -1256,6 +1283,7 @@ int main(void) {
         cmocka_unit_test(numbers_convert_exactly_as_strtod_does),
         cmocka_unit_test(scores_out_of_range_are_rejected_naming_the_line),
         cmocka_unit_test(hexadecimal_numbers_are_rejected_naming_the_token),
+        cmocka_unit_test(numbers_that_underflow_to_zero_are_rejected_naming_the_token),
         cmocka_unit_test(out_of_range_indices_are_rejected_naming_the_line),
         cmocka_unit_test(a_variable_repeated_in_one_factor_is_rejected),
         cmocka_unit_test(bad_budgets_and_costs_are_rejected),

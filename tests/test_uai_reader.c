@@ -169,6 +169,9 @@ static void bad_table_entries_are_rejected(void **state) {
         /* strtod's hexadecimal forms are not numbers of the format */
         {"1 0x10 2\n", "function 0: entry '0x10' is not a finite decimal number"},
         {"1 0X1P-3 2\n", "function 0: entry '0X1P-3' is not a finite decimal number"},
+        /* as 0 it would forbid its state */
+        {"1 1e-400 2\n",
+         "function 0: entry '1e-400' is below the smallest positive double (4.9e-324)"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         char model[256];

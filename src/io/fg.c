@@ -71,7 +71,13 @@ static int read_scores(reader *r, int64_t n, double **scores) {
         }
         char buf[64];
         text_token t = r->lx.tokens[0];
-        if (r->lx.n_tokens != 1 || token_to_double(t, &x[i])) {
+        const int parsed = r->lx.n_tokens == 1 ? token_to_double(t, &x[i]) : -1;
+        if (parsed == TOKEN_UNDERFLOW) {
+            free(x);
+            return reader_fail(r, CONCORD_EPARSE, "score of variable %lld (%s) " TOKEN_UNDERFLOW_TEXT,
+                               (long long)i + 1, token_text(t, buf, sizeof buf));
+        }
+        if (parsed) {
             free(x);
             return reader_fail(r, CONCORD_EPARSE,
                                "expected the score of variable %lld (a decimal number), "
@@ -135,7 +141,11 @@ static int parse_numbers(reader *r, factor_line *line, int32_t from, int32_t cou
     for (int32_t k = 0; k < count; ++k) {
         text_token t = line->params[from + k];
         double x;
-        if (token_to_double(t, &x) || !(isfinite(x) || (allow_minus_inf && x == -INFINITY)))
+        const int parsed = token_to_double(t, &x);
+        if (parsed == TOKEN_UNDERFLOW)
+            return reader_fail(r, CONCORD_EPARSE, "%s factor: %s '%s' " TOKEN_UNDERFLOW_TEXT,
+                               line->type->name, what, token_text(t, buf, sizeof buf));
+        if (parsed || !(isfinite(x) || (allow_minus_inf && x == -INFINITY)))
             return reader_fail(r, CONCORD_EPARSE, "%s factor: expected %s (a finite decimal number), found '%s'",
                                line->type->name, what, token_text(t, buf, sizeof buf));
         line->numbers[from + k] = x;

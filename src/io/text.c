@@ -3,6 +3,7 @@
  */
 #include "text.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +111,8 @@ int token_to_int(text_token t, int64_t *out) {
 /* strtod on a NUL-terminated copy of the token, which must be consumed
  * whole: the reader accepts what strtod accepts but its hexadecimal forms
  * (0x10, 0x1p3), which neither format has (callers refuse non-finite
- * values where they do not belong). */
+ * values where they do not belong), and a nonzero number strtod rounds to
+ * 0 (1e-400): as 0, a UAI potential would forbid its state. */
 int token_to_double(text_token t, double *out) {
     char small[128];
     if (t.len <= 0) return -1;
@@ -122,8 +124,10 @@ int token_to_double(text_token t, double *out) {
     memcpy(buf, t.s, (size_t)t.len);
     buf[t.len] = '\0';
     char *end;
+    errno = 0;
     double x = strtod(buf, &end);
     int rc = end == buf + t.len ? 0 : -1; /* an embedded NUL stops strtod short */
+    if (rc == 0 && x == 0.0 && errno == ERANGE) rc = TOKEN_UNDERFLOW;
     if (buf != small) free(buf);
     if (rc == 0) *out = x;
     return rc;

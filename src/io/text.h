@@ -37,7 +37,10 @@ int lexer_next_token(text_lexer *lx, text_token *tok);
 
 /* Strict conversions of decimal numbers; return 0 on success, -1 if the
  * token is not entirely a number of that kind (or the integer overflows
- * int64). */
+ * int64), and token_to_double TOKEN_UNDERFLOW for a nonzero number below
+ * the smallest double (TOKEN_UNDERFLOW_TEXT says so in messages). */
+enum { TOKEN_UNDERFLOW = -2 };
+#define TOKEN_UNDERFLOW_TEXT "is below the smallest positive double (4.9e-324) in magnitude"
 int token_to_int(text_token t, int64_t *out);
 int token_to_double(text_token t, double *out);
 

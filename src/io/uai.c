@@ -195,7 +195,13 @@ static int read_tables(reader *r, uai_model *m) {
                 return reader_fail(r, CONCORD_EPARSE,
                                    "truncated file: function %d has %lld of its %lld entries", f,
                                    (long long)e, (long long)count);
-            if (token_to_double(t, &x) || !isfinite(x))
+            const int parsed = token_to_double(t, &x);
+            if (parsed == TOKEN_UNDERFLOW)
+                return reader_fail(r, CONCORD_EPARSE,
+                                   "function %d: entry '%s' " TOKEN_UNDERFLOW_TEXT
+                                   " (write 0 for a state that is impossible)",
+                                   f, token_text(t, buf, sizeof buf));
+            if (parsed || !isfinite(x))
                 return reader_fail(r, CONCORD_EPARSE, "function %d: entry '%s' is not a finite decimal number",
                                    f, token_text(t, buf, sizeof buf));
             if (x < 0.0)
