@@ -479,9 +479,27 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
                           (SubgradientSSVM(MultiLabelClf(4), max_iter=True), "max_iter"),
                           (DistRepSSVM(MultiLabelClf(4), w_epochs=-1), "w_epochs"),
                           (DistRepSSVM(MultiLabelClf(4), a_epochs=-1), "a_epochs"),
-                          (DistRepSSVM(MultiLabelClf(4), init="ones"), "init")):
+                          (DistRepSSVM(MultiLabelClf(4), init="ones"), "init"),
+                          (SubgradientSSVM(MultiLabelClf(4), C="1"), "C"),
+                          (SubgradientSSVM(MultiLabelClf(4), C=True), "C"),
+                          (SubgradientSSVM(MultiLabelClf(4), learning_rate=np.inf),
+                           "learning_rate"),
+                          (DistRepSSVM(MultiLabelClf(4), lambda1=np.inf), "lambda1"),
+                          (DistRepSSVM(MultiLabelClf(4), a_learning_rate=np.inf),
+                           "a_learning_rate"),
+                          (SubgradientSSVM(MultiLabelClf(4), callback=3), "callback"),
+                          (SubgradientSSVM(MultiLabelClf(0)), "n_labels"),
+                          (SubgradientSSVM(ChainCRF(2.5)), "n_states"),
+                          (SubgradientSSVM(GraphCRF(-1)), "n_states"),
+                          (SubgradientSSVM(MultiLabelClf(4, inference_settings=[("tol", 1)])),
+                           "inference_settings")):
         with pytest.raises(ValueError, match="^%s must be" % name):
             learner.fit(X, Y)
+    with pytest.raises(ValueError, match="^init: the label vectors must be finite"):
+        DistRepSSVM(MultiLabelClf(4), dim=2, init=np.full((2, 4), np.nan)).fit(X, Y)
+    # the model's loss functions need initialize (a learner's fit) first
+    with pytest.raises(concord.learn.NotFittedError, match="ChainCRF is not initialized"):
+        structured_hinge(ChainCRF(3), chains_X[0], chains_Y[0], np.zeros(15))
     trained = SubgradientSSVM(MultiLabelClf(4), max_iter=1).fit(X, Y)
     with pytest.raises(ValueError, match="X has 5 features; the model was initialized with 4"):
         trained.predict(np.zeros((2, 5)))

@@ -3,6 +3,9 @@ constructor arguments are parameters, read back by ``get_params`` and
 changed by ``set_params`` (``model__C`` reaches a nested estimator's)."""
 
 import inspect
+import numbers
+
+import numpy as np
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -48,3 +51,28 @@ class Estimator:
     def __repr__(self):
         return "%s(%s)" % (type(self).__name__, ", ".join(
             "%s=%r" % item for item in self.get_params(deep=False).items()))
+
+
+def check_count(owner, name, least, or_none=False):
+    """Raises ValueError unless the parameter `name` of `owner` (a learner
+    or a model) is an integer of at least `least` (or None, when
+    or_none)."""
+    value = getattr(owner, name)
+    if or_none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError("%s must be %san integer >= %d, not %r"
+                         % (name, "None or " if or_none else "", least, value))
+
+
+def check_number(owner, name, least, strictly, infinite=False, note=""):
+    """Raises ValueError unless the parameter `name` of `owner` is a real
+    number above `least` (strictly) or at least `least`, and finite unless
+    `infinite`; `note` is added to the message after the range."""
+    value = getattr(owner, name)
+    if not (isinstance(value, numbers.Real) and not isinstance(value, bool)
+            and (value > least if strictly else value >= least)
+            and (infinite or np.isfinite(value))):
+        raise ValueError("%s must be a %snumber %s %g%s, not %r"
+                         % (name, "" if infinite else "finite ", ">" if strictly else ">=",
+                            least, note, value))

@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from concord.learn.base import Estimator, NotFittedError
+from concord import _core
+from concord.learn.base import Estimator, NotFittedError, check_count, check_number
 from concord.learn.models import check_scores
 
 __all__ = ["SubgradientSSVM", "DistRepSSVM", "structured_hinge", "nuclear_norm_prox"]
@@ -97,17 +98,6 @@ def nuclear_norm_prox(X, t):
     return (U * np.maximum(s - t, 0.0)) @ Vt
 
 
-def _check_count(learner, name, least, or_none=False):
-    """Raises ValueError unless the learner's parameter `name` is an
-    integer of at least `least` (or None, when or_none)."""
-    value = getattr(learner, name)
-    if or_none and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise ValueError("%s must be %san integer >= %d, not %r"
-                         % (name, "None or " if or_none else "", least, value))
-
-
 class _Learner(Estimator):
     """fit's loop over epochs of minibatches, predict and score."""
 
@@ -118,10 +108,11 @@ class _Learner(Estimator):
 
     def _check_parameters(self):
         """Raises ValueError naming the first parameter out of its range."""
-        _check_count(self, "batch_size", 1)
-        _check_count(self, "max_iter", 0)
-        if not self.learning_rate > 0:
-            raise ValueError("learning_rate must be > 0, not %r" % (self.learning_rate,))
+        check_count(self, "batch_size", 1)
+        check_count(self, "max_iter", 0)
+        check_number(self, "learning_rate", 0, strictly=True)
+        if self.callback is not None and not callable(self.callback):
+            raise ValueError("callback must be callable or None, not %r" % (self.callback,))
 
     def _begin(self):
         """Checks the parameters, empties the curves and starts the clock."""
@@ -198,9 +189,8 @@ class SubgradientSSVM(_Learner):
 
     def _check_parameters(self):
         super()._check_parameters()
-        if not self.C > 0:
-            raise ValueError("C must be > 0 (numpy.inf: no regularisation), not %r"
-                             % (self.C,))
+        check_number(self, "C", 0, strictly=True, infinite=True,
+                     note=" (numpy.inf: no regularisation)")
 
     @property
     def joint_w(self):
@@ -289,17 +279,15 @@ class DistRepSSVM(_Learner):
 
     def _check_parameters(self):
         super()._check_parameters()
-        for name in ("lambda1", "lambda2"):
-            if not getattr(self, name) >= 0:
-                raise ValueError("%s must be >= 0, not %r" % (name, getattr(self, name)))
-        if not self.a_learning_rate > 0:
-            raise ValueError("a_learning_rate must be > 0, not %r" % (self.a_learning_rate,))
-        _check_count(self, "w_epochs", 0)
-        _check_count(self, "a_epochs", 0)
+        check_number(self, "lambda1", 0, strictly=False)
+        check_number(self, "lambda2", 0, strictly=False)
+        check_number(self, "a_learning_rate", 0, strictly=True)
+        check_count(self, "w_epochs", 0)
+        check_count(self, "a_epochs", 0)
         if isinstance(self.init, str) and self.init not in ("random", "identity"):
             raise ValueError("init must be 'random', 'identity' or an array (dim, n_labels), "
                              "not %r" % (self.init,))
-        _check_count(self, "dim", 1, or_none=True)
+        check_count(self, "dim", 1, or_none=True)
 
     def _initial_labels(self, labels, rng):
         dim = labels if self.dim is None else self.dim
@@ -311,9 +299,11 @@ class DistRepSSVM(_Learner):
         if isinstance(self.init, str) and self.init == "random":
             A = rng.normal(size=(dim, labels))
             return A / np.linalg.norm(A, axis=0)
-        A = np.array(self.init, dtype=np.float64)
+        A = np.array(_core.real_array(self.init, "init"), dtype=np.float64)
         if A.shape != (dim, labels):
             raise ValueError("init: expected shape %s, got %s" % ((dim, labels), A.shape))
+        if not np.isfinite(A).all():
+            raise ValueError("init: the label vectors must be finite (found inf or nan)")
         return A
 
     def _standard(self):

@@ -23,7 +23,7 @@ import numpy as np
 
 import concord
 from concord import _core
-from concord.learn.base import Estimator
+from concord.learn.base import Estimator, NotFittedError, check_count
 
 __all__ = ["MultiLabelClf", "ChainCRF", "GraphCRF", "INFERENCE_METHODS", "chow_liu_tree"]
 
@@ -136,17 +136,30 @@ class StructuredModel(Estimator):
     def initialize(self, X, Y):
         """Reads the number of features from X (and what else the model
         learns from the training data); learners call it in fit."""
+        # the number of labels, by the constructor's name for it (n_labels
+        # or n_states)
+        check_count(self, self._param_names()[0], 1)
         if self.inference_method not in INFERENCE_METHODS:
             raise ValueError("inference_method must be one of %s, not %r"
                              % (INFERENCE_METHODS, self.inference_method))
+        if not isinstance(self.inference_settings, (dict, type(None))):
+            raise ValueError("inference_settings must be a dict of solver settings or None, "
+                             "not %r" % (self.inference_settings,))
         design = self._design(X)
         self.n_features_ = design.phi.shape[1]
         self._slots = {}
         return design
 
+    def _require_initialized(self):
+        """NotFittedError unless initialize has run."""
+        if not hasattr(self, "n_features_"):
+            raise NotFittedError("%s is not initialized: call initialize(X, Y) first (a "
+                                 "learner's fit does)" % type(self).__name__)
+
     def _fitted_design(self, X):
         """The design of X, whose examples must have the number of features
-        initialize read."""
+        initialize read (NotFittedError before initialize)."""
+        self._require_initialized()
         design = self._design(X)
         if design.phi.shape[1] != self.n_features_:
             raise ValueError("X has %d features; the model was initialized with %d"
@@ -166,6 +179,7 @@ class StructuredModel(Estimator):
     def split_weights(self, w):
         """w as (W (n_labels, n_features), P (n_labels, n_labels), zero
         outside pair_mask)."""
+        self._require_initialized()
         w = np.asarray(w, dtype=np.float64)
         if w.shape != (self.size_joint_feature,):
             raise ValueError("w: expected %d weights, got shape %s"
