@@ -207,6 +207,50 @@ def test_constraints_no_labelling_meets_are_an_error_not_a_prediction(method):
         untrained.predict(X[:2])
 
 
+def test_examples_that_are_not_feature_matrices_are_refused_naming_the_example():
+    """Each malformed example among good ones is refused with its index and
+    what is wrong; nested lists are matrices (the same training as arrays)."""
+    rng = np.random.default_rng(13)
+    chains_X, chains_Y = chain_data(rng, 3, lengths=(4, 4))
+    graphs_X, graphs_Y = graph_data(rng, 3)
+    X, Y = multilabel_data(rng, 4, labels=3)
+    not_finite = [x.copy() for x in chains_X]
+    not_finite[2][3, 1] = np.nan
+    cases = [
+        (ChainCRF(3), chains_X[:2] + [chains_X[2][0]], chains_Y, ValueError,
+         r"X\[2\]: a \(rows, n_features\) matrix expected, got shape \(4,\)"),
+        (ChainCRF(3), chains_X[:2] + [chains_X[2] * 1j], chains_Y, TypeError,
+         r"X\[2\] must be real numbers, not complex128"),
+        (ChainCRF(3), chains_X[:2] + [chains_X[2][:, :3]], chains_Y, ValueError,
+         r"X\[2\] has 3 features but X\[0\] has 4"),
+        (ChainCRF(3), chains_X[:2] + [np.zeros((0, 4))], chains_Y, ValueError,
+         r"X\[2\]: a sequence of length 0"),
+        (ChainCRF(3), not_finite, chains_Y, ValueError,
+         r"X: features must be finite \(found inf or nan in example 2\)"),
+        (GraphCRF(3), graphs_X[:2] + [graphs_X[2][0]], graphs_Y, ValueError,
+         r"X\[2\]: a pair \(features, edges\) expected, got ndarray"),
+        (GraphCRF(3), graphs_X[:2] + [(np.zeros((0, 4)), np.zeros((0, 2), int))], graphs_Y,
+         ValueError, r"X\[2\]: a graph of 0 nodes"),
+        (GraphCRF(3), graphs_X[:2] + [(graphs_X[2][0], np.array([[0, 5]]))], graphs_Y,
+         ValueError, r"X\[2\] edges: pairs of distinct nodes in \[0, 5\) expected"),
+        (MultiLabelClf(3), X[:, 0], Y, ValueError,
+         r"X: a \(rows, n_features\) matrix expected, got shape \(4,\)"),
+        (MultiLabelClf(3), X[:, :, None], Y, ValueError,
+         r"X: a \(rows, n_features\) matrix expected, got shape \(4, 4, 1\)"),
+    ]
+    for model, examples, labels, error, message in cases:
+        with pytest.raises(error, match="^%s$" % message):
+            SubgradientSSVM(model, max_iter=1).fit(examples, labels)
+    sparse = pytest.importorskip("scipy.sparse")
+    with pytest.raises(TypeError, match="^X must be real numbers, not complex128$"):
+        SubgradientSSVM(MultiLabelClf(3), max_iter=1).fit(sparse.csr_matrix(X * 1j), Y)
+    # nested lists are matrices too: the same training as arrays
+    as_lists = SubgradientSSVM(ChainCRF(3), max_iter=2, random_state=0).fit(
+        [x.tolist() for x in chains_X], [y.tolist() for y in chains_Y])
+    as_arrays = SubgradientSSVM(ChainCRF(3), max_iter=2, random_state=0).fit(chains_X, chains_Y)
+    assert np.array_equal(as_lists.w, as_arrays.w) and as_arrays.w.any()
+
+
 def finite_difference_check(loss, w, gradient, rng, h, directions=4):
     """Compares gradient . d with central differences of loss along random
     directions d; returns (checked, skipped kinks)."""
@@ -447,7 +491,7 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
             SubgradientSSVM(model, max_iter=1).fit(examples, labels)
     infinite = X.copy()
     infinite[2, 1] = np.inf
-    with pytest.raises(ValueError, match="X: features must be finite"):
+    with pytest.raises(ValueError, match=r"X: features must be finite \(.* in example 2\)"):
         SubgradientSSVM(MultiLabelClf(4), max_iter=1).fit(infinite, Y)
     # finite features whose scores overflow once the weights grow: the
     # example is named, in training and in inference
@@ -462,7 +506,7 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
             pytest.raises(ValueError, match="example 2: its scores .* overflow"):
         model.batch_inference(huge, np.full(model.size_joint_feature, 1e200))
     sparse = pytest.importorskip("scipy.sparse")
-    with pytest.raises(ValueError, match="X: features must be finite"):
+    with pytest.raises(ValueError, match=r"X: features must be finite \(.* in example 2\)"):
         SubgradientSSVM(MultiLabelClf(4), max_iter=1).fit(sparse.csr_matrix(infinite), Y)
     for learner, name in ((SubgradientSSVM(MultiLabelClf(4), C=0), "C"),
                           (SubgradientSSVM(MultiLabelClf(4), C=-1.0), "C"),

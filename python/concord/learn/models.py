@@ -51,14 +51,36 @@ def _is_sparse(x):
     return hasattr(x, "tocsr")
 
 
+def _features(x, what):
+    """An example's features `x` (named `what` in errors) as a 2-D float64
+    array or a CSR matrix: real numbers only (complex ones would lose their
+    imaginary parts), nothing reshaped."""
+    if _is_sparse(x):
+        x = x.tocsr()
+        _core.real_array(x.data, what)
+    else:
+        x = np.asarray(_core.real_array(x, what), dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError("%s: a (rows, n_features) matrix expected, got shape %s"
+                         % (what, x.shape))
+    return x
+
+
 def _stack(blocks):
-    """Row blocks (arrays or scipy sparse matrices) stacked into one matrix."""
+    """The feature blocks of the examples (checked by _features) stacked
+    into one matrix; every block must have the first one's features.
+    Returns the matrix and each block's number of rows."""
     if not blocks:
         raise ValueError("no examples")
+    blocks = [_features(b, "X[%d]" % k) for k, b in enumerate(blocks)]
+    for k, b in enumerate(blocks):
+        if b.shape[1] != blocks[0].shape[1]:
+            raise ValueError("X[%d] has %d features but X[0] has %d"
+                             % (k, b.shape[1], blocks[0].shape[1]))
     if any(_is_sparse(b) for b in blocks):
         import scipy.sparse
-        return scipy.sparse.vstack(blocks, format="csr")
-    return np.vstack([np.asarray(b, dtype=np.float64) for b in blocks])
+        return scipy.sparse.vstack(blocks, format="csr"), [b.shape[0] for b in blocks]
+    return np.vstack(blocks), [b.shape[0] for b in blocks]
 
 
 def _edge_array(edges, what):
@@ -96,12 +118,17 @@ class Design:
     def __init__(self, phi, offsets, keys):
         if not keys:
             raise ValueError("no examples")
-        values = phi.data if _is_sparse(phi) else phi
-        if not np.isfinite(values).all():
-            raise ValueError("X: features must be finite (found inf or nan)")
         self.phi = phi
         self.offsets = np.asarray(offsets)
         self.keys = keys
+        if _is_sparse(phi):
+            bad = np.flatnonzero(~np.isfinite(phi.data))
+            row = np.searchsorted(phi.indptr, bad[:1], side="right") - 1
+        else:
+            row = np.flatnonzero(~np.isfinite(phi).all(axis=1))
+        if len(row):
+            raise ValueError("X: features must be finite (found inf or nan in example %d)"
+                             % (np.searchsorted(self.offsets, row[0], side="right") - 1))
 
     def __len__(self):
         return len(self.keys)
@@ -395,12 +422,11 @@ class MultiLabelClf(StructuredModel):
         return mask
 
     def _design(self, X):
-        if not _is_sparse(X):
-            X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        X = _features(X, "X")
         return Design(X, np.arange(X.shape[0] + 1), [None] * X.shape[0])
 
     def _one(self, x):
-        return x if _is_sparse(x) else np.asarray(x, dtype=np.float64).reshape(1, -1)
+        return x if _is_sparse(x) else np.reshape(_core.real_array(x, "x"), (1, -1))
 
     def _build(self, key):
         fg = concord.FactorGraph()
@@ -463,11 +489,10 @@ class ChainCRF(StructuredModel):
         return self.n_labels
 
     def _design(self, X):
-        X = list(X)
-        lengths = [x.shape[0] for x in X]
+        phi, lengths = _stack(list(X))
         if 0 in lengths:
-            raise ValueError("a sequence of length 0")
-        return Design(_stack(X), np.concatenate([[0], np.cumsum(lengths)]), lengths)
+            raise ValueError("X[%d]: a sequence of length 0" % lengths.index(0))
+        return Design(phi, np.concatenate([[0], np.cumsum(lengths)]), lengths)
 
     def _build(self, length):
         fg = concord.FactorGraph()
@@ -534,16 +559,24 @@ class GraphCRF(StructuredModel):
         return np.ones((self.n_labels, self.n_labels), dtype=bool)
 
     def _design(self, X):
-        features, keys = [], []
-        for features_k, edges in X:
-            n = features_k.shape[0]
-            edges = _edge_array(edges, "edges")
+        features, edge_lists = [], []
+        for k, example in enumerate(X):
+            if not isinstance(example, (tuple, list)) or len(example) != 2:
+                raise ValueError("X[%d]: a pair (features, edges) expected, got %s"
+                                 % (k, type(example).__name__))
+            features.append(example[0])
+            edge_lists.append(example[1])
+        phi, sizes = _stack(features)
+        keys = []
+        for k, (n, edges) in enumerate(zip(sizes, edge_lists)):
+            if n == 0:
+                raise ValueError("X[%d]: a graph of 0 nodes" % k)
+            edges = _edge_array(edges, "X[%d] edges" % k)
             if ((edges < 0) | (edges >= n)).any() or (edges[:, 0] == edges[:, 1]).any():
-                raise ValueError("edges: pairs of distinct nodes in [0, %d) expected" % n)
-            features.append(features_k)
+                raise ValueError("X[%d] edges: pairs of distinct nodes in [0, %d) expected"
+                                 % (k, n))
             keys.append((n, edges.tobytes()))
-        lengths = [key[0] for key in keys]
-        return Design(_stack(features), np.concatenate([[0], np.cumsum(lengths)]), keys)
+        return Design(phi, np.concatenate([[0], np.cumsum(sizes)]), keys)
 
     @staticmethod
     def _edges(key):
