@@ -207,6 +207,62 @@ def test_constraints_no_labelling_meets_are_an_error_not_a_prediction(method):
         untrained.predict(X[:2])
 
 
+def test_labellings_of_the_wrong_length_dtype_or_labels_are_refused_naming_the_example():
+    """Each bad labelling, as example 3's gold, is refused by both learners'
+    fit (before any weights exist), by score and by loss; 0/1 labels as
+    booleans, integers or floats train the same weights."""
+    rng = np.random.default_rng(12)
+    chains_X, chains_Y = chain_data(rng, 4, lengths=(3, 3))
+    graphs_X, graphs_Y = graph_data(rng, 4, nodes=3)
+    X, Y = multilabel_data(rng, 4, labels=3)
+    one_hot = "the labelling must be a 1-D array of 3 integer states in \\[0, 3\\)"
+    binary = "the labelling must be a 1-D array of 3 values in \\{0, 1\\}"
+    cases = [(ChainCRF(3), chains_X, np.array([0, 3, 1]), one_hot),
+             (ChainCRF(3), chains_X, np.array([0, -1, 1]), one_hot),
+             (ChainCRF(3), chains_X, np.array([0.0, 1.0, 2.0]), one_hot),
+             (ChainCRF(3), chains_X, np.array([True, False, True]), one_hot),
+             (ChainCRF(3), chains_X, np.array([0, 1]), one_hot),
+             (ChainCRF(3), chains_X, np.eye(3, dtype=int), one_hot),       # one-hot rows
+             (GraphCRF(3), graphs_X, np.array([0, 1, 5]), one_hot),
+             (GraphCRF(3, pairwise="potts"), graphs_X, np.array([0, 1, 2, 0]), one_hot),
+             (MultiLabelClf(3), X, np.array([0, 2, 1]), binary),
+             (MultiLabelClf(3), X, np.array([0.5, 1, 0]), binary),
+             (MultiLabelClf(3), X, np.array(["0", "1", "1"]), binary),
+             (MultiLabelClf(3), X, np.array([0, 1]), binary),
+             (MultiLabelClf(3, edges="tree"), X, np.array([0, 1, 1, 0]), binary)]
+    for model, examples, bad, message in cases:
+        gold = {ChainCRF: chains_Y, GraphCRF: graphs_Y, MultiLabelClf: list(Y)}[type(model)]
+        gold = gold[:3] + [bad]
+        for learner in (SubgradientSSVM(model, max_iter=1), DistRepSSVM(model, max_iter=1)):
+            with pytest.raises(ValueError, match="^example 3: %s, not " % message):
+                learner.fit(examples, gold)
+            assert not hasattr(learner, "w") and not hasattr(learner, "A")
+        trained = SubgradientSSVM(model, max_iter=1).fit(examples, gold[:3] + gold[:1])
+        with pytest.raises(ValueError, match="^example 3: %s, not " % message):
+            trained.score(examples, gold)
+        with pytest.raises(ValueError, match="^(y_hat must be a 1-D array|y has 3 labels but "
+                                             "y_hat [24]$)"):
+            model.loss(gold[0], bad)
+        with pytest.raises(ValueError, match="^4 examples but 3 labellings$"):
+            trained.score(examples, gold[:3])
+        with pytest.raises(ValueError, match="^4 examples but 5 labellings$"):
+            SubgradientSSVM(model, max_iter=1).fit(examples, gold[:3] + gold[:2])
+    # labellings of different lengths are no Hamming loss
+    model = ChainCRF(3)
+    with pytest.raises(ValueError, match="^y has 3 labels but y_hat 2$"):
+        model.loss([0, 1, 2], [0, 1])
+    assert model.loss([0, 1, 2], [0, 2, 2]) == 1 and model.max_loss([0, 1, 2]) == 3
+    # 0/1 labels as booleans, integers or floats are the same labels
+    trained = [SubgradientSSVM(MultiLabelClf(3, edges="full"), max_iter=2,
+                               random_state=0).fit(X, Y.astype(dtype)).w
+               for dtype in (int, bool, float)]
+    assert np.array_equal(trained[0], trained[1]) and np.array_equal(trained[0], trained[2])
+    with pytest.raises(ValueError, match="^Y: an \\(n_samples, n_labels\\) array of 0/1"):
+        chow_liu_tree(np.array([[0, 1], [2, 1]]))
+    with pytest.raises(ValueError, match="^Y: an \\(n_samples, n_labels\\) array of 0/1"):
+        chow_liu_tree(np.array([0, 1, 1]))
+
+
 def test_examples_that_are_not_feature_matrices_are_refused_naming_the_example():
     """Each malformed example among good ones is refused with its index and
     what is wrong; nested lists are matrices (the same training as arrays)."""

@@ -132,24 +132,30 @@ class _Learner(Estimator):
             self.callback(self)
             self._callback_seconds += time.perf_counter() - before
 
-    def predict(self, X):
-        """The model's inference (decoded labels) for every example of X.
-        Raises NotFittedError before fit."""
+    def _fitted_weights(self):
+        """joint_w, or NotFittedError before fit."""
         try:
-            w = self.joint_w
+            return self.joint_w
         except AttributeError:
             raise NotFittedError("%s is not fitted yet: call fit first"
                                  % type(self).__name__) from None
-        return self.model.batch_inference(X, w, threads=self.threads)
+
+    def predict(self, X):
+        """The model's inference (decoded labels) for every example of X.
+        Raises NotFittedError before fit."""
+        return self.model.batch_inference(X, self._fitted_weights(), threads=self.threads)
 
     def score(self, X, Y):
         """1 - the Hamming loss over all labels of X (the fraction of
-        labels, or nodes, predicted right)."""
+        labels, or nodes, predicted right). Y is checked as fit checks it
+        (ValueError naming the first labelling the model cannot predict)."""
+        w = self._fitted_weights()
+        model = self.model
+        design = model._fitted_design(X)
         Y = list(Y)
-        predicted = self.predict(X)
-        if len(predicted) != len(Y):
-            raise ValueError("%d examples but %d labellings" % (len(predicted), len(Y)))
-        wrong = sum(self.model.loss(y, p) for y, p in zip(Y, predicted))
+        model.gold_indicators(design, Y)
+        predicted = model._infer(design, *model.split_weights(w), None, False, self.threads)
+        wrong = sum(model.loss(y, p) for y, p in zip(Y, predicted))
         return 1.0 - wrong / sum(self.model.max_loss(y) for y in Y)
 
 
@@ -198,9 +204,12 @@ class SubgradientSSVM(_Learner):
         return self.w
 
     def fit(self, X, Y):
-        """Trains on examples X labelled Y; returns self."""
+        """Trains on examples X labelled Y; returns self. Every labelling
+        is checked first (ValueError naming the first the model cannot
+        predict: wrong length, dtype or labels)."""
         self._begin()
         model = self.model
+        Y = list(Y)
         data = _Training(model, model.initialize(X, Y), Y)
         n = len(data)
         lam = 0.0 if np.isinf(self.C) else 1.0 / (self.C * n)
@@ -327,9 +336,11 @@ class DistRepSSVM(_Learner):
                 + self.lambda2 * singular_values.sum() + np.mean(losses))
 
     def fit(self, X, Y):
-        """Trains on examples X labelled Y; returns self."""
+        """Trains on examples X labelled Y; returns self. Every labelling
+        is checked first (as SubgradientSSVM.fit checks them)."""
         self._begin()
         model = self.model
+        Y = list(Y)
         data = _Training(model, model.initialize(X, Y), Y)
         rng = np.random.default_rng(self.random_state)
         self.A = self._initial_labels(model.n_labels, rng)

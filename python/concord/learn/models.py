@@ -260,22 +260,39 @@ class StructuredModel(Estimator):
         return self._infer(design, W, P, gold, relaxed, threads)
 
     def loss(self, y, y_hat):
-        """Hamming loss: the number of wrong labels (nodes)."""
-        return int(np.sum(np.asarray(y) != np.asarray(y_hat)))
+        """Hamming loss: the number of wrong labels (nodes). y and y_hat
+        must be labellings of the model (_labelling) of the same length."""
+        y, y_hat = self._labelling(y, what="y"), self._labelling(y_hat, what="y_hat")
+        if y.shape != y_hat.shape:
+            raise ValueError("y has %d labels but y_hat %d" % (y.size, y_hat.size))
+        return int(np.sum(y != y_hat))
 
     def max_loss(self, y):
         """The largest Hamming loss: the number of labels (nodes)."""
-        return int(np.asarray(y).size)
+        return int(self._labelling(y, what="y").size)
 
     # ---- used by the learners
 
     def gold_indicators(self, design, Y):
         """The gold labels of every example as indicator rows stacked like
-        design.phi: (nodes, n_labels)."""
+        design.phi: (nodes, n_labels). A ValueError naming the first example
+        whose labelling is not one of the model's (_gold_rows)."""
+        return np.vstack(self._gold_rows(design, Y))
+
+    def _gold_rows(self, design, Y):
+        """Each example's labelling as indicator rows, one per example of
+        the design: ValueError for a count that differs, or naming the first
+        example whose labelling has the wrong length, dtype or labels."""
         Y = list(Y)
         if len(Y) != len(design):
             raise ValueError("%d examples but %d labellings" % (len(design), len(Y)))
-        return np.vstack([self._indicators(key, y) for key, y in zip(design.keys, Y)])
+        rows = []
+        for k, (key, y) in enumerate(zip(design.keys, Y)):
+            try:
+                rows.append(self._indicators(key, y))
+            except ValueError as error:
+                raise ValueError("example %d: %s" % (k, error)) from None
+        return rows
 
     def cost(self, gold):
         """The Hamming loss of u against gold indicator rows as c . u + c0:
@@ -317,6 +334,17 @@ class StructuredModel(Estimator):
                             "whether one exists)")
             return [self._labels(slot) for slot in slots]
         return [(slot.y.value.copy(), self._pair_stats(slot)) for slot in slots]
+
+    def _labelling(self, y, nodes=None, what="the labelling"):
+        """y as a 1-D integer array of states in [0, n_labels) (of `nodes`
+        states unless None), or a ValueError saying what it is not."""
+        y = np.asarray(y)
+        if (y.ndim != 1 or (nodes is not None and y.size != nodes)
+                or not np.issubdtype(y.dtype, np.integer)
+                or ((y < 0) | (y >= self.n_labels)).any()):
+            raise ValueError("%s must be a 1-D array of %sinteger states in [0, %d), not %r"
+                             % (what, "" if nodes is None else "%d " % nodes, self.n_labels, y))
+        return y
 
     def labels_of_relaxed(self, u):
         """Labels from a relaxed solution's u by rounding each node."""
@@ -400,7 +428,7 @@ class MultiLabelClf(StructuredModel):
             if self.edges == "full":
                 self.edges_ = np.array(np.triu_indices(self.n_labels, 1)).T
             elif self.edges == "tree":
-                self.edges_ = chow_liu_tree(Y)
+                self.edges_ = chow_liu_tree(np.vstack(self._gold_rows(design, Y)))
             else:
                 raise ValueError("edges must be an array, 'full', 'tree' or None, not %r"
                                  % (self.edges,))
@@ -447,12 +475,18 @@ class MultiLabelClf(StructuredModel):
             np.add.at(Q, (self.edges_[:, 0], self.edges_[:, 1]), pair.value)
         return Q
 
+    def _labelling(self, y, nodes=None, what="the labelling"):
+        """y as a 1-D array of n_labels values in {0, 1} (booleans, integers
+        or floats), or a ValueError saying what it is not."""
+        y = np.asarray(y)
+        if y.shape != (self.n_labels,) or y.dtype.kind not in "biuf" or not np.isin(
+                y, (0, 1)).all():
+            raise ValueError("%s must be a 1-D array of %d values in {0, 1}, not %r"
+                             % (what, self.n_labels, y))
+        return y
+
     def _indicators(self, key, y):
-        y = np.asarray(y).reshape(-1)
-        if y.shape != (self.n_labels,) or not np.isin(y, (0, 1)).all():
-            raise ValueError("a multilabel labelling is %d values in {0, 1}, got %r"
-                             % (self.n_labels, y))
-        return y.astype(np.float64).reshape(1, -1)
+        return self._labelling(y).astype(np.float64).reshape(1, -1)
 
     def _gold_pair_stats(self, key, y):
         y = self._indicators(key, y)[0]
@@ -508,10 +542,10 @@ class ChainCRF(StructuredModel):
         return slot.factors[0].value[1].sum(axis=0)
 
     def _indicators(self, length, y):
-        return _one_hot(y, length, self.n_labels)
+        return np.eye(self.n_labels)[self._labelling(y, length)]
 
     def _gold_pair_stats(self, length, y):
-        y = np.asarray(y).reshape(-1)
+        y = np.asarray(y)
         Q = np.zeros((self.n_labels, self.n_labels))
         np.add.at(Q, (y[:-1], y[1:]), 1.0)
         return Q
@@ -610,10 +644,10 @@ class GraphCRF(StructuredModel):
                    np.zeros((self.n_labels, self.n_labels)))
 
     def _indicators(self, key, y):
-        return _one_hot(y, key[0], self.n_labels)
+        return np.eye(self.n_labels)[self._labelling(y, key[0])]
 
     def _gold_pair_stats(self, key, y):
-        y, edges = np.asarray(y).reshape(-1), self._edges(key)
+        y, edges = np.asarray(y), self._edges(key)
         Q = np.zeros((self.n_labels, self.n_labels))
         np.add.at(Q, (y[edges[:, 0]], y[edges[:, 1]]), 1.0)
         return Q * self.pair_mask
@@ -622,21 +656,17 @@ class GraphCRF(StructuredModel):
         return np.asarray(slot.fg.labels())
 
 
-def _one_hot(y, nodes, states):
-    """Indicator rows (nodes, states) of a labelling with one state per node."""
-    y = np.asarray(y).reshape(-1)
-    if y.shape != (nodes,) or not np.issubdtype(y.dtype, np.integer) or (
-            (y < 0) | (y >= states)).any():
-        raise ValueError("a labelling of %d nodes with integer states in [0, %d) expected, "
-                         "got %r" % (nodes, states, y))
-    return np.eye(states)[y]
-
-
 def chow_liu_tree(Y):
     """The Chow-Liu tree of binary label columns: the maximum spanning tree
     of the labels' pairwise mutual information (Prim's algorithm). Returns
-    its edges, (n_labels - 1, 2) with i < j."""
-    Y = np.asarray(Y, dtype=np.float64)
+    its edges, (n_labels - 1, 2) with i < j. Y: (n_samples, n_labels) of
+    0/1, at least one label."""
+    Y = np.asarray(Y)
+    if Y.ndim != 2 or Y.shape[1] == 0 or Y.dtype.kind not in "biuf" or not np.isin(
+            Y, (0, 1)).all():
+        raise ValueError("Y: an (n_samples, n_labels) array of 0/1 with n_labels >= 1 "
+                         "expected, got shape %s" % (Y.shape,))
+    Y = Y.astype(np.float64)
     n, labels = Y.shape
     joint = {}
     for a in (0, 1):
