@@ -18,6 +18,11 @@
   SubgradientSSVM (no regularisation; and lambda1 = 1 / (C n)).
 * chow_liu_tree has the largest total mutual information of all spanning
   trees (enumerated by Pruefer sequences).
+* A gold labelling is refused, before any training, exactly when it breaks
+  a hard constraint: every labelling of small examples against each
+  constraint's meaning written out in Python; labellings of the wrong
+  length, dtype or labels and examples that are not feature matrices are
+  refused naming the example.
 * The python blocks of docs/learning.md run (their assertions included).
 """
 
@@ -200,11 +205,95 @@ def test_constraints_no_labelling_meets_are_an_error_not_a_prediction(method):
     rng = np.random.default_rng(5)
     X, Y = multilabel_data(rng, 6, labels=4)
     model = MultiLabelClf(4, constraints=impossible, inference_method=method)
-    with pytest.raises(concord.InfeasibleError, match="no labelling"):
+    # no gold labelling meets them either: fit refuses the first example,
+    # naming the first constraint it breaks
+    first = next(c for c, holds in enumerate((Y[0].sum() == 1, Y[0][0] or Y[0][1],
+                                               Y[0][2] or Y[0][3])) if not holds)
+    with pytest.raises(ValueError, match=r"^example 0: .* constraints\[%d\]$" % first):
         SubgradientSSVM(model, max_iter=1).fit(X, Y)
-    untrained = SubgradientSSVM(model, max_iter=0).fit(X, Y)
+    model.initialize(X, Y)
     with pytest.raises(concord.InfeasibleError, match="no labelling"):
-        untrained.predict(X[:2])
+        model.batch_inference(X[:2], np.zeros(model.size_joint_feature))
+
+
+# Hard constraints with a transcription of each one's meaning in plain
+# Python (the reference the gold checks are compared with): the model, its
+# constraints, the meanings, a node count and states per node.
+CONSTRAINED = [
+    ("chain", lambda cs: ChainCRF(3, constraints=cs),
+     [lambda y: concord.Budget(y[:, 0], 1),               # state 0 at most once
+      lambda y: concord.Imply(y[[0, 2], [1, 1]]),          # node 0 in 1 -> node 2 in 1
+      lambda y: concord.Or(~y[:, 2])],                     # not every node in state 2
+     [lambda c: np.sum(c == 0) <= 1, lambda c: c[0] != 1 or c[2] == 1,
+      lambda c: (c != 2).any()], 3, 3),
+    ("multilabel", lambda cs: MultiLabelClf(4, edges="full", constraints=cs),
+     [lambda y: concord.Budget(y, 2), lambda y: concord.Imply(y[[3, 0]]),
+      lambda y: concord.AtMostOne(y[[1, 2]])],
+     [lambda c: c.sum() <= 2, lambda c: not c[3] or c[0], lambda c: c[1] + c[2] <= 1], 4, 2),
+    ("graph", lambda cs: GraphCRF(3, constraints=cs),
+     [lambda y: concord.Budget(y[:, 2], 1), lambda y: concord.Or(y[:, 0])],
+     [lambda c: np.sum(c == 2) <= 1, lambda c: (c == 0).any()], 3, 3),
+]
+
+
+def constrained_examples(name, rng, n, nodes):
+    """n examples of `nodes` nodes for the model `name` of CONSTRAINED."""
+    if name == "multilabel":
+        return list(multilabel_data(rng, n, labels=nodes)[0])
+    if name == "chain":
+        return [rng.normal(size=(nodes, 4)) for _ in range(n)]
+    return [(rng.normal(size=(nodes, 4)), np.array([[0, 1], [1, 2]])) for _ in range(n)]
+
+
+@pytest.mark.parametrize("name, make, constraints, meanings, nodes, states", CONSTRAINED,
+                         ids=[c[0] for c in CONSTRAINED])
+def test_a_gold_labelling_that_breaks_a_hard_constraint_is_refused_before_training(
+        name, make, constraints, meanings, nodes, states):
+    """Every labelling of a small example, as example 2's gold: fit trains
+    exactly when each constraint's meaning holds, and otherwise raises
+    before any step, naming the example and the first constraint broken;
+    score, structured_hinge and loss-augmented inference refuse it too."""
+    rng = np.random.default_rng(11)
+    everything = [np.array(c) for c in itertools.product(range(states), repeat=nodes)]
+    feasible = [c for c in everything if all(m(c) for m in meanings)]
+    X = constrained_examples(name, rng, 5, nodes)
+    Y = [feasible[k] for k in rng.integers(len(feasible), size=5)]
+    trained = SubgradientSSVM(make(constraints), max_iter=1).fit(X, Y)
+    refused = 0
+    for candidate in everything:
+        broken = [k for k, meaning in enumerate(meanings) if not meaning(candidate)]
+        gold = Y[:2] + [candidate] + Y[3:]
+        epochs = []
+        learner = SubgradientSSVM(make(constraints), max_iter=1,
+                                  callback=lambda learner: epochs.append(1))
+        if not broken:
+            learner.fit(X, gold)
+            assert epochs == [1]
+            continue
+        refused += 1
+        message = r"^example %%d: the labelling violates the hard constraint constraints\[%d\]$" \
+            % broken[0]
+        with pytest.raises(ValueError, match=message % 2):
+            learner.fit(X, gold)
+        assert epochs == [] and not hasattr(learner, "w")
+        with pytest.raises(ValueError, match=message % 2):
+            trained.score(X, gold)
+        with pytest.raises(ValueError, match=message % 0):
+            structured_hinge(trained.model, X[2], candidate, trained.w)
+        with pytest.raises(ValueError, match=message % 0):
+            trained.model.loss_augmented_inference(X[2], candidate, trained.w)
+    assert 0 < refused < len(everything) and len(everything) - refused == len(feasible)
+
+
+def test_a_constraint_is_factors_over_the_output_not_variables_of_its_own():
+    """The gold's feasibility is decided on the output variables alone."""
+    def with_a_variable(y):
+        """Label 0 implies a variable the constraint makes."""
+        return concord.Imply([y[[0]], y.graph.variable(1)])
+    X, Y = multilabel_data(np.random.default_rng(15), 4, labels=3)
+    with pytest.raises(ValueError, match=r"^constraints\[1\] added variables of its own"):
+        SubgradientSSVM(MultiLabelClf(3, constraints=[lambda y: concord.Budget(y, 3),
+                                                      with_a_variable]), max_iter=1).fit(X, Y)
 
 
 def test_labellings_of_the_wrong_length_dtype_or_labels_are_refused_naming_the_example():

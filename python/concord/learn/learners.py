@@ -206,7 +206,7 @@ class SubgradientSSVM(_Learner):
     def fit(self, X, Y):
         """Trains on examples X labelled Y; returns self. Every labelling
         is checked first (ValueError naming the first the model cannot
-        predict: wrong length, dtype or labels)."""
+        predict: wrong length or labels, or breaking a hard constraint)."""
         self._begin()
         model = self.model
         Y = list(Y)

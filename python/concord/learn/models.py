@@ -276,8 +276,11 @@ class StructuredModel(Estimator):
     def gold_indicators(self, design, Y):
         """The gold labels of every example as indicator rows stacked like
         design.phi: (nodes, n_labels). A ValueError naming the first example
-        whose labelling is not one of the model's (_gold_rows)."""
-        return np.vstack(self._gold_rows(design, Y))
+        whose labelling is not one of the model's (_gold_rows) or breaks a
+        hard constraint (_check_constraints)."""
+        rows = self._gold_rows(design, Y)
+        self._check_constraints(design, rows)
+        return np.vstack(rows)
 
     def _gold_rows(self, design, Y):
         """Each example's labelling as indicator rows, one per example of
@@ -293,6 +296,22 @@ class StructuredModel(Estimator):
             except ValueError as error:
                 raise ValueError("example %d: %s" % (k, error)) from None
         return rows
+
+    def _check_constraints(self, design, rows):
+        """ValueError naming the first example whose indicator rows some
+        hard constraint forbids, and that constraint: each constraint's
+        factors, alone on the example's graph, evaluated at the labelling by
+        the C library (a violated factor: a score of -inf). The model's own
+        factors allow every labelling _indicators accepts."""
+        solvers = {}
+        for k, (key, u) in enumerate(zip(design.keys, rows)):
+            if key not in solvers:
+                solvers[key] = [_core.Solver(self._new_slot(key, only=c).fg.graph)
+                                for c in range(len(self.constraints))]
+            for c, solver in enumerate(solvers[key]):
+                if solver.evaluate(u.reshape(-1)).violated:
+                    raise ValueError("example %d: the labelling violates the hard constraint "
+                                     "constraints[%d]" % (k, c))
 
     def cost(self, gold):
         """The Hamming loss of u against gold indicator rows as c . u + c0:
@@ -374,12 +393,19 @@ class StructuredModel(Estimator):
         """The labellings of several examples as the model returns them."""
         return labels
 
-    def _new_slot(self, key):
+    def _new_slot(self, key, only=None):
+        """The graph of the structure `key` with the hard constraints (only:
+        with constraints[only] alone), which must be factors over the
+        output Variable."""
         slot = self._build(key)
-        for constraint in self.constraints:
-            made = constraint(slot.y)
-            for factor in (made if isinstance(made, (list, tuple)) else [made]):
-                slot.fg.add(factor)
+        for c, constraint in enumerate(self.constraints):
+            if only is None or c == only:
+                made = constraint(slot.y)
+                for factor in (made if isinstance(made, (list, tuple)) else [made]):
+                    slot.fg.add(factor)
+                if slot.fg.num_variables != slot.y.size:
+                    raise ValueError("constraints[%d] added variables of its own: constraints "
+                                     "are factors over the output Variable" % c)
         return slot
 
     def __getstate__(self):
