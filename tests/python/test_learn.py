@@ -22,7 +22,8 @@
   a hard constraint: every labelling of small examples against each
   constraint's meaning written out in Python; labellings of the wrong
   length, dtype or labels and examples that are not feature matrices are
-  refused naming the example.
+  refused naming the example; constraints set after fit are the ones
+  predict meets (the enumerated best allowed labelling).
 * The python blocks of docs/learning.md run (their assertions included).
 """
 
@@ -394,6 +395,32 @@ def test_examples_that_are_not_feature_matrices_are_refused_naming_the_example()
         [x.tolist() for x in chains_X], [y.tolist() for y in chains_Y])
     as_arrays = SubgradientSSVM(ChainCRF(3), max_iter=2, random_state=0).fit(chains_X, chains_Y)
     assert np.array_equal(as_lists.w, as_arrays.w) and as_arrays.w.any()
+
+
+def test_constraints_set_after_fit_are_the_ones_predict_meets():
+    """The factor graphs kept for inference are rebuilt when the
+    constraints change (set_params or the list changed in place)."""
+    rng = np.random.default_rng(14)
+    X, _ = multilabel_data(rng, 30, labels=4)
+    Y = np.ones((30, 4), dtype=int)
+    Y[::2, 1:] = 0
+    learner = SubgradientSSVM(MultiLabelClf(4, inference_method="exact"), C=10.0,
+                              max_iter=5, random_state=0).fit(X, Y)
+    before = learner.predict(X)
+    assert (before.sum(axis=1) > 1).sum() >= 10     # the training labels: 1 or 4 labels
+    learner.set_params(model__constraints=[lambda y: concord.Budget(y, 1)])
+    after = learner.predict(X)
+    learner.model.constraints.append(lambda y: concord.Budget(y[[1, 2, 3]], 0))
+    last = learner.predict(X)
+    for x, once, never in zip(X, after, last):
+        w = learner.w
+        for constrained, allowed in ((once, lambda c: c.sum() <= 1),
+                                     (never, lambda c: c.sum() <= 1 and not c[1:].any())):
+            # the best labelling among those allowed, by enumeration
+            best = brute_force(learner.model, x, None, w, allowed)
+            assert allowed(constrained)
+            assert w @ learner.model.joint_feature(x, constrained) == pytest.approx(best,
+                                                                                   abs=1e-9)
 
 
 def finite_difference_check(loss, w, gradient, rng, h, directions=4):

@@ -174,7 +174,7 @@ class StructuredModel(Estimator):
                              "not %r" % (self.inference_settings,))
         design = self._design(X)
         self.n_features_ = design.phi.shape[1]
-        self._slots = {}
+        self._slots, self._built_with = {}, None
         return design
 
     def _require_initialized(self):
@@ -324,6 +324,10 @@ class StructuredModel(Estimator):
         """Solves one graph per example (keys[k]'s structure, variable scores
         thetas[k], pair weights P) as a batch on C threads. Returns each
         example's (u, Q), or its labels when decode."""
+        # the graphs kept were built with the constraints of their time:
+        # new ones (set_params, or the list changed in place) need new graphs
+        if list(self.constraints) != self._built_with:
+            self._slots, self._built_with = {}, list(self.constraints)
         in_use = {}
         slots = []
         for key in keys:
@@ -411,11 +415,12 @@ class StructuredModel(Estimator):
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_slots", None)  # factor graphs: rebuilt when needed
+        state.pop("_built_with", None)
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._slots = {}
+        self._slots, self._built_with = {}, None
 
     def _one(self, x):
         """One example as a collection of one."""
