@@ -24,11 +24,13 @@
   length, dtype or labels and examples that are not feature matrices are
   refused naming the example; constraints set after fit are the ones
   predict meets (the enumerated best allowed labelling).
+* The readers name the line of a malformed row.
 * The python blocks of docs/learning.md run (their assertions included).
 """
 
 import itertools
 import os
+import re
 
 import numpy as np
 import pytest
@@ -771,3 +773,29 @@ def test_readers_on_the_repository_fixtures():
         load_mulan_split(FIXTURES, "nothing")
     sentences = load_conllu(os.path.join(FIXTURES, "pos-train.conllu"))
     assert all(len(words) == len(tags) > 0 for words, tags in sentences)
+
+
+def test_readers_name_the_line_of_a_malformed_row(tmp_path):
+    """A well-formed toy file reads as written; each malformed row is a
+    ValueError naming its file and line."""
+    xml = tmp_path / "toy.xml"
+    xml.write_text('<labels><label name="a"></label><label name="b"></label></labels>\n')
+    header = "@relation toy\n@attribute f0 numeric\n@attribute a {0,1}\n@attribute b {0,1}\n" \
+        "@data\n"
+    arff = tmp_path / "toy.arff"
+    arff.write_text(header + "0.5,1,0\n{0 2.5,2 1}\n")
+    X, Y, names = load_mulan(arff, xml)
+    assert X.tolist() == [[0.5], [2.5]] and Y.tolist() == [[1, 0], [0, 1]] and names == ["a", "b"]
+    for row, message in (("0.5,?,0", "could not convert string to float: '\\?'"),
+                         ("0.5,1", "2 values for 3 attributes"),
+                         ("0.5,2,0", r"labels must be 0 or 1, got \[2. 0.\]"),
+                         ("0.5,0.5,1", r"labels must be 0 or 1, got \[0.5 1. \]"),
+                         ("{0 1,3 1}", r"attribute index 3 out of range \(3 attributes\)")):
+        arff.write_text(header + "0.5,1,0\n%% a comment\n%s\n" % row)
+        with pytest.raises(ValueError, match="^%s:8: %s$" % (re.escape(str(arff)), message)):
+            load_mulan(arff, xml)
+    conllu = tmp_path / "toy.conllu"
+    conllu.write_text("# text = a b\n1\ta\ta\tNOUN\n2 b b NOUN\n\n")
+    with pytest.raises(ValueError, match="^%s:3: a token line of 1 tab-separated columns"
+                       % re.escape(str(conllu))):
+        load_conllu(conllu)

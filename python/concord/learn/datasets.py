@@ -13,12 +13,15 @@ def load_mulan(arff_path, xml_path):
     """A MULAN multilabel data set: the ARFF file (dense or sparse rows) and
     the XML file naming its labels. Returns (X (n, n_features) float64, Y
     (n, n_labels) int 0/1, label names), features in the file's order
-    without the label attributes."""
+    without the label attributes. A row that is not numbers (a missing
+    value "?" included), of the wrong number of values or with a label
+    other than 0 or 1 is a ValueError naming its line."""
     with open(xml_path, encoding="utf-8") as xml:
         label_names = re.findall(r'<label\s+name="([^"]*)"', xml.read())
-    attributes, rows = [], []
+    attributes, rows, numbers = [], [], []
     with open(arff_path, encoding="utf-8") as arff:
-        for line in arff:
+        lines = enumerate(arff, 1)
+        for _, line in lines:
             line = line.strip()
             if not line or line.startswith("%"):
                 continue
@@ -27,20 +30,15 @@ def load_mulan(arff_path, xml_path):
                 attributes.append(_attribute_name(line))
             elif lower.startswith("@data"):
                 break
-        values = np.zeros(0)
-        for line in arff:
+        for number, line in lines:
             line = line.strip()
             if not line or line.startswith("%"):
                 continue
-            values = np.zeros(len(attributes))
-            if line.startswith("{"):
-                for entry in line.strip("{}").split(","):
-                    if entry.strip():
-                        index, value = entry.split()
-                        values[int(index)] = float(value)
-            else:
-                values[:] = [float(v) for v in line.split(",")]
-            rows.append(values)
+            try:
+                rows.append(_arff_row(line, len(attributes)))
+            except ValueError as error:
+                raise ValueError("%s:%d: %s" % (arff_path, number, error)) from None
+            numbers.append(number)
     table = np.array(rows).reshape(len(rows), len(attributes))
     position = {name: k for k, name in enumerate(attributes)}
     missing = [name for name in label_names if name not in position]
@@ -48,8 +46,33 @@ def load_mulan(arff_path, xml_path):
         raise ValueError("%s: labels of %s not among its attributes: %s"
                          % (arff_path, xml_path, missing[:3]))
     label_columns = [position[name] for name in label_names]
+    labels = table[:, label_columns]
+    bad = np.flatnonzero(~np.isin(labels, (0, 1)).all(axis=1))
+    if len(bad):
+        raise ValueError("%s:%d: labels must be 0 or 1, got %s"
+                         % (arff_path, numbers[bad[0]], labels[bad[0]]))
     features = np.setdiff1d(np.arange(len(attributes)), label_columns)
-    return table[:, features], table[:, label_columns].astype(int), label_names
+    return table[:, features], labels.astype(int), label_names
+
+
+def _arff_row(line, count):
+    """The `count` values of an ARFF data row, dense ("1,0,2.5") or sparse
+    ("{0 1,3 2.5}": index value pairs, the others 0)."""
+    values = np.zeros(count)
+    if line.startswith("{"):
+        for entry in line.strip("{}").split(","):
+            if entry.strip():
+                index, value = entry.split()
+                if not 0 <= int(index) < count:
+                    raise ValueError("attribute index %s out of range (%d attributes)"
+                                     % (index, count))
+                values[int(index)] = float(value)
+        return values
+    given = line.split(",")
+    if len(given) != count:
+        raise ValueError("%d values for %d attributes" % (len(given), count))
+    values[:] = [float(v) for v in given]
+    return values
 
 
 def load_mulan_split(folder, name):
@@ -77,10 +100,11 @@ def _attribute_name(line):
 
 def load_conllu(path):
     """The sentences of a CoNLL-U file as (words, universal POS tags) pairs
-    of lists (multiword-token ranges and empty nodes skipped)."""
+    of lists (multiword-token ranges and empty nodes skipped). A token line
+    of fewer than 4 tab-separated columns is a ValueError naming it."""
     sentences, words, tags = [], [], []
     with open(path, encoding="utf-8") as conllu:
-        for line in conllu:
+        for number, line in enumerate(conllu, 1):
             line = line.rstrip("\n")
             if not line:
                 if words:
@@ -88,6 +112,9 @@ def load_conllu(path):
                 words, tags = [], []
             elif not line.startswith("#"):
                 columns = line.split("\t")
+                if len(columns) < 4:
+                    raise ValueError("%s:%d: a token line of %d tab-separated columns (10 "
+                                     "expected)" % (path, number, len(columns)))
                 if "-" in columns[0] or "." in columns[0]:
                     continue
                 words.append(columns[1])
