@@ -48,6 +48,8 @@ TIGHT = {"tol": 1e-13, "max_iter": 100000}
 
 
 def chain_data(rng, n, states=3, features=4, lengths=(2, 5)):
+    """n random sequences of lengths in `lengths`: states, and features
+    that are noisy one-hot codes of them."""
     X, Y = [], []
     for _ in range(n):
         length = int(rng.integers(lengths[0], lengths[1] + 1))
@@ -58,12 +60,16 @@ def chain_data(rng, n, states=3, features=4, lengths=(2, 5)):
 
 
 def multilabel_data(rng, n, labels=5, features=4):
+    """n examples of `labels` labels from a random linear model with
+    noise (features with a bias column)."""
     X = np.hstack([rng.normal(size=(n, features - 1)), np.ones((n, 1))])
     Y = (X @ rng.normal(size=(labels, features)).T + rng.normal(size=(n, labels)) > 0)
     return X, Y.astype(int)
 
 
 def graph_data(rng, n, nodes=5, states=3, features=4, cycle=True):
+    """n random graphs of `nodes` nodes (a path, closed into a cycle when
+    `cycle`): states, and features that are noisy one-hot codes of them."""
     X, Y = [], []
     for _ in range(n):
         edges = [(i, i + 1) for i in range(nodes - 1)] + ([(nodes - 1, 0)] if cycle else [])
@@ -111,6 +117,9 @@ MODELS = [
 @pytest.mark.parametrize("method", ["map", "exact"])
 @pytest.mark.parametrize("name, make, data, exact", MODELS, ids=[m[0] for m in MODELS])
 def test_loss_augmented_inference_is_the_enumerated_maximiser(name, make, data, exact, method):
+    """Inference and loss-augmented inference reach the maximum found by
+    enumerating every labelling (LP-MAP: bounds it on cycles, equals it
+    when integral)."""
     rng = np.random.default_rng(1)
     model = make().set_params(inference_method=method, inference_settings=TIGHT)
     exact = exact or method == "exact"
@@ -168,6 +177,9 @@ def test_a_minibatch_in_any_order_has_each_examples_hinge(name, make, data, exac
 
 @pytest.mark.parametrize("method", ["map", "exact"])
 def test_constraints_restrict_inference_to_feasible_labellings(method):
+    """With a budget on state 0, loss-augmented inference meets it and, when
+    integral, is the enumerated best labelling among those that meet it;
+    an exact budget holds in every prediction."""
     rng = np.random.default_rng(2)
     budget = 1
     model = ChainCRF(3, constraints=[lambda y: concord.Budget(y[:, 0], budget)],
@@ -201,6 +213,9 @@ def test_constraints_restrict_inference_to_feasible_labellings(method):
 def test_constraints_no_labelling_meets_are_an_error_not_a_prediction(method):
     # exactly one label, and one of labels 0, 1, and one of labels 2, 3:
     # no labelling of 4 meets them all (brute force below)
+    """Constraints no labelling meets: fit refuses every gold (naming the
+    first constraint broken, by brute force), inference raises
+    InfeasibleError."""
     impossible = [lambda y: concord.Budget(y, 1, exact=True), lambda y: concord.Or(y[[0, 1]]),
                   lambda y: concord.Or(y[[2, 3]])]
     assert not any(sum(c) == 1 and (c[0] or c[1]) and (c[2] or c[3])
@@ -447,6 +462,8 @@ def finite_difference_check(loss, w, gradient, rng, h, directions=4):
 @pytest.mark.parametrize("name, make, data, exact", MODELS, ids=[m[0] for m in MODELS])
 def test_structured_hinge_subgradient_matches_finite_differences(name, make, data, exact,
                                                                  method):
+    """The hinge's subgradient against central differences of the loss
+    (kinks skipped and counted)."""
     rng = np.random.default_rng(3)
     model = make().set_params(inference_method=method, inference_settings=TIGHT)
     X, Y = data(rng, 6)
@@ -496,6 +513,8 @@ def test_structured_hinge_equals_the_c_library_losses(name, make, data, exact, m
 
 
 def test_hinge_is_zero_at_a_large_margin_and_its_subgradient_vanishes():
+    """Weights that score the gold at least 100 above any other labelling:
+    no loss, no subgradient."""
     rng = np.random.default_rng(4)
     model = ChainCRF(3, inference_settings=TIGHT)
     X, Y = chain_data(rng, 4)
@@ -519,6 +538,7 @@ def test_distrep_label_gradient_matches_finite_differences():
     A0 = rng.normal(size=(2, 3))
 
     def loss_and_gradient(A):
+        """The hinge summed over the examples and its gradient w.r.t. A."""
         total, grad = 0.0, np.zeros_like(A)
         for x, y in zip(X, Y):
             loss, g = structured_hinge(model, x, y, model.join_weights(A.T @ W_a,
@@ -547,6 +567,8 @@ def nuclear_prox_reference(X, t):
 
 @pytest.mark.parametrize("shape", [(4, 6), (6, 4), (5, 5)])
 def test_nuclear_norm_prox_is_soft_thresholding_and_the_unique_minimiser(shape):
+    """The prox against the eigendecomposition reference, and against
+    random perturbations of it."""
     rng = np.random.default_rng(6)
     for t in (0.1, 1.0, 2.5):
         X = rng.normal(size=shape)
@@ -554,6 +576,7 @@ def test_nuclear_norm_prox_is_soft_thresholding_and_the_unique_minimiser(shape):
         assert np.allclose(Z, nuclear_prox_reference(X, t), atol=1e-10)
 
         def objective(U):
+            """t ||U||_* + ||U - X||^2 / 2."""
             return t * np.linalg.svd(U, compute_uv=False).sum() + 0.5 * np.sum((U - X) ** 2)
 
         best = objective(Z)
@@ -567,6 +590,8 @@ def test_nuclear_norm_prox_is_soft_thresholding_and_the_unique_minimiser(shape):
 @pytest.mark.parametrize("method", ["map", "sparse", "exact"])
 @pytest.mark.parametrize("kind", ["chain", "multilabel"])
 def test_distrep_with_identity_labels_trains_the_ssvm(kind, method):
+    """A fixed to the identity: DistRepSSVM's weights, losses and
+    predictions are SubgradientSSVM's."""
     rng = np.random.default_rng(7)
     if kind == "chain":
         X, Y = chain_data(rng, 20)
@@ -590,6 +615,8 @@ def test_distrep_with_identity_labels_trains_the_ssvm(kind, method):
 
 
 def test_distrep_nuclear_norm_lowers_the_rank_and_keeps_labels_in_the_unit_ball():
+    """A-steps keep every label vector in the unit ball; a large lambda2
+    lowers the rank of A, none keeps it full."""
     rng = np.random.default_rng(8)
     X, Y = chain_data(rng, 30, states=4)
     ranks = []
@@ -603,6 +630,8 @@ def test_distrep_nuclear_norm_lowers_the_rank_and_keeps_labels_in_the_unit_ball(
 
 
 def test_chow_liu_tree_maximises_the_mutual_information():
+    """chow_liu_tree's total mutual information against the best of every
+    spanning tree (enumerated by Pruefer sequences)."""
     rng = np.random.default_rng(9)
     labels = 5
     hidden = rng.normal(size=(300, 2))
@@ -610,6 +639,7 @@ def test_chow_liu_tree_maximises_the_mutual_information():
     Y = Y.astype(int)
 
     def information(i, j):
+        """The smoothed mutual information of labels i and j."""
         total = 0.0
         for a in (0, 1):
             for b in (0, 1):
@@ -620,6 +650,7 @@ def test_chow_liu_tree_maximises_the_mutual_information():
         return total
 
     def tree_from_pruefer(sequence):
+        """The edges of the labelled tree of a Pruefer sequence."""
         degree = np.ones(labels, dtype=int)
         for v in sequence:
             degree[v] += 1
@@ -640,6 +671,7 @@ def test_chow_liu_tree_maximises_the_mutual_information():
 
 
 def test_edges_that_are_not_integer_pairs_are_refused_not_reinterpreted():
+    """Edges of the wrong shape or dtype are refused, naming edges."""
     rng = np.random.default_rng(6)
     X, Y = multilabel_data(rng, 4, labels=4)
     for edges, error in (([[0, 1, 2], [1, 2, 3]], ValueError), ([[0, 1.5]], TypeError)):
@@ -655,6 +687,8 @@ def test_edges_that_are_not_integer_pairs_are_refused_not_reinterpreted():
 
 
 def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
+    """Empty or non-finite inputs, overflowing scores, parameters out of
+    range and use before fit are refused, each naming its cause."""
     rng = np.random.default_rng(7)
     X, Y = multilabel_data(rng, 6, labels=4)
     chains_X, chains_Y = chain_data(rng, 3)
@@ -736,6 +770,8 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
 
 
 def test_parameters_follow_scikit_learn_conventions():
+    """get_params, set_params (nested too), clones and repr as in
+    scikit-learn."""
     model = ChainCRF(4, inference_method="sparse")
     learner = SubgradientSSVM(model, C=2.0, max_iter=3)
     params = learner.get_params()
@@ -763,6 +799,7 @@ def test_the_learning_guide_runs(monkeypatch):
 
 
 def test_readers_on_the_repository_fixtures():
+    """The readers on the repository's small data sets."""
     X, Y, names = load_mulan(os.path.join(FIXTURES, "multilabel-train.arff"),
                              os.path.join(FIXTURES, "multilabel.xml"))
     assert Y.shape == (len(X), len(names)) and set(np.unique(Y)) <= {0, 1}

@@ -18,6 +18,7 @@ class Estimator:
 
     @classmethod
     def _param_names(cls):
+        """The constructor's parameter names, in order."""
         signature = inspect.signature(cls.__init__)
         return [name for name, p in signature.parameters.items()
                 if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -49,6 +50,7 @@ class Estimator:
         return self
 
     def __repr__(self):
+        """The class name and the parameters, as a constructor call."""
         return "%s(%s)" % (type(self).__name__, ", ".join(
             "%s=%r" % item for item in self.get_params(deep=False).items()))
 

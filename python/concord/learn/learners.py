@@ -29,12 +29,15 @@ class _Training:
     the gold indicator rows and the Hamming cost of every row."""
 
     def __init__(self, model, design, Y):
+        """Y's gold indicator rows (checked by gold_indicators) and
+        their Hamming cost."""
         self.design = design
         self.labels = list(Y)
         self.gold = model.gold_indicators(design, self.labels)
         self.cost, self.cost_constant = model.cost(self.gold)
 
     def __len__(self):
+        """The number of examples."""
         return len(self.design)
 
 
@@ -183,6 +186,7 @@ class SubgradientSSVM(_Learner):
 
     def __init__(self, model, C=1.0, max_iter=100, batch_size=32, learning_rate=0.1,
                  shuffle=True, random_state=None, threads=None, callback=None):
+        """Keeps the parameters (checked by fit)."""
         self.model = model
         self.C = C
         self.max_iter = max_iter
@@ -194,6 +198,7 @@ class SubgradientSSVM(_Learner):
         self.callback = callback
 
     def _check_parameters(self):
+        """As _Learner's, and C > 0 (numpy.inf allowed)."""
         super()._check_parameters()
         check_number(self, "C", 0, strictly=True, infinite=True,
                      note=" (numpy.inf: no regularisation)")
@@ -270,6 +275,7 @@ class DistRepSSVM(_Learner):
     def __init__(self, model, dim=None, lambda1=1e-4, lambda2=1e-3, max_iter=10, w_epochs=1,
                  a_epochs=1, batch_size=32, learning_rate=0.1, a_learning_rate=0.1,
                  init="random", shuffle=True, random_state=None, threads=None, callback=None):
+        """Keeps the parameters (checked by fit)."""
         self.model = model
         self.dim = dim
         self.lambda1 = lambda1
@@ -287,6 +293,8 @@ class DistRepSSVM(_Learner):
         self.callback = callback
 
     def _check_parameters(self):
+        """As _Learner's, and the penalties, the A-step's rate, the epoch
+        counts, init and dim."""
         super()._check_parameters()
         check_number(self, "lambda1", 0, strictly=False)
         check_number(self, "lambda2", 0, strictly=False)
@@ -299,6 +307,8 @@ class DistRepSSVM(_Learner):
         check_count(self, "dim", 1, or_none=True)
 
     def _initial_labels(self, labels, rng):
+        """The first A (dim x labels) as init says: random unit columns
+        drawn from rng, the identity, or the array given (real, finite)."""
         dim = labels if self.dim is None else self.dim
         if isinstance(self.init, str) and self.init == "identity":
             if dim != labels:
@@ -331,6 +341,7 @@ class DistRepSSVM(_Learner):
         return self.model.join_weights(*self._standard())
 
     def _objective(self, losses):
+        """Objective (1) with the examples' losses as the loss term."""
         singular_values = np.linalg.svd(self.A, compute_uv=False)
         return (self.lambda1 / 2 * (np.sum(self.W_a ** 2) + np.sum(self.W_p ** 2))
                 + self.lambda2 * singular_values.sum() + np.mean(losses))
@@ -358,6 +369,8 @@ class DistRepSSVM(_Learner):
         return self
 
     def _epoch(self, data, rng, step, kind):
+        """One epoch of minibatches, each solved and then passed to step
+        (the w- or A-step, kind "w" or "A"); records the epoch."""
         losses = []
         for batch in self._epochs(len(data), rng):
             W, P = self._standard()

@@ -48,6 +48,7 @@ def check_scores(theta, indices, ends):
 
 
 def _is_sparse(x):
+    """Whether x is a scipy sparse matrix."""
     return hasattr(x, "tocsr")
 
 
@@ -104,6 +105,7 @@ class _Slot:
     __slots__ = ("fg", "y", "factors")
 
     def __init__(self, fg, y, factors):
+        """Keeps the graph, its output variable and the scored factors."""
         self.fg = fg
         self.y = y
         self.factors = factors
@@ -116,6 +118,8 @@ class Design:
     (equal keys share a factor graph)."""
 
     def __init__(self, phi, offsets, keys):
+        """Keeps the design; ValueError for no examples or features that
+        are not finite (naming the first such example)."""
         if not keys:
             raise ValueError("no examples")
         self.phi = phi
@@ -131,6 +135,7 @@ class Design:
                              % (np.searchsorted(self.offsets, row[0], side="right") - 1))
 
     def __len__(self):
+        """The number of examples."""
         return len(self.keys)
 
     def rows(self, indices):
@@ -153,6 +158,7 @@ class StructuredModel(Estimator):
 
     def __init__(self, n_labels, constraints=(), inference_method="map",
                  inference_settings=None):
+        """Keeps the parameters (checked by initialize)."""
         self.n_labels = n_labels
         self.constraints = constraints
         self.inference_method = inference_method
@@ -379,6 +385,9 @@ class StructuredModel(Estimator):
     # ---- internals
 
     def _infer(self, design, W, P, gold, relaxed, threads):
+        """Inference for every example of the design under (W, P), a
+        chunk of examples per batch; gold indicator rows (or None) add the
+        Hamming cost. Returns the labellings, or (u, Q) when relaxed."""
         out = []
         for start in range(0, len(design), _CHUNK):
             indices = range(start, min(start + _CHUNK, len(design)))
@@ -413,12 +422,15 @@ class StructuredModel(Estimator):
         return slot
 
     def __getstate__(self):
+        """The state to pickle, without the factor graphs."""
         state = dict(self.__dict__)
         state.pop("_slots", None)  # factor graphs: rebuilt when needed
         state.pop("_built_with", None)
         return state
 
     def __setstate__(self, state):
+        """Restores a pickled state; the factor graphs are built again
+        when needed."""
         self.__dict__.update(state)
         self._slots, self._built_with = {}, None
 
@@ -448,6 +460,7 @@ class MultiLabelClf(StructuredModel):
 
     def __init__(self, n_labels, edges=None, constraints=(), inference_method="map",
                  inference_settings=None):
+        """Keeps the parameters (checked by initialize)."""
         super().__init__(n_labels, constraints, inference_method, inference_settings)
         self.edges = edges
 
@@ -481,13 +494,18 @@ class MultiLabelClf(StructuredModel):
         return mask
 
     def _design(self, X):
+        """X, one (n_samples, n_features) matrix, as a design: one node
+        (row) per example, every example the same structure."""
         X = _features(X, "X")
         return Design(X, np.arange(X.shape[0] + 1), [None] * X.shape[0])
 
     def _one(self, x):
+        """One feature row x as a matrix of one row."""
         return x if _is_sparse(x) else np.reshape(_core.real_array(x, "x"), (1, -1))
 
     def _build(self, key):
+        """The graph of an example: the labels' variable and, with
+        edges, one PAIR factor over them."""
         fg = concord.FactorGraph()
         y = fg.variable(self.n_labels)
         factors = []
@@ -497,10 +515,12 @@ class MultiLabelClf(StructuredModel):
         return _Slot(fg, y, factors)
 
     def _set_scores(self, slot, P):
+        """Sets the PAIR scores to the edges' pair weights."""
         for pair in slot.factors:
             pair.scores = P[self.edges_[:, 0], self.edges_[:, 1]]
 
     def _pair_stats(self, slot):
+        """Q: the PAIR factor's values at the edges."""
         Q = np.zeros((self.n_labels, self.n_labels))
         for pair in slot.factors:
             np.add.at(Q, (self.edges_[:, 0], self.edges_[:, 1]), pair.value)
@@ -517,9 +537,11 @@ class MultiLabelClf(StructuredModel):
         return y
 
     def _indicators(self, key, y):
+        """The labelling y (checked by _labelling) as one indicator row."""
         return self._labelling(y).astype(np.float64).reshape(1, -1)
 
     def _gold_pair_stats(self, key, y):
+        """Q of the labelling y: 1 at the edges whose two labels are on."""
         y = self._indicators(key, y)[0]
         Q = np.zeros((self.n_labels, self.n_labels))
         np.add.at(Q, (self.edges_[:, 0], self.edges_[:, 1]),
@@ -527,9 +549,11 @@ class MultiLabelClf(StructuredModel):
         return Q
 
     def _labels(self, slot):
+        """The solved labels rounded to 0/1."""
         return (slot.y.value > 0.5).astype(int)
 
     def _collect(self, labels):
+        """The labellings as one (n_samples, n_labels) array."""
         return np.array(labels).reshape(-1, self.n_labels)
 
 
@@ -546,6 +570,7 @@ class ChainCRF(StructuredModel):
 
     def __init__(self, n_states, constraints=(), inference_method="map",
                  inference_settings=None):
+        """Keeps the parameters (checked by initialize)."""
         super().__init__(n_states, constraints, inference_method, inference_settings)
 
     @property
@@ -554,12 +579,16 @@ class ChainCRF(StructuredModel):
         return self.n_labels
 
     def _design(self, X):
+        """X, a list of (length, n_features) matrices, as a design keyed
+        by length; ValueError naming a sequence of length 0."""
         phi, lengths = _stack(list(X))
         if 0 in lengths:
             raise ValueError("X[%d]: a sequence of length 0" % lengths.index(0))
         return Design(phi, np.concatenate([[0], np.cumsum(lengths)]), lengths)
 
     def _build(self, length):
+        """The graph of a sequence of `length`: a row of states per
+        position, one-hot by the SEQUENCE factor over them."""
         fg = concord.FactorGraph()
         states = self.n_labels
         y = fg.multi_variable_from(np.zeros((length, states)), one_hot=False)
@@ -567,21 +596,26 @@ class ChainCRF(StructuredModel):
         return _Slot(fg, y, [chain])
 
     def _set_scores(self, slot, P):
+        """Sets the SEQUENCE's transitions to P."""
         slot.factors[0].transitions = P
 
     def _pair_stats(self, slot):
+        """Q: the SEQUENCE's transition values summed over positions."""
         return slot.factors[0].value[1].sum(axis=0)
 
     def _indicators(self, length, y):
+        """The labelling y (checked by _labelling) as one-hot rows."""
         return np.eye(self.n_labels)[self._labelling(y, length)]
 
     def _gold_pair_stats(self, length, y):
+        """Q of the labelling y: its transitions counted."""
         y = np.asarray(y)
         Q = np.zeros((self.n_labels, self.n_labels))
         np.add.at(Q, (y[:-1], y[1:]), 1.0)
         return Q
 
     def _labels(self, slot):
+        """The decoded state of every position."""
         return np.asarray(slot.fg.labels())
 
 
@@ -601,6 +635,7 @@ class GraphCRF(StructuredModel):
 
     def __init__(self, n_states, pairwise="full", constraints=(), inference_method="map",
                  inference_settings=None):
+        """Keeps the parameters (checked by initialize)."""
         super().__init__(n_states, constraints, inference_method, inference_settings)
         self.pairwise = pairwise
 
@@ -624,6 +659,10 @@ class GraphCRF(StructuredModel):
         return np.ones((self.n_labels, self.n_labels), dtype=bool)
 
     def _design(self, X):
+        """X, a list of (features, edges) pairs, as a design keyed by the
+        number of nodes and the edges; ValueError naming an example that is
+        not such a pair, has 0 nodes or edges that are not pairs of
+        distinct nodes."""
         features, edge_lists = [], []
         for k, example in enumerate(X):
             if not isinstance(example, (tuple, list)) or len(example) != 2:
@@ -645,9 +684,12 @@ class GraphCRF(StructuredModel):
 
     @staticmethod
     def _edges(key):
+        """The edges of a structure key, (n_edges, 2)."""
         return np.frombuffer(key[1], dtype=np.int64).reshape(-1, 2)
 
     def _build(self, key):
+        """The graph of a structure: one-hot rows, and per edge a DENSE
+        factor ("full") or one PAIR factor over every edge ("potts")."""
         n, edges, states = key[0], self._edges(key), self.n_labels
         fg = concord.FactorGraph()
         y = fg.multi_variable_from(np.zeros((n, states)))
@@ -660,6 +702,7 @@ class GraphCRF(StructuredModel):
         return _Slot(fg, y, factors)
 
     def _set_scores(self, slot, P):
+        """Sets the edge factors' scores from P (its diagonal for Potts)."""
         if self.pairwise == "potts":
             for pair in slot.factors:
                 pair.scores = np.diag(P)
@@ -668,6 +711,7 @@ class GraphCRF(StructuredModel):
                 dense.scores = P
 
     def _pair_stats(self, slot):
+        """Q: the edge factors' values summed over the edges."""
         if self.pairwise == "potts":
             return np.diag(sum((pair.value.sum(axis=0) for pair in slot.factors),
                                np.zeros(self.n_labels)))
@@ -675,15 +719,19 @@ class GraphCRF(StructuredModel):
                    np.zeros((self.n_labels, self.n_labels)))
 
     def _indicators(self, key, y):
+        """The labelling y (checked by _labelling) as one-hot rows."""
         return np.eye(self.n_labels)[self._labelling(y, key[0])]
 
     def _gold_pair_stats(self, key, y):
+        """Q of the labelling y: the state pairs at the edges counted (the
+        diagonal only for Potts)."""
         y, edges = np.asarray(y), self._edges(key)
         Q = np.zeros((self.n_labels, self.n_labels))
         np.add.at(Q, (y[edges[:, 0]], y[edges[:, 1]]), 1.0)
         return Q * self.pair_mask
 
     def _labels(self, slot):
+        """The decoded state of every node."""
         return np.asarray(slot.fg.labels())
 
 
