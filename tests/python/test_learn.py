@@ -831,6 +831,12 @@ def test_readers_name_the_line_of_a_malformed_row(tmp_path):
         arff.write_text(header + "0.5,1,0\n%% a comment\n%s\n" % row)
         with pytest.raises(ValueError, match="^%s:8: %s$" % (re.escape(str(arff)), message)):
             load_mulan(arff, xml)
+    for line, message in (("@attribute", "an @attribute line without a name"),
+                          ("@attribute 'f 1 numeric",
+                           "the quoted @attribute name 'f 1 numeric is not closed")):
+        arff.write_text("@relation toy\n%s\n@data\n" % line)
+        with pytest.raises(ValueError, match="^%s:2: %s$" % (re.escape(str(arff)), message)):
+            load_mulan(arff, xml)
     conllu = tmp_path / "toy.conllu"
     conllu.write_text("# text = a b\n1\ta\ta\tNOUN\n2 b b NOUN\n\n")
     with pytest.raises(ValueError, match="^%s:3: a token line of 1 tab-separated columns"

@@ -13,21 +13,25 @@ def load_mulan(arff_path, xml_path):
     """A MULAN multilabel data set: the ARFF file (dense or sparse rows) and
     the XML file naming its labels. Returns (X (n, n_features) float64, Y
     (n, n_labels) int 0/1, label names), features in the file's order
-    without the label attributes. A row that is not numbers (a missing
-    value "?" included), of the wrong number of values or with a label
-    other than 0 or 1 is a ValueError naming its line."""
+    without the label attributes. An @attribute line without a name, a row
+    that is not numbers (a missing value "?" included), of the wrong number
+    of values or with a label other than 0 or 1 is a ValueError naming its
+    line."""
     with open(xml_path, encoding="utf-8") as xml:
         label_names = re.findall(r'<label\s+name="([^"]*)"', xml.read())
     attributes, rows, numbers = [], [], []
     with open(arff_path, encoding="utf-8") as arff:
         lines = enumerate(arff, 1)
-        for _, line in lines:
+        for number, line in lines:
             line = line.strip()
             if not line or line.startswith("%"):
                 continue
             lower = line.lower()
             if lower.startswith("@attribute"):
-                attributes.append(_attribute_name(line))
+                try:
+                    attributes.append(_attribute_name(line))
+                except ValueError as error:
+                    raise ValueError("%s:%d: %s" % (arff_path, number, error)) from None
             elif lower.startswith("@data"):
                 break
         for number, line in lines:
@@ -91,10 +95,17 @@ def load_mulan_split(folder, name):
 
 
 def _attribute_name(line):
-    """The name in '@attribute name type' (quoted names may hold spaces)."""
-    rest = line.split(None, 1)[1]
+    """The name in '@attribute name type' (quoted names may hold spaces);
+    ValueError when there is none or its quote is not closed."""
+    parts = line.split(None, 1)
+    if len(parts) < 2:
+        raise ValueError("an @attribute line without a name")
+    rest = parts[1]
     if rest[0] in "'\"":
-        return rest[1:rest.index(rest[0], 1)]
+        end = rest.find(rest[0], 1)
+        if end < 0:
+            raise ValueError("the quoted @attribute name %s is not closed" % rest)
+        return rest[1:end]
     return rest.split()[0]
 
 
