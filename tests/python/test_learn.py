@@ -749,6 +749,11 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
             learner.fit(X, Y)
     with pytest.raises(ValueError, match="^init: the label vectors must be finite"):
         DistRepSSVM(MultiLabelClf(4), dim=2, init=np.full((2, 4), np.nan)).fit(X, Y)
+    outside = np.full((2, 4), 0.5)
+    outside[:, 2] = [0.8, 0.7]  # norm 1.063
+    with pytest.raises(ValueError, match="^init: the label vectors lie in the unit ball, but "
+                                         "column 2 has norm 1.06301$"):
+        DistRepSSVM(MultiLabelClf(4), dim=2, init=outside).fit(X, Y)
     # the model's loss functions need initialize (a learner's fit) first
     with pytest.raises(concord.learn.NotFittedError, match="ChainCRF is not initialized"):
         structured_hinge(ChainCRF(3), chains_X[0], chains_Y[0], np.zeros(15))

@@ -261,7 +261,8 @@ class DistRepSSVM(_Learner):
 
     dim: the label vectors' size (None: n_labels). init: "random" (unit
     Gaussian columns, from random_state), "identity" (dim == n_labels) or
-    an array (dim, n_labels). a_epochs=0 keeps A at init.
+    an array (dim, n_labels) whose columns lie in the unit ball. a_epochs=0
+    keeps A at init.
 
     After fit: ``A``, ``w``, ``joint_w`` (the equivalent weights in the
     model's joint-feature layout: what predict uses), and per epoch (w- or
@@ -308,7 +309,8 @@ class DistRepSSVM(_Learner):
 
     def _initial_labels(self, labels, rng):
         """The first A (dim x labels) as init says: random unit columns
-        drawn from rng, the identity, or the array given (real, finite)."""
+        drawn from rng, the identity, or the array given (real, finite,
+        columns in the unit ball)."""
         dim = labels if self.dim is None else self.dim
         if isinstance(self.init, str) and self.init == "identity":
             if dim != labels:
@@ -323,6 +325,11 @@ class DistRepSSVM(_Learner):
             raise ValueError("init: expected shape %s, got %s" % ((dim, labels), A.shape))
         if not np.isfinite(A).all():
             raise ValueError("init: the label vectors must be finite (found inf or nan)")
+        norms = np.linalg.norm(A, axis=0)
+        if (norms > 1 + 1e-12).any():
+            label = int(np.argmax(norms))
+            raise ValueError("init: the label vectors lie in the unit ball, but column %d has "
+                             "norm %.6g" % (label, norms[label]))
         return A
 
     def _standard(self):
