@@ -800,6 +800,16 @@ static void a_double_dash_ends_the_options(void **state) {
     assert_non_null(text);
     assert_posteriors_layout(text, 3, three_vars, three_adds);
     free(text);
+
+    /* so is '--help': a flag's value is no request for help */
+    const char *help_as_value[] = {"solve", "-q", "-o", "--help", three_path, NULL};
+    run_expect(&r, NULL, help_as_value, 0);
+    assert_null(strstr(r.out, "usage:"));
+    free_result(&r);
+    text = read_whole_file("--help", NULL);
+    assert_non_null(text);
+    assert_posteriors_layout(text, 3, three_vars, three_adds);
+    free(text);
     assert_int_equal(chdir(cwd), 0);
 }
 

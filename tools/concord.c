@@ -461,13 +461,18 @@ static int has_uai_extension(const char *path) {
  * the arguments after it are operands, even those that start with '-'. A
  * flag's value is skipped as the parser takes it ('-o --' names the file
  * '--'). */
+/* Whether arg is a flag whose value is the next argument (not
+ * --flag=value): that argument is a value, whatever it looks like. */
+static int value_follows(const char *arg) {
+    if (arg[0] != '-' || strchr(arg, '=')) return 0;
+    const flag_spec *f = find_flag(arg, strlen(arg));
+    return f && f->takes_value;
+}
+
 static int end_of_options(int argc, char **argv) {
     for (int k = 2; k < argc; ++k) {
-        const char *arg = argv[k];
-        if (!strcmp(arg, "--")) return k;
-        if (arg[0] != '-' || strchr(arg, '=')) continue;
-        const flag_spec *f = find_flag(arg, strlen(arg));
-        if (f && f->takes_value) ++k;
+        if (!strcmp(argv[k], "--")) return k;
+        k += value_follows(argv[k]);
     }
     return argc;
 }
@@ -1152,7 +1157,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(argv[1], "solve")) return usage_error("unknown command '%s'", argv[1]);
     const int end = end_of_options(argc, argv); /* what follows is no flag */
-    for (int k = 2; k < end; ++k)
+    for (int k = 2; k < end; k += 1 + value_follows(argv[k]))
         if (is_help(argv[k]) || !strcmp(argv[k], "--version"))
             return print_help_or_version(!is_help(argv[k]));
     options o;
