@@ -15,6 +15,11 @@
  *   state marginals fill, and J = I - 11^T/S per position; checked against
  *   central finite differences of the forward pass too, which the map is
  *   differentiable there;
+ * - the same simplices where one score masks a state (-1e9, on a
+ *   variable or on a transition): per position, states 0 and 1 tie and
+ *   state 2 lies 0.5 below them, u = (1/2, 1/2, 0), and J is
+ *   I - 11^T/2 on states 0 and 1 and 0 elsewhere; checked against
+ *   central finite differences too;
  * - a face larger than CONCORD_FACE_COMPLETION_LIMIT (a 24-token TREE at
  *   zero scores, dimension 24 * 23 = 552) is reported incomplete, a
  *   smaller one (10 tokens) is not;
@@ -168,6 +173,72 @@ static void a_tied_sequence_has_the_simplices_derivative(void **state) {
     }
 }
 
+enum { MASKED_POSITIONS = 8, MASKED_STATES = 3, MASKED_TAGS = 24 };
+/* start, the tables between positions, stop */
+enum { MASKED_TRANSITIONS = 2 * MASKED_STATES +
+                            (MASKED_POSITIONS - 1) * MASKED_STATES * MASKED_STATES };
+
+/* The perturbations that find the tied configurations are set by the
+ * terms of the held configurations' scores: the mask, which they do not
+ * have, would make them so large that every round finds state 2 rather
+ * than a tie. */
+static void a_masked_state_does_not_hide_the_tied_configurations(void **state) {
+    (void)state;
+    const double mask = -1e9;
+    for (int trial = 0; trial < 2; ++trial) {
+        double theta[MASKED_TAGS], transitions[MASKED_TRANSITIONS] = {0};
+        int32_t vars[MASKED_TAGS], num_states[MASKED_POSITIONS];
+        for (int i = 0; i < MASKED_POSITIONS; ++i) {
+            num_states[i] = MASKED_STATES;
+            theta[i * MASKED_STATES] = theta[i * MASKED_STATES + 1] = 0.0;
+            theta[i * MASKED_STATES + 2] = -1.0;
+        }
+        for (int k = 0; k < MASKED_TAGS; ++k) vars[k] = k;
+        if (trial == 0) theta[2] = mask; /* state 2 at position 0 */
+        else transitions[MASKED_STATES + 2 * MASKED_STATES + 2] = mask; /* 2 -> 2 from 0 to 1 */
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, MASKED_TAGS, theta, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_sequence(g, MASKED_POSITIONS, num_states, vars, transitions,
+                                              NULL),
+                         CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g), *probe = new_solver_or_fail(g);
+        concord_settings st = tight_settings();
+        assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+        for (int k = 0; k < MASKED_TAGS; ++k)
+            assert_true(fabs(concord_solver_variables(s)[k] -
+                             (k % MASKED_STATES == 2 ? 0.0 : 0.5)) < 1e-9);
+        const double h = 1e-6;
+        double worst_formula = 0.0, worst_difference = 0.0;
+        for (int k = 0; k < MASKED_TAGS; ++k) {
+            double shifted[MASKED_TAGS], plus[MASKED_TAGS], minus[MASKED_TAGS];
+            for (int sign = 1; sign >= -1; sign -= 2) {
+                memcpy(shifted, theta, sizeof shifted);
+                shifted[k] += sign * h;
+                assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
+                assert_int_equal(concord_solver_sparse(probe, &st, NULL), CONCORD_OK);
+                memcpy(sign > 0 ? plus : minus, concord_solver_variables(probe), sizeof plus);
+            }
+            double column[MASKED_TAGS];
+            concord_backward_info info;
+            jacobian_column(s, MASKED_TAGS, k, column, &info);
+            assert_int_equal(info.incomplete_faces, 0);
+            for (int l = 0; l < MASKED_TAGS; ++l) {
+                const bool tied = k % MASKED_STATES != 2 && l % MASKED_STATES != 2;
+                const double expected =
+                    tied && l / MASKED_STATES == k / MASKED_STATES ? (l == k) - 0.5 : 0.0;
+                const double difference = (plus[l] - minus[l]) / (2 * h);
+                worst_formula = fmax(worst_formula, fabs(column[l] - expected));
+                worst_difference = fmax(worst_difference, fabs(column[l] - difference));
+            }
+        }
+        assert_true(worst_formula < 1e-8);
+        assert_true(worst_difference < 1e-5);
+        concord_solver_free(s);
+        concord_solver_free(probe);
+        concord_graph_free(g);
+    }
+}
+
 /* A TREE over `tokens` tokens (every arc given) at zero scores; the number
  * of its variables goes to *arcs. */
 static concord_graph *zero_tree(int tokens, int *arcs) {
@@ -263,6 +334,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative),
         cmocka_unit_test(a_tied_sequence_has_the_simplices_derivative),
+        cmocka_unit_test(a_masked_state_does_not_hide_the_tied_configurations),
         cmocka_unit_test(a_tied_face_beyond_the_limit_is_reported),
         cmocka_unit_test(an_oracle_failing_while_the_face_is_completed_fails_the_backward_pass),
     };

@@ -651,6 +651,18 @@ static double score_magnitude(const active_set *s, int32_t k, const double *a, c
     return size;
 }
 
+/* The largest magnitude of a term of configuration k's score. */
+static double largest_term(const active_set *s, int32_t k, const double *a, const double *b) {
+    const int32_t *x = config(s, k);
+    const double *xv = config_values(s, k);
+    double largest = 0.0;
+    int32_t j = 0;
+    for (; j < s->links[k]; ++j) largest = fmax(largest, fabs(a[x[j]]));
+    for (; j < s->count[k]; ++j)
+        largest = fmax(largest, fabs(b[x[j] - s->degree] * (xv ? xv[j] : 1.0)));
+    return largest;
+}
+
 /* u = sum_k p_k u_k (literal space): the oracle needs only u. */
 static void combine_u(const active_set *s, double *u) {
     for (int32_t i = 0; i < s->degree; ++i) u[i] = 0.0;
@@ -903,9 +915,14 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
  * score under the gradient (a - D u, b) is within TIED times the size of
  * the terms of the best score (the solve certifies its gap to 1e-12 of
  * that size). The oracle is asked at the gradient moved along a direction
- * h by PERTURBATIONS[0] times the gradient's largest entry, and by the
- * smaller PERTURBATIONS[1] when that picked a configuration that does not
- * tie (a near tie the larger move reached). */
+ * h by PERTURBATIONS[0] times the largest term of the held configurations'
+ * scores, and by the smaller PERTURBATIONS[1] when that picked a
+ * configuration that does not tie (a near tie the larger move reached).
+ * The terms the held configurations do not have leave the move alone: a
+ * score of -1e9 masking a state would make it 1e3, then 1, and every
+ * round would pick configurations 0.5 below the ties and end the
+ * completion with the face incomplete. Only where every held term is 0
+ * does the gradient's largest entry set it. */
 static const double TIED = 1e-10;
 static const double PERTURBATIONS[] = {1e-6, 1e-9};
 
@@ -978,19 +995,19 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
     }
     double *gradient = memory, *h = memory + deg, *scores = memory + 2 * deg;
     combine_u(s, h);
-    double scale = 0.0;
-    for (size_t i = 0; i < deg; ++i) {
-        gradient[i] = a[i] - s->d[i] * h[i];
-        scale = fmax(scale, fabs(gradient[i]));
-    }
-    for (int32_t k = 0; k < s->n_add; ++k) scale = fmax(scale, fabs(b[k]));
-    if (scale == 0.0) scale = 1.0;
-    double best = -INFINITY, size = 0.0;
+    for (size_t i = 0; i < deg; ++i) gradient[i] = a[i] - s->d[i] * h[i];
+    double best = -INFINITY, size = 0.0, scale = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
         score_config(s, k, gradient, b);
         best = fmax(best, s->score[k]);
         size = fmax(size, score_magnitude(s, k, gradient, b));
+        scale = fmax(scale, largest_term(s, k, gradient, b));
     }
+    if (scale == 0.0) {
+        for (size_t i = 0; i < deg; ++i) scale = fmax(scale, fabs(gradient[i]));
+        for (int32_t k = 0; k < s->n_add; ++k) scale = fmax(scale, fabs(b[k]));
+    }
+    if (scale == 0.0) scale = 1.0;
     const double tied = best - TIED * size;
     if (s->solution_size < 0) s->solution_size = s->size;
     uint64_t rng = 0x9E3779B97F4A7C15ull;
