@@ -20,6 +20,12 @@
  *   state 2 lies 0.5 below them, u = (1/2, 1/2, 0), and J is
  *   I - 11^T/2 on states 0 and 1 and 0 elsewhere; checked against
  *   central finite differences too;
+ * - a SEQUENCE of 4 positions x 2 states with a HEAD_AUTOMATON over four
+ *   of its variables, at zero scores: the automaton allows any subset of
+ *   its modifiers, so its variables' polytope is the cube, which the
+ *   sequence's lies in, and the solution and J are the sequence's alone
+ *   (u = 1/2, J = I - 11^T/2 per position); checked against central
+ *   finite differences too;
  * - a face larger than CONCORD_FACE_COMPLETION_LIMIT (a 24-token TREE at
  *   zero scores, dimension 24 * 23 = 552) is reported incomplete, a
  *   smaller one (10 tokens) is not;
@@ -239,6 +245,59 @@ static void a_masked_state_does_not_hide_the_tied_configurations(void **state) {
     }
 }
 
+enum { AUTOMATON_POSITIONS = 4, AUTOMATON_TAGS = 8, AUTOMATON_MODIFIERS = 4 };
+
+/* The automaton's gradient is 0 at the solution, so what the solve leaves
+ * of it is its residual (1e-14): its ties are told from the size of the
+ * terms it is computed from, not from its own size. */
+static void a_factor_whose_gradient_vanishes_finds_its_ties(void **state) {
+    (void)state;
+    int32_t vars[AUTOMATON_TAGS], num_states[AUTOMATON_POSITIONS];
+    const int32_t modifiers[AUTOMATON_MODIFIERS] = {7, 1, 0, 3};
+    double siblings[(AUTOMATON_MODIFIERS + 1) * (AUTOMATON_MODIFIERS + 2) / 2] = {0};
+    for (int k = 0; k < AUTOMATON_TAGS; ++k) vars[k] = k;
+    for (int i = 0; i < AUTOMATON_POSITIONS; ++i) num_states[i] = 2;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, AUTOMATON_TAGS, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_sequence(g, AUTOMATON_POSITIONS, num_states, vars, NULL, NULL),
+                     CONCORD_OK);
+    assert_int_equal(
+        concord_add_head_automaton(g, AUTOMATON_MODIFIERS, modifiers, siblings, NULL),
+        CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g), *probe = new_solver_or_fail(g);
+    concord_settings st = tight_settings();
+    st.max_iter = 100000;
+    assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+    for (int k = 0; k < AUTOMATON_TAGS; ++k)
+        assert_true(fabs(concord_solver_variables(s)[k] - 0.5) < 1e-9);
+    const double h = 1e-6;
+    double worst_formula = 0.0, worst_difference = 0.0;
+    for (int k = 0; k < AUTOMATON_TAGS; ++k) {
+        double shifted[AUTOMATON_TAGS] = {0}, plus[AUTOMATON_TAGS], minus[AUTOMATON_TAGS];
+        for (int sign = 1; sign >= -1; sign -= 2) {
+            shifted[k] = sign * h;
+            assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
+            assert_int_equal(concord_solver_sparse(probe, &st, NULL), CONCORD_OK);
+            memcpy(sign > 0 ? plus : minus, concord_solver_variables(probe), sizeof plus);
+        }
+        double column[AUTOMATON_TAGS];
+        concord_backward_info info;
+        jacobian_column(s, AUTOMATON_TAGS, k, column, &info);
+        assert_int_equal(info.incomplete_faces, 0);
+        for (int l = 0; l < AUTOMATON_TAGS; ++l) {
+            const double expected = l / 2 == k / 2 ? (l == k) - 0.5 : 0.0;
+            const double difference = (plus[l] - minus[l]) / (2 * h);
+            worst_formula = fmax(worst_formula, fabs(column[l] - expected));
+            worst_difference = fmax(worst_difference, fabs(column[l] - difference));
+        }
+    }
+    assert_true(worst_formula < 1e-8);
+    assert_true(worst_difference < 1e-5);
+    concord_solver_free(s);
+    concord_solver_free(probe);
+    concord_graph_free(g);
+}
+
 /* A TREE over `tokens` tokens (every arc given) at zero scores; the number
  * of its variables goes to *arcs. */
 static concord_graph *zero_tree(int tokens, int *arcs) {
@@ -335,6 +394,7 @@ int main(void) {
         cmocka_unit_test(a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative),
         cmocka_unit_test(a_tied_sequence_has_the_simplices_derivative),
         cmocka_unit_test(a_masked_state_does_not_hide_the_tied_configurations),
+        cmocka_unit_test(a_factor_whose_gradient_vanishes_finds_its_ties),
         cmocka_unit_test(a_tied_face_beyond_the_limit_is_reported),
         cmocka_unit_test(an_oracle_failing_while_the_face_is_completed_fails_the_backward_pass),
     };

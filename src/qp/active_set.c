@@ -913,16 +913,20 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
 
 /* Face completion. A configuration ties with the solution's when its
  * score under the gradient (a - D u, b) is within TIED times the size of
- * the terms of the best score (the solve certifies its gap to 1e-12 of
- * that size). The oracle is asked at the gradient moved along a direction
- * h by PERTURBATIONS[0] times the largest term of the held configurations'
- * scores, and by the smaller PERTURBATIONS[1] when that picked a
- * configuration that does not tie (a near tie the larger move reached).
- * The terms the held configurations do not have leave the move alone: a
- * score of -1e9 masking a state would make it 1e3, then 1, and every
- * round would pick configurations 0.5 below the ties and end the
- * completion with the face incomplete. Only where every held term is 0
- * does the gradient's largest entry set it. */
+ * the terms the best score is computed from, |a_i| + d_i u_i per link and
+ * |b_k v_k| (the solve certifies its gap to 1e-12 of the size of its
+ * scores). Not the size of the gradient's entries: they can be 0 at the
+ * solution, and in a graph of several factors what the solve leaves of
+ * them is then its residual (1e-14 on a head automaton beside a sequence
+ * at zero scores), by which no configuration would tie. The oracle is
+ * asked at the gradient moved along a direction h by PERTURBATIONS[0]
+ * times the largest of those terms in the held configurations, and by the
+ * smaller PERTURBATIONS[1] when that picked a configuration that does not
+ * tie (a near tie the larger move reached). The terms the held
+ * configurations do not have leave the move alone: a score of -1e9
+ * masking a state would make it 1e3, then 1, and every round would pick
+ * configurations 0.5 below the ties and end the completion with the face
+ * incomplete. Only where every held term is 0 do the others set it. */
 static const double TIED = 1e-10;
 static const double PERTURBATIONS[] = {1e-6, 1e-9};
 
@@ -994,17 +998,22 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
         return res;
     }
     double *gradient = memory, *h = memory + deg, *scores = memory + 2 * deg;
+    /* u into h; the gradient, and into `scores` the size of the terms
+     * each of its entries is computed from */
     combine_u(s, h);
-    for (size_t i = 0; i < deg; ++i) gradient[i] = a[i] - s->d[i] * h[i];
+    for (size_t i = 0; i < deg; ++i) {
+        gradient[i] = a[i] - s->d[i] * h[i];
+        scores[i] = fabs(a[i]) + s->d[i] * fabs(h[i]);
+    }
     double best = -INFINITY, size = 0.0, scale = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
         score_config(s, k, gradient, b);
         best = fmax(best, s->score[k]);
-        size = fmax(size, score_magnitude(s, k, gradient, b));
-        scale = fmax(scale, largest_term(s, k, gradient, b));
+        size = fmax(size, score_magnitude(s, k, scores, b));
+        scale = fmax(scale, largest_term(s, k, scores, b));
     }
     if (scale == 0.0) {
-        for (size_t i = 0; i < deg; ++i) scale = fmax(scale, fabs(gradient[i]));
+        for (size_t i = 0; i < deg; ++i) scale = fmax(scale, scores[i]);
         for (int32_t k = 0; k < s->n_add; ++k) scale = fmax(scale, fabs(b[k]));
     }
     if (scale == 0.0) scale = 1.0;
