@@ -29,6 +29,9 @@
  * - a face larger than CONCORD_FACE_COMPLETION_LIMIT (a 24-token TREE at
  *   zero scores, dimension 24 * 23 = 552) is reported incomplete, a
  *   smaller one (10 tokens) is not;
+ * - a solve after a backward pass that completed a face (a 10-token TREE
+ *   at zero scores, alone and with a BUDGET on the root's arcs) is bit for
+ *   bit the solve without that backward pass;
  * - a user oracle failing while the face is completed fails the backward
  *   pass with its error, and the completion leaves the distribution and
  *   the next solve as they were.
@@ -347,6 +350,46 @@ static void a_tied_face_beyond_the_limit_is_reported(void **state) {
     }
 }
 
+/* The tied configurations leave the state as they found it: a backward
+ * pass changes none of the solves that follow. */
+static void a_backward_pass_leaves_the_next_solve_as_it_was(void **state) {
+    (void)state;
+    test_rng rng = {31};
+    for (int c = 0; c < 2; ++c) {
+        int arcs;
+        concord_graph *g = zero_tree(10, &arcs);
+        if (c == 1) {
+            int32_t root[10];
+            for (int m = 0; m < 10; ++m) root[m] = m * 10; /* head 0 comes first */
+            assert_int_equal(concord_add_budget(g, 10, root, NULL, 1.0, false, NULL), CONCORD_OK);
+        }
+        concord_solver *with = new_solver_or_fail(g), *without = new_solver_or_fail(g);
+        double *theta = calloc((size_t)arcs, sizeof *theta);
+        double *du = calloc((size_t)arcs, sizeof *du), *dtheta = malloc((size_t)arcs * sizeof *dtheta);
+        du[0] = 1.0;
+        for (int step = 0; step < 4; ++step) {
+            concord_info a, b;
+            assert_int_equal(concord_solver_set_scores(with, theta, NULL), CONCORD_OK);
+            assert_int_equal(concord_solver_set_scores(without, theta, NULL), CONCORD_OK);
+            assert_int_equal(concord_solver_sparse(with, NULL, &a), CONCORD_OK);
+            assert_int_equal(concord_solver_sparse(without, NULL, &b), CONCORD_OK);
+            assert_int_equal(a.iterations, b.iterations);
+            assert_memory_equal(concord_solver_variables(with), concord_solver_variables(without),
+                                (size_t)arcs * sizeof(double));
+            concord_backward_info info;
+            assert_int_equal(concord_solver_backward(with, NULL, du, NULL, dtheta, NULL, &info),
+                             CONCORD_OK);
+            for (int k = 0; k < arcs; ++k) theta[k] = 0.01 * rng_normal(&rng);
+        }
+        free(theta);
+        free(du);
+        free(dtheta);
+        concord_solver_free(with);
+        concord_solver_free(without);
+        concord_graph_free(g);
+    }
+}
+
 /* XOR's oracle (the first of the best), failing with error 9 once
  * *fail is set. */
 static int xor_oracle(void *user, const double *a, const double *b, double *u, double *v,
@@ -396,6 +439,7 @@ int main(void) {
         cmocka_unit_test(a_masked_state_does_not_hide_the_tied_configurations),
         cmocka_unit_test(a_factor_whose_gradient_vanishes_finds_its_ties),
         cmocka_unit_test(a_tied_face_beyond_the_limit_is_reported),
+        cmocka_unit_test(a_backward_pass_leaves_the_next_solve_as_it_was),
         cmocka_unit_test(an_oracle_failing_while_the_face_is_completed_fails_the_backward_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
