@@ -20,6 +20,11 @@
  *   state 2 lies 0.5 below them, u = (1/2, 1/2, 0), and J is
  *   I - 11^T/2 on states 0 and 1 and 0 elsewhere; checked against
  *   central finite differences too;
+ * - a SEQUENCE of 20 positions x 4 states at small random scores (no
+ *   exact ties): the solve certifies its solution with configurations
+ *   that do not span its face (those missing would have weights of 1e-13),
+ *   and the products must still be the derivative: checked against
+ *   central finite differences of the forward pass;
  * - a SEQUENCE of 4 positions x 2 states with a HEAD_AUTOMATON over four
  *   of its variables, at zero scores: the automaton allows any subset of
  *   its modifiers, so its variables' polytope is the cube, which the
@@ -248,6 +253,54 @@ static void a_masked_state_does_not_hide_the_tied_configurations(void **state) {
     }
 }
 
+enum { NEAR_POSITIONS = 20, NEAR_STATES = 4, NEAR_TAGS = NEAR_POSITIONS * NEAR_STATES };
+
+/* Scores drawn at random but small: the solution lies inside a face of
+ * dozens of configurations, and the solve stops once the rest would
+ * change the objective by no more than rounding (1e-12), a few short. */
+static void a_near_tie_at_random_scores_has_the_derivative(void **state) {
+    (void)state;
+    test_rng rng = {41};
+    for (int trial = 0; trial < 2; ++trial) {
+        double theta[NEAR_TAGS];
+        int32_t vars[NEAR_TAGS], num_states[NEAR_POSITIONS];
+        for (int k = 0; k < NEAR_TAGS; ++k) {
+            theta[k] = 0.01 * rng_normal(&rng);
+            vars[k] = k;
+        }
+        for (int i = 0; i < NEAR_POSITIONS; ++i) num_states[i] = NEAR_STATES;
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, NEAR_TAGS, theta, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_sequence(g, NEAR_POSITIONS, num_states, vars, NULL, NULL),
+                         CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g), *probe = new_solver_or_fail(g);
+        concord_settings st = tight_settings();
+        assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+        const double h = 1e-6;
+        double worst = 0.0;
+        for (int k = 0; k < NEAR_TAGS; ++k) {
+            double shifted[NEAR_TAGS], plus[NEAR_TAGS], minus[NEAR_TAGS];
+            for (int sign = 1; sign >= -1; sign -= 2) {
+                memcpy(shifted, theta, sizeof shifted);
+                shifted[k] += sign * h;
+                assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
+                assert_int_equal(concord_solver_sparse(probe, &st, NULL), CONCORD_OK);
+                memcpy(sign > 0 ? plus : minus, concord_solver_variables(probe), sizeof plus);
+            }
+            double column[NEAR_TAGS];
+            concord_backward_info info;
+            jacobian_column(s, NEAR_TAGS, k, column, &info);
+            assert_int_equal(info.incomplete_faces, 0);
+            for (int l = 0; l < NEAR_TAGS; ++l)
+                worst = fmax(worst, fabs(column[l] - (plus[l] - minus[l]) / (2 * h)));
+        }
+        assert_true(worst < 1e-4);
+        concord_solver_free(s);
+        concord_solver_free(probe);
+        concord_graph_free(g);
+    }
+}
+
 enum { AUTOMATON_POSITIONS = 4, AUTOMATON_TAGS = 8, AUTOMATON_MODIFIERS = 4 };
 
 /* The automaton's gradient is 0 at the solution, so what the solve leaves
@@ -437,6 +490,7 @@ int main(void) {
         cmocka_unit_test(a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative),
         cmocka_unit_test(a_tied_sequence_has_the_simplices_derivative),
         cmocka_unit_test(a_masked_state_does_not_hide_the_tied_configurations),
+        cmocka_unit_test(a_near_tie_at_random_scores_has_the_derivative),
         cmocka_unit_test(a_factor_whose_gradient_vanishes_finds_its_ties),
         cmocka_unit_test(a_tied_face_beyond_the_limit_is_reported),
         cmocka_unit_test(a_backward_pass_leaves_the_next_solve_as_it_was),
