@@ -628,7 +628,8 @@ typedef struct concord_settings {
                                      improves and every 100 nodes; from
                                      the thread running the solve */
     void *progress_context;       /* passed to progress */
-    double backward_tol;  /* backward pass: relative residual to stop at */
+    double backward_tol;  /* backward pass: residual to stop at, relative
+                             to the incoming gradient */
     int32_t backward_max_iter; /* backward pass: iteration cap */
     bool backward_power;  /* backward pass by the power iteration of the
                              LP-SparseMAP paper instead of conjugate

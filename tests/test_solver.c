@@ -1951,6 +1951,52 @@ static void a_gold_structure_a_factor_forbids_is_refused_by_name(void **state) {
     concord_graph_free(g);
 }
 
+/* Three SEQUENCEs over the same 8 variables and a HEAD_AUTOMATON: the
+ * LP-SparseMAP solution has u_2 = 1 at a vertex, so the faces project a
+ * gradient on u_2 to rounding, and the derivative of u_2 is 0. CG measured
+ * its residual against that rounding, broke down on it and returned
+ * entries of 2 with a residual of 3e15; the products must equal central
+ * finite differences of the forward pass. */
+static void backward_gives_the_derivative_where_the_faces_leave_rounding(void **state) {
+    (void)state;
+    const double theta[8] = {-1, 0, 2, -1, 1, -1, 0, 0};
+    const int32_t states[4] = {2, 2, 2, 2}, vars[8] = {0, 1, 2, 3, 4, 5, 6, 7},
+                  modifiers[4] = {3, 0, 4, 1};
+    const double automaton[15] = {0};
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 8, theta, NULL), CONCORD_OK);
+    for (int k = 0; k < 3; ++k)
+        assert_int_equal(concord_add_sequence(g, 4, states, vars, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_head_automaton(g, 4, modifiers, automaton, NULL), CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g), *probe = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.tol = 1e-12;
+    assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
+    assert_true(fabs(concord_solver_variables(s)[2] - 1.0) < 1e-9);
+    double du[8] = {0, 0, 1, 0, 0, 0, 0, 0}, dtheta[8];
+    concord_backward_info info;
+    assert_int_equal(concord_solver_backward(s, &st, du, NULL, dtheta, NULL, &info), CONCORD_OK);
+    assert_true(info.converged);
+    const double h = 1e-6;
+    for (int k = 0; k < 8; ++k) {
+        double shifted[8], plus, minus;
+        memcpy(shifted, theta, sizeof shifted);
+        shifted[k] += h;
+        assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_sparse(probe, &st, NULL), CONCORD_OK);
+        plus = concord_solver_variables(probe)[2];
+        shifted[k] -= 2 * h;
+        assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_sparse(probe, &st, NULL), CONCORD_OK);
+        minus = concord_solver_variables(probe)[2];
+        assert_true(fabs(dtheta[k] - (plus - minus) / (2 * h)) < 1e-6);
+    }
+    concord_solver_free(s);
+    concord_solver_free(probe);
+    concord_graph_free(g);
+}
+
 /* The backward pass is linear in (du, dv): at du = s e_0 (and at dv = s),
  * for s from 1e-300 to 1e308, it must give s times the derivatives that
  * central finite differences of the forward pass give (du_0 . u = u_0, so
@@ -2075,6 +2121,7 @@ int main(void) {
         cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),
         cmocka_unit_test(backward_reports_its_iteration_cap),
         cmocka_unit_test(backward_is_linear_in_the_gradient_at_any_magnitude),
+        cmocka_unit_test(backward_gives_the_derivative_where_the_faces_leave_rounding),
         cmocka_unit_test(backward_refuses_a_gradient_that_is_not_finite),
         cmocka_unit_test(dual_and_acyclic_solves_count_every_oracle_call),
     };

@@ -1525,7 +1525,8 @@ cdef class Solver:
         scores tie exactly, a factor's face with more than
         CONCORD_FACE_COMPLETION_LIMIT (512) configurations is not completed
         and its part is the derivative on a smaller face: counted in
-        BackwardInfo.incomplete_faces, with a RuntimeWarning."""
+        BackwardInfo.incomplete_faces, with a RuntimeWarning; so is a pass
+        stopped at backward_max_iter (BackwardInfo.converged False)."""
         cdef Settings st = _settings(settings)
         cdef int32_t n = self.n_vars, m = self.n_add
         cdef const double[::1] a = _doubles(du, n, "du")
@@ -1548,6 +1549,12 @@ cdef class Solver:
         finally:
             self.leave()
         self.check(rc)
+        if not info.converged:
+            warnings.warn("backward: %s stopped at %d iterations with relative residual %.3g "
+                          "(backward_tol %g): the gradient is inexact"
+                          % ("the power iteration" if st.c.backward_power
+                             else "conjugate gradients", info.iterations, info.residual,
+                             st.c.backward_tol), RuntimeWarning, stacklevel=2)
         if info.incomplete_faces:
             warnings.warn("backward: the faces at tied scores of %d factor(s) hold more than %d "
                           "configurations; their part of the gradient is the derivative on "

@@ -83,9 +83,13 @@ static void intersect_cg(backward *bw, const concord_settings *s, concord_backwa
     project_faces(bw, bw->r, bw->res); /* b = P_B r; y = 0, residual = b */
     memset(bw->y, 0, (size_t)n * sizeof(double));
     memcpy(bw->dir, bw->res, (size_t)n * sizeof(double));
-    const double rs0 = dot_w(bw, bw->res, bw->res);
-    const double target = s->backward_tol * s->backward_tol * rs0;
-    double rs = rs0;
+    /* The residual is relative to r, the size of the answer's scale
+     * (|dz| <= |r|), not to b: where b is rounding (r on vertices, whose
+     * derivative is 0), CG on that rounding broke down with a curvature of
+     * 0 after steps of 1e15 and returned garbage for the 0 it should. */
+    const double reference = dot_w(bw, bw->r, bw->r);
+    const double target = s->backward_tol * s->backward_tol * reference;
+    double rs = dot_w(bw, bw->res, bw->res);
     int32_t it = 0;
     while (rs > target && it < s->backward_max_iter) {
         project_consensus(bw, bw->dir, bw->mdir);
@@ -106,7 +110,7 @@ static void intersect_cg(backward *bw, const concord_settings *s, concord_backwa
     project_consensus(bw, bw->y, bw->tmp);
     for (int32_t l = 0; l < n; ++l) bw->tmp[l] *= 2.0;
     out->iterations = it;
-    out->residual = rs0 > 0.0 ? sqrt(rs / rs0) : 0.0;
+    out->residual = reference > 0.0 ? sqrt(rs / reference) : 0.0;
     out->converged = rs <= target;
 }
 

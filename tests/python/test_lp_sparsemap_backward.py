@@ -245,3 +245,22 @@ def test_backward_is_zero_when_the_polytope_is_a_point():
     assert np.array_equal(u, [1.0, 1.0, 1.0, 1.0])
     J = np.array([_backward(solver, np.eye(4)[k])[0] for k in range(4)])
     assert np.abs(J).max() == 0.0, J
+
+
+def test_a_backward_pass_stopped_at_its_cap_warns():
+    """A 6 x 6 grid of PAIR factors at random scores needs tens of CG
+    iterations: capped at 1, the products are inexact, and Solver.backward
+    says so (the C call returns them with CONCORD_ENOTCONVERGED)."""
+    rng = np.random.default_rng(5)
+    n = 6
+    pairs = [("pair", i * n + j, i * n + j + 1) for i in range(n) for j in range(n - 1)]
+    pairs += [("pair", i * n + j, (i + 1) * n + j) for i in range(n - 1) for j in range(n)]
+    solver = build(GraphSpec([("vars", n * n)] + pairs, rng.normal(size=n * n),
+                             rng.normal(size=len(pairs))))
+    solve_sparse(solver, tight_settings(tol=1e-10))
+    direction = rng.normal(size=n * n)
+    with pytest.warns(RuntimeWarning, match="conjugate gradients stopped at 1 iterations"):
+        _, _, info = solver.backward(direction, settings=dict(backward_max_iter=1))
+    assert not info.converged and info.iterations == 1
+    _, _, info = solver.backward(direction)
+    assert info.converged
