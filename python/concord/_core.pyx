@@ -288,8 +288,8 @@ BackwardInfo = namedtuple("BackwardInfo",
                           "iterations residual converged seconds incomplete_faces")
 BackwardInfo.__doc__ = ("The backward pass's conjugate-gradient (or power) iterations, "
                         "relative residual, whether it reached backward_tol, time, and "
-                        "the number of factors whose face at tied scores was too large to "
-                        "complete (Solver.backward).")
+                        "the number of factors whose face at (nearly) tied scores was too "
+                        "large to complete (Solver.backward).")
 
 Decoding = namedtuple("Decoding", "value violated passes")
 Decoding.__doc__ = ("A decoded (or evaluated) 0/1 assignment: its value, the number of "
@@ -1556,9 +1556,10 @@ cdef class Solver:
                              else "conjugate gradients", info.iterations, info.residual,
                              st.c.backward_tol), RuntimeWarning, stacklevel=2)
         if info.incomplete_faces:
-            warnings.warn("backward: the faces at tied scores of %d factor(s) hold more than %d "
-                          "configurations; their part of the gradient is the derivative on "
-                          "a smaller face" % (info.incomplete_faces,
+            warnings.warn("backward: the faces holding the solution of %d factor(s) have more "
+                          "than %d configurations (scores that tie, or nearly); their part of "
+                          "the gradient is the derivative on a smaller face"
+                          % (info.incomplete_faces,
                                               CONCORD_FACE_COMPLETION_LIMIT),
                           RuntimeWarning, stacklevel=2)
         return dtheta, dphi, BackwardInfo(info.iterations, info.residual, bool(info.converged),

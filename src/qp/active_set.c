@@ -1060,10 +1060,6 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
     }
     uint64_t rng = 0x9E3779B97F4A7C15ull;
     for (bool grew = true; grew && s->size < s->max_capacity;) {
-        if (s->size >= CONCORD_FACE_COMPLETION_LIMIT) {
-            res.exact = false;
-            break;
-        }
         grew = false;
         const double length = direction_off_hull(s, &rng, h);
         if (!(length > 0.0)) break;
@@ -1084,6 +1080,11 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
                 grew = entered == ENTERED;
                 break;
             }
+        }
+        /* a solution holding the limit already is complete if nothing enters */
+        if (grew && s->size > CONCORD_FACE_COMPLETION_LIMIT) {
+            res.exact = false;
+            break;
         }
     }
 done:

@@ -99,9 +99,9 @@ int32_t active_set_capacity(const active_set *s);
  * gradient perturbed along random directions, and enter with weight 0,
  * after the solution's own (the next solve removes them first). Without
  * exact ties it adds nothing, at the cost of two oracle calls. The result's
- * `exact` says whether the face is complete: false when it stopped at
- * CONCORD_FACE_COMPLETION_LIMIT configurations (each costs O(k^2), k the
- * configurations held); `error` is CONCORD_ENOMEM when out of memory, and
+ * `exact` says whether the face is complete: false when it holds more
+ * than CONCORD_FACE_COMPLETION_LIMIT configurations (the completion stops
+ * once one enters beyond; each costs O(k^2), k the configurations held); `error` is CONCORD_ENOMEM when out of memory, and
  * a user oracle's error ends it in `callback_error`. */
 active_set_result active_set_complete_face(active_set *s, const factor *f, const double *a,
                                            const double *b, factor_buffers *buf);
