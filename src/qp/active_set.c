@@ -221,6 +221,7 @@ void active_set_reset(active_set *s) {
 int32_t active_set_size(const active_set *s) { return s->size; }
 double active_set_weight(const active_set *s, int32_t k) { return s->p[k]; }
 int32_t active_set_capacity(const active_set *s) { return s->capacity; }
+const double *active_set_weights(const active_set *s) { return s->d; }
 
 static inline double *at(double *matrix, int32_t stride, int32_t i, int32_t j) {
     return &matrix[(size_t)i * (size_t)stride + (size_t)j];

@@ -85,6 +85,8 @@ double active_set_weight(const active_set *s, int32_t k);
 void active_set_config(const active_set *s, int32_t k, double *u, double *v);
 /* The number of configurations the state has room for now. */
 int32_t active_set_capacity(const active_set *s);
+/* The weights d (degree) of the last solve. */
+const double *active_set_weights(const active_set *s);
 
 /* Completes the active configurations with those of the face of the
  * polytope that holds the solution (the configurations whose score under

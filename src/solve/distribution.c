@@ -46,9 +46,11 @@ int solver_complete_face(concord_solver *s, int32_t f, active_set *state, bool *
     const factor *fa = &s->g->factors[f];
     const int32_t b = fa->link_begin;
     const uint8_t *neg = s->g->link_neg + b;
-    final_weights(s, fa);
+    /* the weights the state was solved with: the penalty may have moved
+     * after the factor's last solve (a solve stopped at max_iter) */
+    const double *d = active_set_weights(state);
     for (int32_t j = 0; j < fa->degree; ++j)
-        s->buf.lit_a[j] = literal_qp_input(neg[j], s->a_solved[b + j], s->d[j]);
+        s->buf.lit_a[j] = literal_qp_input(neg[j], s->a_solved[b + j], d[j]);
     const active_set_result r = active_set_complete_face(state, fa, s->buf.lit_a,
                                                          solver_phi(s) + fa->add_begin, &s->buf);
     if (r.callback_error) return solver_callback_failed(s, f, r.callback_error);
