@@ -797,7 +797,10 @@ CONCORD_API const double *concord_solver_additionals(const concord_solver *s);
  * score theta_i / deg_i + its multiplier; the dual bound is the sum over
  * factors of their MAP values at those scores, plus the sum over
  * variables of max(0, -sum of their multipliers)) and each factor's copy
- * of its variables. Either may be NULL. CONCORD_EINVAL before a solve. */
+ * of its variables. A solve by dynamic programming (info.acyclic, of
+ * concord_solver_map or concord_solver_exact) has no multipliers: its
+ * copies are the solution's values and its multipliers 0. Either may be
+ * NULL. CONCORD_EINVAL before a solve. */
 CONCORD_API int concord_solver_links(concord_solver *s, double *multipliers, double *copies);
 
 /* Factor f on its own, at the scores given (not the solver's): the MAP

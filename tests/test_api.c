@@ -556,6 +556,41 @@ static void link_state_gives_the_dual_bound(void **state) {
     concord_graph_free(g);
 }
 
+/* A solve by dynamic programming has no multipliers: its link state is
+ * the solution at every link (in variable space, a negated link too) and
+ * multipliers 0, whatever an earlier solve of the same solver left. The
+ * chain XOR(x0, x1), ATMOSTONE(x1, not x2) at theta (1, -0.5, 0.25) has
+ * the MAP (1, 0, 1). */
+static void dynamic_programming_leaves_the_solution_at_the_links(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    double theta[3] = {1.0, -0.5, 0.25};
+    assert_int_equal(concord_add_variables(g, 3, theta, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 2, (int32_t[]){0, 1}, NULL, NULL),
+                     CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_ATMOSTONE, 2, (int32_t[]){1, 2},
+                                       (bool[]){false, true}, NULL),
+                     CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    const double expected[4] = {1.0, 0.0, 0.0, 1.0};
+    for (int exact = 0; exact <= 1; ++exact) {
+        concord_info info;
+        assert_int_equal(concord_solver_sparse(solver, NULL, &info), CONCORD_OK);
+        int rc = exact ? concord_solver_exact(solver, NULL, &info)
+                       : concord_solver_map(solver, NULL, &info);
+        assert_int_equal(rc, CONCORD_OK);
+        assert_true(info.acyclic && info.value == 1.25);
+        double multipliers[4], copies[4];
+        assert_int_equal(concord_solver_links(solver, multipliers, copies), CONCORD_OK);
+        for (int l = 0; l < 4; ++l) {
+            assert_true(copies[l] == expected[l]);
+            assert_true(multipliers[l] == 0.0);
+        }
+    }
+    concord_solver_free(solver);
+    concord_graph_free(g);
+}
+
 /* A factor without links (a head automaton with no candidate modifier:
  * its one configuration is the chain 0 -> 1, whose pair is its only
  * additional output) on a graph without links: its oracle and a solve
@@ -625,6 +660,7 @@ int main(void) {
         cmocka_unit_test(knapsack_answers_alike_at_any_cost_scale),
         cmocka_unit_test(knapsack_with_costs_of_mixed_sizes_keeps_its_budget),
         cmocka_unit_test(link_state_gives_the_dual_bound),
+        cmocka_unit_test(dynamic_programming_leaves_the_solution_at_the_links),
         cmocka_unit_test(a_factor_without_links_is_solved),
         cmocka_unit_test(contract_limits_are_refused),
     };

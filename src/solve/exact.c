@@ -791,6 +791,7 @@ static int solve_acyclic(bb *b, concord_info *info) {
             /* the consensus holds the solution, as after a search: a warm
              * start for later solves, and what decoding starts from */
             memcpy(s->ubar, s->sol_u, (size_t)b->g->n_vars * sizeof(double));
+            solver_links_at_solution(s);
             s->mode = MODE_MAP;
         }
     }

@@ -461,6 +461,14 @@ void solver_warm_multipliers(concord_solver *s, double scale) {
     s->lambda_scale = scale;
 }
 
+void solver_links_at_solution(concord_solver *s) {
+    const concord_graph *g = s->g;
+    for (int32_t l = 0; l < g->n_links; ++l) {
+        s->uf[l] = s->sol_u[g->link_var[l]];
+        s->lambda[l] = 0.0;
+    }
+}
+
 int solver_assignment_value(concord_solver *s, const double *theta, const double *phi,
                             const double *x, double *value, int32_t *failed) {
     const concord_graph *g = s->g;

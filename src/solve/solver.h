@@ -348,6 +348,11 @@ int solver_decode(concord_solver *s, solver_deadline *deadline, bool mend,
  * CONCORD_OK or a user oracle's failure (with the message). */
 int solver_take_assignment(concord_solver *s, const double *x, double *value);
 
+/* The link state (concord_solver_links) of a solution found without
+ * multipliers, by dynamic programming: each factor's copy of a variable is
+ * the solution's value, each multiplier 0. */
+void solver_links_at_solution(concord_solver *s);
+
 /* The sum of |theta_i| and |phi_k|: it bounds |theta.u + phi.v| over the
  * whole box. */
 double solver_score_l1(const concord_graph *g, const double *theta, const double *phi);

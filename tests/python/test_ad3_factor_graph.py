@@ -535,6 +535,24 @@ def test_dual_and_local_primal_variables():
     assert dual == pytest.approx(best, abs=1e-5)
 
 
+@pytest.mark.parametrize("branch_and_bound", [False, True])
+def test_local_primal_variables_of_a_graph_without_cycles(branch_and_bound):
+    """A chain is solved by dynamic programming, without multipliers; each
+    factor's copies are still the solution's values at its links, as
+    AD3's, and the multipliers (0) bound the value."""
+    model = Model()
+    a, b, c = model.binary(1.0), model.binary(-0.5), model.binary(0.25)
+    model.logic("XOR", [a, b])
+    model.logic("ATMOSTONE", [b, c], [False, True])
+    best, x = model.best()
+    model.graph.solve_qp_ad3()  # a solve that leaves multipliers and copies of its own
+    value, posteriors, _, status = model.graph.solve(branch_and_bound=branch_and_bound)
+    assert status == "integral" and value == pytest.approx(best, abs=1e-12)
+    links = [v for ids, _ in model.rules for v in ids]
+    np.testing.assert_array_equal(model.graph.get_local_primal_variables(), x[links])
+    assert model.graph.get_dual_variables() == [0.0] * len(links)
+
+
 def test_sparse_solution_and_its_jacobian_equal_finite_differences():
     def solve(theta, phi):
         graph = PFactorGraph()

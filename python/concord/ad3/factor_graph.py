@@ -547,12 +547,15 @@ class PFactorGraph:
 
     def get_dual_variables(self):
         """The last solve's multipliers, one per link (AD3's scale: factors
-        see theta_i / deg_i + 2 lambda); [] before any solve."""
+        see theta_i / deg_i + 2 lambda); 0 after a solve by dynamic
+        programming (a graph without cycles), which has none; [] before
+        any solve."""
         return self._link_state(0)
 
     def get_local_primal_variables(self):
         """The factors' copies of their variables at the end of the last
-        solve, one per link; [] before any solve."""
+        solve, one per link (after a solve by dynamic programming, the
+        solution's values); [] before any solve."""
         return self._link_state(1)
 
     def get_global_primal_variables(self):
