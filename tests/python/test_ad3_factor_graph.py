@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from concord import InfeasibleError
+from concord import InfeasibleError, InvalidArgumentError
 from concord.ad3 import PFactorGraph
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -241,6 +241,33 @@ def test_logic_factors_solve_to_the_brute_force_map(kind):
             # one factor: its LP is over the convex hull of its assignments
             assert lp_status in ("integral", "fractional")
             assert lp_value == pytest.approx(best, abs=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["XOR", "OR", "ATMOSTONE", "XOROUT", "IMPLY"])
+@pytest.mark.parametrize("negated", [None, [True]])
+def test_one_variable_logic_factors(kind, negated):
+    """Over one variable, XOROUT holds its literal at 0 (the XOR of no
+    inputs) and IMPLY at 1 (a consequent without conditions), as in AD3;
+    a pair factor to a second variable keeps the optimum from being the
+    variable's own best."""
+    for score in (1.0, -1.0):
+        model = Model()
+        a, b = model.binary(score), model.binary(0.5)
+        model.logic(kind, [a], negated)
+        model.pair(a, b, 0.3)
+        best, x = model.best()
+        for branch_and_bound in (False, True):
+            value, posteriors, _, status = model.graph.solve(branch_and_bound=branch_and_bound)
+            assert status == "integral" and value == pytest.approx(best, abs=1e-9)
+            np.testing.assert_allclose(posteriors, x, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["OROUT", "ANDOUT"])
+def test_an_output_without_inputs_is_refused(kind):
+    graph = PFactorGraph()
+    graph.create_factor_logic(kind, [graph.create_binary_variable()])
+    with pytest.raises(InvalidArgumentError, match="inputs and an output"):
+        graph.solve()
 
 
 def test_an_unconstrained_logic_factor_is_satisfiable_at_zero_scores():
