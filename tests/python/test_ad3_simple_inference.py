@@ -127,3 +127,29 @@ def test_typed_constraints_with_a_last_variable_and_infeasible_sets():
     with pytest.raises(ValueError):
         general_constrained_graph(unaries, edges, weights,
                                   [("XOR", [[0], [0]], [[0], [5]], [False, False])], verbose=0)
+
+
+def test_constraints_on_states_out_of_range_are_refused():
+    """A constraint's state indexes its node's states: one outside them,
+    below as above, is a ValueError (a negative one would name a state of
+    another node in AD3's layout)."""
+    unaries = np.zeros((3, 2))
+    edges = np.array([[0, 1]])
+    weights = np.zeros((1, 2, 2))
+    for state in (2, -1):
+        with pytest.raises(ValueError, match="State should in"):
+            general_constrained_graph(unaries, edges, weights,
+                                      [("OR", [1, 2], [0, state], False)], verbose=0)
+    typed = [np.zeros((2, 2)), np.zeros((1, 3))]
+    empty = np.zeros((0, 2))
+    typed_edges = [empty, empty, empty, empty]
+    typed_weights = [np.zeros((0, 2, 2)), np.zeros((0, 2, 3)), np.zeros((0, 3, 2)),
+                     np.zeros((0, 3, 3))]
+    for state in (3, -1):
+        with pytest.raises(ValueError, match="State should in"):
+            general_constrained_graph(typed, typed_edges, typed_weights,
+                                      [("OR", [[0], [0]], [[0], [state]], [False, False])], verbose=0)
+        with pytest.raises(ValueError, match="State should in"):
+            general_constrained_graph(typed, typed_edges, typed_weights,
+                                      [("IMPLY", [[0], []], [[0], []], [False, False],
+                                        (1, 0, state, False))], verbose=0)

@@ -84,7 +84,8 @@ def general_constrained_graph_singletype(unaries, edges, edge_weights, constrain
     (operator, nodes, states, negated) with operator a logic factor type
     (XOR, OR, ATMOSTONE, IMPLY, XOROUT, OROUT, ANDOUT) over the variables
     "node nodes[k] is in state states[k]" (states and negated may be
-    single values for every k). Returns (marginals (nodes, states), edge
+    single values for every k; a state outside 0 .. states - 1 is a
+    ValueError). Returns (marginals (nodes, states), edge
     marginals (edges, states, states), value, status)."""
     _check_simple(unaries, edges, edge_weights)
     n_nodes, n_states = unaries.shape
@@ -97,7 +98,7 @@ def general_constrained_graph_singletype(unaries, edges, edge_weights, constrain
             raise ValueError("Number of states differs from unary index number.")
         if len(l_negated) != len(l_nodes):
             raise ValueError("Number of negated differs from unary index number.")
-        if max(l_states) >= n_states:
+        if max(l_states) >= n_states or min(l_states) < 0:
             raise ValueError("State should in [%d, %d]" % (0, n_states - 1))
         graph.create_factor_logic(op, [nodes[i][k] for i, k in zip(l_nodes, l_states)],
                                   list(l_negated))
@@ -141,13 +142,13 @@ def general_constrained_graph_multitype(l_unaries, l_edges, l_edge_weights, cons
             if len(t_negated) != len(t_nodes):
                 raise ValueError("type %d: Number of negated differs from unary index number."
                                  % typ)
-            if max(t_states) >= states[typ]:
+            if max(t_states) >= states[typ] or min(t_states) < 0:
                 raise ValueError("Type %d: State should in [%d, %d]" % (typ, 0, states[typ] - 1))
             variables.extend(nodes[typ][i][k] for i, k in zip(t_nodes, t_states))
             flags.extend(t_negated)
         if last is not None:
             last_type, last_node, last_state, last_negated = last
-            if last_state >= states[last_type]:
+            if not 0 <= last_state < states[last_type]:
                 raise ValueError("(last) Type %d: State should in [%d, %d]"
                                  % (last_type, 0, states[last_type] - 1))
             variables.append(nodes[last_type][last_node][last_state])
