@@ -22,6 +22,7 @@ from scipy.optimize import linprog
 
 from concord import InfeasibleError, InvalidArgumentError
 from concord.ad3 import PFactorGraph
+from concord.ad3.extensions import PFactorSequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from graph_specs import GraphSpec  # noqa: E402
@@ -221,6 +222,34 @@ def test_wrong_arguments_raise_ad3s_exceptions(case):
         call()
     if error is NotImplementedError:
         assert "unknown" in str(raised.value).lower()
+
+
+def test_score_arguments_may_be_any_iterable():
+    """AD3 converts its vector arguments from any iterable, generators and
+    dict views included."""
+    graph = PFactorGraph()
+    a, b = graph.create_multi_variable(2), graph.create_multi_variable(2)
+    # the joint state (1, 1) scores 3, the others less
+    graph.create_factor_dense([a, b], (float(k) for k in range(4)))
+    assert graph.solve() == (3.0, [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0], "integral")
+    graph = PFactorGraph()
+    variables = [graph.create_binary_variable() for _ in range(3)]
+    for variable, score in zip(variables, (1.0, 2.0, 3.0)):
+        variable.set_log_potential(score)
+    # costs 1, 1, 2 within 2: the relaxation takes the second and half the third
+    graph.create_factor_knapsack(variables, {0: 1.0, 1: 1.0, 2: 2.0}.values(), 2.0)
+    value, posteriors, _, _ = graph.solve()
+    assert value == pytest.approx(3.5, abs=1e-6)
+    np.testing.assert_allclose(posteriors, [0.0, 1.0, 0.5], atol=1e-6)
+    graph = PFactorGraph()
+    variables = [graph.create_binary_variable() for _ in range(4)]
+    sequence = PFactorSequence()
+    sequence.initialize(iter([2, 2]))
+    graph.declare_factor(sequence, variables)
+    # start: state 1 scores 1; transition 1 -> 1 scores 3
+    sequence.set_additional_log_potentials(x for x in [0.0, 1.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0])
+    value, posteriors, _, status = graph.solve()
+    assert status == "integral" and value == 4.0 and posteriors == [0.0, 1.0, 0.0, 1.0]
 
 
 @pytest.mark.parametrize("kind", sorted(LOGIC_RULES))

@@ -6,6 +6,7 @@ an int."""
 
 import numbers
 import operator
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -34,15 +35,26 @@ def as_int(value, name):
         raise TypeError("%s: an integer is required" % name) from None
 
 
+def _listed(values):
+    """An iterable that NumPy takes for a scalar (a generator, an iterator,
+    a dict view) as the list of its items, as Cython's conversion to a
+    vector reads it; anything else unchanged."""
+    if (isinstance(values, Iterable) and not isinstance(values, (str, bytes, np.ndarray))
+            and np.ndim(values) == 0):
+        return list(values)
+    return values
+
+
 def as_doubles(values, name):
     """A Cython `vector[double]` argument: any iterable of numbers (a
-    tensor too), as a new flat float64 array; TypeError for None, a scalar,
-    non-numbers or complex numbers."""
+    tensor, a generator too), as a new flat float64 array; TypeError for
+    None, a scalar, non-numbers or complex numbers."""
     if is_tensor(values):
         if values.dim() == 0 or values.is_complex():
             raise TypeError("%s: expected a sequence of real numbers, got a %d-d %s tensor"
                             % (name, values.dim(), values.dtype))
         return values.detach().cpu().double().reshape(-1).numpy().copy()
+    values = _listed(values)
     if (values is None or isinstance(values, (str, bytes)) or np.ndim(values) == 0
             or np.iscomplexobj(values)):
         raise TypeError("%s: expected a sequence of real numbers, got %s"
@@ -54,7 +66,9 @@ def as_doubles(values, name):
 
 
 def as_ints(values, name):
-    """A Cython `vector[int]` argument: any iterable of integers."""
+    """A Cython `vector[int]` argument: any iterable of integers (a
+    generator too)."""
+    values = _listed(values)
     if values is None or np.ndim(values) == 0:
         raise TypeError("%s: expected a sequence of integers, got %s"
                         % (name, type(values).__name__))
