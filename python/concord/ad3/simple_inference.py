@@ -13,9 +13,9 @@ __all__ = ["simple_grid", "general_graph"]
 def _multi_variables(graph, unaries):
     """One multi-variable per row of unaries (nodes x states), scored by it."""
     nodes = []
-    for row in np.asarray(unaries, dtype=np.float64).reshape(len(unaries), -1):
+    for row in np.asarray(unaries, dtype=np.float64):
         variable = graph.create_multi_variable(row.size)
-        variable.set_log_potentials(row)
+        variable.set_log_potentials(row.reshape(-1))
         nodes.append(variable)
     return nodes
 
