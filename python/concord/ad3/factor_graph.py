@@ -258,7 +258,10 @@ class PFactorGraph:
     def create_factor_knapsack(self, p_variables, costs, budget, negated=None,
                                owned_by_graph=True):
         """A KNAPSACK factor: sum of costs[i] x literal_i <= budget, over the
-        continuous knapsack polytope (its vertices may be fractional).
+        continuous knapsack polytope (its vertices may be fractional). A
+        negative cost c is the cost -c of the opposite literal with the
+        budget raised by -c (c l = c - c (1 - l)); a budget below the sum of
+        the negative costs, which no assignment meets, is a ValueError.
         Returns the factor (AD3 returns None)."""
         variables_of(p_variables, PBinaryVariable, self)
         costs = as_doubles(costs, "costs")
@@ -266,8 +269,17 @@ class PFactorGraph:
         flags = negations(negated, len(p_variables))
         if costs.size != len(p_variables):
             raise ValueError("Must provide one cost per variable.")
-        if (costs < 0).any() or budget < 0:
-            raise ValueError("knapsack costs and budget must be >= 0")
+        below = costs < 0
+        if below.any():
+            least = float(costs[below].sum())
+            if budget < least:
+                raise ValueError("knapsack budget %r is below the least total cost %r: no "
+                                 "assignment fits" % (budget, least))
+            given = flags if flags is not None else [False] * len(p_variables)
+            flags = [flag != bool(flip) for flag, flip in zip(given, below)]
+            costs, budget = np.abs(costs), budget - least
+        if budget < 0:
+            raise ValueError("knapsack budget %r is negative: no assignment fits" % budget)
         return self._declare(_Knapsack(costs, budget, flags), p_variables)
 
     def create_factor_dense(self, p_multi_variables, additional_log_potentials,
