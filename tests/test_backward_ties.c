@@ -72,6 +72,26 @@ static void jacobian_column(concord_solver *s, int n, int k, double *column,
     free(du);
 }
 
+/* Column k of the Jacobian by central differences: probe solves at theta
+ * (n variable scores, NULL: zeros) moved by +-h along variable k. */
+static void difference_column(concord_solver *probe, const concord_settings *st,
+                              const double *theta, int n, int k, double h, double *column) {
+    double *shifted = malloc((size_t)n * sizeof *shifted), *plus = malloc((size_t)n * sizeof *plus);
+    for (int sign = 1; sign >= -1; sign -= 2) {
+        for (int i = 0; i < n; ++i) shifted[i] = theta ? theta[i] : 0.0;
+        shifted[k] += sign * h;
+        assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
+        assert_int_equal(concord_solver_sparse(probe, st, NULL), CONCORD_OK);
+        const double *u = concord_solver_variables(probe);
+        for (int i = 0; i < n; ++i) {
+            if (sign > 0) plus[i] = u[i];
+            else column[i] = (plus[i] - u[i]) / (2 * h);
+        }
+    }
+    free(shifted);
+    free(plus);
+}
+
 enum { MATCHED = 4 };
 
 static void a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative(void **state) {
@@ -160,23 +180,16 @@ static void a_tied_sequence_has_the_simplices_derivative(void **state) {
         const double h = 1e-6;
         double worst_formula = 0.0, worst_difference = 0.0;
         for (int k = 0; k < TAGS; ++k) {
-            double shifted[TAGS], plus[TAGS], minus[TAGS];
-            for (int sign = 1; sign >= -1; sign -= 2) {
-                memcpy(shifted, theta, sizeof shifted);
-                shifted[k] += sign * h;
-                assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
-                assert_int_equal(concord_solver_sparse(probe, &st, NULL), CONCORD_OK);
-                memcpy(sign > 0 ? plus : minus, concord_solver_variables(probe), sizeof plus);
-            }
+            double difference[TAGS];
+            difference_column(probe, &st, theta, TAGS, k, h, difference);
             double column[TAGS];
             concord_backward_info info;
             jacobian_column(s, TAGS, k, column, &info);
             assert_int_equal(info.incomplete_faces, 0);
             for (int l = 0; l < TAGS; ++l) {
                 const double expected = l / STATES == k / STATES ? (l == k) - 1.0 / STATES : 0.0;
-                const double difference = (plus[l] - minus[l]) / (2 * h);
-                worst_formula = fmax(worst_formula, fabs(column[l] - expected));
-                worst_difference = fmax(worst_difference, fabs(column[l] - difference));
+                                worst_formula = fmax(worst_formula, fabs(column[l] - expected));
+                worst_difference = fmax(worst_difference, fabs(column[l] - difference[l]));
             }
         }
         assert_true(worst_formula < 1e-8);
@@ -224,14 +237,8 @@ static void a_masked_state_does_not_hide_the_tied_configurations(void **state) {
         const double h = 1e-6;
         double worst_formula = 0.0, worst_difference = 0.0;
         for (int k = 0; k < MASKED_TAGS; ++k) {
-            double shifted[MASKED_TAGS], plus[MASKED_TAGS], minus[MASKED_TAGS];
-            for (int sign = 1; sign >= -1; sign -= 2) {
-                memcpy(shifted, theta, sizeof shifted);
-                shifted[k] += sign * h;
-                assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
-                assert_int_equal(concord_solver_sparse(probe, &st, NULL), CONCORD_OK);
-                memcpy(sign > 0 ? plus : minus, concord_solver_variables(probe), sizeof plus);
-            }
+            double difference[MASKED_TAGS];
+            difference_column(probe, &st, theta, MASKED_TAGS, k, h, difference);
             double column[MASKED_TAGS];
             concord_backward_info info;
             jacobian_column(s, MASKED_TAGS, k, column, &info);
@@ -240,9 +247,8 @@ static void a_masked_state_does_not_hide_the_tied_configurations(void **state) {
                 const bool tied = k % MASKED_STATES != 2 && l % MASKED_STATES != 2;
                 const double expected =
                     tied && l / MASKED_STATES == k / MASKED_STATES ? (l == k) - 0.5 : 0.0;
-                const double difference = (plus[l] - minus[l]) / (2 * h);
-                worst_formula = fmax(worst_formula, fabs(column[l] - expected));
-                worst_difference = fmax(worst_difference, fabs(column[l] - difference));
+                                worst_formula = fmax(worst_formula, fabs(column[l] - expected));
+                worst_difference = fmax(worst_difference, fabs(column[l] - difference[l]));
             }
         }
         assert_true(worst_formula < 1e-8);
@@ -279,20 +285,14 @@ static void a_near_tie_at_random_scores_has_the_derivative(void **state) {
         const double h = 1e-6;
         double worst = 0.0;
         for (int k = 0; k < NEAR_TAGS; ++k) {
-            double shifted[NEAR_TAGS], plus[NEAR_TAGS], minus[NEAR_TAGS];
-            for (int sign = 1; sign >= -1; sign -= 2) {
-                memcpy(shifted, theta, sizeof shifted);
-                shifted[k] += sign * h;
-                assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
-                assert_int_equal(concord_solver_sparse(probe, &st, NULL), CONCORD_OK);
-                memcpy(sign > 0 ? plus : minus, concord_solver_variables(probe), sizeof plus);
-            }
+            double difference[NEAR_TAGS];
+            difference_column(probe, &st, theta, NEAR_TAGS, k, h, difference);
             double column[NEAR_TAGS];
             concord_backward_info info;
             jacobian_column(s, NEAR_TAGS, k, column, &info);
             assert_int_equal(info.incomplete_faces, 0);
             for (int l = 0; l < NEAR_TAGS; ++l)
-                worst = fmax(worst, fabs(column[l] - (plus[l] - minus[l]) / (2 * h)));
+                worst = fmax(worst, fabs(column[l] - difference[l]));
         }
         assert_true(worst < 1e-4);
         concord_solver_free(s);
@@ -329,22 +329,16 @@ static void a_factor_whose_gradient_vanishes_finds_its_ties(void **state) {
     const double h = 1e-6;
     double worst_formula = 0.0, worst_difference = 0.0;
     for (int k = 0; k < AUTOMATON_TAGS; ++k) {
-        double shifted[AUTOMATON_TAGS] = {0}, plus[AUTOMATON_TAGS], minus[AUTOMATON_TAGS];
-        for (int sign = 1; sign >= -1; sign -= 2) {
-            shifted[k] = sign * h;
-            assert_int_equal(concord_solver_set_scores(probe, shifted, NULL), CONCORD_OK);
-            assert_int_equal(concord_solver_sparse(probe, &st, NULL), CONCORD_OK);
-            memcpy(sign > 0 ? plus : minus, concord_solver_variables(probe), sizeof plus);
-        }
+        double difference[AUTOMATON_TAGS];
+        difference_column(probe, &st, NULL, AUTOMATON_TAGS, k, h, difference);
         double column[AUTOMATON_TAGS];
         concord_backward_info info;
         jacobian_column(s, AUTOMATON_TAGS, k, column, &info);
         assert_int_equal(info.incomplete_faces, 0);
         for (int l = 0; l < AUTOMATON_TAGS; ++l) {
             const double expected = l / 2 == k / 2 ? (l == k) - 0.5 : 0.0;
-            const double difference = (plus[l] - minus[l]) / (2 * h);
-            worst_formula = fmax(worst_formula, fabs(column[l] - expected));
-            worst_difference = fmax(worst_difference, fabs(column[l] - difference));
+                        worst_formula = fmax(worst_formula, fabs(column[l] - expected));
+            worst_difference = fmax(worst_difference, fabs(column[l] - difference[l]));
         }
     }
     assert_true(worst_formula < 1e-8);

@@ -473,6 +473,19 @@ def test_budget_factors_at_most_and_exactly():
     np.testing.assert_allclose(model.graph.solve()[1], [1, 0, 1, 0, 1], atol=1e-6)
 
 
+def assert_lp_and_branch_and_bound_are_right(model, scores, costs, budget):
+    """The model's LP-MAP value is that of scipy's LP over the box with
+    costs . x <= budget, and branch and bound finds the model's best
+    assignment by enumeration."""
+    lp = linprog(-scores, A_ub=[costs], b_ub=[budget], bounds=[(0, 1)] * len(scores))
+    value, _, _, _ = model.graph.solve(tol=1e-8)
+    assert value == pytest.approx(-lp.fun, abs=1e-5)
+    best, x = model.best()
+    bb_value, bb_posteriors, _, status = model.graph.solve(branch_and_bound=True)
+    assert status == "integral" and bb_value == pytest.approx(best, abs=1e-9)
+    np.testing.assert_allclose(bb_posteriors, x, atol=1e-9)
+
+
 def test_knapsack_relaxation_equals_the_lp_and_branch_and_bound_the_brute_force():
     rng = np.random.RandomState(2)
     for _ in range(6):
@@ -482,13 +495,7 @@ def test_knapsack_relaxation_equals_the_lp_and_branch_and_bound_the_brute_force(
         budget = float(rng.uniform(2.0, 6.0))
         variables = [model.binary(s) for s in scores]
         model.knapsack(variables, costs, budget)
-        lp = linprog(-scores, A_ub=[costs], b_ub=[budget], bounds=[(0, 1)] * 6)
-        value, _, _, _ = model.graph.solve(tol=1e-8)
-        assert value == pytest.approx(-lp.fun, abs=1e-5)
-        best, x = model.best()
-        bb_value, bb_posteriors, _, status = model.graph.solve(branch_and_bound=True)
-        assert status == "integral" and bb_value == pytest.approx(best, abs=1e-9)
-        np.testing.assert_allclose(bb_posteriors, x, atol=1e-9)
+        assert_lp_and_branch_and_bound_are_right(model, scores, costs, budget)
 
 
 def test_knapsack_negative_costs_are_costs_of_the_opposite_literals():
@@ -509,13 +516,7 @@ def test_knapsack_negative_costs_are_costs_of_the_opposite_literals():
         offset = float(np.dot(costs, negated))  # literal = 1 - x where negated
         model.rules.append((model.ids(variables),
                             lambda x: offset + np.dot(costs * signs, x) <= budget + 1e-12))
-        lp = linprog(-scores, A_ub=[costs * signs], b_ub=[budget - offset], bounds=[(0, 1)] * 5)
-        value, _, _, _ = model.graph.solve(tol=1e-8)
-        assert value == pytest.approx(-lp.fun, abs=1e-5)
-        best, x = model.best()
-        bb_value, bb_posteriors, _, status = model.graph.solve(branch_and_bound=True)
-        assert status == "integral" and bb_value == pytest.approx(best, abs=1e-9)
-        np.testing.assert_allclose(bb_posteriors, x, atol=1e-9)
+        assert_lp_and_branch_and_bound_are_right(model, scores, costs * signs, budget - offset)
     graph = PFactorGraph()
     variables = [graph.create_binary_variable() for _ in range(2)]
     with pytest.raises(ValueError, match="no assignment fits"):
