@@ -412,6 +412,16 @@ def test_examples_that_are_not_feature_matrices_are_refused_naming_the_example()
         [x.tolist() for x in chains_X], [y.tolist() for y in chains_Y])
     as_arrays = SubgradientSSVM(ChainCRF(3), max_iter=2, random_state=0).fit(chains_X, chains_Y)
     assert np.array_equal(as_lists.w, as_arrays.w) and as_arrays.w.any()
+    # graphs as the rows of an (n, 2) object array: the same training as tuples
+    rows = np.empty((len(graphs_X), 2), dtype=object)
+    for k, (features, edges) in enumerate(graphs_X):
+        rows[k, 0], rows[k, 1] = features, edges
+    as_rows = SubgradientSSVM(GraphCRF(3), max_iter=2, random_state=0).fit(rows, graphs_Y)
+    as_pairs = SubgradientSSVM(GraphCRF(3), max_iter=2, random_state=0).fit(graphs_X, graphs_Y)
+    assert np.array_equal(as_rows.w, as_pairs.w) and as_pairs.w.any()
+    with pytest.raises(ValueError, match=r"^X\[1\]: a pair \(features, edges\) expected, "
+                                         r"got ndarray$"):
+        SubgradientSSVM(GraphCRF(3), max_iter=1).fit([graphs_X[0], rows[1, :1]], graphs_Y[:2])
 
 
 def test_constraints_set_after_fit_are_the_ones_predict_meets():

@@ -659,13 +659,17 @@ class GraphCRF(StructuredModel):
         return np.ones((self.n_labels, self.n_labels), dtype=bool)
 
     def _design(self, X):
-        """X, a list of (features, edges) pairs, as a design keyed by the
-        number of nodes and the edges; ValueError naming an example that is
-        not such a pair, has 0 nodes or edges that are not pairs of
-        distinct nodes."""
+        """X, a list of (features, edges) pairs (tuples, lists, or the rows
+        of an (n_samples, 2) object array), as a design keyed by the number
+        of nodes and the edges; ValueError naming an example that is not
+        such a pair, has 0 nodes or edges that are not pairs of distinct
+        nodes."""
         features, edge_lists = [], []
         for k, example in enumerate(X):
-            if not isinstance(example, (tuple, list)) or len(example) != 2:
+            pair = isinstance(example, (tuple, list)) or (
+                isinstance(example, np.ndarray) and example.dtype == object
+                and example.ndim == 1)
+            if not pair or len(example) != 2:
                 raise ValueError("X[%d]: a pair (features, edges) expected, got %s"
                                  % (k, type(example).__name__))
             features.append(example[0])
