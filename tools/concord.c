@@ -457,10 +457,6 @@ static int has_uai_extension(const char *path) {
     return n >= 4 && !strcasecmp(path + n - 4, ".uai");
 }
 
-/* The index of the '--' that ends solve's options (argv[2..]), or argc:
- * the arguments after it are operands, even those that start with '-'. A
- * flag's value is skipped as the parser takes it ('-o --' names the file
- * '--'). */
 /* Whether arg is a flag whose value is the next argument (not
  * --flag=value): that argument is a value, whatever it looks like. */
 static int value_follows(const char *arg) {
@@ -469,6 +465,10 @@ static int value_follows(const char *arg) {
     return f && f->takes_value;
 }
 
+/* The index of the '--' that ends solve's options (argv[2..]), or argc:
+ * the arguments after it are operands, even those that start with '-'. A
+ * flag's value is skipped as the parser takes it ('-o --' names the file
+ * '--'). */
 static int end_of_options(int argc, char **argv) {
     for (int k = 2; k < argc; ++k) {
         if (!strcmp(argv[k], "--")) return k;
