@@ -450,6 +450,30 @@ def test_constraints_set_after_fit_are_the_ones_predict_meets():
                                                                                    abs=1e-9)
 
 
+def test_the_constraint_checks_are_built_once_per_structure_and_follow_the_constraints(
+        monkeypatch):
+    """structured_hinge checks its gold against the hard constraints on
+    every call: the checking graphs are kept per structure, like
+    inference's, and rebuilt when the constraints change."""
+    rng = np.random.default_rng(15)
+    X, _ = multilabel_data(rng, 12, labels=4)
+    Y = np.zeros((12, 4), dtype=int)
+    Y[:, 0] = 1
+    model = MultiLabelClf(4, constraints=[lambda y: concord.Budget(y, 2)])
+    learner = SubgradientSSVM(model, max_iter=2, random_state=0).fit(X, Y)
+    built = []
+    original = MultiLabelClf._new_slot
+    monkeypatch.setattr(MultiLabelClf, "_new_slot",
+                        lambda self, key, only=None: built.append(only) or
+                        original(self, key, only=only))
+    for x, y in zip(X[:5], Y[:5]):
+        structured_hinge(model, x, y, learner.w)
+    assert built.count(0) <= 1
+    model.constraints.append(lambda y: concord.Budget(y[[1, 2]], 0))
+    with pytest.raises(ValueError, match="violates the hard constraint constraints\\[1\\]"):
+        structured_hinge(model, X[0], np.array([1, 1, 0, 0]), learner.w)
+
+
 def finite_difference_check(loss, w, gradient, rng, h, directions=4):
     """Compares gradient . d with central differences of loss along random
     directions d; returns (checked, skipped kinks)."""

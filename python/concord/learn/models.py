@@ -180,7 +180,7 @@ class StructuredModel(Estimator):
                              "not %r" % (self.inference_settings,))
         design = self._design(X)
         self.n_features_ = design.phi.shape[1]
-        self._slots, self._built_with = {}, None
+        self._slots, self._checkers, self._built_with = {}, {}, None
         return design
 
     def _require_initialized(self):
@@ -303,18 +303,26 @@ class StructuredModel(Estimator):
                 raise ValueError("example %d: %s" % (k, error)) from None
         return rows
 
+    def _follow_constraints(self):
+        """Forgets the graphs kept (inference's and the constraint checks')
+        when the constraints changed since they were built (set_params, or
+        the list changed in place)."""
+        if list(self.constraints) != self._built_with:
+            self._slots, self._checkers = {}, {}
+            self._built_with = list(self.constraints)
+
     def _check_constraints(self, design, rows):
         """ValueError naming the first example whose indicator rows some
         hard constraint forbids, and that constraint: each constraint's
         factors, alone on the example's graph, evaluated at the labelling by
         the C library (a violated factor: a score of -inf). The model's own
         factors allow every labelling _indicators accepts."""
-        solvers = {}
+        self._follow_constraints()
         for k, (key, u) in enumerate(zip(design.keys, rows)):
-            if key not in solvers:
-                solvers[key] = [_core.Solver(self._new_slot(key, only=c).fg.graph)
-                                for c in range(len(self.constraints))]
-            for c, solver in enumerate(solvers[key]):
+            if key not in self._checkers:
+                self._checkers[key] = [_core.Solver(self._new_slot(key, only=c).fg.graph)
+                                       for c in range(len(self.constraints))]
+            for c, solver in enumerate(self._checkers[key]):
                 if solver.evaluate(u.reshape(-1)).violated:
                     raise ValueError("example %d: the labelling violates the hard constraint "
                                      "constraints[%d]" % (k, c))
@@ -330,10 +338,7 @@ class StructuredModel(Estimator):
         """Solves one graph per example (keys[k]'s structure, variable scores
         thetas[k], pair weights P) as a batch on C threads. Returns each
         example's (u, Q), or its labels when decode."""
-        # the graphs kept were built with the constraints of their time:
-        # new ones (set_params, or the list changed in place) need new graphs
-        if list(self.constraints) != self._built_with:
-            self._slots, self._built_with = {}, list(self.constraints)
+        self._follow_constraints()
         in_use = {}
         slots = []
         for key in keys:
@@ -425,6 +430,7 @@ class StructuredModel(Estimator):
         """The state to pickle, without the factor graphs."""
         state = dict(self.__dict__)
         state.pop("_slots", None)  # factor graphs: rebuilt when needed
+        state.pop("_checkers", None)
         state.pop("_built_with", None)
         return state
 
@@ -432,7 +438,7 @@ class StructuredModel(Estimator):
         """Restores a pickled state; the factor graphs are built again
         when needed."""
         self.__dict__.update(state)
-        self._slots, self._built_with = {}, None
+        self._slots, self._checkers, self._built_with = {}, {}, None
 
     def _one(self, x):
         """One example as a collection of one."""
