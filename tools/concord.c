@@ -587,6 +587,12 @@ typedef struct output_file {
     FILE *fp;
 } output_file;
 
+/* Whether fchown's error says the owner cannot be set here (by this user,
+ * or on this file system) rather than that something failed. */
+static int owner_not_settable(int error) {
+    return error == EPERM || error == EOPNOTSUPP || error == ENOSYS;
+}
+
 static int output_open(output_file *out, const char *path, int slot) {
     out->path = path;
     out->target = NULL;
@@ -597,8 +603,8 @@ static int output_open(output_file *out, const char *path, int slot) {
     const int regular = exists && S_ISREG(st.st_mode);
     /* the replaced file's */
     const mode_t kept_mode = regular ? st.st_mode & 07777 : 0;
-    const uid_t kept_owner = st.st_uid;
-    const gid_t kept_group = st.st_gid;
+    const uid_t kept_owner = regular ? st.st_uid : 0;
+    const gid_t kept_group = regular ? st.st_gid : 0;
     if (regular && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
         !(out->target = realpath(path, NULL)))
         return -1;
@@ -622,12 +628,13 @@ static int output_open(output_file *out, const char *path, int slot) {
     mode_t mask = umask(0);
     umask(mask);
     /* The replaced file's owner and group, as far as this user may give
-     * them (EPERM: only root gives a file away, and a user may give only
-     * their own groups), set before its mode, since a change of owner may
-     * clear the set-id bits. */
+     * them and the file system keeps them (EPERM: only root gives a file
+     * away, and a user may give only their own groups; some network and
+     * FUSE file systems have no owners to set), set before its mode,
+     * since a change of owner may clear the set-id bits. */
     int owned = !regular || fchown(fd, kept_owner, kept_group) == 0;
-    if (!owned && errno == EPERM)
-        owned = fchown(fd, (uid_t)-1, kept_group) == 0 || errno == EPERM;
+    if (!owned && owner_not_settable(errno))
+        owned = fchown(fd, (uid_t)-1, kept_group) == 0 || owner_not_settable(errno);
     if (!owned || fchmod(fd, regular ? kept_mode : 0666 & ~mask) != 0 ||
         !(out->fp = fdopen(fd, "w"))) {
         int e = errno;
