@@ -1446,11 +1446,12 @@ static void flags_take_values_after_equals_and_messages_name_them(void **state) 
         {"--json=yes", NULL, "--json takes no value"},
         {"--tol=abc", NULL, "--tol expects a number, not 'abc'"},
         /* a number strtod cannot hold (ERANGE) is out of range, with the flag's range */
-        {"--tol", "1e-400", "--tol: '1e-400' is out of range (a double's magnitude is 0 or "
-                            "from 2.2e-308 to 1.8e+308); --tol must be in (0, 1)"},
+        {"--tol", "1e-400", "--tol: '1e-400' is out of range (outside a double's normal "
+                            "range, 2.2e-308 to 1.8e+308 in magnitude); --tol must be in (0, 1)"},
         {"--tol=1e-310", NULL, "--tol: '1e-310' is out of range"},
-        {"--eta", "-1e999", "--eta: '-1e999' is out of range (a double's magnitude is 0 or "
-                            "from 2.2e-308 to 1.8e+308); --eta must be in [0.0001, 10000]"},
+        {"--eta", "-1e999", "--eta: '-1e999' is out of range (outside a double's normal "
+                            "range, 2.2e-308 to 1.8e+308 in magnitude); --eta must be in "
+                            "[0.0001, 10000]"},
         {"--time-limit=1e400", NULL, "--time-limit must be greater than 0"},
         {"--exact-gap", "1e-999", "--exact-gap must be in [0, 1)"},
         /* numbers are decimal: strtod's and strtoll's hexadecimal forms are refused */

@@ -230,8 +230,8 @@ static int parse_double(const char *flag, const char *text, double lo, enum inte
     if (end == text || *end || (errno != ERANGE && !isfinite(x)))
         return usage_error("%s expects a number, not '%s'", flag, text);
     if (errno == ERANGE)
-        return usage_error("%s: '%s' is out of range (a double's magnitude is 0 or from %.2g "
-                           "to %.2g); %s must be %s",
+        return usage_error("%s: '%s' is out of range (outside a double's normal range, "
+                           "%.2g to %.2g in magnitude); %s must be %s",
                            flag, text, DBL_MIN, DBL_MAX, flag, range);
     if (!((lo_end == CLOSED ? x >= lo : x > lo) && (hi_end == CLOSED ? x <= hi : x < hi)))
         return usage_error("%s must be %s, not '%s'", flag, range, text);
