@@ -513,6 +513,33 @@ def test_an_oracle_exception_comes_out_of_a_differentiable_solve():
         fg.solve()
 
 
+def test_a_python_oracle_in_the_backward_pass_gives_the_faces_derivative_or_its_exception():
+    """The backward pass calls a Python factor's oracle too (to find tied
+    configurations): at zero scores an XOR oracle's gradient is the
+    simplex's, I - 11'/n, and an exception it raises there comes out of
+    backward()."""
+    failing = []
+
+    def best_single(a, b):
+        if failing:
+            raise KeyError("oracle failed in the backward pass")
+        u = np.zeros(len(a))
+        u[np.argmax(a)] = 1.0
+        return u
+    theta = torch.zeros(4, dtype=torch.float64, requires_grad=True)
+    fg = concord.FactorGraph()
+    y = fg.variable_from(theta)
+    fg.add(concord.Factor(y, map=best_single))
+    fg.solve(**TIGHT)
+    y.value[0].backward()
+    assert torch.allclose(theta.grad, torch.tensor([0.75, -0.25, -0.25, -0.25],
+                                                   dtype=torch.float64), atol=1e-9)
+    fg.solve(**TIGHT)
+    failing.append(True)
+    with pytest.raises(KeyError, match="oracle failed in the backward pass"):
+        y.value.sum().backward()
+
+
 def test_an_infeasible_example_has_no_solution_and_the_others_their_gradients():
     infeasible = concord._core.Graph()
     infeasible.add_variables(3)
