@@ -665,39 +665,38 @@ static int32_t find_candidate(const active_set *s, int32_t n) {
     return -1;
 }
 
-/* Configuration k's score a.u_k + b.v_k into s->score. */
-static void score_config(active_set *s, int32_t k, const double *a, const double *b) {
-    const int32_t *x = config(s, k);
-    const double *xv = config_values(s, k);
+/* The score a.u + b.v of the configuration with entries x (the first
+ * `links` of them links) and values xv (NULL: all 1). */
+static double entries_score(const active_set *s, const int32_t *x, const double *xv,
+                            int32_t links, int32_t n, const double *a, const double *b) {
     double sum = 0.0;
     int32_t j = 0;
-    for (; j < s->links[k]; ++j) sum += a[x[j]];
-    for (; j < s->count[k]; ++j) sum += b[x[j] - s->degree] * (xv ? xv[j] : 1.0);
-    s->score[k] = sum;
+    for (; j < links; ++j) sum += a[x[j]];
+    for (; j < n; ++j) sum += b[x[j] - s->degree] * (xv ? xv[j] : 1.0);
+    return sum;
+}
+
+/* Configuration k's score a.u_k + b.v_k into s->score. */
+static void score_config(active_set *s, int32_t k, const double *a, const double *b) {
+    s->score[k] = entries_score(s, config(s, k), config_values(s, k), s->links[k], s->count[k],
+                                a, b);
 }
 
 /* The sum of the magnitudes of the terms of configuration k's score: the
- * scale of its rounding. */
-static double score_magnitude(const active_set *s, int32_t k, const double *a, const double *b) {
+ * scale of its rounding; *largest (unless NULL) is raised to the largest
+ * magnitude of a term. */
+static double score_magnitude(const active_set *s, int32_t k, const double *a, const double *b,
+                              double *largest) {
     const int32_t *x = config(s, k);
     const double *xv = config_values(s, k);
     double size = 0.0;
-    int32_t j = 0;
-    for (; j < s->links[k]; ++j) size += fabs(a[x[j]]);
-    for (; j < s->count[k]; ++j) size += fabs(b[x[j] - s->degree] * (xv ? xv[j] : 1.0));
+    for (int32_t j = 0; j < s->count[k]; ++j) {
+        const double term = j < s->links[k] ? fabs(a[x[j]])
+                                            : fabs(b[x[j] - s->degree] * (xv ? xv[j] : 1.0));
+        size += term;
+        if (largest) *largest = fmax(*largest, term);
+    }
     return size;
-}
-
-/* The largest magnitude of a term of configuration k's score. */
-static double largest_term(const active_set *s, int32_t k, const double *a, const double *b) {
-    const int32_t *x = config(s, k);
-    const double *xv = config_values(s, k);
-    double largest = 0.0;
-    int32_t j = 0;
-    for (; j < s->links[k]; ++j) largest = fmax(largest, fabs(a[x[j]]));
-    for (; j < s->count[k]; ++j)
-        largest = fmax(largest, fabs(b[x[j] - s->degree] * (xv ? xv[j] : 1.0)));
-    return largest;
 }
 
 /* u = sum_k p_k u_k (literal space): the oracle needs only u. */
@@ -819,7 +818,7 @@ static bool gap_is_rounding(const active_set *s, const double *a, const double *
     if (gap <= 1e-12 * size) return true;
     if (gap > 1e-9 * size) return false;
     size = fabs(best) + quadratic;
-    for (int32_t k = 0; k < s->size; ++k) size += s->p[k] * score_magnitude(s, k, a, b);
+    for (int32_t k = 0; k < s->size; ++k) size += s->p[k] * score_magnitude(s, k, a, b, NULL);
     return gap <= 1e-12 * size;
 }
 
@@ -978,17 +977,6 @@ static double random_unit(uint64_t *state) {
     return (double)(x >> 11) * 0x1.0p-52 - 1.0;
 }
 
-/* The score of the oracle's configuration (s->cand, n entries) under
- * (a, b). */
-static double candidate_score(const active_set *s, int32_t n, const double *a, const double *b) {
-    double sum = 0.0;
-    for (int32_t j = 0; j < n; ++j) {
-        const int32_t i = s->cand[j];
-        sum += i < s->degree ? a[i] : b[i - s->degree] * s->cand_value[j];
-    }
-    return sum;
-}
-
 /* A random direction h (degree) under which every point of the active
  * configurations' affine hull scores the same: h = D (x - pi), x random
  * and pi its D-projection onto the hull, [tau; p] = K^{-1} [1; S^T D x],
@@ -1046,8 +1034,7 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
     for (int32_t k = 0; k < s->size; ++k) {
         score_config(s, k, gradient, b);
         best = fmax(best, s->score[k]);
-        size = fmax(size, score_magnitude(s, k, scores, b));
-        scale = fmax(scale, largest_term(s, k, scores, b));
+        size = fmax(size, score_magnitude(s, k, scores, b, &scale));
     }
     if (scale == 0.0) {
         for (size_t i = 0; i < deg; ++i) scale = fmax(scale, scores[i]);
@@ -1072,7 +1059,9 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
                 const int32_t n = call_oracle(s, f, scores, b, buf, &ignored);
                 res.oracle_calls++;
                 if ((res.callback_error = factor_failure(f, buf->scratch))) goto done;
-                if (candidate_score(s, n, gradient, b) < tied) continue;
+                const double score = entries_score(s, s->cand, s->cand_value,
+                                                   links_of(s, s->cand, n), n, gradient, b);
+                if (score < tied) continue;
                 const int entered = border(s, s->cand, s->cand_value, n);
                 if (entered == NO_MEMORY) {
                     res.error = CONCORD_ENOMEM;
