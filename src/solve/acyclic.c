@@ -268,9 +268,7 @@ int acyclic_try_map(concord_solver *s, const concord_settings *settings, concord
         out.status = CONCORD_STATUS_INTEGRAL;
         out.integral = true;
         out.value = out.upper_bound = value;
-        /* the consensus holds the solution, a warm start for a later solve */
-        memcpy(s->ubar, s->sol_u, (size_t)s->g->n_vars * sizeof(double));
-        solver_links_at_solution(s);
+        solver_state_at_solution(s);
         s->mode = MODE_MAP;
     }
     out.seconds = solver_seconds_since(&start);

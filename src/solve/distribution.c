@@ -28,18 +28,13 @@ int solver_active_set_qp(concord_solver *s, int32_t f, active_set *state, const 
     return CONCORD_OK;
 }
 
-/* The weights of factor f's last solve into s->d. */
-static void final_weights(concord_solver *s, const factor *fa) {
-    solver_link_weights(s, s->g->link_var + fa->link_begin, fa->degree, s->mode == MODE_SPARSE,
-                        s->eta, s->d);
-}
-
 int solver_active_set_at_final_inputs(concord_solver *s, int32_t f, active_set *state) {
-    const factor *fa = &s->g->factors[f];
+    const concord_graph *g = s->g;
+    const factor *fa = &g->factors[f];
+    const int32_t b = fa->link_begin;
     active_set_reset(state);
-    final_weights(s, fa);
-    return solver_active_set_qp(s, f, state, s->a_solved + fa->link_begin,
-                                solver_phi(s) + fa->add_begin);
+    solver_link_weights(s, g->link_var + b, fa->degree, s->mode == MODE_SPARSE, s->eta, s->d);
+    return solver_active_set_qp(s, f, state, s->a_solved + b, solver_phi(s) + fa->add_begin);
 }
 
 int solver_complete_face(concord_solver *s, int32_t f, active_set *state, bool *complete) {

@@ -788,10 +788,7 @@ static int solve_acyclic(bb *b, concord_info *info) {
             b->have_best = true;
             b->xi.root_bound = value;
             b->xi.improvements = 1;
-            /* the consensus holds the solution, as after a search: a warm
-             * start for later solves, and what decoding starts from */
-            memcpy(s->ubar, s->sol_u, (size_t)b->g->n_vars * sizeof(double));
-            solver_links_at_solution(s);
+            solver_state_at_solution(s); /* as after a search */
             s->mode = MODE_MAP;
         }
     }

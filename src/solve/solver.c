@@ -461,8 +461,9 @@ void solver_warm_multipliers(concord_solver *s, double scale) {
     s->lambda_scale = scale;
 }
 
-void solver_links_at_solution(concord_solver *s) {
+void solver_state_at_solution(concord_solver *s) {
     const concord_graph *g = s->g;
+    memcpy(s->ubar, s->sol_u, (size_t)g->n_vars * sizeof(double));
     for (int32_t l = 0; l < g->n_links; ++l) {
         s->uf[l] = s->sol_u[g->link_var[l]];
         s->lambda[l] = 0.0;

@@ -348,10 +348,11 @@ int solver_decode(concord_solver *s, solver_deadline *deadline, bool mend,
  * CONCORD_OK or a user oracle's failure (with the message). */
 int solver_take_assignment(concord_solver *s, const double *x, double *value);
 
-/* The link state (concord_solver_links) of a solution found without
- * multipliers, by dynamic programming: each factor's copy of a variable is
- * the solution's value, each multiplier 0. */
-void solver_links_at_solution(concord_solver *s);
+/* The state of a solution found without multipliers, by dynamic
+ * programming: the consensus is the solution (a warm start for a later
+ * solve, and what decoding starts from), each factor's copy of a variable
+ * (concord_solver_links) the solution's value, each multiplier 0. */
+void solver_state_at_solution(concord_solver *s);
 
 /* The sum of |theta_i| and |phi_k|: it bounds |theta.u + phi.v| over the
  * whole box. */
