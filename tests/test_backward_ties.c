@@ -92,7 +92,41 @@ static void difference_column(concord_solver *probe, const concord_settings *st,
     free(plus);
 }
 
+/* Over the columns k of the Jacobian of s's solution (n variables), by
+ * backward passes that must complete their faces: the largest difference
+ * from expected(k, l) into *worst_formula (expected NULL: none), and from
+ * central differences of probe at theta (h 1e-6, settings st) into
+ * *worst_difference (probe NULL: none). */
+static void compare_jacobian(concord_solver *s, concord_solver *probe, const concord_settings *st,
+                             const double *theta, int n, double (*expected)(int k, int l),
+                             double *worst_formula, double *worst_difference) {
+    double *column = malloc((size_t)n * sizeof *column),
+           *difference = malloc((size_t)n * sizeof *difference);
+    *worst_formula = *worst_difference = 0.0;
+    for (int k = 0; k < n; ++k) {
+        if (probe) difference_column(probe, st, theta, n, k, 1e-6, difference);
+        concord_backward_info info;
+        jacobian_column(s, n, k, column, &info);
+        assert_int_equal(info.incomplete_faces, 0);
+        for (int l = 0; l < n; ++l) {
+            if (expected)
+                *worst_formula = fmax(*worst_formula, fabs(column[l] - expected(k, l)));
+            if (probe)
+                *worst_difference = fmax(*worst_difference, fabs(column[l] - difference[l]));
+        }
+    }
+    free(column);
+    free(difference);
+}
+
 enum { MATCHED = 4 };
+
+/* The projection onto the Birkhoff polytope's tangent space,
+ * (I - 11^T/n) x (I - 11^T/n). */
+static double birkhoff_projection(int k, int l) {
+    return ((l / MATCHED == k / MATCHED) - 1.0 / MATCHED) *
+           ((l % MATCHED == k % MATCHED) - 1.0 / MATCHED);
+}
 
 static void a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative(void **state) {
     (void)state;
@@ -121,17 +155,8 @@ static void a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative(void *
         for (int k = 0; k < nn; ++k) assert_true(fabs(concord_solver_variables(s)[k] - 0.25) < 1e-9);
         int32_t before;
         assert_int_equal(concord_solver_factor_distribution(s, f, &before), CONCORD_OK);
-        double worst = 0.0;
-        for (int k = 0; k < nn; ++k) {
-            double column[MATCHED * MATCHED];
-            concord_backward_info info;
-            jacobian_column(s, nn, k, column, &info);
-            assert_int_equal(info.incomplete_faces, 0);
-            for (int l = 0; l < nn; ++l) {
-                const double expected = ((l / n == k / n) - 1.0 / n) * ((l % n == k % n) - 1.0 / n);
-                worst = fmax(worst, fabs(column[l] - expected));
-            }
-        }
+        double worst, unused;
+        compare_jacobian(s, NULL, &st, theta, nn, birkhoff_projection, &worst, &unused);
         assert_true(worst < 1e-8);
         /* the tied configurations the backward pass added are no part of
          * the distribution, and the next solve starts without them */
@@ -156,6 +181,12 @@ static void a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative(void *
 
 enum { POSITIONS = 3, STATES = 3, TAGS = POSITIONS * STATES };
 
+/* The projection onto the tangent space of the product of the positions'
+ * simplices: I - 11^T/S per position. */
+static double simplices_projection(int k, int l) {
+    return l / STATES == k / STATES ? (l == k) - 1.0 / STATES : 0.0;
+}
+
 static void a_tied_sequence_has_the_simplices_derivative(void **state) {
     (void)state;
     test_rng rng = {23};
@@ -177,21 +208,9 @@ static void a_tied_sequence_has_the_simplices_derivative(void **state) {
         concord_solver *s = new_solver_or_fail(g), *probe = new_solver_or_fail(g);
         concord_settings st = tight_settings();
         assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
-        const double h = 1e-6;
-        double worst_formula = 0.0, worst_difference = 0.0;
-        for (int k = 0; k < TAGS; ++k) {
-            double difference[TAGS];
-            difference_column(probe, &st, theta, TAGS, k, h, difference);
-            double column[TAGS];
-            concord_backward_info info;
-            jacobian_column(s, TAGS, k, column, &info);
-            assert_int_equal(info.incomplete_faces, 0);
-            for (int l = 0; l < TAGS; ++l) {
-                const double expected = l / STATES == k / STATES ? (l == k) - 1.0 / STATES : 0.0;
-                                worst_formula = fmax(worst_formula, fabs(column[l] - expected));
-                worst_difference = fmax(worst_difference, fabs(column[l] - difference[l]));
-            }
-        }
+        double worst_formula, worst_difference;
+        compare_jacobian(s, probe, &st, theta, TAGS, simplices_projection, &worst_formula,
+                         &worst_difference);
         assert_true(worst_formula < 1e-8);
         assert_true(worst_difference < 1e-5);
         concord_solver_free(s);
@@ -204,6 +223,13 @@ enum { MASKED_POSITIONS = 8, MASKED_STATES = 3, MASKED_TAGS = 24 };
 /* start, the tables between positions, stop */
 enum { MASKED_TRANSITIONS = 2 * MASKED_STATES +
                             (MASKED_POSITIONS - 1) * MASKED_STATES * MASKED_STATES };
+
+/* The projection onto the tangent space of the tied states' simplices
+ * (states 0 and 1 of each position; state 2 stays at 0). */
+static double tied_states_projection(int k, int l) {
+    const bool tied = k % MASKED_STATES != 2 && l % MASKED_STATES != 2;
+    return tied && l / MASKED_STATES == k / MASKED_STATES ? (l == k) - 0.5 : 0.0;
+}
 
 /* The perturbations that find the tied configurations are set by the
  * terms of the held configurations' scores: the mask, which they do not
@@ -234,23 +260,9 @@ static void a_masked_state_does_not_hide_the_tied_configurations(void **state) {
         for (int k = 0; k < MASKED_TAGS; ++k)
             assert_true(fabs(concord_solver_variables(s)[k] -
                              (k % MASKED_STATES == 2 ? 0.0 : 0.5)) < 1e-9);
-        const double h = 1e-6;
-        double worst_formula = 0.0, worst_difference = 0.0;
-        for (int k = 0; k < MASKED_TAGS; ++k) {
-            double difference[MASKED_TAGS];
-            difference_column(probe, &st, theta, MASKED_TAGS, k, h, difference);
-            double column[MASKED_TAGS];
-            concord_backward_info info;
-            jacobian_column(s, MASKED_TAGS, k, column, &info);
-            assert_int_equal(info.incomplete_faces, 0);
-            for (int l = 0; l < MASKED_TAGS; ++l) {
-                const bool tied = k % MASKED_STATES != 2 && l % MASKED_STATES != 2;
-                const double expected =
-                    tied && l / MASKED_STATES == k / MASKED_STATES ? (l == k) - 0.5 : 0.0;
-                                worst_formula = fmax(worst_formula, fabs(column[l] - expected));
-                worst_difference = fmax(worst_difference, fabs(column[l] - difference[l]));
-            }
-        }
+        double worst_formula, worst_difference;
+        compare_jacobian(s, probe, &st, theta, MASKED_TAGS, tied_states_projection,
+                         &worst_formula, &worst_difference);
         assert_true(worst_formula < 1e-8);
         assert_true(worst_difference < 1e-5);
         concord_solver_free(s);
@@ -282,18 +294,8 @@ static void a_near_tie_at_random_scores_has_the_derivative(void **state) {
         concord_solver *s = new_solver_or_fail(g), *probe = new_solver_or_fail(g);
         concord_settings st = tight_settings();
         assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
-        const double h = 1e-6;
-        double worst = 0.0;
-        for (int k = 0; k < NEAR_TAGS; ++k) {
-            double difference[NEAR_TAGS];
-            difference_column(probe, &st, theta, NEAR_TAGS, k, h, difference);
-            double column[NEAR_TAGS];
-            concord_backward_info info;
-            jacobian_column(s, NEAR_TAGS, k, column, &info);
-            assert_int_equal(info.incomplete_faces, 0);
-            for (int l = 0; l < NEAR_TAGS; ++l)
-                worst = fmax(worst, fabs(column[l] - difference[l]));
-        }
+        double unused, worst;
+        compare_jacobian(s, probe, &st, theta, NEAR_TAGS, NULL, &unused, &worst);
         assert_true(worst < 1e-4);
         concord_solver_free(s);
         concord_solver_free(probe);
@@ -302,6 +304,10 @@ static void a_near_tie_at_random_scores_has_the_derivative(void **state) {
 }
 
 enum { AUTOMATON_POSITIONS = 4, AUTOMATON_TAGS = 8, AUTOMATON_MODIFIERS = 4 };
+
+/* The projection onto the tangent space of the positions' two-state
+ * simplices: I - 11^T/2 per position. */
+static double pairs_projection(int k, int l) { return l / 2 == k / 2 ? (l == k) - 0.5 : 0.0; }
 
 /* The automaton's gradient is 0 at the solution, so what the solve leaves
  * of it is its residual (1e-14): its ties are told from the size of the
@@ -326,21 +332,9 @@ static void a_factor_whose_gradient_vanishes_finds_its_ties(void **state) {
     assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
     for (int k = 0; k < AUTOMATON_TAGS; ++k)
         assert_true(fabs(concord_solver_variables(s)[k] - 0.5) < 1e-9);
-    const double h = 1e-6;
-    double worst_formula = 0.0, worst_difference = 0.0;
-    for (int k = 0; k < AUTOMATON_TAGS; ++k) {
-        double difference[AUTOMATON_TAGS];
-        difference_column(probe, &st, NULL, AUTOMATON_TAGS, k, h, difference);
-        double column[AUTOMATON_TAGS];
-        concord_backward_info info;
-        jacobian_column(s, AUTOMATON_TAGS, k, column, &info);
-        assert_int_equal(info.incomplete_faces, 0);
-        for (int l = 0; l < AUTOMATON_TAGS; ++l) {
-            const double expected = l / 2 == k / 2 ? (l == k) - 0.5 : 0.0;
-                        worst_formula = fmax(worst_formula, fabs(column[l] - expected));
-            worst_difference = fmax(worst_difference, fabs(column[l] - difference[l]));
-        }
-    }
+    double worst_formula, worst_difference;
+    compare_jacobian(s, probe, &st, NULL, AUTOMATON_TAGS, pairs_projection, &worst_formula,
+                     &worst_difference);
     assert_true(worst_formula < 1e-8);
     assert_true(worst_difference < 1e-5);
     concord_solver_free(s);
