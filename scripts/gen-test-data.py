@@ -250,9 +250,10 @@ def transitivity_graph():
     return fg_file([g])
 
 
-def sequence_graph(seed, states, budget):
+def sequence_graph(seed, states, budget, forbidden=0.0):
     """One SEQUENCE (budget None) or SEQUENCE_BUDGET factor over state
-    indicators listed in a shuffled order of the file's variables."""
+    indicators listed in a shuffled order of the file's variables; each
+    transition is forbidden (-inf) with probability `forbidden`."""
     rng = Rng(seed)
     d = sum(states)
     g = Graph(scores(rng, d))
@@ -262,9 +263,12 @@ def sequence_graph(seed, states, budget):
     if budget is not None:
         fields.append("%d" % budget)
     fields += ["%d" % k for k in states]
+    transitions = nums(scores(rng, n_scores)).split()
+    if forbidden > 0.0:
+        transitions = ["-inf" if rng.uniform() < forbidden else t for t in transitions]
     line = "%s %d %s %s %s" % ("SEQUENCE" if budget is None else "SEQUENCE_BUDGET", d,
                                " ".join("%d" % (v + 1) for v in order), " ".join(fields),
-                               nums(scores(rng, n_scores)))
+                               " ".join(transitions))
     g.add(line)
     return fg_file([g])
 
@@ -502,6 +506,9 @@ FILES = {
     "fg/transitivity.fg": transitivity_graph,
     "fg/sequence.fg": lambda: sequence_graph(111, [3, 2, 4, 3, 2, 3, 4], None),
     "fg/sequence_budget.fg": lambda: sequence_graph(112, [2, 3, 2, 3, 2, 3, 2], 2),
+    "fg/sequence_forbidden.fg": lambda: sequence_graph(113, [3, 2, 4, 3, 2, 3, 4], None, 0.3),
+    "fg/sequence_budget_forbidden.fg": lambda: sequence_graph(115, [2, 3, 2, 3, 2, 3, 2], 3,
+                                                              0.3),
     "fg/general_tree.fg": lambda: general_tree_graph(121, [2, 3, 2, 2, 3, 2, 3, 2],
                                                      [-1, 3, 0, 0, 1, 2, 1, 5], False),
     "fg/general_tree_counts.fg": lambda: general_tree_graph(122, [2, 3, 2, 2, 3, 2, 2, 2],

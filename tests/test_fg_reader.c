@@ -1030,6 +1030,7 @@ static void repository_files_load_with_the_sizes_and_scores_they_list(void **sta
         {"sequence_budget.fg", 1}, {"general_tree.fg", 1}, {"general_tree_counts.fg", 1},
         {"parser.fg", 1},       {"trees.fg", 4},        {"matching.fg", 4},
         {"dense.fg", 1},        {"compressor.fg", 1},   {"mixture.fg", 3},
+        {"sequence_forbidden.fg", 1}, {"sequence_budget_forbidden.fg", 1},
     };
     long checked_scores = 0;
     for (size_t k = 0; k < sizeof files / sizeof files[0]; ++k) {
@@ -1087,8 +1088,9 @@ static void repository_files_load_with_the_sizes_and_scores_they_list(void **sta
                 for (long j = 0; j < declared; ++j) {
                     double x = strtod(fields[n_fields - declared + j], NULL);
                     double got = concord_additional_scores(g)[first + j];
-                    /* a forbidden DENSE state (-inf) is a constraint, and its
-                     * score is not said (dense.fg's brute force checks it) */
+                    /* a forbidden DENSE state or transition (-inf) is a
+                     * constraint, and its score is not said (the brute
+                     * forces of dense.fg and test_sequence check it) */
                     if (x == -INFINITY) continue;
                     if (got != x)
                         fail_msg("%s graph %zu factor %ld: additional score %ld is %.17g, the "

@@ -4,7 +4,8 @@
  * its own encoding of the transition outputs, and checks the Viterbi
  * oracles (best score, ties, negative scores) and the active-set QP built
  * on them (see structured_check.h); then files with one such factor
- * (the repository's tests/data/fg/sequence*.fg, and AD3's sequence.fg and
+ * (the repository's tests/data/fg/sequence*.fg, some with forbidden (-inf)
+ * transitions, and AD3's sequence.fg and
  * sequence_budget.fg from ../shared/data, skipped when absent) are read
  * here, solved, and compared with a brute force over all their state
  * sequences; then malformed input is rejected with messages.
@@ -34,12 +35,14 @@ typedef struct seq_model {
     int link[MAX_LEN];     /* first state indicator of each position */
     int block[MAX_LEN + 1]; /* first output of each transition block */
     int degree, n_add;
+    bool forbidden[512]; /* per transition output: scored -inf when built */
 } seq_model;
 
 static void model_init(seq_model *m, int length, const int *states, int budget) {
     m->length = length;
     m->budget = budget;
     m->degree = m->n_add = 0;
+    memset(m->forbidden, 0, sizeof m->forbidden);
     for (int i = 0; i < length; ++i) {
         m->states[i] = states[i];
         m->link[i] = m->degree;
@@ -70,6 +73,12 @@ static int zeros(const seq_model *m, const int *s) {
     return z;
 }
 
+static bool uses_forbidden(const seq_model *m, const double *v) {
+    for (int k = 0; k < m->n_add; ++k)
+        if (v[k] == 1.0 && m->forbidden[k]) return true;
+    return false;
+}
+
 /* Allowed: u one-hot at each position, at most `budget` positions in state
  * 0, and v exactly the transitions of that sequence. */
 static bool seq_valid(const void *ctx, const double *u, const double *v) {
@@ -87,7 +96,7 @@ static bool seq_valid(const void *ctx, const double *u, const double *v) {
     if (m->budget >= 0 && zeros(m, s) > m->budget) return false;
     double eu[64], ev[512];
     encode(m, s, eu, ev);
-    return memcmp(v, ev, (size_t)m->n_add * sizeof(double)) == 0;
+    return memcmp(v, ev, (size_t)m->n_add * sizeof(double)) == 0 && !uses_forbidden(m, ev);
 }
 
 static void enumerate(const seq_model *m, config_list *c) {
@@ -97,13 +106,18 @@ static void enumerate(const seq_model *m, config_list *c) {
         if (m->budget < 0 || zeros(m, s) <= m->budget) {
             double *x = configs_push(c);
             encode(m, s, x, x + m->degree);
+            if (uses_forbidden(m, x + m->degree)) c->count -= 1;
         }
         if (!odometer_next(s, m->states, m->length)) break;
     }
 }
 
-static void run_random(bool budgeted) {
-    test_rng rng = {budgeted ? 202u : 101u};
+/* Random factors, with a random quarter of their transitions forbidden
+ * (-inf) when `forbid`: a factor that leaves no sequence must be refused
+ * as infeasible, with the graph unchanged. */
+static void run_random(bool budgeted, bool forbid) {
+    test_rng rng = {(budgeted ? 202u : 101u) + (forbid ? 1000u : 0u)};
+    int refused = 0;
     config_list c;
     qp_totals totals = {0};
     for (int trial = 0; trial < 600; ++trial) {
@@ -121,6 +135,11 @@ static void run_random(bool budgeted) {
         int budget = budgeted ? forced + rng_int(&rng, length - forced + 1) : -1;
         seq_model m;
         model_init(&m, length, states, budget);
+        double built[512];
+        for (int k = 0; k < m.n_add; ++k) {
+            m.forbidden[k] = forbid && rng_int(&rng, 4) == 0;
+            built[k] = m.forbidden[k] ? -INFINITY : rng_int(&rng, 3) - 1.0;
+        }
         configs_init(&c, m.degree, m.n_add);
         enumerate(&m, &c);
 
@@ -131,28 +150,51 @@ static void run_random(bool budgeted) {
         for (int j = 0; j < m.degree; ++j) vars[j] = j;
         for (int i = 0; i < length; ++i) nst[i] = states[i];
         int32_t id = -1;
-        if (budgeted)
-            assert_int_equal(concord_add_sequence_budget(g, length, nst, vars, budget, NULL, &id),
-                             CONCORD_OK);
-        else
-            assert_int_equal(concord_add_sequence(g, length, nst, vars, NULL, &id), CONCORD_OK);
+        const int rc = budgeted
+                           ? concord_add_sequence_budget(g, length, nst, vars, budget, built, &id)
+                           : concord_add_sequence(g, length, nst, vars, built, &id);
+        if (c.count == 0) {
+            assert_int_equal(rc, CONCORD_EINFEASIBLE);
+            assert_non_null(strstr(concord_last_error(g), "forbidden (-inf) transition"));
+            assert_int_equal(concord_num_factors(g), 0);
+            assert_int_equal(concord_num_additionals(g), 0);
+            refused += 1;
+            configs_free(&c);
+            concord_graph_free(g);
+            continue;
+        }
+        assert_int_equal(rc, CONCORD_OK);
         assert_int_equal(concord_num_additionals(g), m.n_add);
+        /* a forbidden transition is stored as 0, the others as given */
+        for (int k = 0; k < m.n_add; ++k)
+            assert_true(g->phi[k] == (m.forbidden[k] ? 0.0 : built[k]));
         const factor *f = &g->factors[id];
         check_oracle_and_qp(&rng, f, &c, seq_valid, &m, trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
-    print_qp_totals(budgeted ? "SEQUENCE_BUDGET" : "SEQUENCE", 600, &totals);
+    print_qp_totals(budgeted ? "SEQUENCE_BUDGET" : "SEQUENCE", 600 - refused, &totals);
+    if (forbid) assert_true(refused > 0 && refused < 400); /* both branches were taken */
 }
 
 static void sequence_oracle_and_qp_match_enumeration(void **state) {
     (void)state;
-    run_random(false);
+    run_random(false, false);
 }
 
 static void sequence_budget_oracle_and_qp_match_enumeration(void **state) {
     (void)state;
-    run_random(true);
+    run_random(true, false);
+}
+
+static void forbidden_transitions_match_enumeration(void **state) {
+    (void)state;
+    run_random(false, true);
+}
+
+static void forbidden_transitions_with_budget_match_enumeration(void **state) {
+    (void)state;
+    run_random(true, true);
 }
 
 /* A budget at least the length does not constrain; a budget of 0 forbids
@@ -188,7 +230,9 @@ static void budget_extremes(void **state) {
 
 /* A SEQUENCE or SEQUENCE_BUDGET sharing its state variables with logic
  * factors: AD3's LP-MAP value and bound against GLPK on the local
- * polytope (the sequence's polytope as the hull of its sequences). */
+ * polytope (the sequence's polytope as the hull of its sequences). In
+ * every third graph a fifth of the transitions are forbidden (-inf), and
+ * the hull is that of the sequences that avoid them. */
 static void sequences_in_mixed_graphs_match_glpk(void **state) {
     (void)state;
     test_rng rng = {909};
@@ -204,12 +248,21 @@ static void sequences_in_mixed_graphs_match_glpk(void **state) {
         int budget = budgeted ? rng_int(&rng, length) : -1;
         seq_model m;
         model_init(&m, length, states, budget);
+        double theta[64], b[512], b_given[512];
+        for (int j = 0; j < m.degree; ++j) theta[j] = rng_normal(&rng);
+        random_scores(&rng, b, m.n_add, false);
+        for (int k = 0; k < m.n_add; ++k) {
+            m.forbidden[k] = trial % 3 == 0 && rng_int(&rng, 5) == 0;
+            b_given[k] = m.forbidden[k] ? -INFINITY : b[k];
+            if (m.forbidden[k]) b[k] = 0.0; /* no allowed sequence uses it */
+        }
         config_list c;
         configs_init(&c, m.degree, m.n_add);
         enumerate(&m, &c);
-        double theta[64], b[512];
-        for (int j = 0; j < m.degree; ++j) theta[j] = rng_normal(&rng);
-        random_scores(&rng, b, m.n_add, false);
+        if (c.count == 0) {
+            configs_free(&c);
+            continue;
+        }
         int32_t vars[64], nst[MAX_LEN];
         for (int j = 0; j < m.degree; ++j) vars[j] = j;
         for (int i = 0; i < length; ++i) nst[i] = states[i];
@@ -217,10 +270,12 @@ static void sequences_in_mixed_graphs_match_glpk(void **state) {
         concord_graph *g = concord_graph_new();
         assert_int_equal(concord_add_variables(g, m.degree, theta, NULL), CONCORD_OK);
         if (budgeted)
-            assert_int_equal(concord_add_sequence_budget(g, length, nst, vars, budget, b, NULL),
-                             CONCORD_OK);
+            assert_int_equal(
+                concord_add_sequence_budget(g, length, nst, vars, budget, b_given, NULL),
+                CONCORD_OK);
         else
-            assert_int_equal(concord_add_sequence(g, length, nst, vars, b, NULL), CONCORD_OK);
+            assert_int_equal(concord_add_sequence(g, length, nst, vars, b_given, NULL),
+                             CONCORD_OK);
         lp_ref *lp = lp_ref_new(m.degree, theta);
         lp_ref_add_configs(lp, &c, vars, b);
         add_random_logic(&rng, g, lp, m.degree);
@@ -339,6 +394,16 @@ static void repository_sequence_budget_file_solves_to_the_brute_force_optimum(vo
     solve_file(test_data_path("fg/sequence_budget.fg"), "tests/data/fg/sequence_budget.fg", true);
 }
 
+/* The same with about 30% of the transitions forbidden (-inf in the file;
+ * the brute force adds the -inf and so never picks them). */
+static void forbidden_transitions_file_solves_to_the_brute_force_optimum(void **state) {
+    (void)state;
+    solve_file(test_data_path("fg/sequence_forbidden.fg"), "tests/data/fg/sequence_forbidden.fg",
+               false);
+    solve_file(test_data_path("fg/sequence_budget_forbidden.fg"),
+               "tests/data/fg/sequence_budget_forbidden.fg", true);
+}
+
 /* ---- errors ---- */
 
 static void malformed_sequences_are_rejected(void **state) {
@@ -400,12 +465,15 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sequence_oracle_and_qp_match_enumeration),
         cmocka_unit_test(sequence_budget_oracle_and_qp_match_enumeration),
+        cmocka_unit_test(forbidden_transitions_match_enumeration),
+        cmocka_unit_test(forbidden_transitions_with_budget_match_enumeration),
         cmocka_unit_test(budget_extremes),
         cmocka_unit_test(sequences_in_mixed_graphs_match_glpk),
         cmocka_unit_test(ad3_sequence_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(ad3_sequence_budget_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(repository_sequence_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(repository_sequence_budget_file_solves_to_the_brute_force_optimum),
+        cmocka_unit_test(forbidden_transitions_file_solves_to_the_brute_force_optimum),
         cmocka_unit_test(malformed_sequences_are_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

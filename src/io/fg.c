@@ -412,7 +412,7 @@ static int build_sequence(reader *r, concord_graph *g, factor_line *line) {
                        budgeted ? "the length, the budget, the state counts and the transition scores"
                                 : "the length, the state counts and the transition scores");
     if (!rc) rc = parse_numbers(r, line, (int32_t)(head + length), (int32_t)n_add,
-                                "a transition score", false);
+                                "a transition score", true); /* -inf forbids it */
     const double *scores = line->numbers + head + length;
     if (!rc && budgeted)
         rc = concord_add_sequence_budget(g, (int32_t)length, states, line->vars, (int32_t)budget,
