@@ -18,7 +18,8 @@ documents them):
                  through its modifier in its grandparent's copy;
   SEQUENCE       a unit flow through the trellis (start -> states of
                  each position -> stop); a state indicator is its node's
-                 flow, the transition outputs are the edges;
+                 flow, the transition outputs are the edges (a forbidden
+                 one, scored -inf, carries no flow);
   BUDGET, ATMOSTONE, OR  sum of the literals <= B, <= 1, >= 1.
 Then, with concord's point x = (u, v) (the CLI solves to TOL, default
 1e-9):
@@ -235,7 +236,11 @@ def build(theta, factors):
         elif kind == "SEQUENCE":
             states = sequence_states(rest)
             scores = [float(x) for x in rest[1 + len(states):]]
-            phi[at:at + len(scores)] = scores
+            for k, x in enumerate(scores):
+                if x == -np.inf:  # forbidden: its edge carries no flow
+                    prog.add_eq({n + at + k: 1.0}, 0.0)
+                else:
+                    phi[at + k] = x
             trellis_flow(prog, links, states, n + at)
         elif kind == "BUDGET":
             prog.add_ub({x: 1.0 for x in links}, float(rest[0]))

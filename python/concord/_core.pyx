@@ -1007,7 +1007,8 @@ cdef class Graph:
 
     def add_sequence(self, num_states, vars, scores=None):
         """SEQUENCE: num_states[i] states at position i; vars position by
-        position; scores: start, transitions, stop (concord_add_sequence)."""
+        position; scores: start, transitions, stop (concord_add_sequence;
+        -inf forbids a transition)."""
         self.writable()
         cdef const int32_t[::1] k = _ids(num_states, -1, "num_states")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")

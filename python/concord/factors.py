@@ -41,6 +41,20 @@ def _scores(scores, shape, what):
                                                            np.shape(scores))) from None
 
 
+def _without_forbidden(scores, forbidden):
+    """scores (an array or tensor) with 0 where `forbidden`, the mask of the
+    -inf entries the factor was built with: those stay forbidden for good
+    (the C factor holds them in its structure and reads their scores as 0),
+    and later scores there are ignored (their gradient is 0)."""
+    if not forbidden.any():
+        return scores
+    if is_tensor(scores):
+        torch = sys.modules["torch"]
+        mask = torch.as_tensor(forbidden, device=scores.device)
+        return torch.where(mask, torch.zeros_like(scores), scores)
+    return np.where(forbidden, 0.0, scores)
+
+
 def _no_negation(negated, name):
     if negated is not None:
         raise ValueError("%s factor: links cannot be negated" % name)
@@ -285,19 +299,12 @@ class Dense(Factor):
     def _build(self, fg):
         ids, self.num_states = _groups(fg, self.variables, "DENSE")
         table = as_numpy(_scores(self.scores, tuple(self.num_states), "DENSE scores"))
-        # the states forbidden now stay forbidden (their score reads as 0)
         self.forbidden = np.isneginf(table)
         return [fg.graph.add_dense(self.num_states, ids, table)], ids.size, (ids.size,)
 
     def _score_parts(self):
         scores = _scores(self.scores, tuple(self.num_states), "DENSE scores")
-        if not self.forbidden.any():
-            return [scores]
-        if is_tensor(scores):
-            torch = sys.modules["torch"]
-            mask = torch.as_tensor(self.forbidden, device=scores.device)
-            return [torch.where(mask, torch.zeros_like(scores), scores)]
-        return [np.where(self.forbidden, 0.0, scores)]
+        return [_without_forbidden(scores, self.forbidden)]
 
 
 class Sequence(Factor):
@@ -305,7 +312,9 @@ class Sequence(Factor):
     the state indicators of position i. transitions[i-1, p, s] scores
     position i-1 in state p followed by position i in state s (shape
     (length-1, states, states), or broadcast to it); start and stop score
-    the first and last states. value: (start, transitions, stop) marginals.
+    the first and last states. -inf forbids a transition (for good: later
+    scores of a transition forbidden when the factor was added are
+    ignored). value: (start, transitions, stop) marginals.
     """
 
     name = "SEQUENCE"
@@ -322,16 +331,24 @@ class Sequence(Factor):
             raise ValueError("%s factor: every position needs the same number of states "
                              "(use the low-level Graph.add_sequence for others)" % self.name)
         self.length, self.states = len(states), states[0]
-        return [self._add(fg.graph, states, ids)], ids.size, (len(states), states[0])
+        parts = [as_numpy(p) for p in self._given_parts()]
+        self.forbidden = [np.isneginf(p) for p in parts]
+        scores = np.concatenate([p.reshape(-1) for p in parts])
+        return [self._add(fg.graph, states, ids, scores)], ids.size, (len(states), states[0])
 
-    def _add(self, graph, states, ids):
-        return graph.add_sequence(states, ids, self._numpy_scores())
+    def _add(self, graph, states, ids, scores):
+        return graph.add_sequence(states, ids, scores)
 
-    def _score_parts(self):
+    def _given_parts(self):
+        """start, transitions and stop as given, -inf included."""
         s = self.states
         return [_scores(self.start, (s,), "start scores"),
                 _scores(self.transitions, (self.length - 1, s, s), "transition scores"),
                 _scores(self.stop, (s,), "stop scores")]
+
+    def _score_parts(self):
+        return [_without_forbidden(part, forbidden)
+                for part, forbidden in zip(self._given_parts(), self.forbidden)]
 
 
 class SequenceBudget(Sequence):
@@ -343,8 +360,8 @@ class SequenceBudget(Sequence):
         super().__init__(x, transitions, start, stop)
         self.budget = budget
 
-    def _add(self, graph, states, ids):
-        return graph.add_sequence_budget(states, ids, self.budget, self._numpy_scores())
+    def _add(self, graph, states, ids, scores):
+        return graph.add_sequence_budget(states, ids, self.budget, scores)
 
 
 class DepTree(Factor):

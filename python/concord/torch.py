@@ -396,10 +396,15 @@ def _tree_graph(n, projective, single_root):
 
 
 @functools.lru_cache(maxsize=256)
-def _sequence_graph(length, states):
+def _sequence_graph(length, states, forbidden=None):
+    """A sequence of `length` positions of `states` states; `forbidden`
+    (bytes, one per transition, or None) marks the forbidden ones."""
     graph = _core.Graph()
     graph.add_variables(length * states)
-    graph.add_sequence([states] * length, np.arange(length * states))
+    scores = None
+    if forbidden is not None:
+        scores = np.where(np.frombuffer(forbidden, dtype=bool), -np.inf, 0.0)
+    graph.add_sequence([states] * length, np.arange(length * states), scores)
     return graph
 
 
@@ -524,9 +529,18 @@ def _sequences(unary, transitions, start, stop, lengths):
     start = _broadcast(unary, start, (batch, states), "start")
     stop = _broadcast(unary, stop, (batch, states), "stop")
     sizes = _lengths(lengths, batch, length)
-    graphs = [_sequence_graph(m, states) for m in sizes]
-    phis = [torch.cat([start[b], transitions[b, :m - 1].reshape(-1), stop[b]])
-            for b, m in enumerate(sizes)]
+    graphs, phis = [], []
+    for b, m in enumerate(sizes):
+        phi = torch.cat([start[b], transitions[b, :m - 1].reshape(-1), stop[b]])
+        # -inf forbids a transition: part of the graph's structure, with 0
+        # as its score (and so a gradient of 0)
+        forbidden = torch.isneginf(phi)
+        if bool(forbidden.any()):
+            graphs.append(_sequence_graph(m, states, forbidden.cpu().numpy().tobytes()))
+            phi = torch.where(forbidden, torch.zeros_like(phi), phi)
+        else:
+            graphs.append(_sequence_graph(m, states))
+        phis.append(phi)
     return _Structures("tag sequence", unary, single, graphs, [(m,) for m in sizes], phis,
                        given)
 
@@ -556,8 +570,10 @@ def sequence_sparsemap(unary, transitions=None, start=None, stop=None, lengths=N
     score of state p at position i-1 followed by s at i, shaped (B, L-1, S,
     S) or anything that broadcasts to it ((S, S): the same everywhere);
     start, stop (B, S) or broadcastable: the first and last states' scores.
-    lengths (B,): sequence lengths (positions beyond get zeros). Returns
-    the state marginals, shaped like unary."""
+    A transition, start or stop score of -inf forbids it (a constrained tag
+    set: BIO's O -> I-X, say); its gradient is 0. lengths (B,): sequence
+    lengths (positions beyond get zeros). Returns the state marginals,
+    shaped like unary."""
     return _sequences(unary, transitions, start, stop, lengths).marginals(threads, settings)
 
 

@@ -44,7 +44,8 @@ def one_hot_groups(model, sizes, first=0):
 
 def add_sequence(model, variables, sizes, start, transitions, stop):
     """A PFactorSequence over the variables and its meaning: one state per
-    position, scored by start, the transition tables and stop."""
+    position, scored by start, the transition tables and stop. Returns the
+    factor."""
     factor = PFactorSequence()
     factor.initialize(sizes)
     declare(model, factor, variables,
@@ -56,6 +57,43 @@ def add_sequence(model, variables, sizes, start, transitions, stop):
         return (start[states[0]] + stop[states[-1]]
                 + sum(t[p, q] for t, p, q in zip(transitions, states, states[1:])))
     model.terms.append((tuple(range(sum(sizes))), path_score))
+    return factor
+
+
+def test_sequence_transitions_of_minus_infinity_are_forbidden():
+    """AD3's dynamic programs avoid a transition scored -inf; concord holds
+    it as a constraint (AD3 reports a value of nan beside the right
+    posteriors). The brute force adds the -inf and so never picks it.
+    Allowing a transition again rebuilds the factor."""
+    rng = np.random.RandomState(3)
+    sizes = [3, 3, 3, 3]
+    start, stop = rng.randn(3), rng.randn(3)
+    transitions = [rng.randn(3, 3) for _ in sizes[1:]]
+    best_free = max(itertools.product(range(3), repeat=4), key=lambda s: (
+        start[s[0]] + stop[s[-1]] + sum(t[p, q] for t, p, q in zip(transitions, s, s[1:]))))
+    # forbid a transition of the free optimum's path, and some others
+    transitions[1][best_free[1], best_free[2]] = -np.inf
+    transitions[0][0, 2] = transitions[2][1, 1] = -np.inf
+    start[2] = -np.inf
+    model = Model()
+    variables = [model.binary(s) for s in rng.randn(sum(sizes)) * 0.1]
+    factor = add_sequence(model, variables, sizes, start, transitions, stop)
+    check_single_factor(model)
+    # allowed again (the brute force reads the same arrays)
+    transitions[1][best_free[1], best_free[2]] = 5.0
+    factor.set_additional_log_potentials(
+        np.concatenate([start] + [t.ravel() for t in transitions] + [stop]).tolist())
+    check_single_factor(model)
+    # the same chain alone, before any graph: its MAP avoids them too
+    alone = PFactorSequence()
+    alone.initialize(sizes)
+    alone.set_additional_log_potentials(
+        np.concatenate([start] + [t.ravel() for t in transitions] + [stop]).tolist())
+    value, u, v = alone.solve_map([0.0] * sum(sizes), [])
+    states = [int(np.argmax(u[3 * i:3 * i + 3])) for i in range(4)]
+    expected = max(itertools.product(range(3), repeat=4), key=lambda s: (
+        start[s[0]] + stop[s[-1]] + sum(t[p, q] for t, p, q in zip(transitions, s, s[1:]))))
+    assert tuple(states) == expected and np.isfinite(value)
 
 
 def test_sequence_scores_start_transitions_and_stop():

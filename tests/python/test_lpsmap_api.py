@@ -126,6 +126,25 @@ def test_sequence_transitions():
                                                       transitions.ravel()), atol=1e-6)
 
 
+def test_sequence_transitions_of_minus_infinity_are_forbidden():
+    """SparseMAP over the paths that avoid the -inf transitions."""
+    rng = np.random.RandomState(5)
+    length, n_states = 4, 3
+    x, transitions = rng.randn(length, n_states), rng.randn(length - 1, n_states, n_states)
+    transitions[:, 0, 1] = transitions[1, 2, 2] = -np.inf
+    got = solve(x, lambda u: Sequence(u, transitions))
+    paths = [p for p in itertools.product(range(n_states), repeat=length)
+             if all(np.isfinite(transitions[i, a, b]) for i, (a, b) in enumerate(zip(p, p[1:])))]
+    vertices_u = [np.eye(n_states)[list(p)].ravel() for p in paths]
+    vertices_v = [np.concatenate([np.outer(np.eye(n_states)[a], np.eye(n_states)[b]).ravel()
+                                  for a, b in zip(p, p[1:])]) for p in paths]
+    expected = sparsemap(vertices_u, x.ravel(), vertices_v,
+                         np.nan_to_num(transitions, neginf=0.0).ravel())
+    np.testing.assert_allclose(got.ravel(), expected, atol=1e-6)
+    unforbidden = solve(x, lambda u: Sequence(u, np.nan_to_num(transitions, neginf=0.0)))
+    assert np.abs(unforbidden - got).max() > 1e-2
+
+
 def dependency_trees(n, projective):
     """Every tree over words 1..n as packed (n, n) 0/1 matrices: entry
     [m-1, h-1] the arc h -> m, [m-1, m-1] the arc root -> m."""

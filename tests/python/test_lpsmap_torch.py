@@ -211,3 +211,23 @@ def test_numpy_scores_alone_give_tensors_of_their_dtype():
     fg.add(Pair(x[:-1], x[1:], np.array([0.5, -0.5])))
     fg.solve()
     assert x.value.dtype == torch.float32
+
+
+def test_forbidden_transitions_have_zero_gradient_and_the_others_finite_differences():
+    def f(x, transitions):
+        fg = TorchFactorGraph()
+        u = fg.variable_from(x)
+        fg.add(Sequence(u, transitions))
+        fg.solve(**TIGHT)
+        return u.value
+
+    generator = torch.Generator().manual_seed(5)
+    x = torch.randn(4, 3, generator=generator, dtype=torch.float64, requires_grad=True)
+    transitions = torch.randn(3, 3, 3, generator=generator, dtype=torch.float64)
+    transitions[:, 0, 1] = transitions[1, 2, 2] = -np.inf
+    transitions.requires_grad_()
+    value = f(x, transitions)
+    assert torch.all(value[1:, 1][value[:-1, 0] == 1.0] == 0.0)  # 0 -> 1 never taken
+    (value * torch.randn(4, 3, generator=generator, dtype=torch.float64)).sum().backward()
+    assert torch.all(transitions.grad[torch.isneginf(transitions)] == 0.0)
+    assert torch.autograd.gradcheck(f, (x, transitions), atol=1e-4)

@@ -408,6 +408,50 @@ def test_sequence_map_is_viterbi_in_the_documented_layout():
         assert seq.value[1][np.arange(length - 1), best[:-1], best[1:]].sum() == length - 1
 
 
+@pytest.mark.parametrize("budget", [None, 2])
+def test_sequence_transitions_of_minus_infinity_are_forbidden_for_good(budget):
+    """-inf forbids a transition (a budget: at most `budget` positions in
+    state 0): MAP is the brute force's best sequence that avoids them, and
+    after new scores (finite where -inf was) the transitions stay
+    forbidden; every state sequence forbidden is an InfeasibleError."""
+    rng = np.random.default_rng(9)
+    length, states = 5, 3
+    forbidden = rng.random((length - 1, states, states)) < 0.3
+    forbidden[:, 1, 1] = False  # the all-1 sequence stays allowed
+
+    def best(unary, transitions):
+        def score(tags):
+            if budget is not None and tags.count(0) > budget:
+                return -np.inf
+            return (sum(unary[i, t] for i, t in enumerate(tags))
+                    + sum(transitions[i - 1, tags[i - 1], tags[i]] for i in range(1, length)))
+        tags = max(itertools.product(range(states), repeat=length), key=score)
+        return tags, score(tags)
+
+    unary = rng.normal(size=(length, states))
+    transitions = np.where(forbidden, -np.inf, rng.normal(size=forbidden.shape))
+    fg = concord.FactorGraph()
+    x = fg.variable_from(unary)
+    factor = (concord.Sequence(x, transitions) if budget is None
+              else concord.SequenceBudget(x, budget, transitions))
+    fg.add(factor)
+    for _ in range(3):
+        tags, value = best(unary, transitions)
+        info = fg.solve_map()
+        assert info.status == "integral" and np.isclose(info.value, value)
+        assert np.array_equal(x.value.argmax(axis=1), tags)
+        assert np.all(factor.value[1][forbidden] == 0.0)
+        # new scores, finite everywhere: the factor reads 0 at the forbidden
+        unary[:] = rng.normal(size=unary.shape)
+        factor.transitions = rng.normal(size=forbidden.shape) + 3.0 * forbidden
+        transitions = np.where(forbidden, -np.inf, factor.transitions)
+        x.scores = unary
+    fg = concord.FactorGraph()
+    x = fg.variable((2, 2))
+    with pytest.raises(concord.InfeasibleError, match="forbidden"):
+        fg.add(concord.Sequence(x, np.full((1, 2, 2), -np.inf)))
+
+
 @pytest.mark.parametrize("rows,cols,every_row,every_col", [(4, 4, True, True), (3, 5, True, False),
                                                            (5, 3, False, True)])
 def test_matching_map_is_the_assignment_of_scipy(rows, cols, every_row, every_col):

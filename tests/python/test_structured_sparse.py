@@ -40,28 +40,88 @@ CASES = ([("parsing", seed, (n, k)) for seed, (n, k) in
                     start=11)])
 
 
-@pytest.mark.parametrize("shape,seed,sizes", CASES)
-def test_lp_sparsemap_equals_the_exact_qp(tmp_path, shape, seed, sizes):
-    path = tmp_path / "graph.fg"
+def generate(path, shape, seed, sizes):
     with open(path, "w") as out:
         subprocess.run([tool("gen_structured"), shape, str(seed)] + [str(x) for x in sizes],
                        stdout=out, check=True)
+
+
+def check_against_the_exact_qp(path):
+    """concord's LP-SparseMAP solution of the .fg file at `path` converges
+    at the default tolerance and, at a tight one, is the exact QP's
+    optimum, inside the polytope."""
     theta, factors = reference.read_fg(str(path))
     prog, n, n_add, phi = reference.build(theta, factors)
     A_eq, b_eq = prog.matrix(prog.eq)
     A_ub, b_ub = prog.matrix(prog.ub)
 
-    # at the default tolerance the solve converges
     _, _, summary, _ = reference.concord_solution(cli_path(), str(path), 1e-6, n, n_add)
     assert "integral" in summary or "fractional" in summary, summary
 
-    # at a tight one it is the exact QP's optimum, inside the polytope
     u, v, summary, _ = reference.concord_solution(cli_path(), str(path), 1e-9, n, n_add)
     value = theta @ u + phi @ v - 0.5 * u @ u
     assert reference.exact_check(theta, phi, n, n_add, A_eq, b_eq, A_ub, b_ub, u, value)
     assert reference.distance_check(n, n_add, A_eq, b_eq, A_ub, b_ub, u, v)
     assert reference.certificate_check(theta, phi, n, n_add, A_eq, b_eq, A_ub, b_ub, u, v,
                                        value)
+    return u, v
+
+
+@pytest.mark.parametrize("shape,seed,sizes", CASES)
+def test_lp_sparsemap_equals_the_exact_qp(tmp_path, shape, seed, sizes):
+    path = tmp_path / "graph.fg"
+    generate(path, shape, seed, sizes)
+    check_against_the_exact_qp(path)
+
+
+def forbid_transitions(path, seed):
+    """Rewrites every SEQUENCE line of the file at `path` with about a third
+    of its transitions scored -inf, never those of the all-state-0 path (so
+    that some sequence stays allowed). Returns the number forbidden."""
+    rng = np.random.default_rng(seed)
+    lines, forbidden = open(path).read().split("\n"), 0
+    for i, line in enumerate(lines):
+        fields = line.split()
+        if not fields or fields[0] != "SEQUENCE":
+            continue
+        degree = int(fields[1])
+        rest = 2 + degree
+        length = int(fields[rest])
+        states = [int(x) for x in fields[rest + 1:rest + 1 + length]]
+        first = rest + 1 + length
+        # the all-0 path: start[0], every table's (0, 0) entry, stop[0]
+        keep, at = {0}, states[0]
+        for a, b in zip(states, states[1:]):
+            keep.add(at)
+            at += a * b
+        keep.add(at)
+        for k in range(len(fields) - first):
+            if k not in keep and rng.random() < 0.35:
+                fields[first + k] = "-inf"
+                forbidden += 1
+        lines[i] = " ".join(fields)
+    open(path, "w").write("\n".join(lines))
+    return forbidden
+
+
+@pytest.mark.parametrize("seed,sizes", [(21, (2, 4, 3)), (22, (3, 3, 3)), (23, (2, 6, 3))])
+def test_lp_sparsemap_with_forbidden_transitions_equals_the_exact_qp(tmp_path, seed, sizes):
+    """Coupled sequences with forbidden (-inf) transitions: the reference
+    holds their edges' flow at 0, and no flow of concord's runs through
+    them."""
+    path = tmp_path / "graph.fg"
+    generate(path, "sequences", seed, sizes)
+    assert forbid_transitions(path, seed) > 0
+    _, v = check_against_the_exact_qp(path)
+    _, factors = reference.read_fg(str(path))
+    scores = np.concatenate([[float(x) for x in rest[1 + int(rest[0]):]]
+                             for kind, _, rest in factors if kind == "SEQUENCE"])
+    assert v.size == scores.size
+    assert np.all(v[np.isneginf(scores)] == 0.0)
+
+
+def test_the_repository_sequence_with_forbidden_transitions_equals_the_exact_qp():
+    check_against_the_exact_qp(os.path.join(ROOT, "tests", "data", "fg", "sequence_forbidden.fg"))
 
 
 def test_the_reference_rejects_another_point(tmp_path):

@@ -27,6 +27,7 @@
     space), and a tied face too large to complete warns.
 """
 
+import itertools
 import threading
 import warnings
 
@@ -109,6 +110,69 @@ def test_gradcheck_sequence_layer():
     assert torch.autograd.gradcheck(
         lambda *a: ct.sequence_sparsemap(*a, lengths=[5, 2, 4], **TIGHT),
         (unary, transitions, start, stop), eps=1e-6, atol=1e-6, rtol=1e-4)
+
+
+def sequence_sparsemap_reference(unary, transitions, start, stop):
+    """SparseMAP of one sequence, independently: cvxopt's QP over the
+    weights of every state sequence that uses no -inf score, maximizing
+    scores . p - |U p|^2 / 2 on the simplex (U: the sequences' state
+    indicators). Returns U p, shaped like unary."""
+    from cvxopt import matrix, solvers
+    length, states = unary.shape
+    columns, gains = [], []
+    for seq in itertools.product(range(states), repeat=length):
+        gain = (start[seq[0]] + stop[seq[-1]] + unary[np.arange(length), seq].sum()
+                + sum(transitions[i - 1, seq[i - 1], seq[i]] for i in range(1, length)))
+        if np.isfinite(gain):
+            column = np.zeros((length, states))
+            column[np.arange(length), seq] = 1.0
+            columns.append(column.ravel())
+            gains.append(gain)
+    U, k = np.array(columns).T, len(columns)
+    solvers.options.update(show_progress=False, abstol=1e-12, reltol=1e-12, feastol=1e-12)
+    solution = solvers.qp(matrix(U.T @ U), matrix(-np.array(gains)), matrix(-np.eye(k)),
+                          matrix(np.zeros(k)), matrix(np.ones((1, k))), matrix(1.0))
+    return (U @ np.array(solution["x"]).ravel()).reshape(length, states)
+
+
+def test_forbidden_transitions_are_never_taken_and_their_gradient_is_zero():
+    """Transitions (and a start) scored -inf: the layer is SparseMAP over
+    the sequences that avoid them (cvxopt over those sequences), differs
+    from the layer with 0 in their place, is differentiable (central
+    differences) with a zero gradient at them, and a batch whose examples
+    forbid different transitions equals its examples one by one."""
+    generator = torch.Generator().manual_seed(70)
+    unary = (0.5 * torch.randn(2, 4, 3, generator=generator, dtype=torch.float64)).requires_grad_()
+    transitions = torch.randn(2, 3, 3, 3, generator=generator, dtype=torch.float64)
+    transitions[0, :, 0, 2] = -np.inf        # example 0: state 0 never followed by 2
+    transitions[1, 1, 2, :2] = -np.inf       # example 1: at one step, 2 only to 2
+    transitions.requires_grad_()
+    start = torch.tensor([[0.0, 0.0, -np.inf], [0.0, 0.0, 0.0]], dtype=torch.float64)
+    tags = ct.sequence_sparsemap(unary, transitions, start, **TIGHT)
+    for b in range(2):
+        expected = sequence_sparsemap_reference(
+            unary[b].detach().numpy(), transitions[b].detach().numpy(), start[b].numpy(),
+            np.zeros(3))
+        assert np.abs(tags[b].detach().numpy() - expected).max() < 1e-6
+        alone = ct.sequence_sparsemap(unary[b], transitions[b], start[b], **TIGHT)
+        assert torch.equal(alone, tags[b])
+    unforbidden = ct.sequence_sparsemap(unary, torch.nan_to_num(transitions, neginf=0.0),
+                                        torch.nan_to_num(start, neginf=0.0), **TIGHT)
+    assert (unforbidden - tags).abs().max() > 1e-2
+    (tags * torch.randn(tags.shape, generator=generator, dtype=torch.float64)).sum().backward()
+    assert torch.all(transitions.grad[torch.isneginf(transitions)] == 0.0)
+    assert transitions.grad.abs().max() > 0.0
+    assert torch.autograd.gradcheck(
+        lambda u, t: ct.sequence_sparsemap(u, t, start, **TIGHT), (unary, transitions),
+        eps=1e-6, atol=1e-6, rtol=1e-4)
+    # a gold sequence through a forbidden transition is no tag sequence
+    allowed = torch.nn.functional.one_hot(torch.tensor([[1, 1, 1, 1], [0, 0, 0, 0]]), 3)
+    forbidden = torch.nn.functional.one_hot(torch.tensor([[1, 0, 2, 1], [0, 0, 0, 0]]), 3)
+    assert torch.autograd.gradcheck(
+        lambda u, t: ct.sequence_sparsemap_loss(u, allowed, t, start, **TIGHT),
+        (unary, transitions), eps=1e-6, atol=1e-6, rtol=1e-4)
+    with pytest.raises(ValueError, match="not a tag sequence in every example"):
+        ct.sequence_sparsemap_loss(unary, forbidden, transitions, start)
 
 
 @pytest.mark.parametrize("projective", [False, True])

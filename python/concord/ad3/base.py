@@ -300,6 +300,12 @@ class PGenericFactor(PFactor):
     """The base of AD3's extension factors (concord.ad3.extensions), whose
     QP comes from concord's generic active set."""
 
+    def _layout_changed(self):
+        """The C factor must be built anew (its layout or its forbidden
+        outputs changed)."""
+        if self._graph is not None:
+            self._graph._structure_changed()
+
     def get_sparse_solution(self):
         """The sparse distribution behind the factor's last solve_qp (or
         solve_qp_adjusted): (configurations, probabilities), each
@@ -317,3 +323,37 @@ class PGenericFactor(PFactor):
         """A configuration (0/1 values of the factor's variables) as
         get_sparse_solution gives it."""
         return values.tolist()
+
+
+class ForbiddenOutputs:
+    """A mixin for factors whose additional log-potentials of -inf forbid
+    their outputs, as in AD3 (a DENSE factor's joint states, a sequence's
+    transitions): concord holds the forbidden outputs in the C factor's
+    structure, so changing which log-potentials are -inf rebuilds the
+    graph, and the scores sent to a solve have 0 in their place."""
+
+    def _forbidden(self):
+        """Which outputs the factor's own log-potentials forbid (of the
+        first ones, those it uses), in the C factor's layout."""
+        used = self._additionals[:self._expected_additionals()]
+        forbidden = np.isneginf(np.asarray(used, dtype=np.float64))
+        index, count = self._additional_index()
+        if index is None or forbidden.size != len(index):
+            return forbidden
+        out = np.zeros(count, dtype=bool)
+        out[index] = forbidden
+        return out
+
+    def set_additional_log_potentials(self, additional_log_potentials):
+        """Replaces the additional log-potentials (read at the next solve)."""
+        before = self._forbidden()
+        super().set_additional_log_potentials(additional_log_potentials)
+        if not np.array_equal(before, self._forbidden()):
+            self._layout_changed()
+
+    def _to_c_additionals(self, values):
+        scores = super()._to_c_additionals(values)
+        forbidden = self._forbidden()
+        if forbidden.shape == scores.shape:
+            scores = np.where(forbidden & np.isneginf(scores), 0.0, scores)
+        return scores

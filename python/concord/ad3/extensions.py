@@ -14,7 +14,7 @@ import numpy as np
 
 from concord import _core
 from concord.ad3._checks import as_int, as_ints, as_list
-from concord.ad3.base import PGenericFactor
+from concord.ad3.base import ForbiddenOutputs, PGenericFactor
 
 __all__ = ["PFactorSequence", "PFactorSequenceCompressor", "PFactorCompressionBudget",
            "PFactorBinaryTree", "PFactorBinaryTreeCounts", "PFactorGeneralTree",
@@ -51,10 +51,12 @@ class _Structured(PGenericFactor):
         self._index = None if index is None else np.asarray(index, dtype=np.int64)
         self._degree = degree
         self._c_additionals = scratch.factor_additionals(factor)[1]
+        self._layout_changed()
+
+    def _layout_changed(self):
         self._alone = None
         self._last_qp = None  # solved on the former layout
-        if self._graph is not None:
-            self._graph._structure_changed()
+        super()._layout_changed()
 
     def _build(self, graph, variables):
         if self._make is None:
@@ -90,16 +92,33 @@ class _Structured(PGenericFactor):
         return self._c_additionals if self._index is None else len(self._index)
 
 
-class PFactorSequence(_Structured):
+def chain_scores(additionals, states, index=None):
+    """The C builder's scores of a SEQUENCE over `states` whose outputs are
+    the log-potentials `additionals` (in the C factor's layout, or at the
+    C outputs `index` lists): -inf at the forbidden transitions, 0
+    elsewhere; None while fewer log-potentials than that are given."""
+    size = states[0] + sum(a * b for a, b in zip(states, states[1:])) + states[-1] if states else 0
+    positions = np.arange(size) if index is None else np.asarray(index, dtype=np.int64)
+    used = np.asarray(additionals[:positions.size], dtype=np.float64)
+    if used.size != positions.size:
+        return None
+    scores = np.zeros(size)
+    scores[positions] = np.where(np.isneginf(used), -np.inf, 0.0)
+    return scores
+
+
+class PFactorSequence(ForbiddenOutputs, _Structured):
     """A chain of positions, one state each (AD3's FactorSequence):
     initialize(num_states). Variables: the states of position 0, then 1...
     Additional log-potentials: start -> position 0, the transition tables
-    (previous state major), last position -> stop."""
+    (previous state major), last position -> stop; -inf forbids a
+    transition, as in AD3."""
 
     def initialize(self, num_states):
         """Lays out the chain; num_states: the states of each position."""
         states = as_ints(num_states, "num_states")
-        self._lay_out(sum(states), lambda g, v: g.add_sequence(states, v))
+        self._lay_out(sum(states), lambda g, v: g.add_sequence(
+            states, v, chain_scores(self._additionals, states)))
 
 
 class PFactorSequenceCompressor(_Structured):

@@ -17,7 +17,8 @@ import numpy as np
 from concord import _core
 from concord.ad3._checks import (as_double, as_doubles, as_int, as_list, negations,
                                  variables_of)
-from concord.ad3.base import PBinaryVariable, PFactor, PGenericFactor, PMultiVariable
+from concord.ad3.base import (ForbiddenOutputs, PBinaryVariable, PFactor, PGenericFactor,
+                              PMultiVariable)
 
 __all__ = ["PFactorGraph"]
 
@@ -112,40 +113,17 @@ class _Knapsack(PFactor):
         return 0
 
 
-class _Dense(PGenericFactor):
+class _Dense(ForbiddenOutputs, PGenericFactor):
     """A DENSE factor over multi-variables (their states, in turn). A
-    log-potential of -inf forbids its joint state, as in AD3: concord holds
-    the forbidden states in the factor's structure, so changing which
-    states are -inf rebuilds the graph, and the scores sent to a solve have
-    0 in their place."""
+    log-potential of -inf forbids its joint state, as in AD3."""
 
     def __init__(self, num_states):
         super().__init__()
         self._num_states = num_states
 
-    def _forbidden(self):
-        """Which joint states the factor's own log-potentials forbid (of
-        the first ones, those it uses)."""
-        used = self._additionals[:self._expected_additionals()]
-        return np.isneginf(np.asarray(used, dtype=np.float64))
-
     def _build(self, graph, variables):
         return graph.add_dense(self._num_states, variables,
                                np.where(self._forbidden(), -np.inf, 0.0))
-
-    def set_additional_log_potentials(self, additional_log_potentials):
-        """Replaces the log-potentials (read at the next solve)."""
-        before = self._forbidden()
-        super().set_additional_log_potentials(additional_log_potentials)
-        if self._graph is not None and not np.array_equal(before, self._forbidden()):
-            self._graph._structure_changed()
-
-    def _to_c_additionals(self, values):
-        scores = super()._to_c_additionals(values)
-        forbidden = self._forbidden()
-        if forbidden.shape == scores.shape:
-            scores = np.where(forbidden & np.isneginf(scores), 0.0, scores)
-        return scores
 
     def _expected_additionals(self):
         return int(np.prod(self._num_states, dtype=np.int64))

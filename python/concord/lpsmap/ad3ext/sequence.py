@@ -5,26 +5,28 @@ start or stop scores, unlike AD3's)."""
 import numpy as np
 
 from concord.ad3._checks import as_ints
-from concord.ad3.extensions import _Structured
+from concord.ad3.base import ForbiddenOutputs
+from concord.ad3.extensions import _Structured, chain_scores
 
 __all__ = ["PFactorSequence"]
 
 
-class PFactorSequence(_Structured):
+class PFactorSequence(ForbiddenOutputs, _Structured):
     """initialize(num_states): variables, the states of each position in
     turn; additional log-potentials, for each position i >= 1 the
     (num_states[i-1], num_states[i]) transition table, previous state
-    major. A concord SEQUENCE whose start and stop scores stay 0.
-    get_sparse_solution gives each configuration as its state per
-    position, as lp-sparsemap does."""
+    major (-inf forbids a transition). A concord SEQUENCE whose start and
+    stop scores stay 0. get_sparse_solution gives each configuration as its
+    state per position, as lp-sparsemap does."""
 
     def initialize(self, num_states):
         """Lays out the chain."""
         states = as_ints(num_states, "num_states")
         transitions = sum(p * c for p, c in zip(states, states[1:]))
         first = states[0] if states else 0
-        self._lay_out(sum(states), lambda g, v: g.add_sequence(states, v),
-                      range(first, first + transitions))
+        index = range(first, first + transitions)
+        self._lay_out(sum(states), lambda g, v: g.add_sequence(
+            states, v, chain_scores(self._additionals, states, index)), index)
         self._states = states
 
     def _configuration(self, values):
