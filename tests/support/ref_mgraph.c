@@ -446,7 +446,18 @@ static void multi_factor(drawer *d, mg_graph *g, mg_kind kind, int n, const int 
     } else {
         f->n_add = g->multi_states[ms[0]] + g->multi_states[ms[n - 1]];
         for (int b = 1; b < n; ++b) f->n_add += g->multi_states[ms[b - 1]] * g->multi_states[ms[b]];
-        for (int a = 0; a < f->n_add; ++a) f->add[a] = draw_score(d);
+        /* one transition in eight forbidden (-inf), never those of the
+         * all-state-0 path, which keeps some sequence allowed */
+        bool on_path[MG_MAX_ADD] = {false};
+        int at = g->multi_states[ms[0]];
+        on_path[0] = true;
+        for (int b = 1; b < n; ++b) {
+            on_path[at] = true;
+            at += g->multi_states[ms[b - 1]] * g->multi_states[ms[b]];
+        }
+        on_path[at] = true;
+        for (int a = 0; a < f->n_add; ++a)
+            f->add[a] = !on_path[a] && rng_int(d->rng, 8) == 0 ? -INFINITY : draw_score(d);
     }
 }
 
