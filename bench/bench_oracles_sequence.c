@@ -6,6 +6,7 @@
  * active-set QP solves per second (SparseMAP, d = 1) for reference.
  * Prints figures only; never fails on time.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,15 @@ int main(void) {
         report("SEQUENCE, length 50, 20 states", g);
         concord_add_sequence_budget(g, L, states, vars, 10, NULL, NULL);
         report("SEQUENCE_BUDGET, length 50, 20 states, budget 10", g);
+        /* a quarter of the transitions forbidden (-inf): the oracle then
+         * runs on a masked copy of the transition scores */
+        const int32_t n_add = K + (L - 1) * K * K + K;
+        double *forbidding = calloc((size_t)n_add, sizeof(double));
+        for (int32_t k = 0; k < n_add; ++k)
+            if (k % 4 == 1) forbidding[k] = -INFINITY;
+        concord_add_sequence(g, L, states, vars, forbidding, NULL);
+        report("SEQUENCE, length 50, 20 states, 1/4 forbidden", g);
+        free(forbidding);
         concord_graph_free(g);
         free(vars);
     }
