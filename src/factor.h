@@ -12,6 +12,7 @@
 #ifndef CONCORD_FACTOR_H
 #define CONCORD_FACTOR_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,6 +70,13 @@ typedef struct factor_ops {
     void (*face_jvp)(const factor *f, int32_t face, const double *b, const double *u,
                      const double *w, const double *x, const double *y, double *du, double *dv,
                      void *scratch);
+    /* An additional score of -inf given to the builder forbids its output
+     * (the factor's `forbidden` flags; its stored score is then 0): the
+     * oracle never returns a configuration that uses one. DENSE skips them
+     * in its enumeration; the dynamic programs run on a copy of the scores
+     * with -inf there (factor_allowed_scores). Families without it refuse
+     * scores that are not finite. */
+    bool forbids;
     /* User factors only (src/factors/user.c), whose callbacks may fail:
      * the nonzero code the last map or qp call made with this scratch
      * reported, or 0. NULL for the built-in families, which never fail. */
@@ -87,10 +95,30 @@ struct factor {
     int32_t add_begin;  /* first additional output (global index) */
     int32_t n_add;      /* number of additional outputs */
     void *params;       /* family-specific parameters, owned, freed with free() */
+    uint8_t *forbidden; /* per additional output, 1 when forbidden (ops->forbids);
+                           NULL when none is; owned, freed with free() */
 };
 
 /* Scratch bytes a factor needs for its MAP and QP (0 when none). */
 size_t factor_scratch_bytes(const factor *f);
+
+/* The room factor_allowed_scores needs: n_add doubles when the factor
+ * forbids some output, else 0 (the families that use it add it to their
+ * scratch). */
+static inline size_t factor_allowed_scores_bytes(const factor *f) {
+    return f->forbidden ? (size_t)f->n_add * sizeof(double) : 0;
+}
+
+/* The additional scores b as an oracle of a forbidding family reads them:
+ * b itself, or, when the factor forbids some outputs, a copy in `room`
+ * (factor_allowed_scores_bytes) with -inf at those, which a dynamic
+ * program then never takes. */
+static inline const double *factor_allowed_scores(const factor *f, const double *b,
+                                                  double *room) {
+    if (!f->forbidden) return b;
+    for (int32_t k = 0; k < f->n_add; ++k) room[k] = f->forbidden[k] ? -INFINITY : b[k];
+    return room;
+}
 
 /* map for a family with map_ones: calls map_ones with `ones` (room for
  * config_size entries, apart from the scratch map_ones uses) and writes

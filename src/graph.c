@@ -34,7 +34,10 @@ concord_graph *concord_graph_new(void) {
 
 void concord_graph_free(concord_graph *g) {
     if (!g) return;
-    for (int32_t f = 0; f < g->n_factors; ++f) free(g->factors[f].params);
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        free(g->factors[f].params);
+        free(g->factors[f].forbidden);
+    }
     free(g->factors);
     for (int32_t m = 0; m < g->n_multi; ++m) free(g->multi[m].labels);
     free(g->multi);
@@ -158,6 +161,52 @@ int graph_check_links(concord_graph *g, const char *name, int32_t degree, const 
     return CONCORD_OK;
 }
 
+/* The outputs a forbidding family's scores forbid (-inf) into *forbidden
+ * (NULL when none is) and the scores to store, with 0 in their place, into
+ * *stored (a copy; NULL when nothing is forbidden: store add_scores). The
+ * other scores are checked as graph_check_scores does. */
+static int take_forbidden(concord_graph *g, int32_t n_add, const double *add_scores,
+                          uint8_t **forbidden, double **stored) {
+    *forbidden = NULL;
+    *stored = NULL;
+    int32_t count = 0;
+    for (int32_t k = 0; add_scores && k < n_add; ++k) {
+        if (add_scores[k] == -INFINITY) ++count;
+        else if (!score_in_range(add_scores[k]))
+            return graph_check_scores(g, 1, add_scores + k, "additional", g->n_add + k);
+    }
+    if (count == 0) return CONCORD_OK;
+    *forbidden = malloc((size_t)n_add);
+    *stored = malloc((size_t)n_add * sizeof(double));
+    if (!*forbidden || !*stored) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    for (int32_t k = 0; k < n_add; ++k) {
+        (*forbidden)[k] = add_scores[k] == -INFINITY;
+        (*stored)[k] = (*forbidden)[k] ? 0.0 : add_scores[k];
+    }
+    return CONCORD_OK;
+}
+
+/* Whether factor f (not yet in the graph) allows some configuration: its
+ * oracle at zero scores finds one that uses no forbidden output. */
+static int check_some_configuration_allowed(concord_graph *g, const factor *f) {
+    const size_t degree = (size_t)f->degree + 1, n_add = (size_t)f->n_add + 1;
+    double *zeros = calloc(degree > n_add ? degree : n_add, sizeof(double));
+    double *u = malloc(degree * sizeof(double)), *v = malloc(n_add * sizeof(double));
+    void *scratch = malloc(factor_scratch_bytes(f) + 1);
+    int rc = CONCORD_OK;
+    if (!zeros || !u || !v || !scratch)
+        rc = graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    else if (f->ops->map(f, zeros, zeros, u, v, scratch) == -INFINITY)
+        rc = graph_fail(g, CONCORD_EINFEASIBLE,
+                        "%s factor: every configuration uses a forbidden (-inf) output",
+                        f->ops->name);
+    free(zeros);
+    free(u);
+    free(v);
+    free(scratch);
+    return rc;
+}
+
 int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
                      const int32_t *vars, const bool *negated, bool allow_negation,
                      int32_t n_add, const double *add_scores, void *params,
@@ -172,7 +221,14 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
             if (negated[j])
                 rc = graph_fail(g, CONCORD_EINVAL, "%s factor: links cannot be negated",
                                 ops->name);
-    if (!rc) rc = graph_check_scores(g, n_add, add_scores, "additional", g->n_add);
+    uint8_t *forbidden = NULL;
+    double *stored = NULL;
+    if (!rc && ops->forbids) rc = take_forbidden(g, n_add, add_scores, &forbidden, &stored);
+    else if (!rc) rc = graph_check_scores(g, n_add, add_scores, "additional", g->n_add);
+    if (!rc && forbidden) {
+        const factor candidate = {ops, g->n_links, degree, g->n_add, n_add, params, forbidden};
+        rc = check_some_configuration_allowed(g, &candidate);
+    }
     if (!rc && (reserve((void **)&g->factors, &g->cap_factors, (int64_t)g->n_factors + 1,
                         sizeof(factor)) ||
                 reserve2((void **)&g->link_var, (void **)&g->link_neg, &g->cap_links,
@@ -182,15 +238,19 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
         rc = graph_fail(g, CONCORD_ENOMEM, "out of memory adding a %s factor", ops->name);
     if (rc) {
         free(params);
+        free(forbidden);
+        free(stored);
         return rc;
     }
+    if (stored) add_scores = stored;
     factor *f = &g->factors[g->n_factors];
-    *f = (factor){ops, g->n_links, degree, g->n_add, n_add, params};
+    *f = (factor){ops, g->n_links, degree, g->n_add, n_add, params, forbidden};
     for (int32_t j = 0; j < degree; ++j) {
         g->link_var[g->n_links + j] = vars[j];
         g->link_neg[g->n_links + j] = negated && negated[j];
     }
     for (int32_t k = 0; k < n_add; ++k) g->phi[g->n_add + k] = add_scores ? add_scores[k] : 0.0;
+    free(stored);
     g->n_links += degree;
     g->n_add += n_add;
     if (factor_id) *factor_id = g->n_factors;

@@ -90,8 +90,10 @@ int graph_check_scores(concord_graph *g, int32_t count, const double *scores, co
 
 /* Adds a factor with the given ops over validated links; takes ownership of
  * params (freed with free(), on failure too).
- * add_scores may be NULL (zeros). degree may be 0 (vars NULL) only for a
- * factor with additional outputs. */
+ * add_scores may be NULL (zeros); for a family with ops->forbids, -inf
+ * forbids its output (CONCORD_EINFEASIBLE when every configuration uses
+ * one). degree may be 0 (vars NULL) only for a factor with additional
+ * outputs. */
 int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
                      const int32_t *vars, const bool *negated, bool allow_negation,
                      int32_t n_add, const double *add_scores, void *params,

@@ -139,7 +139,7 @@ static void bad_arguments_are_rejected_with_a_message(void **state) {
     const double forbidden[2] = {-INFINITY, -INFINITY};
     assert_int_equal(concord_add_dense(g, 1, two_states, ok, forbidden, NULL),
                      CONCORD_EINFEASIBLE);
-    assert_non_null(strstr(concord_last_error(g), "every joint state is forbidden"));
+    assert_non_null(strstr(concord_last_error(g), "DENSE factor: every configuration uses a forbidden (-inf) output"));
     assert_int_equal(concord_num_factors(g), 0);
     concord_settings settings;
     concord_default_settings(&settings);

@@ -155,7 +155,7 @@ static void run_random(bool budgeted, bool forbid) {
                            : concord_add_sequence(g, length, nst, vars, built, &id);
         if (c.count == 0) {
             assert_int_equal(rc, CONCORD_EINFEASIBLE);
-            assert_non_null(strstr(concord_last_error(g), "forbidden (-inf) transition"));
+            assert_non_null(strstr(concord_last_error(g), "forbidden (-inf) output"));
             assert_int_equal(concord_num_factors(g), 0);
             assert_int_equal(concord_num_additionals(g), 0);
             refused += 1;

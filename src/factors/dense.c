@@ -5,8 +5,9 @@
  * row-major order with the last variable changing fastest (as in AD3 and
  * the UAI format). A configuration switches on one state per variable and
  * the matching joint state, so the factor also enforces one-hot on each of
- * its variables. Joint states may be forbidden (zero probability). It has
- * a MAP oracle only: its QP goes through the generic active set.
+ * its variables. Joint states scored -inf are forbidden (zero probability;
+ * factor_ops.forbids): the enumeration skips them. It has a MAP oracle
+ * only: its QP goes through the generic active set.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -19,7 +20,6 @@ typedef struct dense_params {
     int32_t n_configs;  /* product of their state counts */
     int32_t *states;    /* state count of each variable */
     int32_t *offset;    /* link of each variable's first state */
-    uint8_t *forbidden; /* per joint state: 1 when it has probability zero */
 } dense_params;
 
 
@@ -27,22 +27,24 @@ static const dense_params *params_of(const factor *f) {
     return (const dense_params *)f->params;
 }
 
-/* The best allowed joint state and its score in *score: an odometer over
- * the variables (digits in `digit`) keeps the sum of the state scores up
- * to date incrementally. The builder refuses tables with no allowed state. */
-static int32_t best_joint_state(const dense_params *p, const double *a, const double *b,
-                                int32_t *digit, double *score) {
+/* The best joint state that `forbidden` (NULL: none) allows and its score
+ * in *score (-inf when none is allowed): an odometer over the variables
+ * (digits in `digit`) keeps the sum of the state scores up to date
+ * incrementally. */
+static int32_t best_joint_state(const dense_params *p, const uint8_t *forbidden,
+                                const double *a, const double *b, int32_t *digit,
+                                double *score) {
     double state_sum = 0.0;
     for (int32_t j = 0; j < p->n_vars; ++j) {
         digit[j] = 0;
         state_sum += a[p->offset[j]];
     }
-    int32_t best = -1;
-    double best_score = 0.0;
+    int32_t best = 0;
+    double best_score = -INFINITY;
     for (int32_t c = 0; c < p->n_configs; ++c) {
-        if (!p->forbidden || !p->forbidden[c]) {
+        if (!forbidden || !forbidden[c]) {
             double sc = state_sum + b[c];
-            if (best < 0 || sc > best_score) {
+            if (sc > best_score) {
                 best = c;
                 best_score = sc;
             }
@@ -67,7 +69,7 @@ static int32_t best_joint_state(const dense_params *p, const double *a, const do
 static int32_t dense_map_ones(const factor *f, const double *a, const double *b,
                               int32_t *ones, double *value, void *scratch) {
     const dense_params *p = params_of(f);
-    const int32_t best = best_joint_state(p, a, b, (int32_t *)scratch, value);
+    const int32_t best = best_joint_state(p, f->forbidden, a, b, (int32_t *)scratch, value);
     for (int32_t j = p->n_vars - 1, rest = best; j >= 0; --j) {
         ones[j] = p->offset[j] + rest % p->states[j];
         rest /= p->states[j];
@@ -93,20 +95,19 @@ static const factor_ops dense_ops = {.name = "DENSE",
                                      .map = dense_map,
                                      .map_ones = dense_map_ones,
                                      .scratch_bytes = dense_scratch,
-                                     .config_size = dense_config_size};
+                                     .config_size = dense_config_size,
+                                     .forbids = true};
 
-/* One allocation holding the parameters (freed with free()); the forbidden
- * table starts all zero. NULL when out of memory. */
+/* One allocation holding the parameters (freed with free()). NULL when out
+ * of memory. */
 static dense_params *dense_params_new(int32_t n_vars, const int32_t *states, int32_t n_configs) {
-    size_t bytes = sizeof(dense_params) + 2 * (size_t)n_vars * sizeof(int32_t) +
-                   (size_t)n_configs;
+    size_t bytes = sizeof(dense_params) + 2 * (size_t)n_vars * sizeof(int32_t);
     dense_params *p = calloc(1, bytes);
     if (!p) return NULL;
     p->n_vars = n_vars;
     p->n_configs = n_configs;
     p->states = (int32_t *)(p + 1);
     p->offset = p->states + n_vars;
-    p->forbidden = (uint8_t *)(p->offset + n_vars);
     for (int32_t j = 0, at = 0; j < n_vars; ++j) {
         p->states[j] = states[j];
         p->offset[j] = at;
@@ -138,36 +139,7 @@ int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_state
     int rc = graph_check_links(g, "DENSE", (int32_t)degree, vars);
     if (rc) return rc;
     dense_params *p = dense_params_new(n_vars, num_states, (int32_t)n_configs);
-    double *table = malloc((size_t)n_configs * sizeof *table);
-    if (!p || !table) {
-        free(p);
-        free(table);
-        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    }
-    int32_t allowed = 0;
-    for (int64_t c = 0; c < n_configs; ++c) {
-        double x = scores ? scores[c] : 0.0;
-        if (x == -INFINITY) {
-            p->forbidden[c] = 1;
-            x = 0.0;
-        } else if (!score_in_range(x)) {
-            free(p);
-            free(table);
-            return graph_fail(g, CONCORD_EINVAL, "DENSE factor: score %lld (%g) %s",
-                              (long long)c, x, score_problem(x));
-        } else {
-            ++allowed;
-        }
-        table[c] = x;
-    }
-    if (allowed == 0) {
-        free(p);
-        free(table);
-        return graph_fail(g, CONCORD_EINFEASIBLE,
-                          "DENSE factor: every joint state is forbidden");
-    }
-    rc = graph_add_factor(g, &dense_ops, (int32_t)degree, vars, NULL, false,
-                          (int32_t)n_configs, table, p, factor_id);
-    free(table);
-    return rc;
+    if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    return graph_add_factor(g, &dense_ops, (int32_t)degree, vars, NULL, false,
+                            (int32_t)n_configs, scores, p, factor_id);
 }

@@ -12,10 +12,9 @@
  * oracle only (Viterbi in O(sum_i K_{i-1} K_i), times B + 1 with a budget;
  * a budget of at least the length is no constraint and costs nothing);
  * their QP is the generic active set's. A transition scored -inf when the
- * factor is built is forbidden for good, as a DENSE factor's joint state
- * is: no configuration uses it, and its stored score is 0 (later scores
- * there are ignored). The public builders are here too, so that the whole
- * family lives in one file.
+ * factor is built is forbidden (factor_ops.forbids): the dynamic programs
+ * run on a copy of the scores with -inf there. The public builders are
+ * here too, so that the whole family lives in one file.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,7 +28,6 @@ typedef struct sequence_params {
     int32_t *offset;    /* link of each position's state 0; [length] = degree */
     int32_t *edge;      /* additional index of each transition block (length+1):
                            [0] start, [i] positions i-1 -> i, [length] stop */
-    uint8_t *forbidden; /* per transition: 1 when forbidden; NULL when none is */
 } sequence_params;
 
 static const sequence_params *params_of(const factor *f) {
@@ -195,33 +193,21 @@ static size_t table_cells(const factor *f) {
     return (size_t)f->degree * (size_t)(columns > 0 ? columns : 1);
 }
 
-/* The transition scores with the forbidden ones masked: those doubles
- * (only when some transition is forbidden) follow the DP table. */
-static size_t masked_cells(const factor *f) {
-    return params_of(f)->forbidden ? (size_t)f->n_add : 0;
+/* Scratch: the DP table, room for the allowed transition scores
+ * (factor_allowed_scores), the decoded sequence (L), then room for a
+ * configuration's ones (2L + 1), which sequence_map uses. */
+static double *allowed_room(const factor *f, void *scratch) {
+    return (double *)scratch + table_cells(f);
 }
 
-/* Scratch: the DP table, the masked transition scores, the decoded
- * sequence (L), then room for a configuration's ones (2L + 1), which
- * sequence_map uses. */
 static int32_t *decoded_sequence(const factor *f, void *scratch) {
-    return (int32_t *)((double *)scratch + table_cells(f) + masked_cells(f));
-}
-
-/* b, or a copy of it in scratch with -inf at the forbidden transitions,
- * which the dynamic programs then never take. */
-static const double *allowed_scores(const factor *f, const double *b, void *scratch) {
-    const uint8_t *forbidden = params_of(f)->forbidden;
-    if (!forbidden) return b;
-    double *masked = (double *)scratch + table_cells(f);
-    for (int32_t k = 0; k < f->n_add; ++k) masked[k] = forbidden[k] ? -INFINITY : b[k];
-    return masked;
+    return (int32_t *)(allowed_room(f, scratch) + factor_allowed_scores_bytes(f) / sizeof(double));
 }
 
 static int32_t sequence_map_ones(const factor *f, const double *a, const double *b,
                                  int32_t *ones, double *value, void *scratch) {
     int32_t *seq = decoded_sequence(f, scratch);
-    b = allowed_scores(f, b, scratch);
+    b = factor_allowed_scores(f, b, allowed_room(f, scratch));
     *value = budget_columns(params_of(f)) > 0 ? viterbi_budget(f, a, b, seq, scratch)
                                               : viterbi(f, a, b, seq, scratch);
     return sequence_ones(f, seq, ones);
@@ -234,7 +220,7 @@ static double sequence_map(const factor *f, const double *a, const double *b, do
 }
 
 static size_t sequence_scratch(const factor *f) {
-    return (table_cells(f) + masked_cells(f)) * sizeof(double) +
+    return table_cells(f) * sizeof(double) + factor_allowed_scores_bytes(f) +
            (3 * (size_t)params_of(f)->length + 1) * sizeof(int32_t);
 }
 
@@ -245,80 +231,18 @@ static const factor_ops sequence_ops = {.name = "SEQUENCE",
                                         .map = sequence_map,
                                         .map_ones = sequence_map_ones,
                                         .scratch_bytes = sequence_scratch,
-                                        .config_size = sequence_config_size};
+                                        .config_size = sequence_config_size,
+                                        .forbids = true};
 
 static const factor_ops sequence_budget_ops = {.name = "SEQUENCE_BUDGET",
                                                .map = sequence_map,
                                                .map_ones = sequence_map_ones,
                                                .scratch_bytes = sequence_scratch,
-                                               .config_size = sequence_config_size};
+                                               .config_size = sequence_config_size,
+                                               .forbids = true};
 
 /* Largest DP table (cells of the budgeted Viterbi) a builder accepts. */
 #define SEQUENCE_MAX_CELLS ((int64_t)1 << 24)
-
-/* Whether some state sequence uses no forbidden transition and puts at most
- * the budget's positions in state 0: the fewest positions in state 0 of an
- * allowed prefix ending in each state, position by position (INT32_MAX:
- * none). `fewest` holds two rows of the most states a position has. */
-static bool some_sequence_allowed(const sequence_params *p, const uint8_t *forbidden,
-                                  int32_t *fewest, int32_t most_states) {
-    int32_t *prev = fewest, *cur = fewest + most_states;
-    for (int32_t k = 0; k < p->states[0]; ++k)
-        prev[k] = forbidden[k] ? INT32_MAX : (k == 0);
-    for (int32_t i = 1; i < p->length; ++i) {
-        const int32_t kp = p->states[i - 1], kc = p->states[i];
-        const uint8_t *t = forbidden + p->edge[i];
-        for (int32_t k = 0; k < kc; ++k) {
-            int32_t best = INT32_MAX;
-            for (int32_t l = 0; l < kp; ++l)
-                if (prev[l] < best && !t[(size_t)l * (size_t)kc + (size_t)k]) best = prev[l];
-            cur[k] = best == INT32_MAX ? best : best + (k == 0);
-        }
-        int32_t *swap = prev;
-        prev = cur;
-        cur = swap;
-    }
-    const uint8_t *stop = forbidden + p->edge[p->length];
-    const int64_t most_zeros = p->budget >= 0 ? p->budget : p->length;
-    for (int32_t k = 0; k < p->states[p->length - 1]; ++k)
-        if (!stop[k] && prev[k] <= most_zeros) return true;
-    return false;
-}
-
-/* The forbidden transitions (scores of -inf) into p->forbidden (left NULL
- * when there are none) and the scores to store, with 0 in their place,
- * into *stored (a copy, or `scores` itself when nothing is forbidden).
- * Checks that some sequence remains. */
-static int take_forbidden(concord_graph *g, const char *name, sequence_params *p,
-                          int32_t n_add, const double *scores, double **stored) {
-    *stored = NULL;
-    int32_t count = 0, most_states = 1;
-    for (int32_t k = 0; scores && k < n_add; ++k) count += scores[k] == -INFINITY;
-    if (count == 0) return CONCORD_OK;
-    for (int32_t i = 0; i < p->length; ++i)
-        most_states = p->states[i] > most_states ? p->states[i] : most_states;
-    *stored = malloc((size_t)n_add * sizeof(double));
-    int32_t *fewest = malloc(2 * (size_t)most_states * sizeof(int32_t));
-    if (!*stored || !fewest) {
-        free(fewest);
-        return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    }
-    for (int32_t k = 0; k < n_add; ++k) {
-        p->forbidden[k] = scores[k] == -INFINITY;
-        (*stored)[k] = p->forbidden[k] ? 0.0 : scores[k];
-    }
-    const bool allowed = some_sequence_allowed(p, p->forbidden, fewest, most_states);
-    free(fewest);
-    if (!allowed)
-        return graph_fail(g, CONCORD_EINFEASIBLE,
-                          p->budget >= 0
-                              ? "%s factor: every state sequence uses a forbidden (-inf) "
-                                "transition or has more than %d positions in state 0"
-                              : "%s factor: every state sequence uses a forbidden (-inf) "
-                                "transition",
-                          name, p->budget);
-    return CONCORD_OK;
-}
 
 static int add_sequence(concord_graph *g, const factor_ops *ops, int32_t length,
                         const int32_t *num_states, const int32_t *vars, int32_t budget,
@@ -350,17 +274,14 @@ static int add_sequence(concord_graph *g, const factor_ops *ops, int32_t length,
                           name, (long long)forced, budget);
     if (budget >= 0 && budget < length && degree * ((int64_t)budget + 1) > SEQUENCE_MAX_CELLS)
         return graph_fail(g, CONCORD_EINVAL, "%s factor: budget table too large", name);
-    /* one allocation (freed with free()): the parameters, their arrays,
-     * and a forbidden flag per transition */
-    const size_t ints = 3 * (size_t)length + 2;
-    sequence_params *p = malloc(sizeof *p + ints * sizeof(int32_t) + (size_t)n_add);
+    size_t ints = 3 * (size_t)length + 2;
+    sequence_params *p = malloc(sizeof *p + ints * sizeof(int32_t));
     if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
     p->length = length;
     p->budget = budget;
     p->states = (int32_t *)(p + 1);
     p->offset = p->states + length;
     p->edge = p->offset + length + 1;
-    p->forbidden = (uint8_t *)(p->edge + length + 1);
     int32_t at = 0, add = 0;
     for (int32_t i = 0; i <= length; ++i) {
         p->offset[i] = at;
@@ -371,17 +292,8 @@ static int add_sequence(concord_graph *g, const factor_ops *ops, int32_t length,
             add += (i > 0 ? num_states[i - 1] : 1) * num_states[i];
         }
     }
-    double *stored;
-    int rc = take_forbidden(g, name, p, (int32_t)n_add, scores, &stored);
-    if (!rc) {
-        if (!stored) p->forbidden = NULL;
-        rc = graph_add_factor(g, ops, (int32_t)degree, vars, NULL, false, (int32_t)n_add,
-                              stored ? stored : scores, p, factor_id);
-    } else {
-        free(p);
-    }
-    free(stored);
-    return rc;
+    return graph_add_factor(g, ops, (int32_t)degree, vars, NULL, false, (int32_t)n_add, scores,
+                            p, factor_id);
 }
 
 int concord_add_sequence(concord_graph *g, int32_t length, const int32_t *num_states,

@@ -575,7 +575,7 @@ def test_a_dense_table_that_forbids_every_state():
     assert model.graph.solve(branch_and_bound=True) == nothing + ("infeasible",)
     assert model.graph.solve_qp_ad3() == nothing + (3,)
     for solve in (dense.solve_map, dense.solve_qp):
-        with pytest.raises(InfeasibleError, match="every joint state is forbidden"):
+        with pytest.raises(InfeasibleError, match="every configuration uses a forbidden"):
             solve([0.0] * 4, [])
     table = np.array([[0.0, -np.inf], [0.3, 0.1]])
     dense.set_additional_log_potentials(table.ravel())
