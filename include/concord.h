@@ -275,7 +275,12 @@ CONCORD_API int concord_add_matching(concord_graph *g, int32_t rows, int32_t col
  * Their links cannot be negated and their configurations are described
  * below; each has an exact MAP oracle (dynamic programming) and its QP
  * comes from the generic active set. `scores` are the scores of the
- * factor's additional outputs in the order given (NULL: zeros).
+ * factor's additional outputs in the order given (NULL: zeros). A score of
+ * -INFINITY forbids its output, as in DENSE: no configuration uses it (a
+ * sequence's forbidden transition, BIO's O -> I-X say). The factor stores
+ * 0 in its place, and scores set later there are ignored; which outputs
+ * are forbidden is part of the structure. When every configuration uses
+ * one, the result is CONCORD_EINFEASIBLE.
  * The layouts are AD3's, so that .fg files map onto these calls one to one
  * (docs/formats.md). On error the graph is unchanged.
  * ------------------------------------------------------------------------ */
@@ -287,21 +292,14 @@ CONCORD_API int concord_add_matching(concord_graph *g, int32_t rows, int32_t col
  * (the transitions the configuration uses are on): start -> position 0
  * (num_states[0]), then for i = 1 .. length-1 the num_states[i-1] x
  * num_states[i] table from position i-1 to i, row-major with the previous
- * state first, then position length-1 -> stop (num_states[length-1]).
- * A transition scored -INFINITY is forbidden: no configuration uses it
- * (a constrained tag set, e.g. BIO's O -> I). The factor stores 0 in its
- * place, and scores set later at a forbidden transition are ignored; which
- * transitions are forbidden is part of the structure. When every state
- * sequence uses one, the result is CONCORD_EINFEASIBLE. */
+ * state first, then position length-1 -> stop (num_states[length-1]). */
 CONCORD_API int concord_add_sequence(concord_graph *g, int32_t length, const int32_t *num_states,
                                      const int32_t *vars, const double *scores, int32_t *factor);
 
 /* SEQUENCE_BUDGET: a SEQUENCE in which at most `budget` >= 0 positions are
  * in state 0 (AD3's convention: state 0 is the one that counts, e.g. a
  * kept word). Positions with a single state are always in state 0, so
- * their number must not exceed the budget (CONCORD_EINFEASIBLE). Forbidden
- * (-INFINITY) transitions as in SEQUENCE; every sequence within the budget
- * using one is CONCORD_EINFEASIBLE. */
+ * their number must not exceed the budget (CONCORD_EINFEASIBLE). */
 CONCORD_API int concord_add_sequence_budget(concord_graph *g, int32_t length,
                                             const int32_t *num_states, const int32_t *vars,
                                             int32_t budget, const double *scores,

@@ -74,7 +74,9 @@ typedef struct factor_ops {
      * (the factor's `forbidden` flags; its stored score is then 0): the
      * oracle never returns a configuration that uses one. DENSE skips them
      * in its enumeration; the dynamic programs run on a copy of the scores
-     * with -inf there (factor_allowed_scores). Families without it refuse
+     * with -inf there (factor_allowed_scores), which their scratch_bytes
+     * makes room for (factor_scratch_with_allowed_scores). Families without
+     * it refuse
      * scores that are not finite. */
     bool forbids;
     /* User factors only (src/factors/user.c), whose callbacks may fail:
@@ -102,20 +104,23 @@ struct factor {
 /* Scratch bytes a factor needs for its MAP and QP (0 when none). */
 size_t factor_scratch_bytes(const factor *f);
 
-/* The room factor_allowed_scores needs: n_add doubles when the factor
- * forbids some output, else 0 (the families that use it add it to their
- * scratch). */
-static inline size_t factor_allowed_scores_bytes(const factor *f) {
-    return f->forbidden ? (size_t)f->n_add * sizeof(double) : 0;
+/* The scratch bytes of a forbidding family whose own work takes `own`
+ * bytes: those, rounded up to a double, then, when the factor forbids some
+ * outputs, room for factor_allowed_scores (n_add doubles). */
+static inline size_t factor_scratch_with_allowed_scores(const factor *f, size_t own) {
+    const size_t rounded = (own + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    return rounded + (f->forbidden ? (size_t)f->n_add * sizeof(double) : 0);
 }
 
-/* The additional scores b as an oracle of a forbidding family reads them:
- * b itself, or, when the factor forbids some outputs, a copy in `room`
- * (factor_allowed_scores_bytes) with -inf at those, which a dynamic
- * program then never takes. */
+/* The additional scores b as the oracle of a forbidding family reads them:
+ * b itself, or, when the factor forbids some outputs, a copy with -inf at
+ * those (which a dynamic program then never takes), in the room after the
+ * family's `own` scratch bytes (factor_scratch_with_allowed_scores). */
 static inline const double *factor_allowed_scores(const factor *f, const double *b,
-                                                  double *room) {
+                                                  void *scratch, size_t own) {
     if (!f->forbidden) return b;
+    const size_t rounded = (own + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    double *room = (double *)((char *)scratch + rounded);
     for (int32_t k = 0; k < f->n_add; ++k) room[k] = f->forbidden[k] ? -INFINITY : b[k];
     return room;
 }

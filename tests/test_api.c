@@ -139,8 +139,39 @@ static void bad_arguments_are_rejected_with_a_message(void **state) {
     const double forbidden[2] = {-INFINITY, -INFINITY};
     assert_int_equal(concord_add_dense(g, 1, two_states, ok, forbidden, NULL),
                      CONCORD_EINFEASIBLE);
-    assert_non_null(strstr(concord_last_error(g), "DENSE factor: every configuration uses a forbidden (-inf) output"));
+    assert_non_null(strstr(concord_last_error(g),
+                           "DENSE factor: every configuration uses a forbidden (-inf) output"));
     assert_int_equal(concord_num_factors(g), 0);
+    /* the dynamic-programming families forbid -inf outputs too, and refuse
+     * a factor that forbids every configuration; the others refuse -inf */
+    const double all_forbidden[6] = {-INFINITY, -INFINITY, -INFINITY,
+                                     -INFINITY, -INFINITY, -INFINITY};
+    const int32_t one_position[1] = {2};
+    assert_int_equal(concord_add_sequence(g, 1, one_position, ok, all_forbidden, NULL),
+                     CONCORD_EINFEASIBLE);
+    assert_int_equal(concord_add_head_automaton(g, 2, ok, all_forbidden, NULL),
+                     CONCORD_EINFEASIBLE);
+    assert_non_null(strstr(concord_last_error(g), "HEAD_AUTOMATON factor: every configuration"));
+    const int32_t root_and_child[2] = {-1, 0};
+    assert_int_equal(concord_add_binary_tree(g, 2, root_and_child, ok, all_forbidden, NULL),
+                     CONCORD_EINFEASIBLE);
+    assert_int_equal(concord_add_sequence_compressor(g, 1, ok, all_forbidden, NULL),
+                     CONCORD_EINFEASIBLE);
+    assert_int_equal(concord_num_factors(g), 0);
+    assert_int_equal(concord_num_additionals(g), 0);
+    /* one allowed output is enough: a head automaton of two modifiers that
+     * must take both (only the chain 0 -> 1 -> 2 -> 3 is left) */
+    double only_both[6] = {0.5, -INFINITY, -INFINITY, 0.25, -INFINITY, 0.0};
+    int32_t automaton = -1;
+    assert_int_equal(concord_add_head_automaton(g, 2, ok, only_both, &automaton), CONCORD_OK);
+    concord_info info;
+    concord_solver *only = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_map(only, NULL, &info), CONCORD_OK);
+    assert_true(concord_solver_variables(only)[0] == 1.0 && concord_solver_variables(only)[1] == 1.0);
+    assert_true(info.value == 0.75);
+    concord_solver_free(only);
+    const double user_scores[1] = {-INFINITY};
+    assert_int_equal(concord_set_additional_scores(g, 0, 1, user_scores), CONCORD_EINVAL);
     concord_settings settings;
     concord_default_settings(&settings);
     concord_solver *solver = new_solver_or_fail(g);

@@ -121,6 +121,9 @@ static void run_random(bool grandparents) {
         assert_non_null(g);
         const factor *f = add_automaton(g, &t);
         check_oracle_and_qp(&rng, f, &c, automaton_valid, &t, trial % 2 == 0, &totals);
+        if (trial % 3 == 0) /* and with outputs forbidden (-inf) */
+            check_with_forbidden_outputs(&rng, f, &c, automaton_valid, &t, trial % 2 == 0,
+                                         &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
@@ -464,6 +467,13 @@ static void malformed_automata_are_rejected(void **state) {
     snprintf(buf, sizeof buf, "%sGRANDPARENT_HEAD_AUTOMATON 1 3 1 0.5\n", head);
     expect_read_ok(buf, 1);
 
+    /* -inf forbids a sibling pair; forbidding every chain is infeasible */
+    snprintf(buf, sizeof buf, "%sHEAD_AUTOMATON 2 1 2 0 -inf 0 0 -inf 0\n", head);
+    expect_read_ok(buf, 6);
+    snprintf(buf, sizeof buf, "%sHEAD_AUTOMATON 1 1 -inf -inf -inf\n", head);
+    expect_read_error(buf, "t.fg:6: HEAD_AUTOMATON factor: every configuration uses a forbidden");
+    snprintf(buf, sizeof buf, "%sHEAD_AUTOMATON 1 1 0 inf 0\n", head);
+    expect_read_error(buf, "a score");
     snprintf(buf, sizeof buf, "%sHEAD_AUTOMATON 2 1 2 0 0 0 0 0\n", head);
     expect_read_error(buf, "t.fg:6: HEAD_AUTOMATON factor of degree 2: expected 6 fields");
     snprintf(buf, sizeof buf, "%sHEAD_AUTOMATON 0\n", head);

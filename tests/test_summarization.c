@@ -146,6 +146,8 @@ static void run_trees(bool counts) {
         assert_int_equal(concord_num_additionals(g), t.n_add);
         const factor *f = &g->factors[id];
         check_oracle_and_qp(&rng, f, &c, tree_valid, &t, trial % 2 == 0, &totals);
+        if (trial % 3 == 0) /* and with outputs forbidden (-inf) */
+            check_with_forbidden_outputs(&rng, f, &c, tree_valid, &t, trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
@@ -260,6 +262,9 @@ static void run_binary_trees(bool counts) {
         assert_int_equal(concord_num_additionals(g), t.n_add);
         check_oracle_and_qp(&rng, &g->factors[id], &c, binary_tree_valid, &t, trial % 2 == 0,
                             &totals);
+        if (trial % 3 == 0) /* and with outputs forbidden (-inf) */
+            check_with_forbidden_outputs(&rng, &g->factors[id], &c, binary_tree_valid, &t,
+                                         trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
@@ -433,6 +438,9 @@ static void compression_budget_oracle_and_qp_match_enumeration(void **state) {
         assert_int_equal(t.n_add, 4 * length - n_bigrams);
         check_oracle_and_qp(&rng, &g->factors[id], &c, compression_valid, &t, trial % 2 == 0,
                             &totals);
+        if (trial % 3 == 0) /* and with outputs forbidden (-inf) */
+            check_with_forbidden_outputs(&rng, &g->factors[id], &c, compression_valid, &t,
+                                         trial % 2 == 0, &totals);
         configs_free(&c);
         concord_graph_free(g);
     }
@@ -526,6 +534,9 @@ static void sequence_compressor_oracle_and_qp_match_enumeration(void **state) {
         assert_int_equal(concord_num_additionals(g), t.n_add);
         const factor *f = &g->factors[id];
         check_oracle_and_qp(&rng, f, &c, compressor_valid, &t, trial % 2 == 0, &totals);
+        if (trial % 3 == 0) /* and with outputs forbidden (-inf) */
+            check_with_forbidden_outputs(&rng, f, &c, compressor_valid, &t, trial % 2 == 0,
+                                         &totals);
         configs_free(&c);
         concord_graph_free(g);
     }

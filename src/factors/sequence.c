@@ -193,21 +193,22 @@ static size_t table_cells(const factor *f) {
     return (size_t)f->degree * (size_t)(columns > 0 ? columns : 1);
 }
 
-/* Scratch: the DP table, room for the allowed transition scores
- * (factor_allowed_scores), the decoded sequence (L), then room for a
- * configuration's ones (2L + 1), which sequence_map uses. */
-static double *allowed_room(const factor *f, void *scratch) {
-    return (double *)scratch + table_cells(f);
+/* Scratch: the DP table, the decoded sequence (L), room for a
+ * configuration's ones (2L + 1), which sequence_map uses, then for the
+ * allowed transition scores (factor_allowed_scores). */
+static int32_t *decoded_sequence(const factor *f, void *scratch) {
+    return (int32_t *)((double *)scratch + table_cells(f));
 }
 
-static int32_t *decoded_sequence(const factor *f, void *scratch) {
-    return (int32_t *)(allowed_room(f, scratch) + factor_allowed_scores_bytes(f) / sizeof(double));
+static size_t own_scratch(const factor *f) {
+    return table_cells(f) * sizeof(double) +
+           (3 * (size_t)params_of(f)->length + 1) * sizeof(int32_t);
 }
 
 static int32_t sequence_map_ones(const factor *f, const double *a, const double *b,
                                  int32_t *ones, double *value, void *scratch) {
     int32_t *seq = decoded_sequence(f, scratch);
-    b = factor_allowed_scores(f, b, allowed_room(f, scratch));
+    b = factor_allowed_scores(f, b, scratch, own_scratch(f));
     *value = budget_columns(params_of(f)) > 0 ? viterbi_budget(f, a, b, seq, scratch)
                                               : viterbi(f, a, b, seq, scratch);
     return sequence_ones(f, seq, ones);
@@ -220,8 +221,7 @@ static double sequence_map(const factor *f, const double *a, const double *b, do
 }
 
 static size_t sequence_scratch(const factor *f) {
-    return table_cells(f) * sizeof(double) + factor_allowed_scores_bytes(f) +
-           (3 * (size_t)params_of(f)->length + 1) * sizeof(int32_t);
+    return factor_scratch_with_allowed_scores(f, own_scratch(f));
 }
 
 /* One state per position and L + 1 transitions. */

@@ -134,7 +134,8 @@ static int expect_params(reader *r, const factor_line *line, int64_t count, cons
                        what, line->n_params);
 }
 
-/* Parses params[from, from+count) as finite numbers (or -inf when allowed). */
+/* Parses params[from, from+count) as finite numbers (or -inf when allowed:
+ * the scores of the families where -inf forbids an output). */
 static int parse_numbers(reader *r, factor_line *line, int32_t from, int32_t count,
                          const char *what, bool allow_minus_inf) {
     char buf[64];
@@ -253,7 +254,8 @@ static int build_dense(reader *r, concord_graph *g, factor_line *line) {
  *   GRANDPARENT_HEAD_AUTOMATON  G, G x (d-G) grandparent scores, then
  *                        (d-G+1)(d-G+2)/2 sibling scores
  *   GENERAL_TREE[_COUNTS]  n, n state counts, n parents, edge scores
- *   SEQUENCE_COMPRESSOR  d(d+1)/2 pair scores */
+ *   SEQUENCE_COMPRESSOR  d(d+1)/2 pair scores
+ * A score of -inf forbids its output. */
 
 /* Parses params[at] as an integer in [lo, hi]. */
 static int parse_int_in(reader *r, const factor_line *line, int32_t at, const char *what,
@@ -412,7 +414,7 @@ static int build_sequence(reader *r, concord_graph *g, factor_line *line) {
                        budgeted ? "the length, the budget, the state counts and the transition scores"
                                 : "the length, the state counts and the transition scores");
     if (!rc) rc = parse_numbers(r, line, (int32_t)(head + length), (int32_t)n_add,
-                                "a transition score", true); /* -inf forbids it */
+                                "a transition score", true);
     const double *scores = line->numbers + head + length;
     if (!rc && budgeted)
         rc = concord_add_sequence_budget(g, (int32_t)length, states, line->vars, (int32_t)budget,
@@ -442,7 +444,7 @@ static int build_head_automaton(reader *r, concord_graph *g, factor_line *line) 
                        grand ? "the number of grandparents, the grandparent scores and the "
                                "sibling scores"
                              : "the sibling scores");
-    if (!rc) rc = parse_numbers(r, line, (int32_t)head, (int32_t)n_add, "a score", false);
+    if (!rc) rc = parse_numbers(r, line, (int32_t)head, (int32_t)n_add, "a score", true);
     if (rc) return rc;
     if (grand)
         return concord_add_grandparent_head_automaton(g, (int32_t)n_grand, (int32_t)n, line->vars,
@@ -489,7 +491,7 @@ static int build_general_tree(reader *r, concord_graph *g, factor_line *line) {
                            "the number of nodes, the state counts, the parents and the edge "
                            "scores");
     if (!rc) rc = parse_numbers(r, line, (int32_t)(1 + 2 * n), (int32_t)n_add, "an edge score",
-                                false);
+                                true);
     const double *scores = line->numbers + 1 + 2 * n;
     if (!rc && counts)
         rc = concord_add_general_tree_counts(g, (int32_t)n, states, parents, line->vars, scores,
@@ -506,7 +508,7 @@ static int build_general_tree(reader *r, concord_graph *g, factor_line *line) {
 static int build_sequence_compressor(reader *r, concord_graph *g, factor_line *line) {
     const int64_t d = line->degree;
     int rc = expect_params(r, line, d * (d + 1) / 2, "one score per pair of consecutive words");
-    if (!rc) rc = parse_numbers(r, line, 0, line->n_params, "a pair score", false);
+    if (!rc) rc = parse_numbers(r, line, 0, line->n_params, "a pair score", true);
     if (!rc) rc = concord_add_sequence_compressor(g, line->degree - 1, line->vars, line->numbers,
                                                   NULL);
     return rc;

@@ -354,6 +354,46 @@ void check_oracle_and_qp(test_rng *rng, const factor *f, const config_list *c,
     free(d);
 }
 
+/* The test's validity checker, and no forbidden output on. */
+typedef struct forbidding {
+    config_valid_fn valid;
+    const void *ctx;
+    const uint8_t *forbidden;
+    int32_t n_add;
+} forbidding;
+
+static bool valid_and_allowed(const void *ctx, const double *u, const double *v) {
+    const forbidding *fb = ctx;
+    for (int32_t k = 0; k < fb->n_add; ++k)
+        if (fb->forbidden[k] && v[k] != 0.0) return false;
+    return fb->valid(fb->ctx, u, v);
+}
+
+void check_with_forbidden_outputs(test_rng *rng, const factor *f, const config_list *c,
+                                  config_valid_fn valid, const void *ctx, bool integer,
+                                  qp_totals *totals) {
+    assert_true(f->ops->forbids && c->count > 0);
+    if (f->n_add == 0) return;
+    const size_t row = (size_t)c->degree + (size_t)c->n_add;
+    uint8_t *mask = xcalloc((size_t)f->n_add, 1);
+    const double *kept = c->x + (size_t)rng_int(rng, c->count) * row + c->degree;
+    for (int32_t k = 0; k < f->n_add; ++k) mask[k] = kept[k] == 0.0 && rng_int(rng, 4) == 0;
+    config_list allowed;
+    configs_init(&allowed, c->degree, c->n_add);
+    for (int32_t r = 0; r < c->count; ++r) {
+        const double *x = c->x + (size_t)r * row;
+        bool uses = false;
+        for (int32_t k = 0; k < f->n_add; ++k) uses |= mask[k] && x[c->degree + k] != 0.0;
+        if (!uses) memcpy(configs_push(&allowed), x, row * sizeof(double));
+    }
+    factor masked = *f;
+    masked.forbidden = mask;
+    const forbidding fb = {valid, ctx, mask, f->n_add};
+    check_oracle_and_qp(rng, &masked, &allowed, valid_and_allowed, &fb, integer, totals);
+    configs_free(&allowed);
+    free(mask);
+}
+
 void print_qp_totals(const char *name, int n_factors, const qp_totals *t) {
     printf("%s: %d factors, %ld QPs; worst FW gap %.2e, worst |u - u_FW| %.2e, mean active "
            "set %.1f, mean FW iterations %.0f\n",

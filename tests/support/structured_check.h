@@ -93,6 +93,15 @@ void check_oracle_and_qp(struct test_rng *rng, const factor *f, const config_lis
                          config_valid_fn valid, const void *ctx, bool integer,
                          qp_totals *totals);
 
+/* check_oracle_and_qp with outputs forbidden: on a copy of f whose
+ * `forbidden` flags (factor_ops.forbids) mark a random quarter of its
+ * additional outputs, never one of a configuration of the list drawn at
+ * random (so that some configuration stays allowed), against the list cut
+ * to the configurations that use none of them. f's family must forbid. */
+void check_with_forbidden_outputs(struct test_rng *rng, const factor *f, const config_list *c,
+                                  config_valid_fn valid, const void *ctx, bool integer,
+                                  qp_totals *totals);
+
 /* Prints "NAME: N factors, Q QPs; " then the worst gaps and the means of
  * the totals. */
 void print_qp_totals(const char *name, int n_factors, const qp_totals *t);
