@@ -38,6 +38,8 @@
 extern "C" {
 #endif
 
+/* Marks the library's exported functions (default visibility when the
+ * library itself is built with GCC or Clang; empty for its users). */
 #if defined(CONCORD_BUILDING) && defined(__GNUC__)
 #define CONCORD_API __attribute__((visibility("default")))
 #else
@@ -56,6 +58,7 @@ CONCORD_API const char *concord_version(void);
  * Return codes and solver status
  * ------------------------------------------------------------------------ */
 
+/* The codes every function that can fail returns. */
 enum concord_code {
     CONCORD_OK = 0,
     CONCORD_EINVAL = 1,        /* invalid argument: bad index, NaN score... */
@@ -72,7 +75,8 @@ enum concord_code {
                                   returned an error */
 };
 
-/* A short English description of a return code. Never NULL. */
+/* A short English description of a return code ("unknown error" for a
+ * value that is none). Never NULL. */
 CONCORD_API const char *concord_strerror(int code);
 
 /* How a solve ended (concord_info.status). */
@@ -97,7 +101,8 @@ enum concord_status {
                                        certified */
 };
 
-/* The name of a status ("integral", "fractional", "max_iter", ...). */
+/* The name of a status ("integral", "fractional", "max_iter", ...;
+ * "unknown" for a value that is none). Never NULL. */
 CONCORD_API const char *concord_status_name(int status);
 
 /* ------------------------------------------------------------------------
@@ -109,6 +114,7 @@ CONCORD_API const char *concord_status_name(int status);
  * vanish into subnormal numbers or overflow).
  * ------------------------------------------------------------------------ */
 
+/* The problem: variables, factors and scores (see the top of this file). */
 typedef struct concord_graph concord_graph;
 
 /* Creates an empty graph. Returns NULL only when out of memory. */
@@ -148,7 +154,8 @@ typedef enum concord_logic {
     CONCORD_IMPLY
 } concord_logic;
 
-/* The name of a logic kind as written in .fg files ("XOR", "OROUT", ...). */
+/* The name of a logic kind as written in .fg files ("XOR", "OROUT", ...;
+ * "?" for a value that is none). */
 CONCORD_API const char *concord_logic_name(concord_logic kind);
 
 /* Adds a logic factor over `degree` >= 1 distinct variables. `negated` may
@@ -536,6 +543,7 @@ CONCORD_API const double *concord_regularization(const concord_graph *g);
  * Solvers
  * ------------------------------------------------------------------------ */
 
+/* Everything a solve produces or keeps (see the top of this file). */
 typedef struct concord_solver concord_solver;
 
 /* Progress of a running solve, as passed to a concord_progress_fn. */
@@ -592,28 +600,36 @@ typedef enum concord_step_rule {
 #define CONCORD_MIN_ETA 1e-4
 #define CONCORD_MAX_ETA 1e4
 
+/* What a solve may do: concord_default_settings fills the defaults given
+ * below, concord_check_settings checks the ranges (every solve checks
+ * them too: CONCORD_EINVAL with a message naming the setting). */
 typedef struct concord_settings {
-    int32_t max_iter;   /* ADMM iteration cap */
+    int32_t max_iter;   /* ADMM iteration cap (PSDD: iterations; MPLP:
+                           sweeps); >= 1, default 100000 */
     double tol;         /* stop when the largest disagreement between a
                            factor and the consensus, and the largest change
                            of the consensus (scaled by the penalty: see
                            concord_info.dual_residual), are both below
-                           tol; in (0, 1) */
+                           tol; in (0, 1), default 1e-6 */
     double eta;         /* initial ADMM penalty, relative to the score scale
                            of the graph (scale-invariant); in
-                           [CONCORD_MIN_ETA, CONCORD_MAX_ETA] */
-    bool adapt_eta;     /* rebalance the penalty from the residuals */
-    double relaxation;  /* over-relaxation factor in [1, 2) */
-    int32_t bound_every; /* compute the dual bound every N iterations */
+                           [CONCORD_MIN_ETA, CONCORD_MAX_ETA], default 0.1 */
+    bool adapt_eta;     /* rebalance the penalty from the residuals
+                           (default true) */
+    double relaxation;  /* over-relaxation factor in [1, 2) (default 1:
+                           none) */
+    int32_t bound_every; /* compute the dual bound every N iterations
+                            (>= 1, default 25) */
     int32_t max_inner_iter; /* oracle calls per active-set solve (factors
-                               without a closed form; default 1) that
+                               without a closed form; >= 1, default 1) that
                                check or improve its solution, beside the
                                one that starts an empty active set; an
                                unfinished solve resumes at the next
                                iteration */
-    int32_t acceleration; /* Anderson acceleration memory (0: off, default
-                             8): the ADMM iterates are extrapolated from the
-                             last `acceleration` residuals, with safeguards,
+    int32_t acceleration; /* Anderson acceleration memory (0: off, at
+                             most 16, default 8): the ADMM iterates are
+                             extrapolated from the last `acceleration`
+                             residuals, with safeguards,
                              LP-MAP's from iteration 40 on (solves that end
                              sooner gain nothing from it), LP-SparseMAP's
                              from the start; at most 5 until iteration 80
@@ -621,9 +637,11 @@ typedef struct concord_settings {
     bool warm_start;    /* start from the solver's previous solution
                            (multipliers, consensus, penalty, active sets)
                            when its last solve was of the same kind; false:
-                           every solve starts cold and repeats bit for bit */
-    double time_limit;  /* wall-clock seconds per solve (0: none); a solve
-                           that reaches it ends with status "time_limit" */
+                           every solve starts cold and repeats bit for bit;
+                           default true */
+    double time_limit;  /* wall-clock seconds per solve (>= 0; 0, the
+                           default: none); a solve that reaches it ends
+                           with status "time_limit" */
     concord_progress_fn progress; /* NULL: none. Called with a fresh dual
                                      bound that did not end the solve:
                                      every bound_every iterations, every 5
@@ -634,11 +652,13 @@ typedef struct concord_settings {
                                      the thread running the solve */
     void *progress_context;       /* passed to progress */
     double backward_tol;  /* backward pass: residual to stop at, relative
-                             to the incoming gradient */
-    int32_t backward_max_iter; /* backward pass: iteration cap */
+                             to the incoming gradient (positive and
+                             finite, default 1e-10) */
+    int32_t backward_max_iter; /* backward pass: iteration cap (>= 1,
+                                  default 1000) */
     bool backward_power;  /* backward pass by the power iteration of the
                              LP-SparseMAP paper instead of conjugate
-                             gradients */
+                             gradients (default false) */
     bool acyclic;         /* solve acyclic graphs exactly by max-product
                              dynamic programming, without iterating (default
                              true): concord_solver_exact whenever the graph
@@ -734,7 +754,11 @@ CONCORD_API const concord_graph *concord_solver_graph(const concord_solver *s);
 
 /* The message of the last error on this solver: every solver function
  * that returns a code clears it when called, so it is "" after one that
- * succeeded. */
+ * succeeded; except the three that only read a const solver
+ * (concord_solver_distribution_entry, concord_solver_exact_info and
+ * concord_solver_decoded_labels), which neither set nor clear it: their
+ * CONCORD_EINVAL comes without a message, and the message left is an
+ * earlier call's. */
 CONCORD_API const char *concord_solver_last_error(const concord_solver *s);
 
 /* The nonzero value a user factor's callback returned when the last call
@@ -743,7 +767,8 @@ CONCORD_API const char *concord_solver_last_error(const concord_solver *s);
  * over one graph on several threads, the value says whose failure was
  * whose: an oracle may return a code of its own that identifies the
  * failure (INT_MIN is reserved). Cleared, as the message is, by every
- * solver function that returns a code. */
+ * solver function that returns a code (but the three read-only ones named
+ * at concord_solver_last_error). */
 CONCORD_API int concord_solver_callback_code(const concord_solver *s);
 
 /* Gives the solver its own scores: variable_scores (num_variables) and
@@ -984,6 +1009,7 @@ CONCORD_API int concord_solve_batch(concord_solver *const *solvers, size_t count
  * where scores tie exactly (see concord_solver_backward). */
 #define CONCORD_FACE_COMPLETION_LIMIT 512
 
+/* What concord_solver_backward reports. */
 typedef struct concord_backward_info {
     int32_t iterations; /* conjugate-gradient or power iterations */
     double residual;    /* relative residual reached */
@@ -1090,6 +1116,7 @@ CONCORD_API int concord_solver_loss_hinge(concord_solver *s, const concord_setti
  * Decoding: integral assignments
  * ------------------------------------------------------------------------ */
 
+/* What concord_solver_decode and concord_solver_evaluate report. */
 typedef struct concord_decoding {
     double value;     /* theta . x + phi . v(x), with each factor's best
                          additional outputs v at x: for a UAI model, the
@@ -1117,7 +1144,8 @@ typedef struct concord_decoding {
  * their degree squared: seconds for a factor over tens of thousands of
  * variables.
  * (concord_solver_exact, which decodes at its nodes, stops the search at
- * its time limit.) */
+ * its time limit.) `result` may be NULL. CONCORD_EINVAL when there is no
+ * solution to decode (no solve yet, or the last one ended without one). */
 CONCORD_API int concord_solver_decode(concord_solver *s, concord_decoding *result);
 
 /* The last decoded assignment (length num_variables), NULL before any. */
@@ -1131,11 +1159,14 @@ CONCORD_API const double *concord_solver_decoded(const concord_solver *s);
 CONCORD_API int concord_solver_decoded_additionals(concord_solver *s, double *v);
 
 /* The decoded state of every multi-variable, as its label (its state number
- * in the model the graph was read from; the state index otherwise). */
+ * in the model the graph was read from; the state index otherwise), into
+ * labels (concord_num_multi_variables entries). CONCORD_EINVAL before any
+ * decoding (without a message: see concord_solver_last_error). */
 CONCORD_API int concord_solver_decoded_labels(const concord_solver *s, int32_t *labels);
 
-/* Value and violations of any 0/1 assignment x (length num_variables)
- * under the solver's scores. */
+/* Value and violations of any 0/1 assignment x (length num_variables,
+ * every value exactly 0 or 1, else CONCORD_EINVAL) under the solver's
+ * scores, into *result (required). */
 CONCORD_API int concord_solver_evaluate(concord_solver *s, const double *x,
                                         concord_decoding *result);
 
@@ -1240,9 +1271,9 @@ CONCORD_API int concord_reader_open_buffer(const char *data, size_t size, const 
                                            concord_warning_fn warn, void *context);
 
 /* Reads the evidence file at `path` for a UAI reader, before its graph is
- * read (see concord_read_uai). CONCORD_EINVAL for another format or after
- * concord_reader_next; CONCORD_EIO when the file cannot be read. Messages
- * go to the reader's error buffer. */
+ * read (see concord_read_uai). CONCORD_EINVAL for another format, for a
+ * second evidence file, or after concord_reader_next; CONCORD_EIO when
+ * the file cannot be read. Messages go to the reader's error buffer. */
 CONCORD_API int concord_reader_set_evidence(concord_reader *reader, const char *path);
 
 /* The next graph of the input: CONCORD_OK and *graph a new graph, owned by
