@@ -1330,6 +1330,7 @@ cdef class Solver:
     graph's), the solutions and everything the next solve or the backward
     pass needs. One per thread, or one per example of a batch. A solver
     refuses to work once its graph's structure changed (create a new one).
+    ``graph`` is the Graph it solves (kept alive by the solver).
     """
 
     cdef concord_solver *s

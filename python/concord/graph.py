@@ -108,6 +108,10 @@ class VariableSlice:
     Factors take slices: they see the variables in the slice's C order, as
     literals (1 - u for a negated slice). ``value`` is the slice of the
     variable's value (1 - value when negated).
+
+    Attributes: ``variable`` (the Variable sliced), ``index`` (the
+    variable's flat positions the slice picks, an integer array shaped
+    like the slice) and ``negated`` (whether factors see 1 - u).
     """
 
     __slots__ = ("variable", "index", "negated")
