@@ -1,6 +1,10 @@
 """The Python code in the documentation runs: every ```python block of
-docs/python.md and README.md, in order, one namespace per page, from the top
-of the repository (each block's assertions are part of the test)."""
+docs/python.md and README.md, in order, one namespace per page, from the
+top of the repository (each block's assertions are part of the test;
+test_learn.py runs docs/learning.md's). And the documented names match the
+code: the `concord._core` table of docs/python.md, and the command-line
+flags of README.md's table against those tools/concord.c accepts and its
+--help lists."""
 
 import os
 import re
@@ -43,3 +47,44 @@ def test_the_core_table_names_every_public_member(kind):
     members = [m for m in dir(getattr(_core, kind)) if not m.startswith("_")]
     missing = [m for m in members if not re.search(r"\b%s\b" % m, table)]
     assert not missing, "%s members missing from docs/python.md: %s" % (kind, missing)
+
+
+def read(path):
+    with open(os.path.join(ROOT, path)) as text:
+        return text.read()
+
+
+FLAG = r"--?[a-z][a-z-]*"
+
+
+def cli_flags():
+    """The flags tools/concord.c accepts (its table of solve's flags, and
+    -h, --help and --version, which main() takes) and those its --help text
+    lists (the option lines of usage_text: two spaces, then the flags)."""
+    source = read("tools/concord.c")
+    accepted = set()
+    for name, alias in re.findall(r'\{"(--[a-z-]+)", (?:NULL|"(-[a-z])"), F_[A-Z_]+, [01]\}',
+                                  source):
+        accepted |= {name, alias} - {""}
+    accepted |= {"-h", "--help", "--version"}
+    usage = source.split("static const char usage_text[] =", 1)[1].split(";\n", 1)[0]
+    helped = set()
+    for line in re.findall(r'^\s*"  (-.*?)(?:  |\\n)', usage, flags=re.M):
+        helped |= {f for f in re.findall(FLAG, line) if f != "-"}
+    return accepted, helped
+
+
+def test_cli_flags_match_help_and_readme():
+    """Every flag the command-line tool accepts is in its --help and in
+    README.md's flag table, and neither lists a flag it does not accept."""
+    accepted, helped = cli_flags()
+    assert len(accepted) >= 25
+    assert helped == accepted, "--help lists %s; the parser accepts %s" % (
+        sorted(helped - accepted), sorted(accepted - helped))
+    section = read("README.md").split("## Command line", 1)[1].split("\n## ", 1)[0]
+    documented = set()
+    for row in re.findall(r"^\| (`-(?:[^|\\]|\\.)*)\|", section, flags=re.M):
+        for code in re.findall(r"`([^`]*)`", row):
+            documented |= set(re.findall(r"(?:^|[ ,])(" + FLAG + ")", code))
+    assert documented == accepted, "README.md's table lists %s and lacks %s" % (
+        sorted(documented - accepted), sorted(accepted - documented))
