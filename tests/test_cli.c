@@ -917,6 +917,8 @@ static void help_exits_0_and_documents_every_accepted_flag(void **state) {
         "--relaxation", "-o",      "--output",   "--json", "-q",       "--quiet",
         "-v",       "--verbose",   "-h",         "--help", "--version", "--evid",
         "--uai-map", "--decode", "--accelerate", "--decode-output", "--time-limit",
+        "--node-limit", "--search", "--exact-gap", "--heuristic-every", "--no-acyclic",
+        "--psdd-step", "--psdd-eta",
     };
     for (size_t k = 0; k < sizeof parser_flags / sizeof parser_flags[0]; ++k)
         if (!help_mentions(help, parser_flags[k]))
