@@ -20,10 +20,11 @@
  * (alone, or many at once on threads with concord_solve_batch), read the
  * results, free.
  *
- * Every function returns an int code (CONCORD_OK or a CONCORD_E* code).
- * Builders and readers leave a message naming what was wrong in
- * concord_last_error(graph); solver functions in
- * concord_solver_last_error(solver). All memory is owned by the library;
+ * Every function that can fail returns an int code (CONCORD_OK or a
+ * CONCORD_E* code). Builders leave a message naming what was wrong in
+ * concord_last_error(graph), readers in the caller's error buffer, solver
+ * functions in concord_solver_last_error(solver) (a NULL graph or solver
+ * is CONCORD_EINVAL without a message). All memory is owned by the library;
  * there is no global state, nothing is printed and nothing exits: progress
  * is reported through a callback in the settings.
  */
