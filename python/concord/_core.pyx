@@ -1363,8 +1363,12 @@ cdef class Solver:
     @property
     def is_current(self):
         """Whether the graph's structure is still the one this solver was
-        made for (a solver refuses to work once its graph grew)."""
-        return (concord_num_variables(self.graph.g) == self.n_vars
+        made for (a solver refuses to work once its graph grew, or its
+        regularization weights or a user factor's QP changed)."""
+        # concord_solver_variable_scores is NULL exactly when the C solver
+        # is stale; the sizes guard this object's buffers
+        return (concord_solver_variable_scores(self.s) != NULL
+                and concord_num_variables(self.graph.g) == self.n_vars
                 and concord_num_additionals(self.graph.g) == self.n_add
                 and concord_num_factors(self.graph.g) == self.n_factors
                 and concord_num_multi_variables(self.graph.g) == self.n_multi)

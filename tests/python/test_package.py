@@ -827,6 +827,22 @@ def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_messag
         concord.read_fg("/nonexistent/graph.fg")
 
 
+def test_is_current_is_false_once_the_regularization_weights_changed():
+    """The weights belong to the structure (concord_set_regularization): a
+    solver made before they changed refuses to work, so is_current, which
+    says whether it will, is False then although no size changed."""
+    graph = _core.Graph()
+    graph.add_variables(3, [1.0, 2.0, 0.0])
+    graph.add_logic("XOR", [0, 1, 2])
+    solver = _core.Solver(graph)
+    assert solver.is_current
+    graph.set_regularization([0.5])
+    assert not solver.is_current
+    with pytest.raises(ValueError, match="structure changed"):
+        solver.solve_sparse()
+    assert _core.Solver(graph).is_current
+
+
 def test_inputs_that_are_not_utf8_give_parse_errors_and_warnings(tmp_path):
     # the C messages quote the input's bytes: 0xd7 alone is not UTF-8
     with pytest.raises(concord.ParseError, match="^<buffer>:5: unknown factor type 'X\ufffdR'$"):
