@@ -290,7 +290,8 @@ CONCORD_API int concord_add_matching(concord_graph *g, int32_t rows, int32_t col
  * are forbidden is part of the structure. When every configuration uses
  * one, the result is CONCORD_EINFEASIBLE.
  * The layouts are AD3's, so that .fg files map onto these calls one to one
- * (docs/formats.md). On error the graph is unchanged.
+ * (docs/formats.md; BINARY_TREE, BINARY_TREE_COUNTS and COMPRESSION_BUDGET
+ * have no .fg line). On error the graph is unchanged.
  * ------------------------------------------------------------------------ */
 
 /* SEQUENCE: a chain of `length` >= 1 positions; position i takes one of
