@@ -11,6 +11,14 @@ automata) take their scores as arrays or tensors, kept like a variable's and
 read at each solve; after a solve ``factor.value`` holds their additional
 values in the same shape. The configurations and score layouts of each
 family are documented in include/concord.h.
+
+A score of -inf forbids its output in every family but Pair and Factor (a
+joint state of Dense, a transition of a sequence, an edge's state pair of
+a general tree, a sibling pair of an automaton or the compressor): no
+configuration uses it. Which scores are -inf when the factor is added is
+part of its structure, for good: later scores there are ignored (their
+gradient is 0), and a factor that forbids every configuration raises
+InfeasibleError when added.
 """
 
 import functools
@@ -39,6 +47,13 @@ def _scores(scores, shape, what):
     except ValueError:
         raise ValueError("%s: expected shape %s, got %s" % (what, tuple(shape),
                                                            np.shape(scores))) from None
+
+
+def _flat(parts):
+    """Score parts (arrays or tensors) as one flat float64 array."""
+    if not parts:
+        return np.zeros(0)
+    return np.concatenate([as_numpy(p).reshape(-1) for p in parts])
 
 
 def _without_forbidden(scores, forbidden):
@@ -107,6 +122,7 @@ class Factor:
 
     graph = None
     value = None
+    _forbidden = None  # per score part, the -inf entries it was built with
 
     def __init__(self, variables, map, scores=None, qp=None):
         self.variables = variables
@@ -120,24 +136,36 @@ class Factor:
         self.ids, self.degree, self.shape = self._build(fg)
         self.graph = fg
         self.additionals = (first, fg.graph.num_additionals - first)
+        self._forbidden = [np.isneginf(as_numpy(part)) for part in self._given_parts()]
 
     def _build(self, fg):
         """Calls the C builders; returns (C factor ids, degree, shape)."""
         ids, negated, shape = links(fg, self.variables)
-        scores = None if self.scores is None else self._numpy_scores()
+        scores = None if self.scores is None else self._built_scores()
         size = 0 if scores is None else scores.size
         return [fg.graph.add_factor(ids, self.map, negated, size, scores, self.qp)], ids.size, shape
 
-    def _score_parts(self):
-        """The additional scores as arrays or tensors whose flattened
-        concatenation is the C layout."""
+    def _given_parts(self):
+        """The additional scores as given (arrays or tensors, -inf
+        included), whose flattened concatenation is the C layout."""
         return [] if self.scores is None else [self.scores]
 
+    def _score_parts(self):
+        """The additional scores a solve reads: the given parts, with 0 where
+        the factor was built with -inf (a forbidden output)."""
+        parts = self._given_parts()
+        if self._forbidden is None:
+            return parts
+        return [_without_forbidden(part, mask) for part, mask in zip(parts, self._forbidden)]
+
+    def _built_scores(self):
+        """The given scores as one flat array, for the C builder (which
+        takes -inf as forbidding its output)."""
+        return _flat(self._given_parts())
+
     def _numpy_scores(self):
-        parts = self._score_parts()
-        if not parts:
-            return np.zeros(0)
-        return np.concatenate([as_numpy(p).reshape(-1) for p in parts])
+        """The scores a solve reads as one flat array."""
+        return _flat(self._score_parts())
 
     def _shape_values(self, v):
         """The flat additional values v shaped like the score parts."""
@@ -174,7 +202,7 @@ class _Logic(Factor):
         ids, negated, shape = links(fg, self.variables)
         return [fg.graph.add_logic(self.kind, ids, negated)], ids.size, shape
 
-    def _score_parts(self):
+    def _given_parts(self):
         return []
 
 
@@ -226,7 +254,7 @@ class Budget(Factor):
         ids, negated, shape = links(fg, self.variables)
         return [fg.graph.add_budget(ids, self.budget, self.exact, negated)], ids.size, shape
 
-    def _score_parts(self):
+    def _given_parts(self):
         return []
 
 
@@ -244,7 +272,7 @@ class Knapsack(Factor):
         costs = np.asarray(self.costs, dtype=np.float64).reshape(-1)
         return [fg.graph.add_knapsack(ids, costs, self.budget, negated)], ids.size, shape
 
-    def _score_parts(self):
+    def _given_parts(self):
         return []
 
 
@@ -269,12 +297,12 @@ class Pair(Factor):
         if same.size:
             raise ValueError("PAIR factor: variable %d appears more than once" % a_ids[same[0]])
         self.shape_of_scores = shape
-        scores = self._numpy_scores()
+        scores = self._built_scores()
         _core.check_scores(scores)  # before the first of several C calls
         return ([fg.graph.add_pair(int(i), int(j), s) for i, j, s in zip(a_ids, b_ids, scores)],
                 2, (2,))
 
-    def _score_parts(self):
+    def _given_parts(self):
         return [_scores(self.scores, self.shape_of_scores, "PAIR scores")]
 
     def __repr__(self):
@@ -288,9 +316,8 @@ class Dense(Factor):
     variables is a list of 1-D slices (each the states of one variable, e.g.
     rows of ``fg.multi_variable_from(...)``) or a 2-D slice (one variable
     per row); scores has shape (states of the first, of the second, ...).
-    -inf forbids a joint state (for good: later scores of a state forbidden
-    when the factor was added are ignored). value: P(joint state), shaped
-    like scores."""
+    -inf forbids a joint state (see the module's docstring). value:
+    P(joint state), shaped like scores."""
 
     def __init__(self, variables, scores=None):
         self.variables = variables
@@ -298,13 +325,11 @@ class Dense(Factor):
 
     def _build(self, fg):
         ids, self.num_states = _groups(fg, self.variables, "DENSE")
-        table = as_numpy(_scores(self.scores, tuple(self.num_states), "DENSE scores"))
-        self.forbidden = np.isneginf(table)
+        table = self._built_scores()
         return [fg.graph.add_dense(self.num_states, ids, table)], ids.size, (ids.size,)
 
-    def _score_parts(self):
-        scores = _scores(self.scores, tuple(self.num_states), "DENSE scores")
-        return [_without_forbidden(scores, self.forbidden)]
+    def _given_parts(self):
+        return [_scores(self.scores, tuple(self.num_states), "DENSE scores")]
 
 
 class Sequence(Factor):
@@ -312,9 +337,8 @@ class Sequence(Factor):
     the state indicators of position i. transitions[i-1, p, s] scores
     position i-1 in state p followed by position i in state s (shape
     (length-1, states, states), or broadcast to it); start and stop score
-    the first and last states. -inf forbids a transition (for good: later
-    scores of a transition forbidden when the factor was added are
-    ignored). value: (start, transitions, stop) marginals.
+    the first and last states; -inf forbids a transition (see the module's
+    docstring). value: (start, transitions, stop) marginals.
     """
 
     name = "SEQUENCE"
@@ -331,24 +355,17 @@ class Sequence(Factor):
             raise ValueError("%s factor: every position needs the same number of states "
                              "(use the low-level Graph.add_sequence for others)" % self.name)
         self.length, self.states = len(states), states[0]
-        parts = [as_numpy(p) for p in self._given_parts()]
-        self.forbidden = [np.isneginf(p) for p in parts]
-        scores = np.concatenate([p.reshape(-1) for p in parts])
-        return [self._add(fg.graph, states, ids, scores)], ids.size, (len(states), states[0])
+        return ([self._add(fg.graph, states, ids, self._built_scores())], ids.size,
+                (len(states), states[0]))
 
     def _add(self, graph, states, ids, scores):
         return graph.add_sequence(states, ids, scores)
 
     def _given_parts(self):
-        """start, transitions and stop as given, -inf included."""
         s = self.states
         return [_scores(self.start, (s,), "start scores"),
                 _scores(self.transitions, (self.length - 1, s, s), "transition scores"),
                 _scores(self.stop, (s,), "stop scores")]
-
-    def _score_parts(self):
-        return [_without_forbidden(part, forbidden)
-                for part, forbidden in zip(self._given_parts(), self.forbidden)]
 
 
 class SequenceBudget(Sequence):
@@ -386,7 +403,7 @@ class DepTree(Factor):
         return ([fg.graph.add_tree(n + 1, heads, modifiers, ids, self.projective,
                                    self.single_root)], ids.size, shape)
 
-    def _score_parts(self):
+    def _given_parts(self):
         return []
 
 
@@ -420,7 +437,7 @@ class Matching(Factor):
         return ([fg.graph.add_matching(shape[0], shape[1], ids, self.every_row, self.every_col)],
                 ids.size, shape)
 
-    def _score_parts(self):
+    def _given_parts(self):
         return []
 
 
@@ -437,9 +454,9 @@ class HeadAutomaton(Factor):
         ids, negated, shape = links(fg, self.variables)
         _no_negation(negated, "HEAD_AUTOMATON")
         self.n_scores = (ids.size + 1) * (ids.size + 2) // 2
-        return [fg.graph.add_head_automaton(ids, self._numpy_scores())], ids.size, shape
+        return [fg.graph.add_head_automaton(ids, self._built_scores())], ids.size, shape
 
-    def _score_parts(self):
+    def _given_parts(self):
         return [_scores(self.scores, (self.n_scores,), "HEAD_AUTOMATON scores")]
 
 
@@ -460,10 +477,10 @@ class GrandparentHeadAutomaton(Factor):
         n = m_ids.size
         self.n_scores = g_ids.size * n + (n + 1) * (n + 2) // 2
         ids = np.concatenate([g_ids, m_ids])
-        return ([fg.graph.add_grandparent_head_automaton(g_ids.size, ids, self._numpy_scores())],
+        return ([fg.graph.add_grandparent_head_automaton(g_ids.size, ids, self._built_scores())],
                 ids.size, ids.shape)
 
-    def _score_parts(self):
+    def _given_parts(self):
         return [_scores(self.scores, (self.n_scores,), "GRANDPARENT_HEAD_AUTOMATON scores")]
 
 
@@ -498,9 +515,9 @@ class GeneralTree(Factor):
         return ids
 
     def _add(self, graph, parents, ids):
-        return graph.add_general_tree(self.num_states, parents, ids, self._numpy_scores())
+        return graph.add_general_tree(self.num_states, parents, ids, self._built_scores())
 
-    def _score_parts(self):
+    def _given_parts(self):
         return [_scores(self.scores, (self.n_scores,), "%s scores" % self.name)]
 
 
@@ -520,7 +537,7 @@ class GeneralTreeCounts(GeneralTree):
         return np.concatenate([ids, count_ids])
 
     def _add(self, graph, parents, ids):
-        return graph.add_general_tree_counts(self.num_states, parents, ids, self._numpy_scores())
+        return graph.add_general_tree_counts(self.num_states, parents, ids, self._built_scores())
 
 
 class SequenceCompressor(Factor):
@@ -541,7 +558,7 @@ class SequenceCompressor(Factor):
             raise ValueError("SEQUENCE_COMPRESSOR factor: sentence must be one variable")
         self.n_scores = (w_ids.size + 1) * (w_ids.size + 2) // 2
         ids = np.concatenate([w_ids, s_ids])
-        return [fg.graph.add_sequence_compressor(ids, self._numpy_scores())], ids.size, ids.shape
+        return [fg.graph.add_sequence_compressor(ids, self._built_scores())], ids.size, ids.shape
 
-    def _score_parts(self):
+    def _given_parts(self):
         return [_scores(self.scores, (self.n_scores,), "SEQUENCE_COMPRESSOR scores")]

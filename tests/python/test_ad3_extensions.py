@@ -114,12 +114,24 @@ def edge_tables(model, parents, groups, tables):
     model.terms.append((tuple(i for g in groups for i in g), score))
 
 
-def test_binary_tree_edge_tables():
+def forbid_some(rng, tables):
+    """Sets a third of the tables' entries to -inf (AD3's dynamic programs
+    avoid them; concord forbids them), never the (0, 0) entries, so that
+    all nodes in state 0 stay allowed."""
+    for table in tables.values():
+        table[(rng.rand(*table.shape) < 0.35) & (np.indices(table.shape).sum(axis=0) > 0)] = (
+            -np.inf)
+
+
+@pytest.mark.parametrize("forbid", [False, True])
+def test_binary_tree_edge_tables(forbid):
     rng = np.random.RandomState(1)
     parents = [-1, 0, 0, 1, 1, 2]
     model = Model()
     variables = [model.binary(s) for s in rng.randn(len(parents))]
     tables = {k: rng.randn(2, 2) for k in range(1, len(parents))}
+    if forbid:
+        forbid_some(rng, tables)
     factor = PFactorBinaryTree()
     factor.initialize(parents)
     declare(model, factor, variables, np.concatenate([tables[k].ravel() for k in sorted(tables)]))
@@ -130,12 +142,15 @@ def test_binary_tree_edge_tables():
     check_single_factor(model)
 
 
-def test_general_tree_edge_tables():
+@pytest.mark.parametrize("forbid", [False, True])
+def test_general_tree_edge_tables(forbid):
     rng = np.random.RandomState(2)
     parents, sizes = [-1, 0, 1, 1], [2, 3, 2, 2]
     model = Model()
     variables = [model.binary(s) for s in rng.randn(sum(sizes))]
     tables = {k: rng.randn(sizes[p], sizes[k]) for k, p in enumerate(parents) if p >= 0}
+    if forbid:
+        forbid_some(rng, tables)
     factor = PFactorGeneralTree()
     factor.initialize(parents, sizes)
     declare(model, factor, variables, np.concatenate([tables[k].ravel() for k in sorted(tables)]))
@@ -201,11 +216,18 @@ def test_tree_layout_errors_are_ad3s(case):
         call()
 
 
-def test_head_automaton_scores_consecutive_modifiers():
+@pytest.mark.parametrize("forbid", [False, True])
+def test_head_automaton_scores_consecutive_modifiers(forbid):
+    """With `forbid`, a third of the sibling pairs are -inf (not the empty
+    chain's), given in a shuffled order that concord maps onto its own."""
     rng = np.random.RandomState(4)
     length = 5   # the head, then modifiers at distance 1 .. 4
     siblings = [(0, m, s) for m in range(length) for s in range(m + 1, length + 1)]
     scores = rng.randn(len(siblings))
+    if forbid:
+        rng.shuffle(siblings)
+        scores[(rng.rand(len(siblings)) < 0.35)
+               & np.array([(m, s) != (0, length) for _, m, s in siblings])] = -np.inf
     sibling_score = {(m, s): w for (_, m, s), w in zip(siblings, scores)}
     model = Model()
     variables = [model.binary(s) for s in rng.randn(length - 1)]

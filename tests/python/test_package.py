@@ -452,6 +452,55 @@ def test_sequence_transitions_of_minus_infinity_are_forbidden_for_good(budget):
         fg.add(concord.Sequence(x, np.full((1, 2, 2), -np.inf)))
 
 
+def test_minus_infinity_forbids_tree_edge_states_and_sibling_pairs_for_good():
+    """A general tree's (parent state, node state) and a head automaton's
+    sibling pairs scored -inf: MAP is the brute force's best that avoids
+    them, also after new finite scores there (boosted, so that only the
+    forbidding keeps them out)."""
+    rng = np.random.default_rng(12)
+    parents, states = [-1, 0, 0, 1], 3
+    tables = [(parents[i], i) for i in range(1, 4)]
+    n_edges, n_pairs = 3 * states * states, (4 + 1) * (4 + 2) // 2
+    forbidden_edges = rng.random(n_edges) < 0.3
+    forbidden_edges[::states * states] = False   # (0, 0) of every table stays allowed
+    forbidden_pairs = rng.random(n_pairs) < 0.3
+    forbidden_pairs[4] = False                   # the empty chain (0, 5) stays allowed
+    pairs = [(m, s) for m in range(5) for s in range(m + 1, 6)]
+
+    def best_tree(nodes, edges):
+        def score(st):
+            return (sum(nodes[i, st[i]] for i in range(4))
+                    + sum(edges[k * states * states + st[p] * states + st[i]]
+                          for k, (p, i) in enumerate(tables)))
+        return max(score(st) for st in itertools.product(range(states), repeat=4))
+
+    def best_chain(mods, sib):
+        def score(chosen):
+            chain = [0] + [m + 1 for m in range(4) if chosen[m]] + [5]
+            return sum(mods[m] for m in range(4) if chosen[m]) + sum(
+                sib[pairs.index(p)] for p in zip(chain, chain[1:]))
+        return max(score(c) for c in itertools.product((0, 1), repeat=4))
+
+    nodes, edges = rng.normal(size=(4, states)), rng.normal(size=n_edges)
+    mods, sib = rng.normal(size=4), rng.normal(size=n_pairs)
+    fg = concord.FactorGraph()
+    x, y = fg.variable_from(nodes), fg.variable_from(mods)
+    tree = fg.add(concord.GeneralTree(x, parents, np.where(forbidden_edges, -np.inf, edges)))
+    automaton = fg.add(concord.HeadAutomaton(y, np.where(forbidden_pairs, -np.inf, sib)))
+    for _ in range(3):
+        info = fg.solve_map()
+        expected = (best_tree(nodes, np.where(forbidden_edges, -np.inf, edges))
+                    + best_chain(mods, np.where(forbidden_pairs, -np.inf, sib)))
+        assert info.status == "integral" and np.isclose(info.value, expected)
+        assert np.all(tree.value[forbidden_edges] == 0.0)
+        assert np.all(automaton.value[forbidden_pairs] == 0.0)
+        nodes[:], mods[:] = rng.normal(size=nodes.shape), rng.normal(size=4)
+        edges, sib = rng.normal(size=n_edges), rng.normal(size=n_pairs)
+        tree.scores = edges + 5.0 * forbidden_edges
+        automaton.scores = sib + 5.0 * forbidden_pairs
+        x.scores, y.scores = nodes, mods
+
+
 @pytest.mark.parametrize("rows,cols,every_row,every_col", [(4, 4, True, True), (3, 5, True, False),
                                                            (5, 3, False, True)])
 def test_matching_map_is_the_assignment_of_scipy(rows, cols, every_row, every_col):

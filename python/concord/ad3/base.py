@@ -327,8 +327,9 @@ class PGenericFactor(PFactor):
 
 class ForbiddenOutputs:
     """A mixin for factors whose additional log-potentials of -inf forbid
-    their outputs, as in AD3 (a DENSE factor's joint states, a sequence's
-    transitions): concord holds the forbidden outputs in the C factor's
+    their outputs, as in AD3's dynamic programs (a DENSE factor's joint
+    states, a sequence's transitions, a tree's edge states, an automaton's
+    sibling pairs): concord holds the forbidden outputs in the C factor's
     structure, so changing which log-potentials are -inf rebuilds the
     graph, and the scores sent to a solve have 0 in their place."""
 
@@ -343,6 +344,17 @@ class ForbiddenOutputs:
         out = np.zeros(count, dtype=bool)
         out[index] = forbidden
         return out
+
+    def _forbidding_scores(self):
+        """Scores for the C builder: -inf at the forbidden outputs and 0
+        elsewhere, in the C factor's layout; None when none is forbidden
+        (or not every log-potential is given yet)."""
+        index, count = self._additional_index()
+        expected = count if index is not None else self._expected_additionals()
+        forbidden = self._forbidden()
+        if forbidden.size != expected or not forbidden.any():
+            return None
+        return np.where(forbidden, -np.inf, 0.0)
 
     def set_additional_log_potentials(self, additional_log_potentials):
         """Replaces the additional log-potentials (read at the next solve)."""

@@ -28,10 +28,12 @@ def pair_index(n_positions, m, s):
     return m * top - m * (m - 1) // 2 + (s - m - 1)
 
 
-class _Structured(PGenericFactor):
-    """An extension factor: `_make(graph, variables)` adds its C factor;
-    `_index` maps its additional log-potentials onto the C factor's
-    outputs (None: the same layout)."""
+class _Structured(ForbiddenOutputs, PGenericFactor):
+    """An extension factor: `_make(graph, variables, scores)` adds its C
+    factor, with the scores that forbid its outputs (None: none does);
+    `_index` maps its additional log-potentials onto the C factor's outputs
+    (None: the same layout). A log-potential of -inf forbids its output,
+    as in AD3's dynamic programs."""
 
     def __init__(self, allocate=True):
         super().__init__()
@@ -46,7 +48,7 @@ class _Structured(PGenericFactor):
         `degree` variables (the C builder's errors are raised here)."""
         scratch = _core.Graph()
         scratch.add_variables(degree)
-        factor = make(scratch, np.arange(degree))
+        factor = make(scratch, np.arange(degree), None)
         self._make = make
         self._index = None if index is None else np.asarray(index, dtype=np.int64)
         self._degree = degree
@@ -64,7 +66,7 @@ class _Structured(PGenericFactor):
         if len(variables) != self._degree:
             raise ValueError("%s: initialized for %d variables, bound to %d"
                              % (type(self).__name__, self._degree, len(variables)))
-        return self._make(graph, variables)
+        return self._make(graph, variables, self._forbidding_scores())
 
     def _additional_index(self):
         return self._index, self._c_additionals
@@ -92,22 +94,7 @@ class _Structured(PGenericFactor):
         return self._c_additionals if self._index is None else len(self._index)
 
 
-def chain_scores(additionals, states, index=None):
-    """The C builder's scores of a SEQUENCE over `states` whose outputs are
-    the log-potentials `additionals` (in the C factor's layout, or at the
-    C outputs `index` lists): -inf at the forbidden transitions, 0
-    elsewhere; None while fewer log-potentials than that are given."""
-    size = states[0] + sum(a * b for a, b in zip(states, states[1:])) + states[-1] if states else 0
-    positions = np.arange(size) if index is None else np.asarray(index, dtype=np.int64)
-    used = np.asarray(additionals[:positions.size], dtype=np.float64)
-    if used.size != positions.size:
-        return None
-    scores = np.zeros(size)
-    scores[positions] = np.where(np.isneginf(used), -np.inf, 0.0)
-    return scores
-
-
-class PFactorSequence(ForbiddenOutputs, _Structured):
+class PFactorSequence(_Structured):
     """A chain of positions, one state each (AD3's FactorSequence):
     initialize(num_states). Variables: the states of position 0, then 1...
     Additional log-potentials: start -> position 0, the transition tables
@@ -117,8 +104,7 @@ class PFactorSequence(ForbiddenOutputs, _Structured):
     def initialize(self, num_states):
         """Lays out the chain; num_states: the states of each position."""
         states = as_ints(num_states, "num_states")
-        self._lay_out(sum(states), lambda g, v: g.add_sequence(
-            states, v, chain_scores(self._additionals, states)))
+        self._lay_out(sum(states), lambda g, v, s: g.add_sequence(states, v, s))
 
 
 class PFactorSequenceCompressor(_Structured):
@@ -138,7 +124,7 @@ class PFactorSequenceCompressor(_Structured):
             raise ValueError("left_positions and right_positions differ in length")
         words = length - 1
         index = _complete_pairs(words, list(zip(left, right)), "SequenceCompressor")
-        self._lay_out(length, lambda g, v: g.add_sequence_compressor(v), index)
+        self._lay_out(length, lambda g, v, s: g.add_sequence_compressor(v, s), index)
 
 
 class PFactorCompressionBudget(_Structured):
@@ -154,8 +140,8 @@ class PFactorCompressionBudget(_Structured):
         budget = as_int(budget, "budget")
         counted = [bool(x) for x in pcounts_for_budget]
         bigrams = as_ints(bigram_positions, "bigram_positions")
-        self._lay_out(length + len(bigrams),
-                      lambda g, v: g.add_compression_budget(length, budget, v, counted, bigrams))
+        self._lay_out(length + len(bigrams), lambda g, v, s: g.add_compression_budget(
+            length, budget, v, counted, bigrams, s))
 
 
 class PFactorBinaryTree(_Structured):
@@ -166,7 +152,7 @@ class PFactorBinaryTree(_Structured):
     def initialize(self, parents):
         """Lays out the tree."""
         parents = as_ints(parents, "parents")
-        self._lay_out(len(parents), lambda g, v: g.add_binary_tree(parents, v))
+        self._lay_out(len(parents), lambda g, v, s: g.add_binary_tree(parents, v, s))
 
 
 class PFactorBinaryTreeCounts(_Structured):
@@ -186,8 +172,8 @@ class PFactorBinaryTreeCounts(_Structured):
         counted = [bool(x) for x in pcounts_for_budget]
         scored = None if phas_count_scores is None else [bool(x) for x in phas_count_scores]
         bins = 0 if max_num_bins is None else as_int(max_num_bins, "max_num_bins")
-        self._lay_out(len(parents), lambda g, v: g.add_binary_tree_counts(
-            parents, v, counted, scored, bins))
+        self._lay_out(len(parents), lambda g, v, s: g.add_binary_tree_counts(
+            parents, v, counted, scored, bins, s))
 
 
 class PFactorGeneralTree(_Structured):
@@ -199,7 +185,7 @@ class PFactorGeneralTree(_Structured):
         """Lays out the tree."""
         parents = as_ints(parents, "parents")
         states = as_ints(num_states, "num_states")
-        self._lay_out(sum(states), lambda g, v: g.add_general_tree(states, parents, v))
+        self._lay_out(sum(states), lambda g, v, s: g.add_general_tree(states, parents, v, s))
 
 
 class PFactorGeneralTreeCounts(_Structured):
@@ -212,7 +198,7 @@ class PFactorGeneralTreeCounts(_Structured):
         parents = as_ints(parents, "parents")
         states = as_ints(num_states, "num_states")
         self._lay_out(sum(states) + len(states) + 1,
-                      lambda g, v: g.add_general_tree_counts(states, parents, v))
+                      lambda g, v, s: g.add_general_tree_counts(states, parents, v, s))
 
 
 class PFactorTree(_Structured):
@@ -244,7 +230,7 @@ class PFactorTree(_Structured):
             modifiers.append(as_int(modifier, "modifier"))
         if validate and len(arcs) != self.get_degree():
             raise ValueError("Number of arcs differs from number of bound variables.")
-        self._lay_out(len(arcs), lambda g, v: g.add_tree(length, heads, modifiers, v))
+        self._lay_out(len(arcs), lambda g, v, _: g.add_tree(length, heads, modifiers, v))
 
 
 class PFactorHeadAutomaton(_Structured):
@@ -273,7 +259,7 @@ class PFactorHeadAutomaton(_Structured):
             if length != self.get_degree() + 1:
                 raise ValueError("Number of variables doesn't match.")
         index = _complete_pairs(length - 1, pairs, "HeadAutomaton")
-        self._lay_out(length - 1, lambda g, v: g.add_head_automaton(v), index)
+        self._lay_out(length - 1, lambda g, v, s: g.add_head_automaton(v, s), index)
 
 
 def _complete_pairs(n_positions, pairs, name):

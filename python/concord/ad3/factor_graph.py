@@ -122,8 +122,7 @@ class _Dense(ForbiddenOutputs, PGenericFactor):
         self._num_states = num_states
 
     def _build(self, graph, variables):
-        return graph.add_dense(self._num_states, variables,
-                               np.where(self._forbidden(), -np.inf, 0.0))
+        return graph.add_dense(self._num_states, variables, self._forbidding_scores())
 
     def _expected_additionals(self):
         return int(np.prod(self._num_states, dtype=np.int64))

@@ -5,13 +5,12 @@ start or stop scores, unlike AD3's)."""
 import numpy as np
 
 from concord.ad3._checks import as_ints
-from concord.ad3.base import ForbiddenOutputs
-from concord.ad3.extensions import _Structured, chain_scores
+from concord.ad3.extensions import _Structured
 
 __all__ = ["PFactorSequence"]
 
 
-class PFactorSequence(ForbiddenOutputs, _Structured):
+class PFactorSequence(_Structured):
     """initialize(num_states): variables, the states of each position in
     turn; additional log-potentials, for each position i >= 1 the
     (num_states[i-1], num_states[i]) transition table, previous state
@@ -25,8 +24,7 @@ class PFactorSequence(ForbiddenOutputs, _Structured):
         transitions = sum(p * c for p, c in zip(states, states[1:]))
         first = states[0] if states else 0
         index = range(first, first + transitions)
-        self._lay_out(sum(states), lambda g, v: g.add_sequence(
-            states, v, chain_scores(self._additionals, states, index)), index)
+        self._lay_out(sum(states), lambda g, v, s: g.add_sequence(states, v, s), index)
         self._states = states
 
     def _configuration(self, values):

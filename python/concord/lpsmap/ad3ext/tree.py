@@ -36,8 +36,8 @@ class PFactorTree(_Structured):
         length = as_int(length, "length")
         projective = bool(projective)
         heads, modifiers = square_arcs(length, bool(packed))
-        self._lay_out(len(heads), lambda g, v: g.add_tree(length + 1, heads, modifiers, v,
-                                                          projective, projective))
+        self._lay_out(len(heads), lambda g, v, _: g.add_tree(length + 1, heads, modifiers, v,
+                                                             projective, projective))
         self._arcs = (np.asarray(heads), np.asarray(modifiers), length)
 
     def _configuration(self, values):
