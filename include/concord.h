@@ -1203,7 +1203,8 @@ CONCORD_API int concord_read_buffer(const char *data, size_t size,
                                     char *error, size_t error_size,
                                     concord_warning_fn warn, void *context);
 
-/* Same, from a file (format AUTO: ".uai" is UAI, anything else .fg). */
+/* Same, from a file (format AUTO: a name ending in ".uai", in any case, is
+ * UAI, anything else .fg). */
 CONCORD_API int concord_read_file(const char *path, concord_format format,
                                   concord_graph ***graphs, size_t *count,
                                   char *error, size_t error_size,
@@ -1256,8 +1257,8 @@ CONCORD_API void concord_free_graphs(concord_graph **graphs, size_t count);
 typedef struct concord_reader concord_reader;
 
 /* Opens a reader over the file at `path` (read whole into memory, at most
- * 2 GiB). `format` AUTO: ".uai" is UAI, anything else .fg. On failure
- * *reader is NULL and `error` names the path (CONCORD_EIO, CONCORD_ENOMEM,
+ * 2 GiB). `format` AUTO: ".uai" (in any case) is UAI, anything else
+ * .fg. On failure *reader is NULL and `error` names the path (CONCORD_EIO, CONCORD_ENOMEM,
  * CONCORD_EINVAL for an unknown format). */
 CONCORD_API int concord_reader_open_file(const char *path, concord_format format,
                                          concord_reader **reader, char *error,

@@ -278,6 +278,7 @@ int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double 
         memcpy(copy, labels, (size_t)num_states * sizeof *copy);
     }
     int32_t begin = g->n_vars, n_factors = g->n_factors, xor_factor = -1;
+    const uint64_t revision = g->structure_revision;
     rc = concord_add_variables(g, num_states, scores, NULL);
     if (!rc && one_hot) {
         int32_t *vars = malloc((size_t)num_states * sizeof *vars);
@@ -293,6 +294,7 @@ int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double 
         free(copy);
         g->n_vars = begin; /* the XOR failed: take the new variables back */
         g->n_factors = n_factors;
+        g->structure_revision = revision; /* the graph is as it was: solvers stay current */
         return rc;
     }
     g->multi[g->n_multi++] = (multi_variable){begin, num_states, copy, xor_factor};

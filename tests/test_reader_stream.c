@@ -180,6 +180,22 @@ static void bad_arguments_are_rejected(void **state) {
 static const char model[] = "MARKOV\n3\n3 2 2\n3\n1 0\n2 0 1\n2 1 2\n"
                             "3\n0.5 0 2\n6\n1 2 3 4 5 6\n4\n1 2 3 4\n";
 
+/* Format AUTO takes a name ending in ".uai" in any case for UAI, as the
+ * command-line tool does: "MODEL.UAI" read as .fg failed on "MARKOV". */
+static void the_uai_extension_is_recognized_in_any_case(void **state) {
+    (void)state;
+    char error[256];
+    for (int k = 0; k < 3; ++k) {
+        const char *name = (const char *[]){"m.uai", "MODEL.UAI", "Model.Uai"}[k];
+        concord_reader *r = open_text(model, name, CONCORD_FORMAT_AUTO, error, sizeof error);
+        concord_graph *g = NULL;
+        assert_int_equal(concord_reader_next(r, &g), CONCORD_OK);
+        assert_int_equal(concord_num_multi_variables(g), 3);
+        concord_graph_free(g);
+        concord_reader_close(r);
+    }
+}
+
 static void a_uai_reader_maps_every_model_state(void **state) {
     (void)state;
     char dir[] = "/tmp/concord_test_reader_XXXXXX";
@@ -316,6 +332,7 @@ int main(void) {
         cmocka_unit_test(an_input_without_graphs_is_an_error_at_the_first_call),
         cmocka_unit_test(a_stray_separator_warns_with_its_graph),
         cmocka_unit_test(bad_arguments_are_rejected),
+        cmocka_unit_test(the_uai_extension_is_recognized_in_any_case),
         cmocka_unit_test(a_uai_reader_maps_every_model_state),
         cmocka_unit_test(many_graphs_read_one_at_a_time_need_little_memory),
     };

@@ -1923,7 +1923,7 @@ cdef class Reader:
     ParseError ("name:line: ...") when its bad graph is reached.
 
     Reader(path, format="auto") or Reader(data=bytes, name=..., format=...);
-    format "auto" (".uai" is UAI), "fg" or "uai"; evidence: a UAI evidence
+    format "auto" (".uai", in any case, is UAI), "fg" or "uai"; evidence: a UAI evidence
     file.
     """
 

@@ -7,6 +7,7 @@
  * a whole file, and the error and warning formatting the format readers
  * share.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,9 +51,14 @@ void concord_free_graphs(concord_graph **graphs, size_t count) {
     free(graphs);
 }
 
+/* Whether name ends in suffix (lower case), in any case: "model.UAI" too,
+ * as the command-line tool takes it. */
 static int has_suffix(const char *name, const char *suffix) {
     size_t n = strlen(name), m = strlen(suffix);
-    return n >= m && strcmp(name + n - m, suffix) == 0;
+    if (n < m) return 0;
+    for (size_t k = 0; k < m; ++k)
+        if (tolower((unsigned char)name[n - m + k]) != suffix[k]) return 0;
+    return 1;
 }
 
 /* Inputs are held in memory whole; beyond this they are refused. */
