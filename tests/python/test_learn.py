@@ -59,6 +59,100 @@ def chain_data(rng, n, states=3, features=4, lengths=(2, 5)):
     return X, Y
 
 
+# BIO tags of two types: 0 O, 1 B-a, 2 I-a, 3 B-b, 4 I-b; I-x follows only
+# B-x or I-x and never starts a sequence
+BIO_FORBIDDEN = np.ones((5, 5), dtype=bool)
+BIO_FORBIDDEN[:, [0, 1, 3]] = False
+BIO_FORBIDDEN[[1, 2], 2] = BIO_FORBIDDEN[[3, 4], 4] = False
+BIO_FORBIDDEN_STARTS = np.array([False, False, True, False, True])
+
+
+def bio_allowed(y):
+    """Whether the tags y keep the BIO rules (BIO_FORBIDDEN*)."""
+    return not BIO_FORBIDDEN_STARTS[y[0]] and not BIO_FORBIDDEN[y[:-1], y[1:]].any()
+
+
+def bio_data(rng, n, lengths=(2, 6)):
+    """n random BIO tag sequences (a name of a random type begun with
+    probability 0.3, continued with probability 0.5) and noisy one-hot
+    features with a bias column."""
+    X, Y = [], []
+    for _ in range(n):
+        y, inside = [], None
+        for _ in range(int(rng.integers(lengths[0], lengths[1] + 1))):
+            if inside is not None and rng.random() < 0.5:
+                y.append(inside)
+            elif rng.random() < 0.3:
+                begin = int(rng.choice([1, 3]))
+                y.append(begin)
+                inside = begin + 1
+                continue
+            else:
+                y.append(0)
+            if y[-1] == 0:
+                inside = None
+        y = np.array(y)
+        assert bio_allowed(y)
+        X.append(np.hstack([rng.normal(size=(len(y), 5)) + 2 * np.eye(5)[y],
+                            np.ones((len(y), 1))]))
+        Y.append(y)
+    return X, Y
+
+
+def test_chain_forbidden_transitions_are_never_inferred_nor_taken_as_gold():
+    """ChainCRF with BIO's forbidden transitions and starts: they have no
+    weight; inference and loss-augmented inference at random weights are
+    the enumerated best among the tag sequences that keep the rules (scored
+    from W and P directly); a trained tagger's predictions keep them; a
+    gold sequence that breaks them is refused, naming the example."""
+    rng = np.random.default_rng(11)
+    model = ChainCRF(5, forbidden_transitions=BIO_FORBIDDEN,
+                     forbidden_starts=BIO_FORBIDDEN_STARTS, inference_settings=TIGHT)
+    X, Y = bio_data(rng, 40)
+    model.initialize(X, Y)
+    assert model.size_joint_feature == 5 * 6 + int((~BIO_FORBIDDEN).sum())
+
+    def score(x, y, W, P):
+        return sum(W[t] @ x[i] for i, t in enumerate(y)) + sum(P[a, b] for a, b in zip(y, y[1:]))
+
+    for x, y in [(x, y) for x, y in zip(X, Y) if len(y) <= 5][:6]:
+        w = rng.normal(size=model.size_joint_feature) * 2
+        W, P = model.split_weights(w)
+        candidates = [np.array(c) for c in itertools.product(range(5), repeat=len(y))
+                      if bio_allowed(np.array(c))]
+        labels = model.inference(x, w)
+        assert bio_allowed(labels)
+        assert score(x, labels, W, P) == pytest.approx(
+            max(score(x, c, W, P) for c in candidates), abs=1e-9)
+        labels = model.loss_augmented_inference(x, y, w)
+        assert bio_allowed(labels)
+        assert score(x, labels, W, P) + np.sum(labels != y) == pytest.approx(
+            max(score(x, c, W, P) + np.sum(c != y) for c in candidates), abs=1e-9)
+    tagger = SubgradientSSVM(model, max_iter=20, random_state=0).fit(X[:30], Y[:30])
+    predictions = tagger.predict(X[30:])
+    assert all(bio_allowed(p) for p in predictions)
+    assert np.mean(np.concatenate(predictions) == np.concatenate(Y[30:])) > 0.8
+    broken = list(Y)
+    broken[4] = Y[4].copy()
+    broken[4][0] = 2
+    with pytest.raises(ValueError, match="example 4: the labelling starts in state 2"):
+        SubgradientSSVM(model, max_iter=1).fit(X, broken)
+    broken[4][:2] = [0, 4]
+    with pytest.raises(ValueError, match="example 4: the labelling goes from state 0 at "
+                                         "position 0 to state 4"):
+        SubgradientSSVM(model, max_iter=1).fit(X, broken)
+    with pytest.raises(ValueError, match="forbidden_starts forbids every state"):
+        ChainCRF(5, forbidden_starts=np.ones(5, dtype=bool)).initialize(X, Y)
+    with pytest.raises(ValueError, match="forbidden_transitions must be None or a boolean"):
+        ChainCRF(5, forbidden_transitions=np.ones((5, 4), dtype=bool)).initialize(X, Y)
+    only_o = np.ones((5, 5), dtype=bool)
+    only_o[0, 0] = False   # O -> O only, and every sequence starts in B-a
+    stuck = ChainCRF(5, forbidden_transitions=only_o, forbidden_starts=np.arange(5) != 1)
+    stuck.initialize(X, Y)
+    with pytest.raises(ValueError, match="leave no labelling of length %d" % len(X[0])):
+        stuck.inference(X[0], np.zeros(stuck.size_joint_feature))
+
+
 def multilabel_data(rng, n, labels=5, features=4):
     """n examples of `labels` labels from a random linear model with
     noise (features with a bias column)."""

