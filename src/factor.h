@@ -115,11 +115,14 @@ static inline size_t factor_scratch_with_allowed_scores(const factor *f, size_t 
 /* The additional scores b as the oracle of a forbidding family reads them:
  * b itself, or, when the factor forbids some outputs, a copy with -inf at
  * those (which a dynamic program then never takes), in the room after the
- * family's `own` scratch bytes (factor_scratch_with_allowed_scores). */
+ * family's own scratch bytes, own(f) (factor_scratch_with_allowed_scores).
+ * own is a function so that a factor without forbidden outputs, on every
+ * oracle call, does not compute it. */
 static inline const double *factor_allowed_scores(const factor *f, const double *b,
-                                                  void *scratch, size_t own) {
+                                                  void *scratch,
+                                                  size_t (*own)(const factor *)) {
     if (!f->forbidden) return b;
-    const size_t rounded = (own + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    const size_t rounded = (own(f) + sizeof(double) - 1) / sizeof(double) * sizeof(double);
     double *room = (double *)((char *)scratch + rounded);
     for (int32_t k = 0; k < f->n_add; ++k) room[k] = f->forbidden[k] ? -INFINITY : b[k];
     return room;

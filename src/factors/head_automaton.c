@@ -154,7 +154,7 @@ static int32_t head_automaton_map_ones(const factor *f, const double *a, const d
     const int32_t n = params_of(f)->n_modifiers;
     double *best = (double *)scratch;
     int32_t *chain = chain_area(f, scratch);
-    b = factor_allowed_scores(f, b, scratch, own_scratch(f));
+    b = factor_allowed_scores(f, b, scratch, own_scratch);
     *value = sibling_chain_best(n, a, b, false, best);
     const int32_t k = best_chain(n, b, best, chain);
     return chain_pairs(n, chain, k, f->degree, ones, chain_positions(chain, k, 0, ones, 0));
@@ -209,7 +209,7 @@ static int32_t grandparent_map_ones(const factor *f, const double *a, const doub
     const int32_t G = p->n_grandparents, n = p->n_modifiers;
     int32_t best_g;
     double *kept;
-    b = factor_allowed_scores(f, b, scratch, own_scratch(f));
+    b = factor_allowed_scores(f, b, scratch, own_scratch);
     *value = best_grandparent(f, a, b, scratch, &best_g, &kept);
     int32_t *chain = chain_area(f, scratch);
     const int32_t k = best_chain(n, b + (size_t)G * (size_t)n, kept, chain);

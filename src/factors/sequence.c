@@ -208,7 +208,7 @@ static size_t own_scratch(const factor *f) {
 static int32_t sequence_map_ones(const factor *f, const double *a, const double *b,
                                  int32_t *ones, double *value, void *scratch) {
     int32_t *seq = decoded_sequence(f, scratch);
-    b = factor_allowed_scores(f, b, scratch, own_scratch(f));
+    b = factor_allowed_scores(f, b, scratch, own_scratch);
     *value = budget_columns(params_of(f)) > 0 ? viterbi_budget(f, a, b, seq, scratch)
                                               : viterbi(f, a, b, seq, scratch);
     return sequence_ones(f, seq, ones);

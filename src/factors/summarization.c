@@ -134,7 +134,7 @@ static size_t tree_own_scratch(const factor *f);
 static double tree_map(const factor *f, const double *a, const double *b, double *u, double *v,
                        void *scratch) {
     const tree_params *p = tree_of(f);
-    b = factor_allowed_scores(f, b, scratch, tree_own_scratch(f));
+    b = factor_allowed_scores(f, b, scratch, tree_own_scratch);
     double *val = (double *)scratch;
     int32_t *pick = (int32_t *)(val + p->n_val), *st = pick + p->n_pick;
     for (int32_t i = 0; i < p->n; ++i)
@@ -185,7 +185,7 @@ static double tree_map(const factor *f, const double *a, const double *b, double
 static double tree_counts_map(const factor *f, const double *a, const double *b, double *u,
                               double *v, void *scratch) {
     const tree_params *p = tree_of(f);
-    b = factor_allowed_scores(f, b, scratch, tree_own_scratch(f));
+    b = factor_allowed_scores(f, b, scratch, tree_own_scratch);
     const int32_t n = p->n;
     double *val = (double *)scratch, *acc = val + p->n_val, *next = acc + n + 1,
            *msg = next + n + 1;
@@ -533,7 +533,7 @@ static double compressor_map(const factor *f, const double *a, const double *b, 
                              double *v, void *scratch) {
     const int32_t n = ((const compressor_params *)f->params)->n_words;
     double *best = (double *)scratch;
-    b = factor_allowed_scores(f, b, scratch, compressor_own_scratch(f));
+    b = factor_allowed_scores(f, b, scratch, compressor_own_scratch);
     clear(f, u, v);
     const int64_t empty_pair = sibling_pair(n, 0, n + 1);
     const double empty = b[empty_pair];
@@ -611,7 +611,7 @@ static size_t compression_own_scratch(const factor *f) {
 static double compression_map(const factor *f, const double *a, const double *b, double *u,
                               double *v, void *scratch) {
     const compression_params *p = compression_of(f);
-    b = factor_allowed_scores(f, b, scratch, compression_own_scratch(f));
+    b = factor_allowed_scores(f, b, scratch, compression_own_scratch);
     const int32_t L = p->length, C = p->columns;
     double *val = (double *)scratch;
     int32_t *seq = (int32_t *)(val + (size_t)2 * (size_t)L * (size_t)C);
