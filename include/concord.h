@@ -218,10 +218,10 @@ CONCORD_API int concord_multi_variable_labels(const concord_graph *g, int32_t m,
  * scores[...] in row-major order, the last variable changing fastest (NULL:
  * zeros). A score of -INFINITY forbids that joint state (a hard
  * constraint, e.g. a zero probability); its additional score is then 0 and
- * stays forbidden when scores are changed later (a score given to it later
- * is ignored by the factor but still counts in the scale the stopping rule
- * measures residuals against: leave it 0). At least one joint state
- * must be allowed (CONCORD_EINFEASIBLE otherwise, and the graph is
+ * it stays forbidden when scores are changed later: a score set there later
+ * (by concord_set_additional_scores, concord_solver_set_scores or a
+ * factor's own call; -INFINITY included) reads as 0. At least one joint
+ * state must be allowed (CONCORD_EINFEASIBLE otherwise, and the graph is
  * unchanged). The factor's configurations are one-hot in each variable. */
 CONCORD_API int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
                                   const int32_t *vars, const double *scores,
@@ -286,9 +286,10 @@ CONCORD_API int concord_add_matching(concord_graph *g, int32_t rows, int32_t col
  * factor's additional outputs in the order given (NULL: zeros). A score of
  * -INFINITY forbids its output, as in DENSE: no configuration uses it (a
  * sequence's forbidden transition, BIO's O -> I-X say). The factor stores
- * 0 in its place, and scores set later there are ignored; which outputs
- * are forbidden is part of the structure. When every configuration uses
- * one, the result is CONCORD_EINFEASIBLE.
+ * 0 in its place, and a score set there later (-INFINITY included) reads
+ * as 0, as for DENSE; which outputs are forbidden is part of the
+ * structure. When every configuration uses one, the result is
+ * CONCORD_EINFEASIBLE.
  * The layouts are AD3's, so that .fg files map onto these calls one to one
  * (docs/formats.md; BINARY_TREE, BINARY_TREE_COUNTS and COMPRESSION_BUDGET
  * have no .fg line). On error the graph is unchanged.
@@ -507,7 +508,9 @@ CONCORD_API int concord_factor_variables(const concord_graph *g, int32_t f, int3
 /* The graph's scores can be changed between solves without rebuilding it
  * (solvers that have no scores of their own read them at each solve).
  * Variable scores [first, first+count) and additional scores [first,
- * first+count) in the global additional index. */
+ * first+count) in the global additional index; at a forbidden output
+ * (-INFINITY when its factor was added) the score reads as 0, and may be
+ * -INFINITY. */
 CONCORD_API int concord_set_variable_scores(concord_graph *g, int32_t first,
                                             int32_t count,
                                             const double *scores);
@@ -776,7 +779,9 @@ CONCORD_API int concord_solver_callback_code(const concord_solver *s);
 /* Gives the solver its own scores: variable_scores (num_variables) and
  * additional_scores (num_additionals), copied; NULL for either means the
  * graph's (read at each solve). So N solvers over one graph hold N score
- * sets. On error (a score out of range) nothing changes. */
+ * sets. Forbidden outputs' scores read as 0, as for
+ * concord_set_additional_scores. On error (a score out of range) nothing
+ * changes. */
 CONCORD_API int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
                                           const double *additional_scores);
 

@@ -360,13 +360,45 @@ static int check_range(concord_graph *g, const char *what, int32_t first, int32_
     if (first < 0 || count < 0 || (int64_t)first + count > size || (count > 0 && !scores))
         return graph_fail(g, CONCORD_EINVAL, "%s scores [%d, %lld) out of range (size %d)",
                           what, first, (long long)first + count, size);
-    return graph_check_scores(g, count, scores, what, first);
+    return CONCORD_OK;
+}
+
+/* The last factor whose outputs begin at or before additional output k:
+ * the one that holds k (factors hold consecutive ranges, in order). */
+static int32_t factor_holding(const concord_graph *g, int32_t k) {
+    int32_t lo = 0, hi = g->n_factors - 1;
+    while (lo < hi) {
+        const int32_t mid = lo + (hi - lo + 1) / 2;
+        if (g->factors[mid].add_begin <= k) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+int32_t graph_take_additional_scores(const concord_graph *g, int32_t first, int32_t count,
+                                     const double *scores, double *out) {
+    if (count <= 0) return -1;
+    const int32_t start = factor_holding(g, first);
+    for (int pass = 0; pass < 2; ++pass) {
+        int32_t f = start;
+        for (int32_t k = 0; k < count; ++k) {
+            const int32_t at = first + k;
+            while (f + 1 < g->n_factors && g->factors[f + 1].add_begin <= at) ++f;
+            const factor *fa = &g->factors[f];
+            const bool forbidden = fa->forbidden && fa->forbidden[at - fa->add_begin];
+            if (pass == 1) out[k] = forbidden ? 0.0 : scores[k];
+            else if (!score_in_range(scores[k]) && !(forbidden && scores[k] == -INFINITY))
+                return k;
+        }
+    }
+    return -1;
 }
 
 int concord_set_variable_scores(concord_graph *g, int32_t first, int32_t count,
                                 const double *scores) {
     if (!g) return CONCORD_EINVAL;
     int rc = check_range(g, "variable", first, count, g->n_vars, scores);
+    if (!rc) rc = graph_check_scores(g, count, scores, "variable", first);
     if (rc) return rc;
     if (count > 0) memcpy(g->theta + first, scores, (size_t)count * sizeof(double));
     g->scores_revision += 1;
@@ -378,7 +410,9 @@ int concord_set_additional_scores(concord_graph *g, int32_t first, int32_t count
     if (!g) return CONCORD_EINVAL;
     int rc = check_range(g, "additional", first, count, g->n_add, scores);
     if (rc) return rc;
-    if (count > 0) memcpy(g->phi + first, scores, (size_t)count * sizeof(double));
+    const int32_t refused = graph_take_additional_scores(g, first, count, scores, g->phi + first);
+    if (refused >= 0)
+        return graph_check_scores(g, 1, scores + refused, "additional", first + refused);
     g->scores_revision += 1;
     return CONCORD_OK;
 }

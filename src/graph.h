@@ -88,6 +88,14 @@ int graph_check_links(concord_graph *g, const char *name, int32_t degree, const 
 int graph_check_scores(concord_graph *g, int32_t count, const double *scores, const char *what,
                        int32_t first);
 
+/* Checks the scores of the additional outputs [first, first + count) as
+ * graph_check_scores does, but for -inf at a forbidden output (which is
+ * ignored there), and copies them into out with 0 at every forbidden
+ * output. Returns -1, or the offset of the first score refused (out is then
+ * unchanged). */
+int32_t graph_take_additional_scores(const concord_graph *g, int32_t first, int32_t count,
+                                     const double *scores, double *out);
+
 /* Adds a factor with the given ops over validated links; takes ownership of
  * params (freed with free(), on failure too).
  * add_scores may be NULL (zeros); for a family with ops->forbids, -inf

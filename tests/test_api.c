@@ -170,8 +170,33 @@ static void bad_arguments_are_rejected_with_a_message(void **state) {
     assert_true(concord_solver_variables(only)[0] == 1.0 && concord_solver_variables(only)[1] == 1.0);
     assert_true(info.value == 0.75);
     concord_solver_free(only);
-    const double user_scores[1] = {-INFINITY};
-    assert_int_equal(concord_set_additional_scores(g, 0, 1, user_scores), CONCORD_EINVAL);
+    /* later scores: -inf only where forbidden, and whatever is set there
+     * reads as 0 (so it enters neither the penalty's scale nor a value) */
+    const double minus_infinity[1] = {-INFINITY};
+    assert_int_equal(concord_set_additional_scores(g, 0, 1, minus_infinity), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "additional score 0 (-inf) is not finite"));
+    const double later[6] = {1.0, -INFINITY, 7.0, 2.0, -INFINITY, 3.0};
+    assert_int_equal(concord_set_additional_scores(g, 0, 6, later), CONCORD_OK);
+    const double stored[6] = {1.0, 0.0, 0.0, 2.0, 0.0, 3.0};
+    for (int k = 0; k < 6; ++k) assert_true(concord_additional_scores(g)[k] == stored[k]);
+    assert_int_equal(concord_set_additional_scores(g, 2, 3, later + 2), CONCORD_OK);
+    assert_true(concord_additional_scores(g)[2] == 0.0 && concord_additional_scores(g)[3] == 2.0);
+    only = new_solver_or_fail(g);
+    const double solver_later[6] = {-INFINITY, 0.0, 0.0, 0.0, 0.0, 0.0};
+    assert_int_equal(concord_solver_set_scores(only, NULL, solver_later), CONCORD_EINVAL);
+    assert_int_equal(concord_solver_set_scores(only, NULL, later), CONCORD_OK);
+    for (int k = 0; k < 6; ++k)
+        assert_true(concord_solver_additional_scores(only)[k] == stored[k]);
+    const double zero_links[2] = {0.0, 0.0};
+    double value = 0.0;
+    assert_int_equal(concord_solver_factor_map(only, automaton, zero_links, later, NULL, NULL,
+                                               &value),
+                     CONCORD_OK);
+    assert_true(value == 6.0); /* 1 + 2 + 3: the only chain left */
+    assert_int_equal(concord_solver_factor_map(only, automaton, zero_links, solver_later, NULL,
+                                               NULL, &value),
+                     CONCORD_EINVAL);
+    concord_solver_free(only);
     concord_settings settings;
     concord_default_settings(&settings);
     concord_solver *solver = new_solver_or_fail(g);

@@ -7,12 +7,17 @@
  */
 #include "solver.h"
 
+#include <stdlib.h>
+
 #include "../util.h"
 
-/* Checks f and the scores; b receives the additional scores to use. */
+/* Checks f and the scores; b receives the additional scores to use: the
+ * solver's, or a copy of b_in in *copy (to free) with 0 at the factor's
+ * forbidden outputs, where b_in may hold -inf. */
 static int check_inputs(concord_solver *s, int32_t f, const double *a, const double *b_in,
-                        const double **b) {
+                        const double **b, double **copy) {
     const concord_graph *g = s->g;
+    *copy = NULL;
     if (f < 0 || f >= g->n_factors)
         return solver_fail(s, CONCORD_EINVAL, "factor %d out of range (the graph has %d)", f,
                            g->n_factors);
@@ -22,35 +27,32 @@ static int check_inputs(concord_solver *s, int32_t f, const double *a, const dou
         if (!score_in_range(a[j]))
             return solver_fail(s, CONCORD_EINVAL, "variable score %d (%g) %s", j, a[j],
                                score_problem(a[j]));
-    *b = b_in ? b_in : solver_phi(s) + fa->add_begin;
-    for (int32_t k = 0; b_in && k < fa->n_add; ++k)
-        if (!score_in_range(b_in[k]))
-            return solver_fail(s, CONCORD_EINVAL, "additional score %d (%g) %s", k, b_in[k],
-                               score_problem(b_in[k]));
+    *b = solver_phi(s) + fa->add_begin;
+    if (!b_in || fa->n_add == 0) return CONCORD_OK;
+    *copy = malloc((size_t)fa->n_add * sizeof(double));
+    if (!*copy) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
+    const int32_t refused = graph_take_additional_scores(g, fa->add_begin, fa->n_add, b_in, *copy);
+    if (refused >= 0)
+        return solver_fail(s, CONCORD_EINVAL, "additional score %d (%g) %s", refused,
+                           b_in[refused], score_problem(b_in[refused]));
+    *b = *copy;
     return CONCORD_OK;
 }
 
-/* concord_solver_factor_map once begun. */
-static int factor_map_alone(concord_solver *s, int32_t f, const double *variable_scores,
-                            const double *additional_scores, double *u, double *v,
-                            double *value) {
-    const double *b;
-    int rc = check_inputs(s, f, variable_scores, additional_scores, &b);
-    if (rc) return rc;
+/* The factor's MAP at checked scores. */
+static int factor_map_at(concord_solver *s, int32_t f, const double *a, const double *b,
+                         double *u, double *v, double *value) {
     double best;
-    rc = solver_factor_map(s, f, variable_scores, b, u ? u : s->u, v ? v : s->vmap, &best);
+    int rc = solver_factor_map(s, f, a, b, u ? u : s->u, v ? v : s->vmap, &best);
     if (rc) return solver_callback_failed(s, f, rc);
     if (value) *value = best;
     return CONCORD_OK;
 }
 
-/* concord_solver_factor_qp once begun. */
-static int factor_qp_alone(concord_solver *s, int32_t f, const double *variable_scores,
-                           const double *additional_scores, const double *weights, double *u,
-                           double *v, int32_t *count) {
-    const double *b;
-    int rc = check_inputs(s, f, variable_scores, additional_scores, &b);
-    if (rc) return rc;
+/* The factor's weighted QP at checked scores. */
+static int factor_qp_at(concord_solver *s, int32_t f, const double *variable_scores,
+                        const double *b, const double *weights, double *u, double *v,
+                        int32_t *count) {
     const factor *fa = &s->g->factors[f];
     if (!u && fa->degree > 0) return solver_fail(s, CONCORD_EINVAL, "no output array u");
     for (int32_t j = 0; j < fa->degree; ++j) {
@@ -66,6 +68,7 @@ static int factor_qp_alone(concord_solver *s, int32_t f, const double *variable_
                            f, fa->ops->name);
     const uint8_t *neg = s->g->link_neg + fa->link_begin;
     double *out_v = v ? v : s->vmap;
+    int rc;
     if (fa->ops->qp) {
         qp_outcome out;
         factor_qp_variables(fa, NULL, neg, variable_scores, b, s->d, u, out_v, 0, &s->buf,
@@ -86,6 +89,30 @@ static int factor_qp_alone(concord_solver *s, int32_t f, const double *variable_
         if (!rc) *count = s->dist.count;
     }
     active_set_free(state);
+    return rc;
+}
+
+/* concord_solver_factor_map once begun. */
+static int factor_map_alone(concord_solver *s, int32_t f, const double *variable_scores,
+                            const double *additional_scores, double *u, double *v,
+                            double *value) {
+    const double *b;
+    double *copy;
+    int rc = check_inputs(s, f, variable_scores, additional_scores, &b, &copy);
+    if (!rc) rc = factor_map_at(s, f, variable_scores, b, u, v, value);
+    free(copy);
+    return rc;
+}
+
+/* concord_solver_factor_qp once begun. */
+static int factor_qp_alone(concord_solver *s, int32_t f, const double *variable_scores,
+                           const double *additional_scores, const double *weights, double *u,
+                           double *v, int32_t *count) {
+    const double *b;
+    double *copy;
+    int rc = check_inputs(s, f, variable_scores, additional_scores, &b, &copy);
+    if (!rc) rc = factor_qp_at(s, f, variable_scores, b, weights, u, v, count);
+    free(copy);
     return rc;
 }
 

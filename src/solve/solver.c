@@ -274,14 +274,15 @@ int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
         if (!score_in_range(variable_scores[i]))
             return solver_fail(s, CONCORD_EINVAL, "variable score %d (%g) %s", i,
                                variable_scores[i], score_problem(variable_scores[i]));
-    for (int32_t k = 0; additional_scores && k < g->n_add; ++k)
-        if (!score_in_range(additional_scores[k]))
-            return solver_fail(s, CONCORD_EINVAL, "additional score %d (%g) %s", k,
-                               additional_scores[k], score_problem(additional_scores[k]));
+    const int32_t refused =
+        additional_scores ? graph_take_additional_scores(g, 0, g->n_add, additional_scores,
+                                                         s->own_phi)
+                          : -1;
+    if (refused >= 0)
+        return solver_fail(s, CONCORD_EINVAL, "additional score %d (%g) %s", refused,
+                           additional_scores[refused], score_problem(additional_scores[refused]));
     if (variable_scores && g->n_vars > 0)
         memcpy(s->own_theta, variable_scores, (size_t)g->n_vars * sizeof(double));
-    if (additional_scores && g->n_add > 0)
-        memcpy(s->own_phi, additional_scores, (size_t)g->n_add * sizeof(double));
     s->has_theta = variable_scores != NULL;
     s->has_phi = additional_scores != NULL;
     s->own_scores_revision += 1;
