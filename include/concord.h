@@ -1087,7 +1087,8 @@ CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32
                                                   double *weight, double *u, double *v);
 
 /* Losses for a gold structure u_gold (num_variables values in [0, 1]) with
- * additional outputs v_gold (in [0, 1], a user factor's in [-1, 1];
+ * additional outputs v_gold (in [0, 1], a user factor's in [-1, 1], and 0
+ * at the outputs a factor forbids: CONCORD_EINVAL otherwise;
  * NULL: each factor's best at u_gold, which must
  * then be allowed), under the solver's scores. Both solve (so the solver's
  * solution and info are those of the solve) and write the loss and its

@@ -59,11 +59,21 @@ static int check_gold(concord_solver *s, const double *u_gold, const double *v_g
         /* a user factor's additional outputs are reals in [-1, 1] */
         const factor *fa = &g->factors[f];
         const double lowest = fa->ops->real_additionals ? -1.0 : 0.0;
-        for (int32_t k = fa->add_begin; k < fa->add_begin + fa->n_add; ++k)
+        for (int32_t k = fa->add_begin; k < fa->add_begin + fa->n_add; ++k) {
             if (!(v_gold[k] >= lowest && v_gold[k] <= 1.0))
                 return solver_fail(s, CONCORD_EINVAL,
                                    "gold additional output %d (factor %d) is %g, not in [%g, 1]",
                                    k, f, v_gold[k], lowest);
+            /* no allowed configuration uses a forbidden output: a gold
+             * with weight there lies outside the factor's polytope (its
+             * score there is -inf), whatever the slack check below sees */
+            if (fa->forbidden && fa->forbidden[k - fa->add_begin] && v_gold[k] != 0.0)
+                return solver_fail(s, CONCORD_EINVAL,
+                                   "gold additional output %d (factor %d, %s) is %g, but the "
+                                   "factor forbids that output (scored -inf when built): it "
+                                   "must be 0",
+                                   k, f, fa->ops->name, v_gold[k]);
+        }
     }
     return CONCORD_OK;
 }

@@ -269,3 +269,41 @@ def test_a_fractional_gold_outside_the_polytope_is_refused(settings):
     # 6, minus theta.u* + sum u*(1 - 2u*) = 5 + 0
     hinge, _, _, _ = solver.loss_hinge(inside, np.zeros(0), settings)
     assert hinge == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["sparsemap", "hinge"])
+def test_a_gold_on_a_forbidden_output_is_refused(kind):
+    """A SEQUENCE of two positions with two states whose transition 1 -> 1
+    is forbidden (-inf when built): its configurations are the state pairs
+    other than (1, 1). A gold that gives that transition weight lies
+    outside the factor's polytope (its score there is -inf), whether its
+    additional outputs are left to concord (refused as violating the
+    factor) or given (refused too, not scored as if the transition were
+    worth 0); the same gold states over allowed transitions keep their
+    loss."""
+    from concord import _core
+    graph = _core.Graph()
+    graph.add_variables(4, np.array([0.5, -0.2, 0.3, 0.1]))
+    # start (2), transitions (2 x 2, previous state first), stop (2)
+    graph.add_sequence([2, 2], [0, 1, 2, 3],
+                       np.array([0.1, 0.2, 0.0, 0.3, 0.4, -np.inf, 0.0, 0.1]))
+    solver = _core.Solver(graph)
+    loss = solver.loss_sparsemap if kind == "sparsemap" else solver.loss_hinge
+    u_gold = np.array([0.0, 1.0, 0.0, 1.0])  # states (1, 1)
+    v_gold = np.zeros(8)
+    v_gold[[1, 2 + 3, 6 + 1]] = 1.0  # start -> 1, 1 -> 1, 1 -> stop
+    with pytest.raises(_core.InvalidArgumentError, match="violates factor 0"):
+        loss(u_gold, None)
+    with pytest.raises(_core.InvalidArgumentError, match="forbids that output"):
+        loss(u_gold, v_gold)
+    half = np.array([0.0, 1.0, 0.5, 0.5])  # a mixture of (1, 0) and (1, 1)
+    v_half = np.zeros(8)
+    v_half[[1, 2 + 2, 2 + 3, 6 + 0, 6 + 1]] = [1.0, 0.5, 0.5, 0.5, 0.5]
+    with pytest.raises(_core.InvalidArgumentError, match="forbids that output"):
+        loss(half, v_half)
+    allowed = np.array([0.0, 1.0, 1.0, 0.0])  # states (1, 0)
+    v_allowed = np.zeros(8)
+    v_allowed[[1, 2 + 2, 6 + 0]] = 1.0
+    given, _, _, _ = loss(allowed, v_allowed)
+    derived, _, _, _ = loss(allowed, None)
+    assert given == derived >= 0.0
