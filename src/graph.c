@@ -102,7 +102,10 @@ int graph_check_scores(concord_graph *g, int32_t count, const double *scores, co
     for (int32_t i = 0; i < count; ++i)
         if (!score_in_range(scores[i]))
             return graph_fail(g, CONCORD_EINVAL, "%s score %ld (%g) %s", what, (long)first + i,
-                              scores[i], score_problem(scores[i]));
+                              scores[i],
+                              strcmp(what, "additional") == 0
+                                  ? additional_score_problem(scores[i])
+                                  : score_problem(scores[i]));
     return CONCORD_OK;
 }
 

@@ -40,6 +40,17 @@ static inline const char *score_problem(double x) {
                        : "is not finite";
 }
 
+/* Why an additional score is refused: as score_problem, and -inf, which
+ * forbids an output only among the scores a forbidding family's factor is
+ * built with (factor_ops.forbids; set later, it is taken only where the
+ * factor was built with -inf), says so. */
+static inline const char *additional_score_problem(double x) {
+    return x == -INFINITY ? "is not finite (-inf forbids an output only among the scores a "
+                            "DENSE, sequence, tree, head automaton or compressor factor is "
+                            "built with, and is taken later only where it was)"
+                          : score_problem(x);
+}
+
 /* A sum kept with the rounding errors of its additions (compensated
  * summation, each error exact by Knuth's branch-free TwoSum): value() is
  * exact when the exact sum is a double and the lost parts add up without

@@ -34,7 +34,7 @@ static int check_inputs(concord_solver *s, int32_t f, const double *a, const dou
     const int32_t refused = graph_take_additional_scores(g, fa->add_begin, fa->n_add, b_in, *copy);
     if (refused >= 0)
         return solver_fail(s, CONCORD_EINVAL, "additional score %d (%g) %s", refused,
-                           b_in[refused], score_problem(b_in[refused]));
+                           b_in[refused], additional_score_problem(b_in[refused]));
     *b = *copy;
     return CONCORD_OK;
 }

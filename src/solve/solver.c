@@ -280,7 +280,8 @@ int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
                           : -1;
     if (refused >= 0)
         return solver_fail(s, CONCORD_EINVAL, "additional score %d (%g) %s", refused,
-                           additional_scores[refused], score_problem(additional_scores[refused]));
+                           additional_scores[refused],
+                           additional_score_problem(additional_scores[refused]));
     if (variable_scores && g->n_vars > 0)
         memcpy(s->own_theta, variable_scores, (size_t)g->n_vars * sizeof(double));
     s->has_theta = variable_scores != NULL;

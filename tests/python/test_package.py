@@ -452,6 +452,44 @@ def test_sequence_transitions_of_minus_infinity_are_forbidden_for_good(budget):
         fg.add(concord.Sequence(x, np.full((1, 2, 2), -np.inf)))
 
 
+def test_minus_infinity_set_after_the_build_is_refused_saying_where_it_forbids():
+    """-inf forbids an output only among the scores a forbidding factor is
+    built with: set later where it was not (the graph's scores, a solver's
+    own, a factor's scores in concord.factors, a single-factor call) or
+    given to PAIR it is refused, and the message says where -inf would
+    forbid."""
+    from concord import _core
+    where = "only among the scores a DENSE, sequence"
+    transitions = np.zeros((1, 2, 2))
+    transitions[0, 1, 1] = -np.inf
+    fg = concord.FactorGraph()
+    x = fg.variable((2, 2))
+    seq = fg.add(concord.Sequence(x, transitions))
+    seq.transitions = np.full((1, 2, 2), -np.inf)  # -inf where none was built
+    with pytest.raises(concord.InvalidArgumentError, match=where):
+        fg.solve_map()
+    with pytest.raises(concord.InvalidArgumentError, match=where):
+        fg.graph.set_additional_scores([-np.inf], 0)
+    solver = _core.Solver(fg.graph)
+    phi = np.zeros(fg.num_additionals)
+    phi[0] = -np.inf
+    with pytest.raises(concord.InvalidArgumentError, match=where):
+        solver.set_scores(None, phi)
+    with pytest.raises(concord.InvalidArgumentError, match=where):
+        solver.factor_map(0, np.zeros(4), phi)
+    graph = _core.Graph()
+    graph.add_variables(2)
+    with pytest.raises(concord.InvalidArgumentError, match="is not finite"):
+        graph.add_pair(0, 1, -np.inf)
+    with pytest.raises(concord.InvalidArgumentError, match="is not finite$"):
+        fg.graph.set_additional_scores([np.nan], 0)
+    # where the factor was built with -inf, -inf (like any score) is taken
+    # and reads as 0
+    fg.graph.set_additional_scores([-np.inf], 5)
+    solver.set_scores(None, np.where(np.arange(fg.num_additionals) == 5, -np.inf, 0.0))
+    assert fg.graph.additional_scores[5] == 0.0
+
+
 def test_minus_infinity_forbids_tree_edge_states_and_sibling_pairs_for_good():
     """A general tree's (parent state, node state) and a head automaton's
     sibling pairs scored -inf: MAP is the brute force's best that avoids
