@@ -350,3 +350,44 @@ def test_a_factors_jacobian_vec_equals_finite_differences():
     fresh.initialize([2, 2])
     with pytest.raises(ValueError, match="jacobian_vec follows solve_qp"):
         fresh.jacobian_vec([1.0] * 4)
+
+
+def test_a_new_forbidden_pattern_needs_a_new_solve_qp():
+    """jacobian_vec and get_sparse_solution are those of the factor's last
+    solve_qp. Changing which log-potentials are -inf rebuilds the factor, so
+    neither can answer for that QP any more: both ask for a new solve_qp, for
+    a DENSE table as for an extension factor (they answered for the new
+    structure at the old scores before); after it they are the new QP's,
+    whose solution here is closed form: a DENSE factor of one two-state
+    variable with state 0 forbidden is that state's indicator at 0 (no
+    derivative), the other at 1."""
+    graph = PFactorGraph()
+    a, b = graph.create_multi_variable(2), graph.create_multi_variable(2)
+    dense = graph.create_factor_dense([a, b], [0.5, -np.inf, 0.2, 0.1])
+    sequence = PFactorSequence()
+    sequence.initialize([2, 2])
+    graph.declare_factor(sequence, [graph.create_binary_variable() for _ in range(4)])
+    sequence.set_additional_log_potentials([0.0] * 8)
+    for factor, forbidding in ((dense, [-np.inf, 0.0, 0.2, 0.1]),
+                               (sequence, [0.0, 0.0, -np.inf, 0.0, 0.0, 0.0, 0.0, 0.0])):
+        factor.solve_qp([0.3, 0.1, 0.2, 0.4], [])
+        factor.jacobian_vec([1.0, 0.0, 0.0, 0.0])
+        factor.get_sparse_solution()
+        factor.set_additional_log_potentials(forbidding)
+        with pytest.raises(ValueError, match="jacobian_vec follows solve_qp"):
+            factor.jacobian_vec([1.0, 0.0, 0.0, 0.0])
+        with pytest.raises(ValueError, match="no QP solved"):
+            factor.get_sparse_solution()
+    single = PFactorGraph()
+    only = single.create_multi_variable(2)
+    table = single.create_factor_dense([only], [0.0, 0.0])
+    table.solve_qp([0.3, 0.1], [])
+    table.set_additional_log_potentials([-np.inf, 0.0])
+    with pytest.raises(ValueError, match="jacobian_vec follows solve_qp"):
+        table.jacobian_vec([1.0, 0.0])
+    u, v = table.solve_qp([0.3, 0.1], [])
+    assert u == [0.0, 1.0] and v == [0.0, 1.0]
+    du, dv = table.jacobian_vec([1.0, 0.0])
+    assert du == [0.0, 0.0] and dv == [0.0, 0.0]
+    configurations, weights = table.get_sparse_solution()
+    assert configurations == [[0.0, 1.0]] and weights == [1.0]

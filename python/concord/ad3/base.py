@@ -302,7 +302,9 @@ class PGenericFactor(PFactor):
 
     def _layout_changed(self):
         """The C factor must be built anew (its layout or its forbidden
-        outputs changed)."""
+        outputs changed): the last QP was solved over the former one, so
+        jacobian_vec and get_sparse_solution wait for the next solve_qp."""
+        self._last_qp = None
         if self._graph is not None:
             self._graph._structure_changed()
 

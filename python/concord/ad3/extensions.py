@@ -57,7 +57,6 @@ class _Structured(ForbiddenOutputs, PGenericFactor):
 
     def _layout_changed(self):
         self._alone = None
-        self._last_qp = None  # solved on the former layout
         super()._layout_changed()
 
     def _build(self, graph, variables):
