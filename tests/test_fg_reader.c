@@ -143,8 +143,13 @@ static void scores_out_of_range_are_rejected_naming_the_line(void **state) {
         BAD("2\n0\n0.5\nNaN\n", 4, "score of variable 2 (NaN) is not finite"),
         BAD("2\n0\n0.5\ninf\n", 4, "score of variable 2 (inf) is not finite"),
         BAD("2\n0\n0.5\n-inf\n", 4, "score of variable 2 (-inf) is not finite"),
-        BAD("2\n0\n0.5\n1e999\n", 4, "score of variable 2 (1e999) is not finite"),
-        BAD("2\n0\n0.5\n-1e999\n", 4, "score of variable 2 (-1e999) is not finite"),
+        BAD("2\n0\n0.5\n1e999\n", 4,
+            "score of variable 2 (1e999) is beyond the largest double (1.8e308) in magnitude"),
+        BAD("2\n0\n0.5\n-1e999\n", 4,
+            "score of variable 2 (-1e999) is beyond the largest double (1.8e308) in magnitude"),
+        /* -1e999 is no -inf: it does not forbid a transition, it is refused */
+        BAD("2\n1\n0\n0\nSEQUENCE 2 1 2 1 2 -1e999 0 0 0\n", 5,
+            "SEQUENCE factor: a transition score '-1e999' is beyond the largest double"),
         BAD("2\n0\n0.5\nInfinity\n", 4, "score of variable 2 (Infinity) is not finite"),
         /* finite, but beyond what the solvers take: named on its own line */
         BAD("4\n0\n0.5\n1e-305\n0.5\n0.5\n", 4, "score of variable 2 (1e-305) is out of range"),
@@ -1228,7 +1233,8 @@ static void dense_file_solves_to_the_brute_force_optimum(void **state) {
  * "1-2" or "0.5x" must be refused, not read as a prefix) and it is not one
  * of strtod's hexadecimal forms ("0x10", "-0X1P3"), which are refused; a
  * nonzero number strtod rounds to 0 ("1e-400", "2e-324": ERANGE) is
- * TOKEN_UNDERFLOW, while "0e-999" is 0. */
+ * TOKEN_UNDERFLOW, while "0e-999" is 0; one strtod rounds to an infinity
+ * ("1e400": ERANGE) is TOKEN_OVERFLOW, while "inf" is an infinity. */
 static void numbers_convert_exactly_as_strtod_does(void **state) {
     (void)state;
     static const char *const fixed[] = {
@@ -1238,7 +1244,7 @@ static void numbers_convert_exactly_as_strtod_does(void **state) {
         "1e-22", "1e-23", "4.9406564584124654e-324", "1.7976931348623157e308", "1e400",
         "0.000000000000000000000000001", "00000000000000000000000000012.5", "1..2", "1e5e5",
         "1-2", "--1", "0x10", "inf", "nan", "1e0000000000000000000005", "2.5e-0000000000001",
-        "1e-400", "-1e-400", "2e-324", "3e-324", "0e-999", "-0.0e-999",
+        "1e-400", "-1e-400", "2e-324", "3e-324", "0e-999", "-0.0e-999", "-1e400", "-inf",
         "-0.432565", "0.32230078999998757", "1.25e+1000000000000", "0.5x", "0x1p3", "-0X1P3",
         "+0x.8", "0x", "0X0", "00x1", "0.0x1",
         /* halfway between two doubles, and long ones */
@@ -1268,12 +1274,14 @@ static void numbers_convert_exactly_as_strtod_does(void **state) {
         errno = 0;
         double expected = strtod(text, &end);
         const bool underflow = expected == 0.0 && errno == ERANGE;
+        const bool overflow = isinf(expected) && errno == ERANGE;
         const char *digits = text + (text[0] == '-' || text[0] == '+');
         int hexadecimal = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
         int valid = *text && *end == '\0' && !hexadecimal;
         double got = -1.0;
         int rc = token_to_double((text_token){text, (int32_t)strlen(text)}, &got);
-        const int expected_rc = !valid ? -1 : underflow ? TOKEN_UNDERFLOW : 0;
+        const int expected_rc =
+            !valid ? -1 : underflow ? TOKEN_UNDERFLOW : overflow ? TOKEN_OVERFLOW : 0;
         if (rc != expected_rc || (rc == 0 && memcmp(&got, &expected, sizeof got) != 0))
             fail_msg("'%s': token_to_double %d %.17g, strtod %s %.17g", text, rc, got,
                      valid ? "valid" : "invalid", expected);

@@ -72,10 +72,12 @@ static int read_scores(reader *r, int64_t n, double **scores) {
         char buf[64];
         text_token t = r->lx.tokens[0];
         const int parsed = r->lx.n_tokens == 1 ? token_to_double(t, &x[i]) : -1;
-        if (parsed == TOKEN_UNDERFLOW) {
+        if (parsed == TOKEN_UNDERFLOW || parsed == TOKEN_OVERFLOW) {
             free(x);
-            return reader_fail(r, CONCORD_EPARSE, "score of variable %lld (%s) " TOKEN_UNDERFLOW_TEXT,
-                               (long long)i + 1, token_text(t, buf, sizeof buf));
+            return reader_fail(r, CONCORD_EPARSE, "score of variable %lld (%s) %s",
+                               (long long)i + 1, token_text(t, buf, sizeof buf),
+                               parsed == TOKEN_UNDERFLOW ? TOKEN_UNDERFLOW_TEXT
+                                                         : TOKEN_OVERFLOW_TEXT);
         }
         if (parsed) {
             free(x);
@@ -143,9 +145,11 @@ static int parse_numbers(reader *r, factor_line *line, int32_t from, int32_t cou
         text_token t = line->params[from + k];
         double x;
         const int parsed = token_to_double(t, &x);
-        if (parsed == TOKEN_UNDERFLOW)
-            return reader_fail(r, CONCORD_EPARSE, "%s factor: %s '%s' " TOKEN_UNDERFLOW_TEXT,
-                               line->type->name, what, token_text(t, buf, sizeof buf));
+        if (parsed == TOKEN_UNDERFLOW || parsed == TOKEN_OVERFLOW)
+            return reader_fail(r, CONCORD_EPARSE, "%s factor: %s '%s' %s", line->type->name,
+                               what, token_text(t, buf, sizeof buf),
+                               parsed == TOKEN_UNDERFLOW ? TOKEN_UNDERFLOW_TEXT
+                                                         : TOKEN_OVERFLOW_TEXT);
         if (parsed || !(isfinite(x) || (allow_minus_inf && x == -INFINITY)))
             return reader_fail(r, CONCORD_EPARSE, "%s factor: expected %s (a finite decimal number), found '%s'",
                                line->type->name, what, token_text(t, buf, sizeof buf));

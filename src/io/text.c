@@ -4,6 +4,7 @@
 #include "text.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,7 @@ int token_to_double(text_token t, double *out) {
     double x = strtod(buf, &end);
     int rc = end == buf + t.len ? 0 : -1; /* an embedded NUL stops strtod short */
     if (rc == 0 && x == 0.0 && errno == ERANGE) rc = TOKEN_UNDERFLOW;
+    if (rc == 0 && isinf(x) && errno == ERANGE) rc = TOKEN_OVERFLOW;
     if (buf != small) free(buf);
     if (rc == 0) *out = x;
     return rc;

@@ -38,9 +38,12 @@ int lexer_next_token(text_lexer *lx, text_token *tok);
 /* Strict conversions of decimal numbers; return 0 on success, -1 if the
  * token is not entirely a number of that kind (or the integer overflows
  * int64), and token_to_double TOKEN_UNDERFLOW for a nonzero number below
- * the smallest double (TOKEN_UNDERFLOW_TEXT says so in messages). */
-enum { TOKEN_UNDERFLOW = -2 };
+ * the smallest double and TOKEN_OVERFLOW for a number beyond the largest
+ * (which strtod rounds to an infinity: -1e999 is not -inf, which forbids;
+ * the *_TEXT say so in messages). */
+enum { TOKEN_UNDERFLOW = -2, TOKEN_OVERFLOW = -3 };
 #define TOKEN_UNDERFLOW_TEXT "is below the smallest positive double (4.9e-324) in magnitude"
+#define TOKEN_OVERFLOW_TEXT "is beyond the largest double (1.8e308) in magnitude"
 int token_to_int(text_token t, int64_t *out);
 int token_to_double(text_token t, double *out);
 

@@ -201,6 +201,9 @@ static int read_tables(reader *r, uai_model *m) {
                                    "function %d: entry '%s' " TOKEN_UNDERFLOW_TEXT
                                    " (write 0 for a state that is impossible)",
                                    f, token_text(t, buf, sizeof buf));
+            if (parsed == TOKEN_OVERFLOW)
+                return reader_fail(r, CONCORD_EPARSE, "function %d: entry '%s' " TOKEN_OVERFLOW_TEXT,
+                                   f, token_text(t, buf, sizeof buf));
             if (parsed || !isfinite(x))
                 return reader_fail(r, CONCORD_EPARSE, "function %d: entry '%s' is not a finite decimal number",
                                    f, token_text(t, buf, sizeof buf));
