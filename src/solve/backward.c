@@ -154,6 +154,11 @@ static double largest_magnitude(int32_t n, const double *x) {
 static int run_backward(concord_solver *w, const concord_settings *settings, const double *du,
                         const double *dv, double *dtheta, double *dphi,
                         concord_backward_info *info) {
+    double no_variables = 0.0; /* du and dtheta of a graph without variables may be NULL */
+    if (w->g->n_vars == 0) {
+        if (!du) du = &no_variables;
+        if (!dtheta) dtheta = &no_variables;
+    }
     if (!du || !dtheta) return solver_fail(w, CONCORD_EINVAL, "backward: du and dtheta are required");
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);

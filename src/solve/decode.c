@@ -559,6 +559,8 @@ int solver_decode(concord_solver *s, solver_deadline *deadline, bool mend,
 /* concord_solver_evaluate once begun. */
 static int evaluate_assignment(concord_solver *s, const double *x, concord_decoding *result) {
     const concord_graph *g = s->g;
+    static const double no_variables = 0.0; /* x of a graph without variables may be NULL */
+    if (!x && g->n_vars == 0) x = &no_variables;
     if (!x || !result) return solver_fail(s, CONCORD_EINVAL, "evaluate: no assignment or result");
     for (int32_t i = 0; i < g->n_vars; ++i)
         if (x[i] != 0.0 && x[i] != 1.0)

@@ -117,8 +117,10 @@ static int run_loss(concord_solver *s, const concord_settings *settings, const d
                     const double *v_gold, bool hinge, double *loss, double *dtheta,
                     double *dphi, concord_info *info) {
     int rc;
-    if (!u_gold || !loss) return solver_fail(s, CONCORD_EINVAL, "loss: no gold structure or loss");
     const concord_graph *g = s->g;
+    static const double no_variables = 0.0; /* u_gold of a graph without variables may be NULL */
+    if (!u_gold && g->n_vars == 0) u_gold = &no_variables;
+    if (!u_gold || !loss) return solver_fail(s, CONCORD_EINVAL, "loss: no gold structure or loss");
     if ((rc = check_gold(s, u_gold, v_gold))) return rc;
     double *v_star = malloc((size_t)(g->n_add ? g->n_add : 1) * sizeof *v_star);
     if (!v_star) return solver_fail(s, CONCORD_ENOMEM, "out of memory");

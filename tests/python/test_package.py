@@ -1401,3 +1401,19 @@ def test_a_sigint_handler_that_returns_gets_the_interrupted_solve():
     assert info.status == "interrupted" and received == [signal.SIGINT] and elapsed < 10
     # the best assignment found so far is the solution, with its value
     assert set(np.unique(fg.last_solver.variables)) <= {0.0, 1.0}
+
+
+def test_a_graph_without_variables_evaluates_back_propagates_and_scores_losses():
+    """A HEAD_AUTOMATON without modifiers has one configuration, the empty
+    chain, worth its one score: evaluate gives that value, and the losses
+    of the only structure are 0 (empty arrays reach C as NULL, which a
+    graph of no variables allows)."""
+    g = _core.Graph()
+    g.add_head_automaton([], [0.5])
+    solver = _core.Solver(g)
+    assert solver.solve_sparse().value == 0.5
+    assert solver.evaluate(np.zeros(0)).value == 0.5
+    dtheta, dphi, info = solver.backward(np.zeros(0), np.ones(1))
+    assert dtheta.size == 0 and dphi.tolist() == [0.0] and info.converged
+    for loss in (solver.loss_sparsemap, solver.loss_hinge):
+        assert loss(np.zeros(0))[0] == 0.0
