@@ -165,8 +165,8 @@ int graph_check_links(concord_graph *g, const char *name, int32_t degree, const 
 }
 
 /* The outputs a forbidding family's scores forbid (-inf) into *forbidden
- * (NULL when none is) and the scores to store, with 0 in their place, into
- * *stored (a copy; NULL when nothing is forbidden: store add_scores). The
+ * (NULL when none is), and room for the scores to store into *stored,
+ * zeros for now (NULL when nothing is forbidden: store add_scores). The
  * other scores are checked as graph_check_scores does. */
 static int take_forbidden(concord_graph *g, int32_t n_add, const double *add_scores,
                           uint8_t **forbidden, double **stored) {
@@ -180,32 +180,39 @@ static int take_forbidden(concord_graph *g, int32_t n_add, const double *add_sco
     }
     if (count == 0) return CONCORD_OK;
     *forbidden = malloc((size_t)n_add);
-    *stored = malloc((size_t)n_add * sizeof(double));
+    *stored = calloc((size_t)n_add, sizeof(double));
     if (!*forbidden || !*stored) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    for (int32_t k = 0; k < n_add; ++k) {
-        (*forbidden)[k] = add_scores[k] == -INFINITY;
-        (*stored)[k] = (*forbidden)[k] ? 0.0 : add_scores[k];
-    }
+    for (int32_t k = 0; k < n_add; ++k) (*forbidden)[k] = add_scores[k] == -INFINITY;
     return CONCORD_OK;
 }
 
 /* Whether factor f (not yet in the graph) allows some configuration: its
- * oracle at zero scores finds one that uses no forbidden output. */
-static int check_some_configuration_allowed(concord_graph *g, const factor *f) {
-    const size_t degree = (size_t)f->degree + 1, n_add = (size_t)f->n_add + 1;
-    double *zeros = calloc(degree > n_add ? degree : n_add, sizeof(double));
-    double *u = malloc(degree * sizeof(double)), *v = malloc(n_add * sizeof(double));
+ * oracle at zero scores (`zeros`: n_add of them) finds one that uses no
+ * forbidden output. Through map_ones where the family has it, so that a
+ * large DENSE table needs no dense array of its outputs. */
+static int check_some_configuration_allowed(concord_graph *g, const factor *f,
+                                            const double *zeros) {
+    const size_t degree = (size_t)f->degree + 1;
+    const size_t outputs = f->ops->map_ones ? (size_t)f->ops->config_size(f) + 1
+                                            : (size_t)f->n_add + 1;
+    double *a = calloc(degree, sizeof(double)), *u = malloc(degree * sizeof(double));
+    void *configuration = malloc(outputs * sizeof(double));
     void *scratch = malloc(factor_scratch_bytes(f) + 1);
     int rc = CONCORD_OK;
-    if (!zeros || !u || !v || !scratch)
+    double best = 0.0;
+    if (!a || !u || !configuration || !scratch)
         rc = graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    else if (f->ops->map(f, zeros, zeros, u, v, scratch) == -INFINITY)
+    else if (f->ops->map_ones)
+        f->ops->map_ones(f, a, zeros, configuration, &best, scratch);
+    else
+        best = f->ops->map(f, a, zeros, u, configuration, scratch);
+    if (!rc && best == -INFINITY)
         rc = graph_fail(g, CONCORD_EINFEASIBLE,
                         "%s factor: every configuration uses a forbidden (-inf) output",
                         f->ops->name);
-    free(zeros);
+    free(a);
     free(u);
-    free(v);
+    free(configuration);
     free(scratch);
     return rc;
 }
@@ -230,7 +237,8 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
     else if (!rc) rc = graph_check_scores(g, n_add, add_scores, "additional", g->n_add);
     if (!rc && forbidden) {
         const factor candidate = {ops, g->n_links, degree, g->n_add, n_add, params, forbidden};
-        rc = check_some_configuration_allowed(g, &candidate);
+        rc = check_some_configuration_allowed(g, &candidate, stored);
+        for (int32_t k = 0; !rc && k < n_add; ++k) stored[k] = forbidden[k] ? 0.0 : add_scores[k];
     }
     if (!rc && (reserve((void **)&g->factors, &g->cap_factors, (int64_t)g->n_factors + 1,
                         sizeof(factor)) ||
