@@ -9,6 +9,8 @@
 #include "qp/active_set.h"
 
 size_t factor_scratch_bytes(const factor *f) {
+    if (f->forbidden && f->ops->forbids == FORBIDS_BY_SCORES)
+        return factor_allowed_scores_offset(f) + (size_t)f->n_add * sizeof(double);
     return f->ops->scratch_bytes ? f->ops->scratch_bytes(f) : 0;
 }
 

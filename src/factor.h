@@ -19,6 +19,15 @@
 
 typedef struct factor factor;
 
+/* How a family's oracle avoids forbidden outputs (factor_ops.forbids). */
+typedef enum factor_forbidding {
+    FORBIDS_NOTHING = 0,
+    FORBIDS_BY_FLAGS,  /* it reads factor.forbidden itself (DENSE's enumeration skips them) */
+    FORBIDS_BY_SCORES, /* it runs on factor_allowed_scores: a copy of the scores with -inf at
+                          them, which a dynamic program never takes; factor_scratch_bytes
+                          makes room for it after the family's own scratch */
+} factor_forbidding;
+
 typedef struct factor_ops {
     const char *name;
     /* Best configuration for literal scores a[degree] and additional scores
@@ -70,15 +79,11 @@ typedef struct factor_ops {
     void (*face_jvp)(const factor *f, int32_t face, const double *b, const double *u,
                      const double *w, const double *x, const double *y, double *du, double *dv,
                      void *scratch);
-    /* An additional score of -inf given to the builder forbids its output
-     * (the factor's `forbidden` flags; its stored score is then 0): the
-     * oracle never returns a configuration that uses one. DENSE skips them
-     * in its enumeration; the dynamic programs run on a copy of the scores
-     * with -inf there (factor_allowed_scores), which their scratch_bytes
-     * makes room for (factor_scratch_with_allowed_scores). Families without
-     * it refuse
-     * scores that are not finite. */
-    bool forbids;
+    /* Whether an additional score of -inf given to the builder forbids its
+     * output (the factor's `forbidden` flags; its stored score is then 0),
+     * and how the oracle avoids it; FORBIDS_NOTHING: such scores are
+     * refused as not finite. */
+    factor_forbidding forbids;
     /* User factors only (src/factors/user.c), whose callbacks may fail:
      * the nonzero code the last map or qp call made with this scratch
      * reported, or 0. NULL for the built-in families, which never fail. */
@@ -101,29 +106,25 @@ struct factor {
                            NULL when none is; owned, freed with free() */
 };
 
-/* Scratch bytes a factor needs for its MAP and QP (0 when none). */
+/* Scratch bytes a factor needs for its MAP and QP (0 when none): its
+ * family's, and room for factor_allowed_scores when it has forbidden
+ * outputs and its family forbids by scores. */
 size_t factor_scratch_bytes(const factor *f);
 
-/* The scratch bytes of a forbidding family whose own work takes `own`
- * bytes: those, rounded up to a double, then, when the factor forbids some
- * outputs, room for factor_allowed_scores (n_add doubles). */
-static inline size_t factor_scratch_with_allowed_scores(const factor *f, size_t own) {
-    const size_t rounded = (own + sizeof(double) - 1) / sizeof(double) * sizeof(double);
-    return rounded + (f->forbidden ? (size_t)f->n_add * sizeof(double) : 0);
+/* Where factor_allowed_scores's copy begins in a factor's scratch: after
+ * the family's own bytes, rounded up to a double. */
+static inline size_t factor_allowed_scores_offset(const factor *f) {
+    const size_t own = f->ops->scratch_bytes ? f->ops->scratch_bytes(f) : 0;
+    return (own + sizeof(double) - 1) / sizeof(double) * sizeof(double);
 }
 
-/* The additional scores b as the oracle of a forbidding family reads them:
- * b itself, or, when the factor forbids some outputs, a copy with -inf at
- * those (which a dynamic program then never takes), in the room after the
- * family's own scratch bytes, own(f) (factor_scratch_with_allowed_scores).
- * own is a function so that a factor without forbidden outputs, on every
- * oracle call, does not compute it. */
+/* The additional scores b as the oracle of a FORBIDS_BY_SCORES family reads
+ * them: b itself, or, when the factor forbids some outputs, a copy in its
+ * scratch with -inf at those. */
 static inline const double *factor_allowed_scores(const factor *f, const double *b,
-                                                  void *scratch,
-                                                  size_t (*own)(const factor *)) {
+                                                  void *scratch) {
     if (!f->forbidden) return b;
-    const size_t rounded = (own(f) + sizeof(double) - 1) / sizeof(double) * sizeof(double);
-    double *room = (double *)((char *)scratch + rounded);
+    double *room = (double *)((char *)scratch + factor_allowed_scores_offset(f));
     for (int32_t k = 0; k < f->n_add; ++k) room[k] = f->forbidden[k] ? -INFINITY : b[k];
     return room;
 }

@@ -233,7 +233,8 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
                                 ops->name);
     uint8_t *forbidden = NULL;
     double *stored = NULL;
-    if (!rc && ops->forbids) rc = take_forbidden(g, n_add, add_scores, &forbidden, &stored);
+    if (!rc && ops->forbids != FORBIDS_NOTHING)
+        rc = take_forbidden(g, n_add, add_scores, &forbidden, &stored);
     else if (!rc) rc = graph_check_scores(g, n_add, add_scores, "additional", g->n_add);
     if (!rc && forbidden) {
         const factor candidate = {ops, g->n_links, degree, g->n_add, n_add, params, forbidden};
@@ -386,22 +387,27 @@ static int32_t factor_holding(const concord_graph *g, int32_t k) {
     return lo;
 }
 
+/* Whether additional output `at` is forbidden; *f, a factor at or before
+ * the one that holds it, moves on to that one (so a walk through
+ * increasing outputs passes each factor once). */
+static bool output_forbidden(const concord_graph *g, int32_t at, int32_t *f) {
+    while (*f + 1 < g->n_factors && g->factors[*f + 1].add_begin <= at) ++*f;
+    const factor *fa = &g->factors[*f];
+    return fa->forbidden && fa->forbidden[at - fa->add_begin];
+}
+
 int32_t graph_take_additional_scores(const concord_graph *g, int32_t first, int32_t count,
                                      const double *scores, double *out) {
     if (count <= 0) return -1;
     const int32_t start = factor_holding(g, first);
-    for (int pass = 0; pass < 2; ++pass) {
-        int32_t f = start;
-        for (int32_t k = 0; k < count; ++k) {
-            const int32_t at = first + k;
-            while (f + 1 < g->n_factors && g->factors[f + 1].add_begin <= at) ++f;
-            const factor *fa = &g->factors[f];
-            const bool forbidden = fa->forbidden && fa->forbidden[at - fa->add_begin];
-            if (pass == 1) out[k] = forbidden ? 0.0 : scores[k];
-            else if (!score_in_range(scores[k]) && !(forbidden && scores[k] == -INFINITY))
-                return k;
-        }
-    }
+    int32_t f = start;
+    for (int32_t k = 0; k < count; ++k)
+        if (!score_in_range(scores[k]) &&
+            !(scores[k] == -INFINITY && output_forbidden(g, first + k, &f)))
+            return k;
+    f = start;
+    for (int32_t k = 0; k < count; ++k)
+        out[k] = output_forbidden(g, first + k, &f) ? 0.0 : scores[k];
     return -1;
 }
 

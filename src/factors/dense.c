@@ -96,7 +96,7 @@ static const factor_ops dense_ops = {.name = "DENSE",
                                      .map_ones = dense_map_ones,
                                      .scratch_bytes = dense_scratch,
                                      .config_size = dense_config_size,
-                                     .forbids = true};
+                                     .forbids = FORBIDS_BY_FLAGS};
 
 /* One allocation holding the parameters (freed with free()). NULL when out
  * of memory. */

@@ -129,16 +129,10 @@ static int32_t *chain_area(const factor *f, void *scratch) {
     return (int32_t *)((double *)scratch + value_doubles(params_of(f)));
 }
 
-/* The bytes above; room for the allowed scores follows them
- * (factor_allowed_scores). */
-static size_t own_scratch(const factor *f) {
+static size_t automaton_scratch(const factor *f) {
     const automaton_params *p = params_of(f);
     return value_doubles(p) * sizeof(double) +
            ((size_t)p->n_modifiers + (size_t)f->ops->config_size(f)) * sizeof(int32_t);
-}
-
-static size_t automaton_scratch(const factor *f) {
-    return factor_scratch_with_allowed_scores(f, own_scratch(f));
 }
 
 /* The configuration map would find, by its ones. */
@@ -154,7 +148,7 @@ static int32_t head_automaton_map_ones(const factor *f, const double *a, const d
     const int32_t n = params_of(f)->n_modifiers;
     double *best = (double *)scratch;
     int32_t *chain = chain_area(f, scratch);
-    b = factor_allowed_scores(f, b, scratch, own_scratch);
+    b = factor_allowed_scores(f, b, scratch);
     *value = sibling_chain_best(n, a, b, false, best);
     const int32_t k = best_chain(n, b, best, chain);
     return chain_pairs(n, chain, k, f->degree, ones, chain_positions(chain, k, 0, ones, 0));
@@ -170,7 +164,7 @@ static const factor_ops head_automaton_ops = {.name = "HEAD_AUTOMATON",
                                               .map_ones = head_automaton_map_ones,
                                               .scratch_bytes = automaton_scratch,
                                               .config_size = head_automaton_config_size,
-                                              .forbids = true};
+                                              .forbids = FORBIDS_BY_SCORES};
 
 /* For each grandparent g, the chain with modifier scores a + the (g, m)
  * scores; the best total with the arc g -> head wins. Returns it, with its
@@ -209,7 +203,7 @@ static int32_t grandparent_map_ones(const factor *f, const double *a, const doub
     const int32_t G = p->n_grandparents, n = p->n_modifiers;
     int32_t best_g;
     double *kept;
-    b = factor_allowed_scores(f, b, scratch, own_scratch);
+    b = factor_allowed_scores(f, b, scratch);
     *value = best_grandparent(f, a, b, scratch, &best_g, &kept);
     int32_t *chain = chain_area(f, scratch);
     const int32_t k = best_chain(n, b + (size_t)G * (size_t)n, kept, chain);
@@ -230,7 +224,7 @@ static const factor_ops grandparent_head_automaton_ops = {
     .map_ones = grandparent_map_ones,
     .scratch_bytes = automaton_scratch,
     .config_size = grandparent_config_size,
-    .forbids = true};
+    .forbids = FORBIDS_BY_SCORES};
 
 static int add_automaton(concord_graph *g, const factor_ops *ops, int32_t n_grandparents,
                          int32_t n_modifiers, const int32_t *vars, const double *scores,

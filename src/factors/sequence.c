@@ -193,22 +193,16 @@ static size_t table_cells(const factor *f) {
     return (size_t)f->degree * (size_t)(columns > 0 ? columns : 1);
 }
 
-/* Scratch: the DP table, the decoded sequence (L), room for a
- * configuration's ones (2L + 1), which sequence_map uses, then for the
- * allowed transition scores (factor_allowed_scores). */
+/* Scratch: the DP table, the decoded sequence (L), then room for a
+ * configuration's ones (2L + 1), which sequence_map uses. */
 static int32_t *decoded_sequence(const factor *f, void *scratch) {
     return (int32_t *)((double *)scratch + table_cells(f));
-}
-
-static size_t own_scratch(const factor *f) {
-    return table_cells(f) * sizeof(double) +
-           (3 * (size_t)params_of(f)->length + 1) * sizeof(int32_t);
 }
 
 static int32_t sequence_map_ones(const factor *f, const double *a, const double *b,
                                  int32_t *ones, double *value, void *scratch) {
     int32_t *seq = decoded_sequence(f, scratch);
-    b = factor_allowed_scores(f, b, scratch, own_scratch);
+    b = factor_allowed_scores(f, b, scratch);
     *value = budget_columns(params_of(f)) > 0 ? viterbi_budget(f, a, b, seq, scratch)
                                               : viterbi(f, a, b, seq, scratch);
     return sequence_ones(f, seq, ones);
@@ -221,7 +215,8 @@ static double sequence_map(const factor *f, const double *a, const double *b, do
 }
 
 static size_t sequence_scratch(const factor *f) {
-    return factor_scratch_with_allowed_scores(f, own_scratch(f));
+    return table_cells(f) * sizeof(double) +
+           (3 * (size_t)params_of(f)->length + 1) * sizeof(int32_t);
 }
 
 /* One state per position and L + 1 transitions. */
@@ -232,14 +227,14 @@ static const factor_ops sequence_ops = {.name = "SEQUENCE",
                                         .map_ones = sequence_map_ones,
                                         .scratch_bytes = sequence_scratch,
                                         .config_size = sequence_config_size,
-                                        .forbids = true};
+                                        .forbids = FORBIDS_BY_SCORES};
 
 static const factor_ops sequence_budget_ops = {.name = "SEQUENCE_BUDGET",
                                                .map = sequence_map,
                                                .map_ones = sequence_map_ones,
                                                .scratch_bytes = sequence_scratch,
                                                .config_size = sequence_config_size,
-                                               .forbids = true};
+                                               .forbids = FORBIDS_BY_SCORES};
 
 /* Largest DP table (cells of the budgeted Viterbi) a builder accepts. */
 #define SEQUENCE_MAX_CELLS ((int64_t)1 << 24)

@@ -129,12 +129,10 @@ static void write_tree(const factor *f, const int32_t *st, const int32_t *cnt, d
 /* Max-product from the leaves up. Scratch: the node values (sum of K)
  * doubles, then the best child state per parent state and node, and the
  * decoded states. */
-static size_t tree_own_scratch(const factor *f);
-
 static double tree_map(const factor *f, const double *a, const double *b, double *u, double *v,
                        void *scratch) {
     const tree_params *p = tree_of(f);
-    b = factor_allowed_scores(f, b, scratch, tree_own_scratch);
+    b = factor_allowed_scores(f, b, scratch);
     double *val = (double *)scratch;
     int32_t *pick = (int32_t *)(val + p->n_val), *st = pick + p->n_pick;
     for (int32_t i = 0; i < p->n; ++i)
@@ -185,7 +183,7 @@ static double tree_map(const factor *f, const double *a, const double *b, double
 static double tree_counts_map(const factor *f, const double *a, const double *b, double *u,
                               double *v, void *scratch) {
     const tree_params *p = tree_of(f);
-    b = factor_allowed_scores(f, b, scratch, tree_own_scratch);
+    b = factor_allowed_scores(f, b, scratch);
     const int32_t n = p->n;
     double *val = (double *)scratch, *acc = val + p->n_val, *next = acc + n + 1,
            *msg = next + n + 1;
@@ -276,17 +274,11 @@ static double tree_counts_map(const factor *f, const double *a, const double *b,
     return best;
 }
 
-/* The bytes tree_map and tree_counts_map describe; room for the allowed
- * scores follows them (factor_allowed_scores). */
-static size_t tree_own_scratch(const factor *f) {
+static size_t tree_scratch(const factor *f) {
     const tree_params *p = tree_of(f);
     size_t doubles = p->n_val + (p->counts ? 3 * ((size_t)p->n + 1) : 0);
     size_t ints = p->n_pick + p->n_split + 2 * (size_t)p->n;
     return doubles * sizeof(double) + ints * sizeof(int32_t);
-}
-
-static size_t tree_scratch(const factor *f) {
-    return factor_scratch_with_allowed_scores(f, tree_own_scratch(f));
 }
 
 /* States, edges and the count indicators (one, or one per scored node). */
@@ -301,25 +293,25 @@ static const factor_ops general_tree_ops = {.name = "GENERAL_TREE",
                                             .map = tree_map,
                                             .scratch_bytes = tree_scratch,
                                             .config_size = tree_config_size,
-                                            .forbids = true};
+                                            .forbids = FORBIDS_BY_SCORES};
 
 static const factor_ops general_tree_counts_ops = {.name = "GENERAL_TREE_COUNTS",
                                                    .map = tree_counts_map,
                                                    .scratch_bytes = tree_scratch,
                                                    .config_size = tree_config_size,
-                                                   .forbids = true};
+                                                   .forbids = FORBIDS_BY_SCORES};
 
 static const factor_ops binary_tree_ops = {.name = "BINARY_TREE",
                                            .map = tree_map,
                                            .scratch_bytes = tree_scratch,
                                            .config_size = tree_config_size,
-                                           .forbids = true};
+                                           .forbids = FORBIDS_BY_SCORES};
 
 static const factor_ops binary_tree_counts_ops = {.name = "BINARY_TREE_COUNTS",
                                                   .map = tree_counts_map,
                                                   .scratch_bytes = tree_scratch,
                                                   .config_size = tree_config_size,
-                                                  .forbids = true};
+                                                  .forbids = FORBIDS_BY_SCORES};
 
 /* Largest count table (values, choices or splits) accepted. */
 #define TREE_MAX_CELLS ((size_t)1 << 24)
@@ -525,15 +517,11 @@ typedef struct compressor_params {
     int32_t n_words;
 } compressor_params;
 
-static size_t compressor_own_scratch(const factor *f) {
-    return ((size_t)((const compressor_params *)f->params)->n_words + 2) * sizeof(double);
-}
-
 static double compressor_map(const factor *f, const double *a, const double *b, double *u,
                              double *v, void *scratch) {
     const int32_t n = ((const compressor_params *)f->params)->n_words;
     double *best = (double *)scratch;
-    b = factor_allowed_scores(f, b, scratch, compressor_own_scratch);
+    b = factor_allowed_scores(f, b, scratch);
     clear(f, u, v);
     const int64_t empty_pair = sibling_pair(n, 0, n + 1);
     const double empty = b[empty_pair];
@@ -550,7 +538,7 @@ static double compressor_map(const factor *f, const double *a, const double *b, 
 }
 
 static size_t compressor_scratch(const factor *f) {
-    return factor_scratch_with_allowed_scores(f, compressor_own_scratch(f));
+    return ((size_t)((const compressor_params *)f->params)->n_words + 2) * sizeof(double);
 }
 
 /* Words, the sentence indicator and the pairs of the chain. */
@@ -562,7 +550,7 @@ static const factor_ops sequence_compressor_ops = {.name = "SEQUENCE_COMPRESSOR"
                                                    .map = compressor_map,
                                                    .scratch_bytes = compressor_scratch,
                                                    .config_size = compressor_config_size,
-                                                   .forbids = true};
+                                                   .forbids = FORBIDS_BY_SCORES};
 
 int concord_add_sequence_compressor(concord_graph *g, int32_t n_words, const int32_t *vars,
                                     const double *scores, int32_t *factor_id) {
@@ -602,16 +590,10 @@ static inline double transition_score(const compression_params *p, const double 
  * val[(i * 2 + s) * C + c], -infinity when impossible; predecessors are
  * recovered on the way back. Scratch: those values, then the decoded
  * states. */
-static size_t compression_own_scratch(const factor *f) {
-    const compression_params *p = compression_of(f);
-    return (size_t)2 * (size_t)p->length * (size_t)p->columns * sizeof(double) +
-           (size_t)p->length * sizeof(int32_t);
-}
-
 static double compression_map(const factor *f, const double *a, const double *b, double *u,
                               double *v, void *scratch) {
     const compression_params *p = compression_of(f);
-    b = factor_allowed_scores(f, b, scratch, compression_own_scratch);
+    b = factor_allowed_scores(f, b, scratch);
     const int32_t L = p->length, C = p->columns;
     double *val = (double *)scratch;
     int32_t *seq = (int32_t *)(val + (size_t)2 * (size_t)L * (size_t)C);
@@ -670,7 +652,9 @@ static double compression_map(const factor *f, const double *a, const double *b,
 }
 
 static size_t compression_scratch(const factor *f) {
-    return factor_scratch_with_allowed_scores(f, compression_own_scratch(f));
+    const compression_params *p = compression_of(f);
+    return (size_t)2 * (size_t)p->length * (size_t)p->columns * sizeof(double) +
+           (size_t)p->length * sizeof(int32_t);
 }
 
 /* The kept tokens and one pair per transition. */
@@ -682,7 +666,7 @@ static const factor_ops compression_budget_ops = {.name = "COMPRESSION_BUDGET",
                                                   .map = compression_map,
                                                   .scratch_bytes = compression_scratch,
                                                   .config_size = compression_config_size,
-                                                  .forbids = true};
+                                                  .forbids = FORBIDS_BY_SCORES};
 
 int concord_add_compression_budget(concord_graph *g, int32_t length, int32_t budget,
                                    const bool *counted, int32_t n_bigrams,

@@ -372,7 +372,7 @@ static bool valid_and_allowed(const void *ctx, const double *u, const double *v)
 void check_with_forbidden_outputs(test_rng *rng, const factor *f, const config_list *c,
                                   config_valid_fn valid, const void *ctx, bool integer,
                                   qp_totals *totals) {
-    assert_true(f->ops->forbids && c->count > 0);
+    assert_true(f->ops->forbids != FORBIDS_NOTHING && c->count > 0);
     if (f->n_add == 0) return;
     const size_t row = (size_t)c->degree + (size_t)c->n_add;
     uint8_t *mask = xcalloc((size_t)f->n_add, 1);
