@@ -179,6 +179,23 @@ static void a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative(void *
     }
 }
 
+/* A graph of positions x states tag variables, position by position,
+ * scored theta (NULL: 0), and one SEQUENCE over them whose transitions
+ * are scored `transitions` (NULL: 0). */
+static concord_graph *tag_sequence(int positions, int states, const double *theta,
+                                   const double *transitions) {
+    int32_t vars[128], num_states[32];
+    assert_true(positions <= 32 && positions * states <= 128);
+    for (int k = 0; k < positions * states; ++k) vars[k] = k;
+    for (int i = 0; i < positions; ++i) num_states[i] = states;
+    concord_graph *g = concord_graph_new();
+    assert_non_null(g);
+    assert_int_equal(concord_add_variables(g, positions * states, theta, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_sequence(g, positions, num_states, vars, transitions, NULL),
+                     CONCORD_OK);
+    return g;
+}
+
 enum { POSITIONS = 3, STATES = 3, TAGS = POSITIONS * STATES };
 
 /* The projection onto the tangent space of the product of the positions'
@@ -192,17 +209,11 @@ static void a_tied_sequence_has_the_simplices_derivative(void **state) {
     test_rng rng = {23};
     for (int trial = 0; trial < 2; ++trial) {
         double theta[TAGS];
-        int32_t vars[TAGS], num_states[POSITIONS];
         for (int i = 0; i < POSITIONS; ++i) {
             const double level = trial ? rng_normal(&rng) : 0.0;
-            num_states[i] = STATES;
             for (int k = 0; k < STATES; ++k) theta[i * STATES + k] = level;
         }
-        for (int k = 0; k < TAGS; ++k) vars[k] = k;
-        concord_graph *g = concord_graph_new();
-        assert_int_equal(concord_add_variables(g, TAGS, theta, NULL), CONCORD_OK);
-        assert_int_equal(concord_add_sequence(g, POSITIONS, num_states, vars, NULL, NULL),
-                         CONCORD_OK);
+        concord_graph *g = tag_sequence(POSITIONS, STATES, theta, NULL);
         /* s solves at theta once, from scratch; probe at the shifted
          * scores (a warm start from those would bring their configurations) */
         concord_solver *s = new_solver_or_fail(g), *probe = new_solver_or_fail(g);
@@ -240,20 +251,13 @@ static void a_masked_state_does_not_hide_the_tied_configurations(void **state) {
     const double mask = -1e9;
     for (int trial = 0; trial < 2; ++trial) {
         double theta[MASKED_TAGS], transitions[MASKED_TRANSITIONS] = {0};
-        int32_t vars[MASKED_TAGS], num_states[MASKED_POSITIONS];
         for (int i = 0; i < MASKED_POSITIONS; ++i) {
-            num_states[i] = MASKED_STATES;
             theta[i * MASKED_STATES] = theta[i * MASKED_STATES + 1] = 0.0;
             theta[i * MASKED_STATES + 2] = -1.0;
         }
-        for (int k = 0; k < MASKED_TAGS; ++k) vars[k] = k;
         if (trial == 0) theta[2] = mask; /* state 2 at position 0 */
         else transitions[MASKED_STATES + 2 * MASKED_STATES + 2] = mask; /* 2 -> 2 from 0 to 1 */
-        concord_graph *g = concord_graph_new();
-        assert_int_equal(concord_add_variables(g, MASKED_TAGS, theta, NULL), CONCORD_OK);
-        assert_int_equal(concord_add_sequence(g, MASKED_POSITIONS, num_states, vars, transitions,
-                                              NULL),
-                         CONCORD_OK);
+        concord_graph *g = tag_sequence(MASKED_POSITIONS, MASKED_STATES, theta, transitions);
         concord_solver *s = new_solver_or_fail(g), *probe = new_solver_or_fail(g);
         concord_settings st = tight_settings();
         assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
@@ -281,16 +285,8 @@ static void a_near_tie_at_random_scores_has_the_derivative(void **state) {
     test_rng rng = {41};
     for (int trial = 0; trial < 2; ++trial) {
         double theta[NEAR_TAGS];
-        int32_t vars[NEAR_TAGS], num_states[NEAR_POSITIONS];
-        for (int k = 0; k < NEAR_TAGS; ++k) {
-            theta[k] = 0.01 * rng_normal(&rng);
-            vars[k] = k;
-        }
-        for (int i = 0; i < NEAR_POSITIONS; ++i) num_states[i] = NEAR_STATES;
-        concord_graph *g = concord_graph_new();
-        assert_int_equal(concord_add_variables(g, NEAR_TAGS, theta, NULL), CONCORD_OK);
-        assert_int_equal(concord_add_sequence(g, NEAR_POSITIONS, num_states, vars, NULL, NULL),
-                         CONCORD_OK);
+        for (int k = 0; k < NEAR_TAGS; ++k) theta[k] = 0.01 * rng_normal(&rng);
+        concord_graph *g = tag_sequence(NEAR_POSITIONS, NEAR_STATES, theta, NULL);
         concord_solver *s = new_solver_or_fail(g), *probe = new_solver_or_fail(g);
         concord_settings st = tight_settings();
         assert_int_equal(concord_solver_sparse(s, &st, NULL), CONCORD_OK);
@@ -314,15 +310,9 @@ static double pairs_projection(int k, int l) { return l / 2 == k / 2 ? (l == k) 
  * terms it is computed from, not from its own size. */
 static void a_factor_whose_gradient_vanishes_finds_its_ties(void **state) {
     (void)state;
-    int32_t vars[AUTOMATON_TAGS], num_states[AUTOMATON_POSITIONS];
     const int32_t modifiers[AUTOMATON_MODIFIERS] = {7, 1, 0, 3};
     double siblings[(AUTOMATON_MODIFIERS + 1) * (AUTOMATON_MODIFIERS + 2) / 2] = {0};
-    for (int k = 0; k < AUTOMATON_TAGS; ++k) vars[k] = k;
-    for (int i = 0; i < AUTOMATON_POSITIONS; ++i) num_states[i] = 2;
-    concord_graph *g = concord_graph_new();
-    assert_int_equal(concord_add_variables(g, AUTOMATON_TAGS, NULL, NULL), CONCORD_OK);
-    assert_int_equal(concord_add_sequence(g, AUTOMATON_POSITIONS, num_states, vars, NULL, NULL),
-                     CONCORD_OK);
+    concord_graph *g = tag_sequence(AUTOMATON_POSITIONS, 2, NULL, NULL);
     assert_int_equal(
         concord_add_head_automaton(g, AUTOMATON_MODIFIERS, modifiers, siblings, NULL),
         CONCORD_OK);
