@@ -49,27 +49,6 @@ def _scores(scores, shape, what):
                                                            np.shape(scores))) from None
 
 
-def _flat(parts):
-    """Score parts (arrays or tensors) as one flat float64 array."""
-    if not parts:
-        return np.zeros(0)
-    return np.concatenate([as_numpy(p).reshape(-1) for p in parts])
-
-
-def _without_forbidden(scores, forbidden):
-    """scores (an array or tensor) with 0 where `forbidden`, the mask of the
-    -inf entries the factor was built with: those stay forbidden for good
-    (the C factor holds them in its structure and reads their scores as 0),
-    and later scores there are ignored (their gradient is 0)."""
-    if not forbidden.any():
-        return scores
-    if is_tensor(scores):
-        torch = sys.modules["torch"]
-        mask = torch.as_tensor(forbidden, device=scores.device)
-        return torch.where(mask, torch.zeros_like(scores), scores)
-    return np.where(forbidden, 0.0, scores)
-
-
 def _no_negation(negated, name):
     if negated is not None:
         raise ValueError("%s factor: links cannot be negated" % name)
@@ -122,7 +101,6 @@ class Factor:
 
     graph = None
     value = None
-    _forbidden = None  # per score part, the -inf entries it was built with
 
     def __init__(self, variables, map, scores=None, qp=None):
         self.variables = variables
@@ -136,36 +114,26 @@ class Factor:
         self.ids, self.degree, self.shape = self._build(fg)
         self.graph = fg
         self.additionals = (first, fg.graph.num_additionals - first)
-        self._forbidden = [np.isneginf(as_numpy(part)) for part in self._given_parts()]
 
     def _build(self, fg):
         """Calls the C builders; returns (C factor ids, degree, shape)."""
         ids, negated, shape = links(fg, self.variables)
-        scores = None if self.scores is None else self._built_scores()
+        scores = None if self.scores is None else self._numpy_scores()
         size = 0 if scores is None else scores.size
         return [fg.graph.add_factor(ids, self.map, negated, size, scores, self.qp)], ids.size, shape
 
-    def _given_parts(self):
-        """The additional scores as given (arrays or tensors, -inf
-        included), whose flattened concatenation is the C layout."""
+    def _score_parts(self):
+        """The additional scores as arrays or tensors whose flattened
+        concatenation is the C layout (-inf included: the C factor forbids
+        those outputs, and reads later scores there as 0)."""
         return [] if self.scores is None else [self.scores]
 
-    def _score_parts(self):
-        """The additional scores a solve reads: the given parts, with 0 where
-        the factor was built with -inf (a forbidden output)."""
-        parts = self._given_parts()
-        if self._forbidden is None:
-            return parts
-        return [_without_forbidden(part, mask) for part, mask in zip(parts, self._forbidden)]
-
-    def _built_scores(self):
-        """The given scores as one flat array, for the C builder (which
-        takes -inf as forbidding its output)."""
-        return _flat(self._given_parts())
-
     def _numpy_scores(self):
-        """The scores a solve reads as one flat array."""
-        return _flat(self._score_parts())
+        """The scores as one flat float64 array."""
+        parts = self._score_parts()
+        if not parts:
+            return np.zeros(0)
+        return np.concatenate([as_numpy(p).reshape(-1) for p in parts])
 
     def _shape_values(self, v):
         """The flat additional values v shaped like the score parts."""
@@ -202,7 +170,7 @@ class _Logic(Factor):
         ids, negated, shape = links(fg, self.variables)
         return [fg.graph.add_logic(self.kind, ids, negated)], ids.size, shape
 
-    def _given_parts(self):
+    def _score_parts(self):
         return []
 
 
@@ -254,7 +222,7 @@ class Budget(Factor):
         ids, negated, shape = links(fg, self.variables)
         return [fg.graph.add_budget(ids, self.budget, self.exact, negated)], ids.size, shape
 
-    def _given_parts(self):
+    def _score_parts(self):
         return []
 
 
@@ -272,7 +240,7 @@ class Knapsack(Factor):
         costs = np.asarray(self.costs, dtype=np.float64).reshape(-1)
         return [fg.graph.add_knapsack(ids, costs, self.budget, negated)], ids.size, shape
 
-    def _given_parts(self):
+    def _score_parts(self):
         return []
 
 
@@ -297,12 +265,12 @@ class Pair(Factor):
         if same.size:
             raise ValueError("PAIR factor: variable %d appears more than once" % a_ids[same[0]])
         self.shape_of_scores = shape
-        scores = self._built_scores()
+        scores = self._numpy_scores()
         _core.check_scores(scores)  # before the first of several C calls
         return ([fg.graph.add_pair(int(i), int(j), s) for i, j, s in zip(a_ids, b_ids, scores)],
                 2, (2,))
 
-    def _given_parts(self):
+    def _score_parts(self):
         return [_scores(self.scores, self.shape_of_scores, "PAIR scores")]
 
     def __repr__(self):
@@ -325,10 +293,10 @@ class Dense(Factor):
 
     def _build(self, fg):
         ids, self.num_states = _groups(fg, self.variables, "DENSE")
-        table = self._built_scores()
+        table = self._numpy_scores()
         return [fg.graph.add_dense(self.num_states, ids, table)], ids.size, (ids.size,)
 
-    def _given_parts(self):
+    def _score_parts(self):
         return [_scores(self.scores, tuple(self.num_states), "DENSE scores")]
 
 
@@ -355,13 +323,13 @@ class Sequence(Factor):
             raise ValueError("%s factor: every position needs the same number of states "
                              "(use the low-level Graph.add_sequence for others)" % self.name)
         self.length, self.states = len(states), states[0]
-        return ([self._add(fg.graph, states, ids, self._built_scores())], ids.size,
+        return ([self._add(fg.graph, states, ids, self._numpy_scores())], ids.size,
                 (len(states), states[0]))
 
     def _add(self, graph, states, ids, scores):
         return graph.add_sequence(states, ids, scores)
 
-    def _given_parts(self):
+    def _score_parts(self):
         s = self.states
         return [_scores(self.start, (s,), "start scores"),
                 _scores(self.transitions, (self.length - 1, s, s), "transition scores"),
@@ -403,7 +371,7 @@ class DepTree(Factor):
         return ([fg.graph.add_tree(n + 1, heads, modifiers, ids, self.projective,
                                    self.single_root)], ids.size, shape)
 
-    def _given_parts(self):
+    def _score_parts(self):
         return []
 
 
@@ -437,7 +405,7 @@ class Matching(Factor):
         return ([fg.graph.add_matching(shape[0], shape[1], ids, self.every_row, self.every_col)],
                 ids.size, shape)
 
-    def _given_parts(self):
+    def _score_parts(self):
         return []
 
 
@@ -454,9 +422,9 @@ class HeadAutomaton(Factor):
         ids, negated, shape = links(fg, self.variables)
         _no_negation(negated, "HEAD_AUTOMATON")
         self.n_scores = (ids.size + 1) * (ids.size + 2) // 2
-        return [fg.graph.add_head_automaton(ids, self._built_scores())], ids.size, shape
+        return [fg.graph.add_head_automaton(ids, self._numpy_scores())], ids.size, shape
 
-    def _given_parts(self):
+    def _score_parts(self):
         return [_scores(self.scores, (self.n_scores,), "HEAD_AUTOMATON scores")]
 
 
@@ -477,10 +445,10 @@ class GrandparentHeadAutomaton(Factor):
         n = m_ids.size
         self.n_scores = g_ids.size * n + (n + 1) * (n + 2) // 2
         ids = np.concatenate([g_ids, m_ids])
-        return ([fg.graph.add_grandparent_head_automaton(g_ids.size, ids, self._built_scores())],
+        return ([fg.graph.add_grandparent_head_automaton(g_ids.size, ids, self._numpy_scores())],
                 ids.size, ids.shape)
 
-    def _given_parts(self):
+    def _score_parts(self):
         return [_scores(self.scores, (self.n_scores,), "GRANDPARENT_HEAD_AUTOMATON scores")]
 
 
@@ -515,9 +483,9 @@ class GeneralTree(Factor):
         return ids
 
     def _add(self, graph, parents, ids):
-        return graph.add_general_tree(self.num_states, parents, ids, self._built_scores())
+        return graph.add_general_tree(self.num_states, parents, ids, self._numpy_scores())
 
-    def _given_parts(self):
+    def _score_parts(self):
         return [_scores(self.scores, (self.n_scores,), "%s scores" % self.name)]
 
 
@@ -537,7 +505,7 @@ class GeneralTreeCounts(GeneralTree):
         return np.concatenate([ids, count_ids])
 
     def _add(self, graph, parents, ids):
-        return graph.add_general_tree_counts(self.num_states, parents, ids, self._built_scores())
+        return graph.add_general_tree_counts(self.num_states, parents, ids, self._numpy_scores())
 
 
 class SequenceCompressor(Factor):
@@ -558,7 +526,7 @@ class SequenceCompressor(Factor):
             raise ValueError("SEQUENCE_COMPRESSOR factor: sentence must be one variable")
         self.n_scores = (w_ids.size + 1) * (w_ids.size + 2) // 2
         ids = np.concatenate([w_ids, s_ids])
-        return [fg.graph.add_sequence_compressor(ids, self._built_scores())], ids.size, ids.shape
+        return [fg.graph.add_sequence_compressor(ids, self._numpy_scores())], ids.size, ids.shape
 
-    def _given_parts(self):
+    def _score_parts(self):
         return [_scores(self.scores, (self.n_scores,), "SEQUENCE_COMPRESSOR scores")]

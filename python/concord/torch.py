@@ -532,14 +532,11 @@ def _sequences(unary, transitions, start, stop, lengths):
     graphs, phis = [], []
     for b, m in enumerate(sizes):
         phi = torch.cat([start[b], transitions[b, :m - 1].reshape(-1), stop[b]])
-        # -inf forbids a transition: part of the graph's structure, with 0
-        # as its score (and so a gradient of 0)
+        # -inf forbids a transition: part of the graph's structure (the
+        # solve reads it as 0, and its gradient is 0)
         forbidden = torch.isneginf(phi)
-        if bool(forbidden.any()):
-            graphs.append(_sequence_graph(m, states, forbidden.cpu().numpy().tobytes()))
-            phi = torch.where(forbidden, torch.zeros_like(phi), phi)
-        else:
-            graphs.append(_sequence_graph(m, states))
+        graphs.append(_sequence_graph(m, states, forbidden.cpu().numpy().tobytes())
+                      if bool(forbidden.any()) else _sequence_graph(m, states))
         phis.append(phi)
     return _Structures("tag sequence", unary, single, graphs, [(m,) for m in sizes], phis,
                        given)

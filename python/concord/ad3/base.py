@@ -333,7 +333,7 @@ class ForbiddenOutputs:
     states, a sequence's transitions, a tree's edge states, an automaton's
     sibling pairs): concord holds the forbidden outputs in the C factor's
     structure, so changing which log-potentials are -inf rebuilds the
-    graph, and the scores sent to a solve have 0 in their place."""
+    graph; the -inf sent to a solve there reads as 0."""
 
     def _forbidden(self):
         """Which outputs the factor's own log-potentials forbid (of the
@@ -364,10 +364,3 @@ class ForbiddenOutputs:
         super().set_additional_log_potentials(additional_log_potentials)
         if not np.array_equal(before, self._forbidden()):
             self._layout_changed()
-
-    def _to_c_additionals(self, values):
-        scores = super()._to_c_additionals(values)
-        forbidden = self._forbidden()
-        if forbidden.shape == scores.shape:
-            scores = np.where(forbidden & np.isneginf(scores), 0.0, scores)
-        return scores
