@@ -79,8 +79,9 @@ int main(void) {
             concord_solver_new(g, &one_by_one[k]) != CONCORD_OK)
             fail("solver", "out of memory");
         example_scores(k, scores);
-        concord_solver_set_scores(batch[k], scores, NULL);
-        concord_solver_set_scores(one_by_one[k], scores, NULL);
+        if (concord_solver_set_scores(batch[k], scores, NULL) != CONCORD_OK ||
+            concord_solver_set_scores(one_by_one[k], scores, NULL) != CONCORD_OK)
+            fail("scores", concord_solver_last_error(batch[k]));
     }
 
     /* The batch, on 4 threads. */
