@@ -28,7 +28,9 @@ Every solve, backward pass, decoding and loss runs with the GIL released;
 Python callbacks take it back while they run.
 """
 
+import math
 import os
+import sys
 import warnings
 from collections import namedtuple
 
@@ -962,10 +964,7 @@ cdef class Graph:
         self.writable()
         cdef const int32_t[::1] k = _ids(num_states, -1, "num_states")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
-        cdef const double[::1] s = None if scores is None else _doubles(scores, -1, "scores")
-        if s is not None and s.shape[0] != int(np.prod(np.asarray(k), dtype=np.int64)):
-            raise ValueError("DENSE factor: expected %d scores, got %d" % (
-                int(np.prod(np.asarray(k), dtype=np.int64)), s.shape[0]))
+        cdef const double[::1] s = _scores_sized(scores, _dense_size(k))
         if v.shape[0] != int(np.sum(np.asarray(k), dtype=np.int64)):
             raise ValueError("DENSE factor: expected %d state variables, got %d" % (
                 int(np.sum(np.asarray(k), dtype=np.int64)), v.shape[0]))
@@ -1013,8 +1012,7 @@ cdef class Graph:
         cdef const int32_t[::1] k = _ids(num_states, -1, "num_states")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         _check_sum(v.shape[0], k, "SEQUENCE factor: state variables")
-        cdef const double[::1] s = (None if scores is None
-                                    else _doubles(scores, _sequence_size(k), "scores"))
+        cdef const double[::1] s = _scores_sized(scores, _sequence_size(k))
         cdef int32_t f = 0
         self.check(concord_add_sequence(self.g, k.shape[0], _iptr(k), _iptr(v), _dptr(s), &f))
         return f
@@ -1027,8 +1025,7 @@ cdef class Graph:
         cdef const int32_t[::1] k = _ids(num_states, -1, "num_states")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         _check_sum(v.shape[0], k, "SEQUENCE_BUDGET factor: state variables")
-        cdef const double[::1] s = (None if scores is None
-                                    else _doubles(scores, _sequence_size(k), "scores"))
+        cdef const double[::1] s = _scores_sized(scores, _sequence_size(k))
         cdef int32_t f = 0
         self.check(concord_add_sequence_budget(self.g, k.shape[0], _iptr(k), _iptr(v), b,
                                                _dptr(s), &f))
@@ -1056,8 +1053,8 @@ cdef class Graph:
         if n < 0:
             raise ValueError("GRANDPARENT_HEAD_AUTOMATON factor: %d variables for %d "
                              "grandparents" % (v.shape[0], grandparents))
-        cdef const double[::1] s = (None if scores is None else _doubles(
-            scores, grandparents * n + (n + 1) * (n + 2) // 2, "scores"))
+        cdef const double[::1] s = _scores_sized(
+            scores, grandparents * n + (n + 1) * (n + 2) // 2 if grandparents >= 1 else -1)
         cdef int32_t f = 0
         self.check(concord_add_grandparent_head_automaton(self.g, grandparents, n, _iptr(v),
                                                           _dptr(s), &f))
@@ -1070,8 +1067,7 @@ cdef class Graph:
         cdef const int32_t[::1] p = _ids(parents, k.shape[0], "parents")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         _check_sum(v.shape[0], k, "GENERAL_TREE factor: state variables")
-        cdef const double[::1] s = (None if scores is None
-                                    else _doubles(scores, _tree_size(k, p), "scores"))
+        cdef const double[::1] s = _scores_sized(scores, _tree_size(k, p))
         cdef int32_t f = 0
         self.check(concord_add_general_tree(self.g, k.shape[0], _iptr(k), _iptr(p), _iptr(v),
                                             _dptr(s), &f))
@@ -1086,8 +1082,7 @@ cdef class Graph:
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         _check_sum(v.shape[0] - k.shape[0] - 1, k,
                    "GENERAL_TREE_COUNTS factor: state variables (before the counts)")
-        cdef const double[::1] s = (None if scores is None
-                                    else _doubles(scores, _tree_size(k, p), "scores"))
+        cdef const double[::1] s = _scores_sized(scores, _tree_size(k, p))
         cdef int32_t f = 0
         self.check(concord_add_general_tree_counts(self.g, k.shape[0], _iptr(k), _iptr(p),
                                                    _iptr(v), _dptr(s), &f))
@@ -1117,9 +1112,8 @@ cdef class Graph:
         cdef const int32_t[::1] v = _ids(vars, p.shape[0], "vars")
         cdef const unsigned char[::1] c = _flags(counted, p.shape[0], "counted")
         cdef const unsigned char[::1] h = _flags(has_count_scores, p.shape[0], "has_count_scores")
-        size = _binary_tree_counts_size(np.asarray(p), has_count_scores)
-        cdef const double[::1] s = (None if scores is None or size < 0
-                                    else _doubles(scores, size, "scores"))
+        cdef const double[::1] s = _scores_sized(
+            scores, _binary_tree_counts_size(np.asarray(p), has_count_scores))
         cdef int32_t f = 0
         self.check(concord_add_binary_tree_counts(self.g, p.shape[0], _iptr(p), _bptr(c),
                                                   _bptr(h), bins, _iptr(v), _dptr(s), &f))
@@ -1272,11 +1266,31 @@ cdef int _check_sum(Py_ssize_t n_vars, const int32_t[::1] num_states, str what) 
     return 0
 
 
-cdef Py_ssize_t _sequence_size(const int32_t[::1] k) except -1:
-    """Additional outputs of a SEQUENCE: start, transitions, stop."""
+cdef object _scores_sized(scores, Py_ssize_t size):
+    """A builder's additional scores: None (zeros) when not given, else
+    checked to hold `size` values; also None when size < 0, which the size
+    functions below return for a structure the C builder refuses (it says
+    why before it reads any score)."""
+    return None if scores is None or size < 0 else _doubles(scores, size, "scores")
+
+
+def _dense_size(k):
+    """Additional outputs of a DENSE: the product of the state counts
+    (exact, in Python integers); -1 when a count is below 1 or the table
+    is larger than any array (the C builder refuses both)."""
+    counts = [int(n) for n in k]
+    size = math.prod(counts)
+    return -1 if min(counts, default=0) < 1 or size > sys.maxsize else size
+
+
+def _sequence_size(k):
+    """Additional outputs of a SEQUENCE: start, transitions, stop; -1 when
+    a position has fewer than 1 state."""
     ks = np.asarray(k, dtype=np.int64)
     if ks.size == 0:
         return 0
+    if ks.min() < 1:
+        return -1
     return int(ks[0] + np.sum(ks[:-1] * ks[1:]) + ks[-1])
 
 
@@ -1306,14 +1320,15 @@ def _binary_tree_counts_size(parents, has_count_scores):
     return int(4 * (n - 1) + np.sum(size[scored] + 1))
 
 
-cdef Py_ssize_t _tree_size(const int32_t[::1] k, const int32_t[::1] p) except -1:
-    """Additional outputs of a GENERAL_TREE: one table per edge."""
+def _tree_size(k, p):
+    """Additional outputs of a GENERAL_TREE: one table per edge; -1 when a
+    node has fewer than 1 state or a parent is out of range."""
     ks = np.asarray(k, dtype=np.int64)
     ps = np.asarray(p, dtype=np.int64)
     if ks.size < 2:
         return 0
-    if ps[1:].min() < 0 or ps[1:].max() >= ks.size:
-        raise ValueError("GENERAL_TREE factor: a parent is out of range")
+    if ks.min() < 1 or ps[1:].min() < 0 or ps[1:].max() >= ks.size:
+        return -1
     return int(np.sum(ks[ps[1:]] * ks[1:]))
 
 

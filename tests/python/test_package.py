@@ -914,6 +914,35 @@ def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_messag
         concord.read_fg("/nonexistent/graph.fg")
 
 
+@pytest.mark.parametrize("build, message", [
+    (lambda g: g.add_sequence([-1, 3], np.arange(2), np.zeros(1)),
+     "SEQUENCE factor: position 0 has -1 states"),
+    (lambda g: g.add_sequence_budget([-1, 3], np.arange(2), 1, np.zeros(1)),
+     "SEQUENCE_BUDGET factor: position 0 has -1 states"),
+    (lambda g: g.add_general_tree([1, -1], [-1, 0], [], np.zeros(3)),
+     "GENERAL_TREE factor: node 1 has -1 states"),
+    (lambda g: g.add_general_tree_counts([1, -1], [-1, 0], np.arange(3), np.zeros(3)),
+     "GENERAL_TREE_COUNTS factor: node 1 has -1 states"),
+    (lambda g: g.add_dense([-2, 4], np.arange(2), np.zeros(3)),
+     "DENSE factor: variable 0 has -2 states"),
+    (lambda g: g.add_dense([2] * 64, np.arange(128), np.zeros(0)),  # 2^64 wraps to 0 in int64
+     "DENSE factor: table too large"),
+    (lambda g: g.add_grandparent_head_automaton(-3, np.arange(3), np.zeros(3)),
+     "-3 grandparents"),
+])
+def test_state_counts_the_builders_refuse_get_their_message_whatever_the_scores(build,
+                                                                               message):
+    """The scores' size is checked against the one the state counts give;
+    for counts the C builder refuses (below 1, or a table beyond int64)
+    that size is meaningless, and the C builder's own message comes out
+    (a -1 size was once taken for a Cython error: SystemError)."""
+    graph = _core.Graph()
+    graph.add_variables(200)
+    with pytest.raises(concord.InvalidArgumentError, match=re.escape(message)):
+        build(graph)
+    assert graph.num_factors == 0
+
+
 def test_is_current_is_false_once_the_regularization_weights_changed():
     """The weights belong to the structure (concord_set_regularization): a
     solver made before they changed refuses to work, so is_current, which
