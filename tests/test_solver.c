@@ -1915,9 +1915,8 @@ static concord_graph *logic_and_pair_graph(void) {
 }
 
 /* A gold structure a factor does not allow is refused, naming the factor;
- * the hint to give the additional outputs comes only for a fractional
- * gold in a graph that has some (given, they are not computed from the
- * factors). */
+ * a fractional gold in a graph with additional outputs needs them given
+ * (they are not computed from the factors, which would round it). */
 static void a_gold_structure_a_factor_forbids_is_refused_by_name(void **state) {
     (void)state;
     concord_graph *g = logic_and_pair_graph(); /* XOR(0, 1, 2), OR(1, 2, 3), PAIR(0, 3) */
@@ -1940,11 +1939,53 @@ static void a_gold_structure_a_factor_forbids_is_refused_by_name(void **state) {
     assert_int_equal(concord_solver_loss_hinge(p, NULL, half, NULL, &loss, NULL, NULL, NULL),
                      CONCORD_EINVAL);
     assert_string_equal(concord_solver_last_error(p),
-                        "the gold structure violates factor 0 (OR); a fractional gold needs its "
-                        "additional outputs given (v_gold)");
+                        "the gold structure is fractional (variable 0 is 0.5); a fractional gold "
+                        "needs its additional outputs given (v_gold)");
     const double pair_v[1] = {0.25};
     assert_int_equal(concord_solver_loss_hinge(p, NULL, half, pair_v, &loss, NULL, NULL, NULL),
                      CONCORD_OK);
+    concord_solver_free(p);
+    concord_graph_free(pair);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
+/* A fractional gold without v_gold: in a graph without additional outputs
+ * there are none to find, so it is a mixture like any other (here of the
+ * XOR's configurations (1, 0, 0) and (0, 1, 0), the losses checked against
+ * their definitions worked by hand); in a graph with some it is refused,
+ * not scored with the additional outputs of the gold rounded (a PAIR's 0
+ * at (0.5, 0.5), which counted v* = 0 where the best is 0.5). */
+static void a_fractional_gold_without_v_gold_is_a_mixture_or_refused(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    const double theta[3] = {0.0, 1.0, 2.0}, half[3] = {0.5, 0.5, 0.0};
+    assert_int_equal(concord_add_variables(g, 3, theta, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, (int32_t[]){0, 1, 2}, NULL, NULL),
+                     CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    double loss, dtheta[3];
+    /* sparsemax(0, 1, 2) = (0, 0, 1): F = 2 - 1/2, the gold scores 1/2 - 1/4 */
+    assert_int_equal(concord_solver_loss_sparsemap(s, NULL, half, NULL, &loss, dtheta, NULL, NULL),
+                     CONCORD_OK);
+    assert_true(fabs(loss - 1.25) < 1e-12);
+    assert_true(fabs(dtheta[0] + 0.5) < 1e-12 && fabs(dtheta[1] + 0.5) < 1e-12 &&
+                fabs(dtheta[2] - 1.0) < 1e-12);
+    /* augmented scores theta + 1 - 2 u* = (0, 1, 3): u = (0, 0, 1), and the
+     * loss is theta.(u - u*) + (u - u*).(1 - 2 u*) = 1.5 + 1 */
+    assert_int_equal(concord_solver_loss_hinge(s, NULL, half, NULL, &loss, NULL, NULL, NULL),
+                     CONCORD_OK);
+    assert_true(fabs(loss - 2.5) < 1e-12);
+    concord_graph *pair = concord_graph_new();
+    const double pair_theta[2] = {0.3, -0.2};
+    assert_int_equal(concord_add_variables(pair, 2, pair_theta, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_pair(pair, 0, 1, 1.0, NULL), CONCORD_OK);
+    concord_solver *p = new_solver_or_fail(pair);
+    assert_int_equal(concord_solver_loss_sparsemap(p, NULL, half, NULL, &loss, NULL, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_string_equal(concord_solver_last_error(p),
+                        "the gold structure is fractional (variable 0 is 0.5); a fractional gold "
+                        "needs its additional outputs given (v_gold)");
     concord_solver_free(p);
     concord_graph_free(pair);
     concord_solver_free(s);
@@ -2104,6 +2145,7 @@ int main(void) {
         cmocka_unit_test(callbacks_cannot_call_their_solver_nor_change_the_graph),
         cmocka_unit_test(oracles_on_threads_cannot_change_the_graph),
         cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
+        cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
         cmocka_unit_test(each_solver_keeps_its_own_callback_code),
         cmocka_unit_test(user_factor_arguments_are_checked),

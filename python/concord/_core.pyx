@@ -1767,9 +1767,9 @@ cdef class Solver:
 
     def loss_sparsemap(self, u_gold, v_gold=None, settings=None):
         """The LP-SparseMAP (Fenchel-Young) loss of gold (u_gold, v_gold; None:
-        the factors' best at u_gold, so a fractional u_gold needs v_gold, an
-        empty one on a graph without additional outputs); returns (loss,
-        dtheta, dphi, Info)."""
+        the factors' best at u_gold, so a fractional u_gold needs v_gold
+        unless the graph has no additional outputs); returns (loss, dtheta,
+        dphi, Info)."""
         return self._loss(True, u_gold, v_gold, _settings(settings))
 
     def loss_hinge(self, u_gold, v_gold=None, settings=None):

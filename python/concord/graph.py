@@ -393,8 +393,10 @@ class FactorGraph:
     def loss(self, gold, kind="sparsemap", gold_additionals=None, **settings):
         """The LP-SparseMAP (Fenchel-Young) loss (kind="sparsemap") or the
         structured hinge loss (kind="hinge") of a gold structure: gold maps
-        every Variable to its 0/1 array; gold_additionals maps factors to
-        their gold additional values (default: their best at gold).
+        every Variable to its 0/1 array (or a mixture of structures, whose
+        additional values a graph that has some needs given);
+        gold_additionals maps factors to their gold additional values
+        (default: their best at gold).
 
         Returns the loss (a float; a differentiable 0-d tensor with tensor
         scores) and sets every variable's value to the solution it solved

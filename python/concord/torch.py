@@ -496,7 +496,7 @@ class _Structures:
             losses = _losses(_Batch(self.graphs, settings, threads), kind, self.thetas,
                              self.phis, u_golds, [None] * len(u_golds), self.dtype)
         except _core.InvalidArgumentError as error:
-            if not str(error).startswith("the gold structure violates"):
+            if not str(error).startswith("the gold structure"):
                 raise
             raise ValueError("gold: not a %s in every example (%s)"
                              % (self.name, str(error).split(";")[0])) from None

@@ -23,7 +23,11 @@
 #include "solver.h"
 
 /* The gold additional outputs: given, or each factor's best ones at u*
- * (the gold structure must then be allowed by every factor). */
+ * (the gold structure must then be allowed by every factor). A fractional
+ * u* has no best outputs of its own (a factor's best at u* rounded would
+ * be a wrong v*): it needs them given, but in a graph without additional
+ * outputs, where there are none to find (and no factor can judge it: the
+ * loss's sign tells whether it lies in the local polytope). */
 static int gold_additionals(concord_solver *s, const double *u_gold, const double *v_gold,
                             double *v) {
     const concord_graph *g = s->g;
@@ -31,6 +35,14 @@ static int gold_additionals(concord_solver *s, const double *u_gold, const doubl
         if (g->n_add > 0) memcpy(v, v_gold, (size_t)g->n_add * sizeof(double));
         return CONCORD_OK;
     }
+    for (int32_t i = 0; i < g->n_vars; ++i)
+        if (u_gold[i] != 0.0 && u_gold[i] != 1.0) {
+            if (g->n_add == 0) return CONCORD_OK;
+            return solver_fail(s, CONCORD_EINVAL,
+                               "the gold structure is fractional (variable %d is %g); a "
+                               "fractional gold needs its additional outputs given (v_gold)",
+                               i, u_gold[i]);
+        }
     for (int32_t f = 0; f < g->n_factors; ++f) {
         double score;
         bool allowed;
@@ -39,12 +51,8 @@ static int gold_additionals(concord_solver *s, const double *u_gold, const doubl
                                   v + fa->add_begin);
         if (rc) return solver_callback_failed(s, f, rc);
         if (!allowed)
-            return solver_fail(s, CONCORD_EINVAL, "the gold structure violates factor %d (%s)%s",
-                               f, fa->ops->name,
-                               g->n_add > 0 && !all_binary(u_gold, g->n_vars)
-                                   ? "; a fractional gold needs its additional outputs given "
-                                     "(v_gold)"
-                                   : "");
+            return solver_fail(s, CONCORD_EINVAL, "the gold structure violates factor %d (%s)",
+                               f, fa->ops->name);
     }
     return CONCORD_OK;
 }

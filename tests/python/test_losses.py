@@ -219,9 +219,10 @@ def test_loss_gradients_equal_finite_differences(which, h, settings):
 
 
 def test_a_fractional_gold_on_a_graph_without_additional_outputs():
-    """v_gold given empty is a gold structure, not a request for the
-    factors' best (which a fractional u_gold has not): one XOR, whose
-    LP-SparseMAP solution is sparsemax(theta) in closed form."""
+    """v_gold given empty, or None, is a gold structure: a graph without
+    additional outputs has no best ones to find (None once asked the
+    factors for theirs at the gold rounded, and the XOR refused it): one
+    XOR, whose LP-SparseMAP solution is sparsemax(theta) in closed form."""
     from concord import _core
     theta = np.array([1.0, 0.5, -1.0])
     graph = _core.Graph()
@@ -236,8 +237,70 @@ def test_a_fractional_gold_on_a_graph_without_additional_outputs():
     assert loss == pytest.approx(expected, abs=1e-9)
     np.testing.assert_allclose(dtheta, u - u_gold, atol=1e-9)
     assert dphi.shape == (0,)
-    with pytest.raises(_core.ConcordError):
-        solver.loss_sparsemap(u_gold, None, SPARSE)
+    assert solver.loss_sparsemap(u_gold, None, SPARSE)[0] == loss
+
+
+def qp_maximum(theta, weights, A_ub, b_ub, A_eq=None, b_eq=None):
+    """max theta.z - sum_i weights_i z_i^2/2 over {A_ub z <= b_ub, A_eq z =
+    b_eq}, by cvxopt's interior point QP (LDL KKT solver, tolerances
+    1e-10)."""
+    from cvxopt import matrix, solvers
+    equalities = {} if A_eq is None else dict(A=matrix(A_eq), b=matrix(b_eq))
+    result = solvers.coneqp(matrix(np.diag(weights)), matrix(-theta), G=matrix(A_ub),
+                            h=matrix(b_ub), kktsolver="ldl", options={
+                                "show_progress": False, "abstol": 1e-10, "reltol": 1e-10,
+                                "feastol": 1e-10, "maxiters": 200}, **equalities)
+    assert result["status"] == "optimal"
+    z = np.array(result["x"]).reshape(-1)
+    return theta @ z - weights @ z ** 2 / 2
+
+
+def test_fractional_golds_of_a_factor_graph_mixtures_of_assignments():
+    """FactorGraph.loss of a mixture of two assignments of 4 rows to 4
+    columns (Xor rows, AtMostOne columns: no additional outputs) is its
+    definition, the maximum from cvxopt's QP and the hinge's from HiGHS's
+    LP, without gold_additionals; a graph with additional outputs (a Pair)
+    needs them given for a fractional gold (once scored with the Pair's
+    output at the gold rounded: 0 at (0.5, 0.5), where the best is 0.5) and
+    then keeps its definition, the QP over the Pair's marginal polytope."""
+    import concord
+    rng = np.random.default_rng(3)
+    theta = rng.normal(size=(4, 4))
+    fg = concord.FactorGraph()
+    x = fg.variable_from(theta)
+    for i in range(4):
+        fg.add(concord.Xor(x[i]))
+        fg.add(concord.AtMostOne(x[:, i]))
+    gold = 0.5 * np.eye(4) + 0.5 * np.eye(4)[[1, 0, 3, 2]]
+    rows = np.kron(np.eye(4), np.ones(4))  # rows[i] @ u: the sum of row i
+    cols = np.tile(np.eye(4), 4)           # cols[j] @ u: the sum of column j
+    t, g = theta.reshape(-1), gold.reshape(-1)
+    # rows sum to 1, columns to at most 1, u >= 0
+    expected = qp_maximum(t, np.ones(16), np.vstack([cols, -np.eye(16)]),
+                          np.concatenate([np.ones(4), np.zeros(16)]), rows, np.ones(4))
+    expected -= t @ g - g @ g / 2
+    assert fg.loss({x: gold}, tol=1e-12) == pytest.approx(expected, abs=1e-8)
+    aug = t + 1.0 - 2.0 * g
+    lp = linprog(-aug, A_ub=cols, b_ub=np.ones(4), A_eq=rows, b_eq=np.ones(4),
+                 bounds=[(0, 1)] * 16, method="highs")
+    hinge = -lp.fun - aug @ g
+    assert fg.loss({x: gold}, kind="hinge", tol=1e-12) == pytest.approx(hinge, abs=1e-8)
+
+    fg = concord.FactorGraph()
+    a = fg.variable_from(np.array([0.3, -0.2]))
+    pair = fg.add(concord.Pair(a[0], a[1], 1.0))
+    half = np.array([0.5, 0.5])
+    with pytest.raises(ValueError, match=r"fractional \(variable 0 is 0\.5\)"):
+        fg.loss({a: half})
+    # (u1, u2, v): v <= u1, v <= u2, v >= u1 + u2 - 1; the QP regularizes u only
+    theta3 = np.array([0.3, -0.2, 1.0])
+    G = np.array([[-1, 0, 1], [0, -1, 1], [1, 1, -1], [0, 0, -1], [1, 0, 0], [0, 1, 0]],
+                 dtype=float)
+    h = np.array([0, 0, 1, 0, 1, 1], dtype=float)
+    maximum = qp_maximum(theta3, np.array([1.0, 1.0, 0.0]), G, h)
+    gold_value = theta3[:2] @ half + 1.0 * 0.5 - half @ half / 2
+    assert fg.loss({a: half}, gold_additionals={pair: [0.5]}, tol=1e-12) == pytest.approx(
+        maximum - gold_value, abs=1e-6)
 
 
 @pytest.mark.parametrize("settings", [SPARSE, {}])
