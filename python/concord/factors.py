@@ -125,8 +125,20 @@ class Factor:
     def _score_parts(self):
         """The additional scores as arrays or tensors whose flattened
         concatenation is the C layout (-inf included: the C factor forbids
-        those outputs, and reads later scores there as 0)."""
-        return [] if self.scores is None else [self.scores]
+        those outputs, and reads later scores there as 0). Once built, the
+        factor's scores must keep the size they gave it (None: zeros);
+        another size is a ValueError, not scores sent to its neighbours'
+        outputs or a part of them left at their former values."""
+        if self.graph is None:
+            return [] if self.scores is None else [self.scores]
+        count = self.additionals[1]
+        if self.scores is None:
+            return [np.zeros(count)] if count else []
+        size = int(np.prod(np.shape(self.scores), dtype=np.int64))
+        if size != count:
+            raise ValueError("Factor scores: expected %d values (its additional outputs), got "
+                             "shape %s" % (count, tuple(np.shape(self.scores))))
+        return [self.scores]
 
     def _numpy_scores(self):
         """The scores as one flat float64 array."""

@@ -804,6 +804,37 @@ def test_an_oracle_returning_nonsense_is_a_clear_error():
         fg.solve_map()
 
 
+@pytest.mark.parametrize("tensors", [False, True])
+def test_a_user_factor_keeps_the_number_of_scores_it_was_built_with(tensors):
+    """A Factor's scores give its number of additional outputs when it is
+    added; scores of another size later are a ValueError (two scores were
+    written over the next factor's, one left the rest at their former
+    values, and both solved), and None scores are zeros: the MAP equals
+    the enumeration's. The PAIR oracle's factor is followed by a PAIR of
+    score -5 over two variables of score 1 (their best is one of them)."""
+    torch = pytest.importorskip("torch") if tensors else None
+    theta = np.array([0.2, -0.3, 1.0, 1.0])
+
+    def map_value(fg, x, pair_score):
+        fg.solve_exact()
+        best = max(theta @ c + pair_score * c[0] * c[1] - 5.0 * c[2] * c[3]
+                   for c in itertools.product((0, 1), repeat=4))
+        assert float(theta @ np.asarray(x.value, dtype=float)) + pair_score * float(
+            x.value[0] * x.value[1]) - 5.0 * float(x.value[2] * x.value[3]) == pytest.approx(best)
+
+    fg = concord.FactorGraph()
+    x = fg.variable_from(theta)
+    user = fg.add(concord.Factor(x[:2], pair_oracle, scores=np.array([1.0])))
+    fg.add(concord.Pair(x[2], x[3], -5.0))
+    map_value(fg, x, 1.0)
+    for wrong in (np.array([1.0, 7.0]), np.zeros(0)):
+        user.scores = torch.tensor(wrong) if tensors else wrong
+        with pytest.raises(ValueError, match=r"^Factor scores: expected 1 values"):
+            fg.solve() if tensors else fg.solve_map()
+    user.scores = None
+    map_value(fg, x, 0.0)
+    assert fg.graph.additional_scores.tolist() == [0.0, -5.0]
+
 def test_a_progress_callback_sees_the_solve_and_can_stop_it():
     rng = np.random.default_rng(9)
     seen = []
