@@ -373,9 +373,10 @@ cdef double _setting_real(value, str what) except? -1.0:
     raise TypeError("%s must be a number, not %r" % (what, value))
 
 
-cdef bint _setting_flag(value, str what) except -1:
-    """A yes/no setting: True or False (NumPy's too), or the integers 0 and
-    1; anything else ("no", which Python counts as true) is a TypeError."""
+cpdef bint as_flag(value, str what) except -1:
+    """A yes/no setting or builder flag: True or False (NumPy's too), or
+    the integers 0 and 1; anything else ("no", which Python counts as
+    true) is a TypeError."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     try:
@@ -462,7 +463,7 @@ cdef class Settings:
         def __set__(self, value): self.c.eta = _setting_real(value, "eta")
     property adapt_eta:
         def __get__(self): return self.c.adapt_eta
-        def __set__(self, value): self.c.adapt_eta = _setting_flag(value, "adapt_eta")
+        def __set__(self, value): self.c.adapt_eta = as_flag(value, "adapt_eta")
     property relaxation:
         def __get__(self): return self.c.relaxation
         def __set__(self, value): self.c.relaxation = _setting_real(value, "relaxation")
@@ -477,7 +478,7 @@ cdef class Settings:
         def __set__(self, value): self.c.acceleration = _setting_integer(value, "acceleration", 32)
     property warm_start:
         def __get__(self): return self.c.warm_start
-        def __set__(self, value): self.c.warm_start = _setting_flag(value, "warm_start")
+        def __set__(self, value): self.c.warm_start = as_flag(value, "warm_start")
     property time_limit:
         def __get__(self): return self.c.time_limit
         def __set__(self, value): self.c.time_limit = _setting_real(value, "time_limit")
@@ -489,10 +490,10 @@ cdef class Settings:
         def __set__(self, value): self.c.backward_max_iter = _setting_integer(value, "backward_max_iter", 32)
     property backward_power:
         def __get__(self): return self.c.backward_power
-        def __set__(self, value): self.c.backward_power = _setting_flag(value, "backward_power")
+        def __set__(self, value): self.c.backward_power = as_flag(value, "backward_power")
     property acyclic:
         def __get__(self): return self.c.acyclic
-        def __set__(self, value): self.c.acyclic = _setting_flag(value, "acyclic")
+        def __set__(self, value): self.c.acyclic = as_flag(value, "acyclic")
     property node_limit:
         def __get__(self): return self.c.node_limit
         def __set__(self, value): self.c.node_limit = _setting_integer(value, "node_limit", 64)
@@ -903,7 +904,7 @@ cdef class Graph:
         self.check(concord_add_variables(self.g, n, _dptr(s), &first))
         return first
 
-    def add_multi_variable(self, num_states, scores=None, bint one_hot=True):
+    def add_multi_variable(self, num_states, scores=None, one_hot=True):
         """Adds a multi-valued variable: num_states binary variables, one-hot
         (by an XOR factor when one_hot; pass False only when DENSE factors
         cover it). Returns the first state variable's id."""
@@ -911,7 +912,8 @@ cdef class Graph:
         cdef int32_t n = _as_int32(num_states, "num_states")
         cdef const double[::1] s = None if scores is None else _doubles(scores, n, "scores")
         cdef int32_t first = 0
-        self.check(concord_add_multi_variable(self.g, n, _dptr(s), one_hot, &first))
+        self.check(concord_add_multi_variable(self.g, n, _dptr(s),
+                                              as_flag(one_hot, "one_hot"), &first))
         return first
 
     # ---- factors over binary variables
@@ -929,13 +931,14 @@ cdef class Graph:
                                      &f))
         return f
 
-    def add_budget(self, vars, double budget, bint exact=False, negated=None):
+    def add_budget(self, vars, double budget, exact=False, negated=None):
         """BUDGET: at most (exact: exactly) `budget` literals are 1."""
         self.writable()
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         cdef const unsigned char[::1] n = _flags(negated, v.shape[0], "negated")
         cdef int32_t f = 0
-        self.check(concord_add_budget(self.g, v.shape[0], _iptr(v), _bptr(n), budget, exact, &f))
+        self.check(concord_add_budget(self.g, v.shape[0], _iptr(v), _bptr(n), budget,
+                                      as_flag(exact, "exact"), &f))
         return f
 
     def add_knapsack(self, vars, costs, double budget, negated=None):
@@ -974,8 +977,8 @@ cdef class Graph:
 
     # ---- structured factors
 
-    def add_tree(self, length, heads, modifiers, vars, bint projective=False,
-                 bint single_root=False):
+    def add_tree(self, length, heads, modifiers, vars, projective=False,
+                 single_root=False):
         """TREE: dependency trees over `length` nodes (the root is 0); arc k
         goes from heads[k] to modifiers[k] and is variable vars[k]."""
         self.writable()
@@ -983,14 +986,16 @@ cdef class Graph:
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         cdef const int32_t[::1] h = _ids(heads, v.shape[0], "heads")
         cdef const int32_t[::1] m = _ids(modifiers, v.shape[0], "modifiers")
-        cdef unsigned flags = ((CONCORD_TREE_PROJECTIVE if projective else 0)
-                               | (CONCORD_TREE_SINGLE_ROOT if single_root else 0))
+        cdef unsigned flags = ((CONCORD_TREE_PROJECTIVE if as_flag(projective, "projective")
+                                else 0)
+                               | (CONCORD_TREE_SINGLE_ROOT if as_flag(single_root, "single_root")
+                                  else 0))
         cdef int32_t f = 0
         self.check(concord_add_tree(self.g, n, v.shape[0], _iptr(h), _iptr(m), _iptr(v),
                                     flags, &f))
         return f
 
-    def add_matching(self, rows, cols, vars, bint every_row=False, bint every_col=False):
+    def add_matching(self, rows, cols, vars, every_row=False, every_col=False):
         """MATCHING between rows and cols; vars row-major (rows * cols)."""
         self.writable()
         cdef int32_t n_rows = _as_int32(rows, "rows"), n_cols = _as_int32(cols, "cols")
@@ -998,8 +1003,10 @@ cdef class Graph:
         if v.shape[0] != <int64_t>n_rows * n_cols:
             raise ValueError("MATCHING factor: expected %d variables (%d x %d), got %d" % (
                 <int64_t>n_rows * n_cols, n_rows, n_cols, v.shape[0]))
-        cdef unsigned flags = ((CONCORD_MATCHING_EVERY_ROW if every_row else 0)
-                               | (CONCORD_MATCHING_EVERY_COL if every_col else 0))
+        cdef unsigned flags = ((CONCORD_MATCHING_EVERY_ROW if as_flag(every_row, "every_row")
+                                else 0)
+                               | (CONCORD_MATCHING_EVERY_COL if as_flag(every_col, "every_col")
+                                  else 0))
         cdef int32_t f = 0
         self.check(concord_add_matching(self.g, n_rows, n_cols, _iptr(v), flags, &f))
         return f

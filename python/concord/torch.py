@@ -506,7 +506,8 @@ class _Structures:
 def _matchings(scores, every_row, every_col):
     scores, single = _batched(scores, 2)
     batch, rows, cols = scores.shape
-    graph = _matching_graph(rows, cols, bool(every_row), bool(every_col))
+    graph = _matching_graph(rows, cols, _core.as_flag(every_row, "every_row"),
+                            _core.as_flag(every_col, "every_col"))
     return _Structures("matching", scores, single, [graph] * batch, [(rows, cols)] * batch)
 
 
@@ -516,7 +517,9 @@ def _trees(scores, lengths, projective, single_root):
     if scores.shape[2] != n:
         raise ValueError("tree scores must be square, got shape %s" % (tuple(scores.shape),))
     sizes = _lengths(lengths, batch, n)
-    graphs = [_tree_graph(m, bool(projective), bool(single_root)) for m in sizes]
+    projective = _core.as_flag(projective, "projective")
+    single_root = _core.as_flag(single_root, "single_root")
+    graphs = [_tree_graph(m, projective, single_root) for m in sizes]
     return _Structures("dependency tree", scores, single, graphs, [(m, m) for m in sizes])
 
 

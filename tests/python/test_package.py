@@ -1235,6 +1235,45 @@ def test_non_integer_counts_and_indices_are_refused_by_the_low_level_module():
     assert fg.num_factors == 0
 
 
+@pytest.mark.parametrize("flag", ["exact", "every_row"])
+def test_builder_flags_take_truth_values_only(flag):
+    """A builder flag is True, False, 0 or 1 (NumPy's too), as a setting's
+    flag is: a string such as "no" was taken for True and built the other
+    factor (exactly 1 on, every row matched) without a word. The MAP of
+    each accepted value is the enumeration's over the factor's
+    configurations (scores favour none on)."""
+    theta = np.array([[-1.0, -2.0], [-0.5, -3.0]])
+
+    def build(value):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(theta)
+        if flag == "exact":
+            fg.add(concord.Budget(x[0], 1, exact=value))
+            fg.add(concord.Budget(x[1], 1, exact=value))
+        else:
+            fg.add(concord.Matching(x, every_row=value))
+        return fg, x
+
+    def allowed(u, on):
+        rows, cols = u.sum(axis=1), u.sum(axis=0)
+        if flag == "exact":
+            return (rows == 1).all() if on else (rows <= 1).all()
+        return (cols <= 1).all() and ((rows == 1).all() if on else (rows <= 1).all())
+
+    for value in (True, False, 0, 1, np.True_, np.int64(0)):
+        fg, x = build(value)
+        fg.solve_exact()
+        best = max((np.array(c).reshape(2, 2) for c in itertools.product((0, 1), repeat=4)
+                    if allowed(np.array(c).reshape(2, 2), bool(value))),
+                   key=lambda u: (theta * u).sum())
+        assert x.value.tolist() == best.tolist()
+    for value in ("no", "False", None, [1], 2):
+        with pytest.raises(TypeError, match="^%s must be True or False" % flag):
+            build(value)
+    with pytest.raises(TypeError, match="^every_row must be True or False, not 'no'$"):
+        pytest.importorskip("concord.torch").matching_sparsemap(
+            __import__("torch").zeros(2, 2), every_row="no")
+
 def test_float32_and_strided_scores_are_converted():
     scores = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2] / 10
     fg = concord.FactorGraph()
