@@ -249,7 +249,8 @@ class Knapsack(Factor):
 
     def _build(self, fg):
         ids, negated, shape = links(fg, self.variables)
-        costs = np.asarray(self.costs, dtype=np.float64).reshape(-1)
+        # checked by the builder as scores are (no strings, complex or masked costs)
+        costs = as_numpy(self.costs) if is_tensor(self.costs) else self.costs
         return [fg.graph.add_knapsack(ids, costs, self.budget, negated)], ids.size, shape
 
     def _score_parts(self):

@@ -1274,6 +1274,33 @@ def test_builder_flags_take_truth_values_only(flag):
         pytest.importorskip("concord.torch").matching_sparsemap(
             __import__("torch").zeros(2, 2), every_row="no")
 
+
+def test_knapsack_costs_are_checked_as_scores_are():
+    """Knapsack costs are real numbers, as scores are: strings ("1" was
+    read as 1.0), complex numbers (their imaginary parts were dropped) and
+    masked arrays (their masked entries were read) are refused; a list, a
+    tensor that requires a gradient and integers are taken, and the MAP is
+    the enumeration's (costs 1, 2, 3 within 3.5: variables 0 and 1 at
+    best, of scores 1, 1.5, 1.2)."""
+    torch = pytest.importorskip("torch")
+    theta = np.array([1.0, 1.5, 1.2])
+    best = max((c for c in itertools.product((0, 1), repeat=3)
+                if np.dot([1, 2, 3], c) <= 3.5), key=lambda c: theta @ c)
+    for costs in ([1, 2, 3], torch.tensor([1.0, 2.0, 3.0], requires_grad=True),
+                  np.array([1, 2, 3], dtype=np.int8)):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(theta)
+        fg.add(concord.Knapsack(x, costs, 3.5))
+        fg.solve_exact()
+        assert x.value.tolist() == list(best)
+    for costs, error in ((["1", "2", "3"], TypeError), (np.array([1 + 1j, 2, 3]), TypeError),
+                         (np.ma.masked_array([1.0, 2, 3], [1, 0, 0]), ValueError)):
+        fg = concord.FactorGraph()
+        x = fg.variable_from(theta)
+        with pytest.raises(error, match="^costs"):
+            fg.add(concord.Knapsack(x, costs, 3.5))
+        assert fg.num_factors == 0
+
 def test_float32_and_strided_scores_are_converted():
     scores = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2] / 10
     fg = concord.FactorGraph()
