@@ -174,9 +174,21 @@ def test_out_of_range_states_and_links_are_refused_whatever_validate_says():
             three.get_state(i, validate=False)
     factor = graph.create_factor_logic("XOR", [three.get_state(0), three.get_state(2)])
     assert factor.get_variable(1).get_degree() == 1
+    # links are numbered factor by factor, in declaration order: the XOR's
+    # are 0 and 1, the OR's 2, 3 and 4 (an index beyond a factor's links
+    # once gave another factor's link, or none)
+    later = graph.create_factor_logic("OR", [three.get_state(i) for i in range(3)])
+    assert [factor.get_link_id(i) for i in range(2)] == [0, 1]
+    assert [later.get_link_id(i) for i in range(3)] == [2, 3, 4]
     for i in (2, -1):
-        with pytest.raises(IndexError, match="degree 2"):
-            factor.get_variable(i)
+        for get in (factor.get_variable, factor.get_link_id):
+            with pytest.raises(IndexError, match="degree 2"):
+                get(i)
+    with pytest.raises(ValueError, match="bound to no graph"):
+        PFactorSequence().get_link_id(0)
+    graph = PFactorGraph()
+    three = graph.create_multi_variable(3)
+    factor = graph.create_factor_logic("XOR", [three.get_state(0), three.get_state(2)])
     assert [three.get_state(i).get_degree() for i in range(3)] == [1, 0, 1]
     three.set_log_potentials([0.0, 2.0, 1.0])
     # one state of the multi-variable is on, and the XOR rules out state 1

@@ -179,14 +179,21 @@ class PFactor:
     def get_link_id(self, i):
         """The global number of the factor's i-th link (links are numbered
         factor by factor, in declaration order)."""
-        return self._graph._link_offset(self) + as_int(i, "i")
+        if self._graph is None:
+            raise ValueError("the factor is bound to no graph (declare_factor first)")
+        return self._graph._link_offset(self) + self._link(i)
 
     def get_variable(self, i):
         """The factor's i-th variable."""
+        return PBinaryVariable._of(self._graph, self._variables[self._link(i)])
+
+    def _link(self, i):
+        """Index i of one of the factor's links, checked (IndexError: AD3
+        reads out of bounds)."""
         i = as_int(i, "i")
         if not 0 <= i < len(self._variables):
             raise IndexError("variable %d of a factor of degree %d" % (i, len(self._variables)))
-        return PBinaryVariable._of(self._graph, self._variables[i])
+        return i
 
     def solve_map(self, variable_log_potentials, additional_log_potentials):
         """The factor's MAP on its own at the given scores (one per link,
