@@ -817,6 +817,12 @@ def test_a_penalty_of_zero_means_the_default():
     assert solved(0.0, 0.0) == solved(None, None) == solved(-1.0, -1.0)
     qp = solved(0.0, 0.0)[0]
     np.testing.assert_allclose(qp[1], [0.65, 0.35, 0.0], atol=1e-6)  # sparsemax
+    # NaN is no penalty (it compared as neither positive nor 0 or less, and
+    # was taken for the default)
+    graph = PFactorGraph()
+    for set_eta in (graph.set_eta_ad3, graph.set_eta_psdd):
+        with pytest.raises(ValueError, match="^eta must be a number, not nan$"):
+            set_eta(float("nan"))
 
 
 def test_a_dense_factor_uses_its_first_log_potentials():

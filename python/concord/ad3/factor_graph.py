@@ -38,6 +38,15 @@ def _status_code(info, exact=False):
     return codes.get(info.status, 3)
 
 
+def _step(eta):
+    """A penalty or step size: a number, not NaN (which no comparison would
+    tell from the default's 0 or less)."""
+    value = as_double(eta, "eta")
+    if np.isnan(value):
+        raise ValueError("eta must be a number, not nan")
+    return value
+
+
 def _float64_buffer(out, size, name):
     """An output argument typed ``double[:]`` in lp-sparsemap, as a NumPy
     view of its memory: a writable buffer of `size` float64 entries."""
@@ -307,8 +316,8 @@ class PFactorGraph:
     def set_eta_ad3(self, eta):
         """The initial ADMM penalty (relative to the scores' scale in
         concord); 0 or less, which AD3 and lp-sparsemap accept, means
-        concord's default, 0.1."""
-        self._eta = as_double(eta, "eta")
+        concord's default, 0.1; NaN is a ValueError."""
+        self._eta = _step(eta)
 
     def adapt_eta_ad3(self, adapt):
         """Whether the penalty adapts."""
@@ -334,8 +343,9 @@ class PFactorGraph:
 
     def set_eta_psdd(self, eta):
         """The projected subgradient step size (relative to the scores'
-        scale in concord); 0 or less means concord's default, 1."""
-        self._eta_psdd = as_double(eta, "eta")
+        scale in concord); 0 or less means concord's default, 1; NaN is a
+        ValueError."""
+        self._eta_psdd = _step(eta)
 
     def set_max_iterations_psdd(self, max_iterations):
         """The projected subgradient iteration cap."""
