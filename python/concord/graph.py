@@ -414,6 +414,8 @@ class FactorGraph:
         if gold_additionals is not None:
             v_gold = np.full(self.num_additionals, np.nan)
             for factor, value in gold_additionals.items():
+                if getattr(factor, "graph", None) is not self:
+                    raise ValueError("gold_additionals: %r is not in this FactorGraph" % (factor,))
                 first, count = factor.additionals
                 v_gold[first:first + count] = _sized(factor._flatten_values(value), (count,),
                                                      "gold additional values")

@@ -303,6 +303,27 @@ def test_fractional_golds_of_a_factor_graph_mixtures_of_assignments():
         maximum - gold_value, abs=1e-6)
 
 
+def test_gold_additionals_of_another_graphs_factor_are_refused():
+    """gold_additionals keyed by a factor of another FactorGraph (or of
+    none) is a ValueError: its place among that graph's additional outputs
+    was used in this one's, where it is another factor's (here the second
+    Pair's, whose gold was then taken from it, with none missing)."""
+    import concord
+
+    def two_pairs():
+        fg = concord.FactorGraph()
+        x = fg.variable_from(np.array([0.3, -0.2, 0.1]))
+        return fg, x, fg.add(concord.Pair(x[0], x[1], 1.0)), fg.add(concord.Pair(x[1], x[2], 1.0))
+
+    fg, x, first, _ = two_pairs()
+    _, _, _, others = two_pairs()
+    gold = {x: np.array([1.0, 1.0, 0.0])}
+    for foreign in (others, concord.Pair(x[0], x[2], 1.0)):
+        with pytest.raises(ValueError, match="^gold_additionals: Pair.* is not in this "
+                                             "FactorGraph$"):
+            fg.loss(gold, gold_additionals={first: [1.0], foreign: [0.0]})
+
+
 @pytest.mark.parametrize("settings", [SPARSE, {}])
 def test_a_fractional_gold_outside_the_polytope_is_refused(settings):
     """Both losses are >= 0 for a gold in the local polytope (the maximum
