@@ -456,7 +456,11 @@ typedef int (*concord_map_fn)(void *user, const double *variable_scores,
  * variable_values and v to additional_values, and returns 0 or an error
  * as concord_map_fn does. When given it replaces the active set in the
  * forward passes; the backward pass and concord_solver_factor_distribution
- * still use the active set at the final inputs. */
+ * still use the active set at the final inputs. Its answer is trusted:
+ * only its range is checked (u in [0, 1], v in [-1, 1]; CONCORD_ECALLBACK
+ * otherwise), and a point that is not the QP's solution (outside the
+ * polytope, or not its best point) makes the solve's answer wrong, with a
+ * status that may say it converged. */
 typedef int (*concord_qp_fn)(void *user, const double *variable_scores,
                              const double *additional_scores, const double *weights,
                              double *variable_values, double *additional_values);

@@ -90,7 +90,8 @@ class Factor:
       per variable), or (u, v) when it has additional outputs;
       scores: the additional outputs' scores (their number is its size);
       qp(a, b, d), optional: the solution of argmax a.u + b.v - sum(d u^2)/2
-      over the factor's polytope, returned the same way.
+      over the factor's polytope, returned the same way. It is trusted (only
+      its range is checked): a wrong point makes the solve's answer wrong.
     The oracle must be deterministic. An exception it raises stops the
     solve and is raised by the solving call.
 
