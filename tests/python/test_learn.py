@@ -23,7 +23,8 @@
   constraint's meaning written out in Python; labellings of the wrong
   length, dtype or labels and examples that are not feature matrices are
   refused naming the example; constraints set after fit are the ones
-  predict meets (the enumerated best allowed labelling).
+  predict meets (the enumerated best allowed labelling); fit and score
+  read each gold labelling once.
 * The readers name the line of a malformed row.
 * The python blocks of docs/learning.md run (their assertions included).
 """
@@ -462,6 +463,38 @@ def test_labellings_of_the_wrong_length_dtype_or_labels_are_refused_naming_the_e
         chow_liu_tree(np.array([[0, 1], [2, 1]]))
     with pytest.raises(ValueError, match="^Y: an \\(n_samples, n_labels\\) array of 0/1"):
         chow_liu_tree(np.array([0, 1, 1]))
+
+
+class CountedLabelling:
+    """A labelling that counts how often it is read as an array."""
+
+    def __init__(self, y):
+        """Keeps y; not read yet."""
+        self.y, self.reads = np.asarray(y), 0
+
+    def __array__(self, dtype=None, copy=None):
+        """y, counted as one read."""
+        self.reads += 1
+        return self.y if dtype is None else self.y.astype(dtype)
+
+
+@pytest.mark.parametrize("learner", [SubgradientSSVM, DistRepSSVM])
+@pytest.mark.parametrize("name, make, data, exact", MODELS, ids=[m[0] for m in MODELS])
+def test_fit_and_score_read_each_gold_labelling_once(name, make, data, exact, learner):
+    """fit checks each gold labelling once, whatever the model learns from
+    the labels (the Chow-Liu tree) and however many epochs it trains for,
+    and trains as from the arrays themselves; score reads each once too."""
+    rng = np.random.default_rng(16)
+    X, Y = data(rng, 6)
+    counted = [CountedLabelling(y) for y in Y]
+    trained = learner(make(), max_iter=3, batch_size=2, random_state=0).fit(X, counted)
+    assert [c.reads for c in counted] == [1] * 6
+    reference = learner(make(), max_iter=3, batch_size=2, random_state=0).fit(X, Y)
+    assert np.array_equal(trained.joint_w, reference.joint_w) and reference.joint_w.any()
+    for c in counted:
+        c.reads = 0
+    assert trained.score(X, counted) == reference.score(X, Y)
+    assert [c.reads for c in counted] == [1] * 6
 
 
 def test_examples_that_are_not_feature_matrices_are_refused_naming_the_example():

@@ -28,12 +28,13 @@ class _Training:
     """Training examples prepared once: the model's design, the labellings,
     the gold indicator rows and the Hamming cost of every row."""
 
-    def __init__(self, model, design, Y):
-        """Y's gold indicator rows (checked by gold_indicators) and
-        their Hamming cost."""
+    def __init__(self, model, design, labellings):
+        """The labellings (checked by the model's _gold_labellings), their
+        gold indicator rows (refused where the model forbids them:
+        _gold_matrix) and their Hamming cost."""
         self.design = design
-        self.labels = list(Y)
-        self.gold = model.gold_indicators(design, self.labels)
+        self.labels = labellings
+        self.gold = model._gold_matrix(design, labellings)
         self.cost, self.cost_constant = model.cost(self.gold)
 
     def __len__(self):
@@ -88,7 +89,8 @@ def structured_hinge(model, x, y, w, threads=None):
     joint_feature(x, mu*) - joint_feature(x, y). Returns (loss, subgradient).
     """
     W, P = model.split_weights(w)
-    data = _Training(model, model._fitted_design(model._one(x)), [y])
+    design = model._fitted_design(model._one(x))
+    data = _Training(model, design, model._gold_labellings(design, [y]))
     losses, dU, dQ = _hinge_batch(model, data, [0], W, P, threads)
     return losses[0], model.join_weights(dU, dQ)
 
@@ -155,11 +157,11 @@ class _Learner(Estimator):
         w = self._fitted_weights()
         model = self.model
         design = model._fitted_design(X)
-        Y = list(Y)
-        model.gold_indicators(design, Y)
+        labellings = model._gold_labellings(design, Y)
+        model._gold_matrix(design, labellings)
         predicted = model._infer(design, *model.split_weights(w), None, False, self.threads)
-        wrong = sum(model.loss(y, p) for y, p in zip(Y, predicted))
-        return 1.0 - wrong / sum(self.model.max_loss(y) for y in Y)
+        wrong = sum(int(np.sum(y != p)) for y, p in zip(labellings, predicted))
+        return 1.0 - wrong / sum(y.size for y in labellings)
 
 
 class SubgradientSSVM(_Learner):
@@ -214,8 +216,7 @@ class SubgradientSSVM(_Learner):
         predict: wrong length or labels, or breaking a hard constraint)."""
         self._begin()
         model = self.model
-        Y = list(Y)
-        data = _Training(model, model.initialize(X, Y), Y)
+        data = _Training(model, *model._initialize(X, Y))
         n = len(data)
         lam = 0.0 if np.isinf(self.C) else 1.0 / (self.C * n)
         W = np.zeros((model.n_labels, model.n_features_))
@@ -358,8 +359,7 @@ class DistRepSSVM(_Learner):
         is checked first (as SubgradientSSVM.fit checks them)."""
         self._begin()
         model = self.model
-        Y = list(Y)
-        data = _Training(model, model.initialize(X, Y), Y)
+        data = _Training(model, *model._initialize(X, Y))
         rng = np.random.default_rng(self.random_state)
         self.A = self._initial_labels(model.n_labels, rng)
         dim = self.A.shape[0]

