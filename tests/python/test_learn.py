@@ -22,7 +22,9 @@
   a hard constraint: every labelling of small examples against each
   constraint's meaning written out in Python; labellings of the wrong
   length, dtype or labels and examples that are not feature matrices are
-  refused naming the example; constraints set after fit are the ones
+  refused naming the example; labellings as columns (a multilabel
+  example's as a row), numpy.matrix and scipy sparse Y train as 1-D
+  labellings do; constraints set after fit are the ones
   predict meets (the enumerated best allowed labelling); fit and score
   read each gold labelling once.
 * The readers name the line of a malformed row.
@@ -417,8 +419,9 @@ def test_labellings_of_the_wrong_length_dtype_or_labels_are_refused_naming_the_e
     chains_X, chains_Y = chain_data(rng, 4, lengths=(3, 3))
     graphs_X, graphs_Y = graph_data(rng, 4, nodes=3)
     X, Y = multilabel_data(rng, 4, labels=3)
-    one_hot = "the labelling must be a 1-D array of 3 integer states in \\[0, 3\\)"
-    binary = "the labelling must be a 1-D array of 3 values in \\{0, 1\\}"
+    one_hot = "the labelling must be a 1-D array \\(or a column\\) of 3 integer states in " \
+              "\\[0, 3\\)"
+    binary = "the labelling must be a 1-D array \\(or a row\\) of 3 values in \\{0, 1\\}"
     cases = [(ChainCRF(3), chains_X, np.array([0, 3, 1]), one_hot),
              (ChainCRF(3), chains_X, np.array([0, -1, 1]), one_hot),
              (ChainCRF(3), chains_X, np.array([0.0, 1.0, 2.0]), one_hot),
@@ -463,6 +466,64 @@ def test_labellings_of_the_wrong_length_dtype_or_labels_are_refused_naming_the_e
         chow_liu_tree(np.array([[0, 1], [2, 1]]))
     with pytest.raises(ValueError, match="^Y: an \\(n_samples, n_labels\\) array of 0/1"):
         chow_liu_tree(np.array([0, 1, 1]))
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_labellings_as_columns_rows_and_matrices_are_the_vectors_they_hold():
+    """A chain's or graph's labelling as an (n, 1) column (nodes are rows,
+    as in X), a numpy.matrix Y, and a multilabel Y as a numpy.matrix, a
+    scipy sparse matrix or rows (1, n_labels) train the same weights as the
+    1-D labellings, and score, loss, joint_feature and structured_hinge
+    read them the same; shapes that are not one example's labels in that
+    layout are refused naming what to pass instead."""
+    rng = np.random.default_rng(17)
+    chains_X, chains_Y = chain_data(rng, 6)
+    graphs_X, graphs_Y = graph_data(rng, 6, nodes=4)
+    X, Y = multilabel_data(rng, 8, labels=3)
+    same_length = [x[:2] for x in chains_X]
+    sparse = pytest.importorskip("scipy.sparse")
+    cases = [(ChainCRF(3), chains_X, chains_Y, [y[:, None] for y in chains_Y]),
+             (ChainCRF(3), chains_X, chains_Y, [np.matrix(y).T for y in chains_Y]),
+             (ChainCRF(3), same_length, [y[:2] for y in chains_Y],
+              np.matrix([y[:2] for y in chains_Y])),
+             (GraphCRF(3), graphs_X, graphs_Y, [y[:, None] for y in graphs_Y]),
+             (GraphCRF(3, pairwise="potts"), graphs_X, graphs_Y, np.array(graphs_Y)[:, :, None]),
+             (MultiLabelClf(3, edges="tree"), X, Y, np.matrix(Y)),
+             (MultiLabelClf(3, edges="full"), X, Y, sparse.csr_matrix(Y)),
+             (MultiLabelClf(3), X, Y, [y[None, :] for y in Y])]
+    for model, examples, flat, shaped in cases:
+        reference = SubgradientSSVM(model, max_iter=3, batch_size=2, random_state=0).fit(
+            examples, flat)
+        w = reference.w.copy()
+        assert w.any()
+        trained = SubgradientSSVM(model, max_iter=3, batch_size=2, random_state=0).fit(
+            examples, shaped)
+        assert np.array_equal(trained.w, w)
+        assert trained.score(examples, shaped) == reference.score(examples, flat)
+        if not isinstance(shaped, list):
+            continue
+        for x, y, y_shaped in zip(examples, flat, shaped):
+            assert model.loss(y_shaped, y) == 0 and model.max_loss(y_shaped) == np.size(y)
+            assert np.array_equal(model.joint_feature(x, y_shaped), model.joint_feature(x, y))
+            assert structured_hinge(model, x, y_shaped, w)[0] == structured_hinge(model, x, y,
+                                                                                   w)[0]
+    # a row is no labelling of a chain's nodes, a column none of a label set
+    with pytest.raises(ValueError, match=r"^example 1: the labelling must be a 1-D array \(or "
+                                         r"a column\) of \d+ integer states"):
+        SubgradientSSVM(ChainCRF(3), max_iter=1).fit(
+            chains_X, chains_Y[:1] + [y[None, :] for y in chains_Y[1:]])
+    with pytest.raises(ValueError, match=r"^example 0: the labelling must be a 1-D array \(or "
+                                         r"a row\) of 3 values"):
+        SubgradientSSVM(MultiLabelClf(3), max_iter=1).fit(X, [y[:, None] for y in Y])
+    # a 1-D multilabel Y: one example's labels, or one label of each example?
+    for bad in (Y[:, 0], Y[0], Y[:, :, None]):
+        with pytest.raises(ValueError, match=r"^Y: an \(n_samples, n_labels\) array expected, "
+                                             r"got shape \(\d+,( \d+, 1)?\) \(one label per "
+                                             r"example: Y.reshape\(-1, 1\)"):
+            SubgradientSSVM(MultiLabelClf(3), max_iter=1).fit(X[:1], bad)
+    # one label per example, as a column: the 1-label model's Y
+    column = SubgradientSSVM(MultiLabelClf(1), max_iter=2, random_state=0).fit(X, Y[:, :1])
+    assert column.predict(X).shape == (8, 1)
 
 
 class CountedLabelling:

@@ -301,11 +301,11 @@ class StructuredModel(Estimator):
         return self._gold_matrix(design, self._gold_labellings(design, Y))
 
     def _gold_labellings(self, design, Y):
-        """Y as one labelling per example of the design, each checked by
-        _labelling (a 1-D array of the example's number of nodes): a
-        ValueError for a count that differs, or naming the first example
-        whose labelling has the wrong length, dtype or labels."""
-        Y = list(Y)
+        """Y (_labelling_list) as one labelling per example of the design,
+        each checked by _labelling (a 1-D array of the example's number of
+        nodes): a ValueError for a count that differs, or naming the first
+        example whose labelling has the wrong length, dtype or labels."""
+        Y = self._labelling_list(Y)
         if len(Y) != len(design):
             raise ValueError("%d examples but %d labellings" % (len(design), len(Y)))
         labellings = []
@@ -330,6 +330,16 @@ class StructuredModel(Estimator):
             rows.append(self._indicators(y))
         self._check_constraints(design, rows)
         return np.vstack(rows)
+
+    def _labelling_list(self, Y):
+        """The labellings of Y, one per example: an array's rows (a
+        numpy.matrix's or a scipy sparse matrix's as 1-D arrays) or the
+        items of a list."""
+        if _is_sparse(Y):
+            Y = Y.toarray()
+        if isinstance(Y, np.ndarray):
+            Y = np.asarray(Y)   # a numpy.matrix as an array: its rows are 1-D
+        return list(Y)
 
     def _check_allowed(self, y):
         """A ValueError if the model's own factors forbid the labelling y
@@ -416,13 +426,18 @@ class StructuredModel(Estimator):
 
     def _labelling(self, y, nodes=None, what="the labelling"):
         """y as a 1-D integer array of states in [0, n_labels) (of `nodes`
-        states unless None), or a ValueError saying what it is not."""
+        states unless None), or a ValueError saying what it is not. Rows
+        are nodes, as in X: a column (nodes, 1) is read as its nodes'
+        states, a row (1, k) is no labelling of k > 1 nodes."""
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
         if (y.ndim != 1 or (nodes is not None and y.size != nodes)
                 or not np.issubdtype(y.dtype, np.integer)
                 or ((y < 0) | (y >= self.n_labels)).any()):
-            raise ValueError("%s must be a 1-D array of %sinteger states in [0, %d), not %r"
-                             % (what, "" if nodes is None else "%d " % nodes, self.n_labels, y))
+            raise ValueError("%s must be a 1-D array (or a column) of %sinteger states in "
+                             "[0, %d), not %r" % (what, "" if nodes is None else "%d " % nodes,
+                                                  self.n_labels, y))
         return y
 
     def labels_of_relaxed(self, u):
@@ -497,7 +512,8 @@ class MultiLabelClf(StructuredModel):
     when both labels are on.
 
     X: (n_samples, n_features) array or scipy sparse matrix (add a column of
-    ones for biases); Y: (n_samples, n_labels) of 0/1.
+    ones for biases); Y: (n_samples, n_labels) of 0/1 (an array, a
+    numpy.matrix, a scipy sparse matrix or a list of rows; not 1-D).
     edges: None (independent labels), an (n_edges, 2) array of label pairs,
     "full" (every pair) or "tree" (the Chow-Liu tree of the training labels,
     made by initialize). constraints: callables taking the (n_labels,)
@@ -587,13 +603,28 @@ class MultiLabelClf(StructuredModel):
             np.add.at(Q, (self.edges_[:, 0], self.edges_[:, 1]), pair.value)
         return Q
 
+    def _labelling_list(self, Y):
+        """As StructuredModel's, but an array Y must be (n_samples,
+        n_labels): a 1-D one could be one example's labels or one label of
+        every example, and is refused."""
+        labellings = super()._labelling_list(Y)
+        if isinstance(Y, np.ndarray) and Y.dtype != object and Y.ndim != 2:
+            raise ValueError("Y: an (n_samples, n_labels) array expected, got shape %s (one "
+                             "label per example: Y.reshape(-1, 1); one example's labels: "
+                             "Y.reshape(1, -1))" % (Y.shape,))
+        return labellings
+
     def _labelling(self, y, nodes=None, what="the labelling"):
         """y as a 1-D array of n_labels values in {0, 1} (booleans, integers
-        or floats), or a ValueError saying what it is not."""
+        or floats), or a ValueError saying what it is not. The labels are a
+        row, as the example's features are: a (1, n_labels) row is read as
+        its labels, a column is refused."""
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[0] == 1:
+            y = y[0]
         if y.shape != (self.n_labels,) or y.dtype.kind not in "biuf" or not np.isin(
                 y, (0, 1)).all():
-            raise ValueError("%s must be a 1-D array of %d values in {0, 1}, not %r"
+            raise ValueError("%s must be a 1-D array (or a row) of %d values in {0, 1}, not %r"
                              % (what, self.n_labels, y))
         return y
 
@@ -620,7 +651,7 @@ class ChainCRF(StructuredModel):
     ``P[s, t]`` for state s followed by t.
 
     X: list of (length, n_features) arrays or scipy sparse matrices; Y: list
-    of (length,) states. constraints: callables taking the (length,
+    of (length,) states (or (length, 1) columns). constraints: callables taking the (length,
     n_states) output Variable (one-hot rows) and returning concord factors
     (e.g. ``lambda y: concord.Budget(y[:, 0], 2)``).
     forbidden_transitions: None or an (n_states, n_states) boolean array,
@@ -743,7 +774,8 @@ class GraphCRF(StructuredModel):
     state s (n_states weights, symmetric).
 
     X: list of (features (n_nodes, n_features) array or sparse matrix,
-    edges (n_edges, 2) of node indices); Y: list of (n_nodes,) states.
+    edges (n_edges, 2) of node indices); Y: list of (n_nodes,) states (or
+    (n_nodes, 1) columns).
     constraints: as ChainCRF's, over the (n_nodes, n_states) Variable.
     """
 
