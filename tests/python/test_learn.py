@@ -27,6 +27,8 @@
   labellings do; constraints set after fit are the ones
   predict meets (the enumerated best allowed labelling); fit and score
   read each gold labelling once.
+* A graph's joint score is the brute-force sum of its node scores and one
+  pair score per edge; an edge list naming a pair twice is refused.
 * The readers name the line of a malformed row.
 * The python blocks of docs/learning.md run (their assertions included).
 """
@@ -906,6 +908,69 @@ def test_edges_that_are_not_integer_pairs_are_refused_not_reinterpreted():
     features = rng.normal(size=(3, 2))
     with pytest.raises(ValueError, match="edges"):
         graph.initialize([(features, np.array([[0, 1, 2], [1, 2, 0]]))], [np.zeros(3, int)])
+
+
+@pytest.mark.parametrize("pairwise", ["full", "potts"])
+def test_each_pair_of_nodes_is_scored_once_and_an_edge_list_naming_one_twice_is_refused(
+        pairwise):
+    """A graph's joint score is, for every labelling, the brute-force sum
+    of its nodes' W[s_i] . x_i and one pair score per edge (P[s_i, s_j];
+    Potts: P[s, s] when both ends are in s), and exact inference finds the
+    brute-force best. An edge list that names a pair of nodes twice
+    (repeated, or reversed) would score the pair twice: joint_feature,
+    inference and fit refuse it, naming both edges. MultiLabelClf's edges
+    the same, against its brute-force score."""
+    rng = np.random.default_rng(18)
+    features = rng.normal(size=(4, 3))
+    edges = np.array([[0, 1], [1, 2], [2, 3], [3, 0], [0, 2]])
+    x = (features, edges)
+    model = GraphCRF(3, pairwise=pairwise, inference_method="exact")
+    model.initialize([x], [np.zeros(4, dtype=int)])
+    w = rng.normal(size=model.size_joint_feature)
+    W, P = model.split_weights(w)
+
+    def score(y):
+        """The brute-force joint score of labelling y."""
+        nodes = sum(W[s] @ features[i] for i, s in enumerate(y))
+        if pairwise == "potts":
+            return nodes + sum(P[y[i], y[i]] for i, j in edges if y[i] == y[j])
+        return nodes + sum(P[y[i], y[j]] for i, j in edges)
+
+    candidates = [np.array(y) for y in itertools.product(range(3), repeat=4)]
+    for y in candidates:
+        assert w @ model.joint_feature(x, y) == pytest.approx(score(y), abs=1e-12)
+    assert score(model.inference(x, w)) == pytest.approx(max(map(score, candidates)),
+                                                         abs=1e-12)
+    for repeated, j, i, edge in ((np.vstack([edges, [[1, 2]]]), 5, 1, (1, 2)),
+                                 (np.vstack([edges[:3], [[2, 1]], edges[3:]]), 3, 1, (2, 1)),
+                                 (np.vstack([[[2, 0]], edges]), 5, 0, (0, 2))):
+        message = (r"^X\[%%d\] edges: edge %d \(%d, %d\) joins the nodes of edge %d \(%d, %d\) "
+                   r"again \(one edge per pair: a second would add the pair's score again\)$"
+                   % ((j,) + edge + (i,) + tuple(repeated[i])))
+        for call, example in ((lambda: model.joint_feature((features, repeated), candidates[0]),
+                               0),
+                              (lambda: model.inference((features, repeated), w), 0),
+                              (lambda: SubgradientSSVM(GraphCRF(3, pairwise=pairwise),
+                                                       max_iter=1).fit(
+                                  [x, (features, repeated)], candidates[:2]), 1)):
+            with pytest.raises(ValueError, match=message % example):
+                call()
+    # MultiLabelClf: one pair weight per edge, scored once
+    X, Y = multilabel_data(rng, 4, labels=4)
+    labels = MultiLabelClf(4, edges=[[0, 1], [2, 1], [3, 0]])
+    labels.initialize(X, Y)
+    w = rng.normal(size=labels.size_joint_feature)
+    W, P = labels.split_weights(w)
+    for y in itertools.product((0, 1), repeat=4):
+        expected = sum(W[l] @ X[0] for l in range(4) if y[l]) + sum(
+            P[l, m] for l, m in labels.edges_ if y[l] and y[m])
+        assert w @ labels.joint_feature(X[0], np.array(y)) == pytest.approx(expected, abs=1e-12)
+    for edges, message in (([[0, 1], [2, 1], [0, 1]], r"edge 2 \(0, 1\) joins the labels of edge "
+                                                      r"0 \(0, 1\) again"),
+                           ([[0, 1], [1, 0]], r"edge 1 \(1, 0\) joins the labels of edge 0 "
+                                              r"\(0, 1\) again")):
+        with pytest.raises(ValueError, match="^edges: %s" % message):
+            SubgradientSSVM(MultiLabelClf(4, edges=edges), max_iter=1).fit(X, Y)
 
 
 def test_degenerate_inputs_and_parameters_are_refused_with_their_name():

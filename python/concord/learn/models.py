@@ -84,9 +84,13 @@ def _stack(blocks):
     return np.vstack(blocks), [b.shape[0] for b in blocks]
 
 
-def _edge_array(edges, what):
-    """edges as an (n_edges, 2) int64 array: integer pairs, nothing
-    reshaped or rounded."""
+def _edge_array(edges, count, what, kind):
+    """edges as an (n_edges, 2) int64 array of pairs of distinct `kind`
+    ("nodes" or "labels") in [0, count), nothing reshaped or rounded: a
+    TypeError for indices that are not integers, a ValueError naming
+    `what` otherwise, and naming the first edge that joins the same two
+    as an earlier one, in either direction (its factor would score the
+    pair a second time)."""
     array = np.asarray(edges)
     if array.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
@@ -95,7 +99,21 @@ def _edge_array(edges, what):
                          % (what, array.shape))
     if array.dtype.kind not in "iu":
         raise TypeError("%s: integer indices expected, got %s" % (what, array.dtype))
-    return array.astype(np.int64)
+    array = array.astype(np.int64)
+    if ((array < 0) | (array >= count)).any() or (array[:, 0] == array[:, 1]).any():
+        raise ValueError("%s: pairs of distinct %s in [0, %d) expected" % (what, kind, count))
+    pair = np.sort(array, axis=1) @ np.array([count, 1], dtype=np.int64)
+    _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    earlier = first[inverse.reshape(-1)]
+    repeats = np.flatnonzero(earlier != np.arange(len(pair)))
+    if repeats.size:
+        j = int(repeats[0])
+        i = int(earlier[j])
+        raise ValueError("%s: edge %d (%d, %d) joins the %s of edge %d (%d, %d) again (one edge "
+                         "per pair: a second would add the pair's score again)"
+                         % (what, j, array[j, 0], array[j, 1], kind, i, array[i, 0],
+                            array[i, 1]))
+    return array
 
 
 class _Slot:
@@ -514,7 +532,8 @@ class MultiLabelClf(StructuredModel):
     X: (n_samples, n_features) array or scipy sparse matrix (add a column of
     ones for biases); Y: (n_samples, n_labels) of 0/1 (an array, a
     numpy.matrix, a scipy sparse matrix or a list of rows; not 1-D).
-    edges: None (independent labels), an (n_edges, 2) array of label pairs,
+    edges: None (independent labels), an (n_edges, 2) array of label pairs
+    (each pair at most once in either direction),
     "full" (every pair) or "tree" (the Chow-Liu tree of the training labels,
     made by initialize). constraints: callables taking the (n_labels,)
     output Variable and returning concord factors over it (hard constraints
@@ -539,7 +558,8 @@ class MultiLabelClf(StructuredModel):
     def _given_edges(self):
         """The label pairs `edges` gives, (n_edges, 2) (None for "tree":
         they come from the training labels); ValueError for another string
-        or pairs that are not of distinct labels in range."""
+        or pairs that are not of distinct labels in range, or that join two
+        labels twice (_edge_array)."""
         if isinstance(self.edges, str):
             if self.edges == "full":
                 return np.array(np.triu_indices(self.n_labels, 1)).T
@@ -549,11 +569,7 @@ class MultiLabelClf(StructuredModel):
                              % (self.edges,))
         if self.edges is None:
             return np.zeros((0, 2), dtype=np.int64)
-        edges = _edge_array(self.edges, "edges")
-        if ((edges < 0) | (edges >= self.n_labels)).any() or (edges[:, 0] == edges[:, 1]).any():
-            raise ValueError("edges: pairs of distinct labels in [0, %d) expected"
-                             % self.n_labels)
-        return edges
+        return _edge_array(self.edges, self.n_labels, "edges", "labels")
 
     def _initialize(self, X, Y):
         """As StructuredModel's, and sets edges_, the label pairs with a
@@ -774,7 +790,8 @@ class GraphCRF(StructuredModel):
     state s (n_states weights, symmetric).
 
     X: list of (features (n_nodes, n_features) array or sparse matrix,
-    edges (n_edges, 2) of node indices); Y: list of (n_nodes,) states (or
+    edges (n_edges, 2) of node indices, each pair of nodes at most once in
+    either direction); Y: list of (n_nodes,) states (or
     (n_nodes, 1) columns).
     constraints: as ChainCRF's, over the (n_nodes, n_states) Variable.
     """
@@ -809,7 +826,7 @@ class GraphCRF(StructuredModel):
         of an (n_samples, 2) object array), as a design keyed by the number
         of nodes and the edges; ValueError naming an example that is not
         such a pair, has 0 nodes or edges that are not pairs of distinct
-        nodes."""
+        nodes, or that join two nodes twice (_edge_array)."""
         features, edge_lists = [], []
         for k, example in enumerate(X):
             pair = isinstance(example, (tuple, list)) or (
@@ -825,10 +842,7 @@ class GraphCRF(StructuredModel):
         for k, (n, edges) in enumerate(zip(sizes, edge_lists)):
             if n == 0:
                 raise ValueError("X[%d]: a graph of 0 nodes" % k)
-            edges = _edge_array(edges, "X[%d] edges" % k)
-            if ((edges < 0) | (edges >= n)).any() or (edges[:, 0] == edges[:, 1]).any():
-                raise ValueError("X[%d] edges: pairs of distinct nodes in [0, %d) expected"
-                                 % (k, n))
+            edges = _edge_array(edges, n, "X[%d] edges" % k, "nodes")
             keys.append((n, edges.tobytes()))
         return Design(phi, np.concatenate([[0], np.cumsum(sizes)]), keys)
 
