@@ -454,6 +454,10 @@ def test_labellings_of_the_wrong_length_dtype_or_labels_are_refused_naming_the_e
             trained.score(examples, gold[:3])
         with pytest.raises(ValueError, match="^4 examples but 5 labellings$"):
             SubgradientSSVM(model, max_iter=1).fit(examples, gold[:3] + gold[:2])
+        with pytest.raises(ValueError, match=r"^example 3: the labelling: a 1-D array \(or a "
+                                             r"(column\) of states|row\) of 0/1 values) "
+                                             r"expected, got rows of different lengths$"):
+            SubgradientSSVM(model, max_iter=1).fit(examples, gold[:3] + [[[0], [1, 0]]])
     # labellings of different lengths are no Hamming loss
     model = ChainCRF(3)
     with pytest.raises(ValueError, match="^y has 3 labels but y_hat 2$"):
@@ -590,6 +594,14 @@ def test_examples_that_are_not_feature_matrices_are_refused_naming_the_example()
          r"X: a \(rows, n_features\) matrix expected, got shape \(4,\)"),
         (MultiLabelClf(3), X[:, :, None], Y, ValueError,
          r"X: a \(rows, n_features\) matrix expected, got shape \(4, 4, 1\)"),
+        # nested lists of rows of different lengths are no matrix
+        (MultiLabelClf(3), [[1.0, 2.0], [3.0]], Y[:2], ValueError,
+         r"X: a \(rows, n_features\) matrix expected, got rows of different lengths"),
+        (ChainCRF(3), chains_X[:2] + [[[1.0, 2.0, 3.0, 4.0], [5.0]]], chains_Y, ValueError,
+         r"X\[2\]: a \(rows, n_features\) matrix expected, got rows of different lengths"),
+        (GraphCRF(3), graphs_X[:2] + [(graphs_X[2][0], [[0, 1], [2]])], graphs_Y, ValueError,
+         r"X\[2\] edges: an \(n_edges, 2\) array of index pairs expected, got rows of "
+         r"different lengths"),
     ]
     for model, examples, labels, error, message in cases:
         with pytest.raises(error, match="^%s$" % message):
@@ -1041,6 +1053,20 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
     with pytest.raises(ValueError, match="^init: the label vectors lie in the unit ball, but "
                                          "column 2 has norm 1.06301$"):
         DistRepSSVM(MultiLabelClf(4), dim=2, init=outside).fit(X, Y)
+    # a tuple is a relaxed solution (u, Q) of the example's sizes: another
+    # is refused, a labelling as a tuple included
+    tagger = ChainCRF(3)
+    tagger.initialize(chains_X, chains_Y)
+    x, n = chains_X[0], len(chains_X[0])
+    w = rng.normal(size=tagger.size_joint_feature)
+    u, Q = tagger.inference(x, w, relaxed=True)
+    assert np.allclose(tagger.joint_feature(x, (u, Q)),
+                       tagger.joint_feature(x, tagger.inference(x, w)))
+    for bad in ((u, Q[:2]), (u[:-1], Q), (u, Q, Q), tuple(chains_Y[0])):
+        with pytest.raises(ValueError, match=r"^y: a tuple is a relaxed solution \(u, Q\), u "
+                                             r"of %d values \(nodes x labels: %d x 3\) and Q "
+                                             r"\(3, 3\)" % (3 * n, n)):
+            tagger.joint_feature(x, bad)
     # the model's loss functions need initialize (a learner's fit) first
     with pytest.raises(concord.learn.NotFittedError, match="ChainCRF is not initialized"):
         structured_hinge(ChainCRF(3), chains_X[0], chains_Y[0], np.zeros(15))

@@ -52,6 +52,19 @@ def _is_sparse(x):
     return hasattr(x, "tocsr")
 
 
+def _array(x, what, expected):
+    """x as a NumPy array (a masked array as it is, for real_array to
+    refuse); nested sequences of different lengths are a ValueError naming
+    `what` and saying what was `expected`."""
+    if isinstance(x, np.ma.MaskedArray):
+        return x
+    try:
+        return np.asarray(x)
+    except ValueError:
+        raise ValueError("%s: %s expected, got rows of different lengths"
+                         % (what, expected)) from None
+
+
 def _features(x, what):
     """An example's features `x` (named `what` in errors) as a 2-D float64
     array or a CSR matrix: real numbers only (complex ones would lose their
@@ -60,6 +73,7 @@ def _features(x, what):
         x = x.tocsr()
         _core.real_array(x.data, what)
     else:
+        x = _array(x, what, "a (rows, n_features) matrix")
         x = np.asarray(_core.real_array(x, what), dtype=np.float64)
     if x.ndim != 2:
         raise ValueError("%s: a (rows, n_features) matrix expected, got shape %s"
@@ -91,7 +105,7 @@ def _edge_array(edges, count, what, kind):
     `what` otherwise, and naming the first edge that joins the same two
     as an earlier one, in either direction (its factor would score the
     pair a second time)."""
-    array = np.asarray(edges)
+    array = _array(edges, what, "an (n_edges, 2) array of index pairs")
     if array.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
     if array.ndim != 2 or array.shape[1] != 2:
@@ -265,14 +279,27 @@ class StructuredModel(Estimator):
         design = self._fitted_design(self._one(x))
         key = design.keys[0]
         if isinstance(y, tuple):
-            u, Q = y
-            u = np.asarray(u, dtype=np.float64).reshape(-1, self.n_labels)
+            u, Q = self._relaxed(y, design.offsets[1])
         else:
             y = self._labelling(y, design.offsets[1])
             self._check_allowed(y)
             u, Q = self._indicators(y), self._gold_pair_stats(key, y)
         U = np.asarray(design.phi.T @ u).T
         return self.join_weights(U, Q)
+
+    def _relaxed(self, y, nodes):
+        """A relaxed solution y = (u, Q) of an example of `nodes` nodes as
+        float64 arrays, u (nodes, n_labels) and Q (n_labels, n_labels); a
+        ValueError for another tuple or other sizes."""
+        labels = self.n_labels
+        u, Q = (None, None) if len(y) != 2 else (
+            np.asarray(_core.real_array(part, "y"), dtype=np.float64) for part in y)
+        if u is None or u.size != nodes * labels or Q.shape != (labels, labels):
+            raise ValueError("y: a tuple is a relaxed solution (u, Q), u of %d values (nodes x "
+                             "labels: %d x %d) and Q (%d, %d), as inference(..., relaxed=True) "
+                             "returns (a labelling is an array, not a tuple)"
+                             % (nodes * labels, nodes, labels, labels, labels))
+        return u.reshape(nodes, labels), Q
 
     def inference(self, x, w, relaxed=False, threads=None):
         """The best labelling of x under w by the model's inference method
@@ -447,7 +474,7 @@ class StructuredModel(Estimator):
         states unless None), or a ValueError saying what it is not. Rows
         are nodes, as in X: a column (nodes, 1) is read as its nodes'
         states, a row (1, k) is no labelling of k > 1 nodes."""
-        y = np.asarray(y)
+        y = _array(y, what, "a 1-D array (or a column) of states")
         if y.ndim == 2 and y.shape[1] == 1:
             y = y[:, 0]
         if (y.ndim != 1 or (nodes is not None and y.size != nodes)
@@ -594,7 +621,9 @@ class MultiLabelClf(StructuredModel):
 
     def _one(self, x):
         """One feature row x as a matrix of one row."""
-        return x if _is_sparse(x) else np.reshape(_core.real_array(x, "x"), (1, -1))
+        if _is_sparse(x):
+            return x
+        return np.reshape(_core.real_array(_array(x, "x", "a feature row"), "x"), (1, -1))
 
     def _build(self, key):
         """The graph of an example: the labels' variable and, with
@@ -635,7 +664,7 @@ class MultiLabelClf(StructuredModel):
         or floats), or a ValueError saying what it is not. The labels are a
         row, as the example's features are: a (1, n_labels) row is read as
         its labels, a column is refused."""
-        y = np.asarray(y)
+        y = _array(y, what, "a 1-D array (or a row) of 0/1 values")
         if y.ndim == 2 and y.shape[0] == 1:
             y = y[0]
         if y.shape != (self.n_labels,) or y.dtype.kind not in "biuf" or not np.isin(
