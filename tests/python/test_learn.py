@@ -1039,6 +1039,11 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
                           (DistRepSSVM(MultiLabelClf(4), a_learning_rate=np.inf),
                            "a_learning_rate"),
                           (SubgradientSSVM(MultiLabelClf(4), callback=3), "callback"),
+                          (SubgradientSSVM(MultiLabelClf(4), threads=1.5), "threads"),
+                          (DistRepSSVM(MultiLabelClf(4), threads="2"), "threads"),
+                          (SubgradientSSVM(MultiLabelClf(4), random_state=-1), "random_state"),
+                          (DistRepSSVM(MultiLabelClf(4), random_state=np.random.RandomState(0)),
+                           "random_state"),
                           (SubgradientSSVM(MultiLabelClf(0)), "n_labels"),
                           (SubgradientSSVM(ChainCRF(2.5)), "n_states"),
                           (SubgradientSSVM(GraphCRF(-1)), "n_states"),
@@ -1046,6 +1051,7 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
                            "inference_settings")):
         with pytest.raises(ValueError, match="^%s must be" % name):
             learner.fit(X, Y)
+        assert not hasattr(learner, "w")   # refused before any training
     with pytest.raises(ValueError, match="^init: the label vectors must be finite"):
         DistRepSSVM(MultiLabelClf(4), dim=2, init=np.full((2, 4), np.nan)).fit(X, Y)
     outside = np.full((2, 4), 0.5)

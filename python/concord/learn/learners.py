@@ -118,6 +118,16 @@ class _Learner(Estimator):
         check_number(self, "learning_rate", 0, strictly=True)
         if self.callback is not None and not callable(self.callback):
             raise ValueError("callback must be callable or None, not %r" % (self.callback,))
+        threads = self.threads
+        if threads is not None and (isinstance(threads, bool)
+                                    or not isinstance(threads, (int, np.integer))):
+            raise ValueError("threads must be None or an integer (<= 0: one per processor), "
+                             "not %r" % (threads,))
+        try:
+            np.random.default_rng(self.random_state)   # a Generator is returned as it is
+        except (TypeError, ValueError):
+            raise ValueError("random_state must be None, a non-negative integer seed or a "
+                             "numpy.random.Generator, not %r" % (self.random_state,)) from None
 
     def _begin(self):
         """Checks the parameters, empties the curves and starts the clock."""
