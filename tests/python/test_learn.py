@@ -472,6 +472,12 @@ def test_labellings_of_the_wrong_length_dtype_or_labels_are_refused_naming_the_e
         chow_liu_tree(np.array([[0, 1], [2, 1]]))
     with pytest.raises(ValueError, match="^Y: an \\(n_samples, n_labels\\) array of 0/1"):
         chow_liu_tree(np.array([0, 1, 1]))
+    with pytest.raises(ValueError, match="^Y: an \\(n_samples, n_labels\\) array of 0/1 with "
+                                         "n_samples, n_labels >= 1 expected, got shape "
+                                         "\\(0, 3\\)$"):
+        chow_liu_tree(np.zeros((0, 3), dtype=int))
+    sparse = pytest.importorskip("scipy.sparse")
+    assert np.array_equal(chow_liu_tree(sparse.csr_matrix(Y)), chow_liu_tree(Y))
 
 
 @pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
@@ -1048,7 +1054,11 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
                           (SubgradientSSVM(ChainCRF(2.5)), "n_states"),
                           (SubgradientSSVM(GraphCRF(-1)), "n_states"),
                           (SubgradientSSVM(MultiLabelClf(4, inference_settings=[("tol", 1)])),
-                           "inference_settings")):
+                           "inference_settings"),
+                          (SubgradientSSVM(MultiLabelClf(4, constraints=lambda y: None)),
+                           "constraints"),
+                          (SubgradientSSVM(ChainCRF(3, constraints=[3])), "constraints"),
+                          (DistRepSSVM(GraphCRF(3, constraints=None)), "constraints")):
         with pytest.raises(ValueError, match="^%s must be" % name):
             learner.fit(X, Y)
         assert not hasattr(learner, "w")   # refused before any training

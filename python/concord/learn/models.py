@@ -226,6 +226,11 @@ class StructuredModel(Estimator):
         if not isinstance(self.inference_settings, (dict, type(None))):
             raise ValueError("inference_settings must be a dict of solver settings or None, "
                              "not %r" % (self.inference_settings,))
+        if not isinstance(self.constraints, (list, tuple)) or not all(
+                callable(c) for c in self.constraints):
+            raise ValueError("constraints must be a list of callables, each taking the output "
+                             "Variable and returning factors over it, not %r"
+                             % (self.constraints,))
 
     def _require_initialized(self):
         """NotFittedError unless initialize has run."""
@@ -928,12 +933,13 @@ def chow_liu_tree(Y):
     """The Chow-Liu tree of binary label columns: the maximum spanning tree
     of the labels' pairwise mutual information (Prim's algorithm). Returns
     its edges, (n_labels - 1, 2) with i < j. Y: (n_samples, n_labels) of
-    0/1, at least one label."""
-    Y = np.asarray(Y)
-    if Y.ndim != 2 or Y.shape[1] == 0 or Y.dtype.kind not in "biuf" or not np.isin(
+    0/1 (an array, a numpy.matrix or a scipy sparse matrix), at least one
+    sample and one label."""
+    Y = np.asarray(Y.toarray() if _is_sparse(Y) else Y)
+    if Y.ndim != 2 or 0 in Y.shape or Y.dtype.kind not in "biuf" or not np.isin(
             Y, (0, 1)).all():
-        raise ValueError("Y: an (n_samples, n_labels) array of 0/1 with n_labels >= 1 "
-                         "expected, got shape %s" % (Y.shape,))
+        raise ValueError("Y: an (n_samples, n_labels) array of 0/1 with n_samples, n_labels "
+                         ">= 1 expected, got shape %s" % (Y.shape,))
     Y = Y.astype(np.float64)
     n, labels = Y.shape
     joint = {}
