@@ -53,16 +53,21 @@ def _is_sparse(x):
 
 
 def _array(x, what, expected):
-    """x as a NumPy array (a masked array as it is, for real_array to
-    refuse); nested sequences of different lengths are a ValueError naming
-    `what` and saying what was `expected`."""
-    if isinstance(x, np.ma.MaskedArray):
-        return x
+    """x as a NumPy array; nested sequences of different lengths are a
+    ValueError naming `what` and saying what was `expected`."""
     try:
         return np.asarray(x)
     except ValueError:
         raise ValueError("%s: %s expected, got rows of different lengths"
                          % (what, expected)) from None
+
+
+def _real_array(x, what, expected):
+    """x as a NumPy array of real numbers, checked by _array and by
+    real_array (which refuses a masked array, left as it is for that)."""
+    if not isinstance(x, np.ma.MaskedArray):
+        x = _array(x, what, expected)
+    return _core.real_array(x, what)
 
 
 def _features(x, what):
@@ -73,8 +78,7 @@ def _features(x, what):
         x = x.tocsr()
         _core.real_array(x.data, what)
     else:
-        x = _array(x, what, "a (rows, n_features) matrix")
-        x = np.asarray(_core.real_array(x, what), dtype=np.float64)
+        x = np.asarray(_real_array(x, what, "a (rows, n_features) matrix"), dtype=np.float64)
     if x.ndim != 2:
         raise ValueError("%s: a (rows, n_features) matrix expected, got shape %s"
                          % (what, x.shape))
@@ -297,14 +301,14 @@ class StructuredModel(Estimator):
         float64 arrays, u (nodes, n_labels) and Q (n_labels, n_labels); a
         ValueError for another tuple or other sizes."""
         labels = self.n_labels
-        u, Q = (None, None) if len(y) != 2 else (
-            np.asarray(_core.real_array(part, "y"), dtype=np.float64) for part in y)
-        if u is None or u.size != nodes * labels or Q.shape != (labels, labels):
+        parts = [np.asarray(_real_array(part, "y", "u and Q"), dtype=np.float64) for part in y]
+        if (len(parts) != 2 or parts[0].size != nodes * labels
+                or parts[1].shape != (labels, labels)):
             raise ValueError("y: a tuple is a relaxed solution (u, Q), u of %d values (nodes x "
                              "labels: %d x %d) and Q (%d, %d), as inference(..., relaxed=True) "
                              "returns (a labelling is an array, not a tuple)"
                              % (nodes * labels, nodes, labels, labels, labels))
-        return u.reshape(nodes, labels), Q
+        return parts[0].reshape(nodes, labels), parts[1]
 
     def inference(self, x, w, relaxed=False, threads=None):
         """The best labelling of x under w by the model's inference method
@@ -628,7 +632,7 @@ class MultiLabelClf(StructuredModel):
         """One feature row x as a matrix of one row."""
         if _is_sparse(x):
             return x
-        return np.reshape(_core.real_array(_array(x, "x", "a feature row"), "x"), (1, -1))
+        return np.reshape(_real_array(x, "x", "a feature row"), (1, -1))
 
     def _build(self, key):
         """The graph of an example: the labels' variable and, with
