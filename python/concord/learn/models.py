@@ -705,9 +705,10 @@ class ChainCRF(StructuredModel):
     ``P[s, t]`` for state s followed by t.
 
     X: list of (length, n_features) arrays or scipy sparse matrices; Y: list
-    of (length,) states (or (length, 1) columns). constraints: callables taking the (length,
-    n_states) output Variable (one-hot rows) and returning concord factors
-    (e.g. ``lambda y: concord.Budget(y[:, 0], 2)``).
+    of (length,) states (or (length, 1) columns). constraints: callables
+    taking the (length, n_states) output Variable (one-hot rows) and
+    returning concord factors (e.g. ``lambda y: concord.Budget(y[:, 0],
+    2)``).
     forbidden_transitions: None or an (n_states, n_states) boolean array,
     True where state s may not be followed by t (BIO's O -> I-x, say);
     forbidden_starts: None or (n_states,) booleans, True for the states a
