@@ -1062,6 +1062,11 @@ typedef struct concord_backward_info {
  * configurations found. Without ties this costs two oracle calls per such
  * factor. Where the solution map has a kink (it is not differentiable),
  * the products are those of one of the pieces meeting there.
+ * CONCORD_ENOTCONVERGED, with the products filled in, when conjugate
+ * gradients (or the power iteration) stopped at backward_max_iter (see
+ * info->converged), or when the forward pass stopped before converging
+ * (status max_iter, time_limit or interrupted: the products are then those
+ * of its last iterate); the message says which.
  * CONCORD_EINVAL when du or dv holds a value that is not finite, when the
  * solver's last solve was not concord_solver_sparse, or when the scores it
  * uses changed since. `settings` (may be NULL) supplies backward_tol,

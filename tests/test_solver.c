@@ -1899,6 +1899,53 @@ static void backward_reports_its_iteration_cap(void **state) {
     concord_graph_free(g);
 }
 
+static int interrupt_at_third_iteration(void *context, const concord_progress *p) {
+    (void)context;
+    return p->iteration >= 3;
+}
+
+/* A forward pass stopped before converging (max_iter, or interrupted by
+ * its progress callback) is differentiated at its last iterate, and the
+ * backward pass says so: CONCORD_ENOTCONVERGED with the products filled
+ * and its conjugate gradients converged; after a converged solve, OK. */
+static void backward_reports_an_unconverged_forward_pass(void **state) {
+    (void)state;
+    test_rng rng = {37};
+    concord_graph *g = matching_graph(8, 8, &rng);
+    const int32_t n = concord_num_variables(g);
+    double du[64], dtheta[64];
+    random_normals(&rng, du, n, 1.0);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings stopped;
+    concord_default_settings(&stopped);
+    stopped.warm_start = false;
+    for (int by_callback = 0; by_callback <= 1; ++by_callback) {
+        concord_info info;
+        if (by_callback) {
+            stopped.max_iter = 10000;
+            stopped.bound_every = 1; /* the callback runs with the bound */
+            stopped.progress = interrupt_at_third_iteration;
+        } else {
+            stopped.max_iter = 2;
+        }
+        assert_int_equal(concord_solver_sparse(s, &stopped, &info), CONCORD_ENOTCONVERGED);
+        assert_int_equal(info.status, by_callback ? CONCORD_STATUS_INTERRUPTED
+                                                  : CONCORD_STATUS_MAX_ITER);
+        concord_backward_info binfo;
+        for (int32_t i = 0; i < n; ++i) dtheta[i] = NAN;
+        assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, &binfo),
+                         CONCORD_ENOTCONVERGED);
+        assert_true(binfo.converged);
+        for (int32_t i = 0; i < n; ++i) assert_true(isfinite(dtheta[i]));
+        assert_non_null(strstr(concord_solver_last_error(s), "stopped before converging"));
+        assert_int_equal(concord_solver_sparse(s, NULL, &info), CONCORD_OK);
+        assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, &binfo),
+                         CONCORD_OK);
+    }
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* The graph of the backward tests at any magnitude: XOR(0, 1, 2),
  * OR(1, 2, 3) and a PAIR on (0, 3), whose one additional output is v. */
 static concord_graph *logic_and_pair_graph(void) {
@@ -2162,6 +2209,7 @@ int main(void) {
         cmocka_unit_test(a_separable_solve_reports_progress_and_can_be_stopped),
         cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),
         cmocka_unit_test(backward_reports_its_iteration_cap),
+        cmocka_unit_test(backward_reports_an_unconverged_forward_pass),
         cmocka_unit_test(backward_is_linear_in_the_gradient_at_any_magnitude),
         cmocka_unit_test(backward_gives_the_derivative_where_the_faces_leave_rounding),
         cmocka_unit_test(backward_refuses_a_gradient_that_is_not_finite),

@@ -1554,7 +1554,9 @@ cdef class Solver:
         CONCORD_FACE_COMPLETION_LIMIT (512) configurations is not completed
         and its part is the derivative on a smaller face: counted in
         BackwardInfo.incomplete_faces, with a RuntimeWarning; so is a pass
-        stopped at backward_max_iter (BackwardInfo.converged False)."""
+        stopped at backward_max_iter (BackwardInfo.converged False), and one
+        of a forward solve that stopped before converging (max_iter,
+        time_limit, interrupted: the gradient is that of its last iterate)."""
         cdef Settings st = _settings(settings)
         cdef int32_t n = self.n_vars, m = self.n_add
         cdef const double[::1] a = _doubles(du, n, "du")
@@ -1577,12 +1579,10 @@ cdef class Solver:
         finally:
             self.leave()
         self.check(rc)
-        if not info.converged:
-            warnings.warn("backward: %s stopped at %d iterations with relative residual %.3g "
-                          "(backward_tol %g): the gradient is inexact"
-                          % ("the power iteration" if st.c.backward_power
-                             else "conjugate gradients", info.iterations, info.residual,
-                             st.c.backward_tol), RuntimeWarning, stacklevel=2)
+        if rc == CONCORD_ENOTCONVERGED:
+            # conjugate gradients at their cap, or a forward pass stopped early
+            warnings.warn("%s: the gradient is inexact" % _text(concord_solver_last_error(self.s)),
+                          RuntimeWarning, stacklevel=2)
         if info.incomplete_faces:
             warnings.warn("backward: the faces holding the solution of %d factor(s) have more "
                           "than %d configurations (scores that tie, or nearly); their part of "

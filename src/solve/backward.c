@@ -253,11 +253,17 @@ static int run_backward(concord_solver *w, const concord_settings *settings, con
     }
     out.seconds = solver_seconds_since(&start);
     if (info) *info = out;
+    const char *forward_stopped = "the forward pass it differentiates stopped before "
+                                  "converging: the products are those of its last iterate";
     if (!out.converged)
         return solver_fail(w, CONCORD_ENOTCONVERGED,
-                           "backward: %s stopped at %d iterations with relative residual %.3g",
+                           "backward: %s stopped at %d iterations with relative residual "
+                           "%.3g%s%s",
                            s.backward_power ? "the power iteration" : "conjugate gradients",
-                           out.iterations, out.residual);
+                           out.iterations, out.residual, w->sol_converged ? "" : "; ",
+                           w->sol_converged ? "" : forward_stopped);
+    if (!w->sol_converged)
+        return solver_fail(w, CONCORD_ENOTCONVERGED, "backward: %s", forward_stopped);
     return CONCORD_OK;
 }
 

@@ -95,6 +95,9 @@ struct concord_solver {
     double *sol_u, *sol_v;
     bool solved;        /* sol_u, sol_v hold a solution */
     bool sol_integral;  /* it is integral (hence MAP-optimal for LP-MAP) */
+    bool sol_converged; /* the ADMM solve behind it reached its tolerance
+                           (not stopped by max_iter, a time limit or an
+                           interrupt): the backward pass says so */
     bool sol_from_admm; /* it is the last ADMM solve's, whose active sets and
                            final inputs stand behind it (distribution.c) */
     uint64_t solved_own_revision, solved_graph_revision; /* scores it had */

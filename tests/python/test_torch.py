@@ -221,6 +221,18 @@ def test_a_tied_face_too_large_to_complete_warns():
         ct.tree_sparsemap(small).sum().backward()
 
 
+def test_the_gradient_of_a_solve_stopped_early_warns():
+    """A layer whose solve stops at max_iter still gives a gradient (that of
+    its last iterate) and says it is inexact; converged, it says nothing."""
+    arcs = scores(1, 8, 8, seed=16)[0].detach().requires_grad_()
+    with pytest.warns(RuntimeWarning, match="stopped before converging"):
+        ct.matching_sparsemap(arcs, max_iter=2).sum().backward()
+    assert torch.isfinite(arcs.grad).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ct.matching_sparsemap(arcs).sum().backward()
+
+
 def test_layers_equal_factor_graphs_and_threads_equal_one_by_one():
     arcs = scores(6, 5, 5, seed=14).detach()
     batched = ct.tree_sparsemap(arcs, threads=2)
