@@ -414,6 +414,11 @@ def _refuse_copy(obj):
                     "its inputs" % type(obj).__name__)
 
 
+def _settings_from_fields(fields):
+    """Settings(**fields): what an unpickled Settings is made from."""
+    return Settings(**fields)
+
+
 cdef class Settings:
     """Solver settings (concord_settings), from keyword arguments; the rest
     keep the library's defaults:
@@ -531,6 +536,11 @@ cdef class Settings:
     def __repr__(self):
         return "Settings(%s)" % ", ".join("%s=%r" % (name, getattr(self, name))
                                           for name in _SETTING_NAMES)
+
+    def __reduce__(self):
+        """Pickled and copied as its keyword arguments (the progress
+        callback too, which must then be picklable itself)."""
+        return (_settings_from_fields, ({name: getattr(self, name) for name in _SETTING_NAMES},))
 
     cdef int report(self, const concord_progress *p):
         """Calls the progress callback (with the GIL); nonzero stops."""

@@ -1479,6 +1479,28 @@ def test_graphs_solvers_and_readers_refuse_pickling_and_copying_with_a_clear_err
                 copying(obj)
 
 
+def stop_at_once(progress):
+    """A progress callback that pickle can find by name."""
+    return True
+
+
+def test_settings_pickle_and_copy_as_their_values():
+    """Settings hold numbers and a callback, no C state: a pickled or
+    copied Settings has every value of the original, and solves alike."""
+    import copy
+    import pickle
+    original = _core.Settings(max_iter=7, tol=1e-4, eta=0.3, warm_start=False,
+                              search="depth_first", psdd_step="polyak", progress=stop_at_once)
+    for copied in (pickle.loads(pickle.dumps(original)), copy.copy(original),
+                   copy.deepcopy(original)):
+        assert copied is not original
+        for name in ("max_iter", "tol", "eta", "warm_start", "search", "psdd_step", "progress",
+                     "backward_tol", "acyclic"):
+            assert getattr(copied, name) == getattr(original, name), name
+    with pytest.raises(Exception, match="lambda|local object"):
+        pickle.dumps(_core.Settings(progress=lambda p: False))
+
+
 def test_solve_batch_takes_factor_graphs_only():
     fg = concord.FactorGraph()
     fg.variable_from(np.zeros(2))
