@@ -383,10 +383,14 @@ class FactorGraph:
         """The sparse distribution behind a factor's part of the last
         LP-SparseMAP solution: (weights (k,), configurations (k, *shape)),
         the configurations shaped like the factor's variables. For a factor
-        made of several C factors (Pair), the first one's."""
+        made of several C factors (Pair), the first one's; one made of none
+        (a Pair of empty arrays) has none (ValueError)."""
         solver = self._require_solution()
         if factor.graph is not self:
             raise ValueError("%r is not in this FactorGraph" % (factor,))
+        if not factor.ids:
+            raise ValueError("%r holds no factor of the C graph, hence no distribution"
+                             % (factor,))
         weights, configurations, _ = solver.factor_distribution(factor.ids[0])
         return weights, configurations.reshape((len(weights),) + factor.shape)
 

@@ -1381,6 +1381,15 @@ def test_distributions_reproduce_the_solution():
     assert np.abs(np.tensordot(weights, trees, 1) - x.value).max() < 1e-7
 
 
+def test_a_factor_holding_no_c_factor_has_no_distribution():
+    fg = concord.FactorGraph()
+    x, y = fg.variable_from(np.zeros(0)), fg.variable_from(np.zeros(0))
+    empty = fg.add(concord.Pair(x, y, np.zeros(0)))
+    fg.solve()
+    with pytest.raises(ValueError, match="holds no factor of the C graph"):
+        fg.distribution(empty)
+
+
 def test_the_numpy_losses_equal_the_low_level_ones():
     rng = np.random.default_rng(12)
     theta = rng.normal(size=(3, 3))
