@@ -188,6 +188,9 @@ def _examples(graphs, variable_scores, additional_scores):
                          "tensors: expected one of each per example"
                          % (len(graphs), len(thetas), len(phis)))
     for k, (graph, theta, phi) in enumerate(zip(graphs, thetas, phis)):
+        if not isinstance(graph, _core.Graph):
+            raise TypeError("graphs[%d]: expected a concord._core.Graph (a FactorGraph's "
+                            ".graph), got %s" % (k, type(graph).__name__))
         _check_flat(theta, graph.num_variables, "variable_scores[%d]" % k)
         _check_flat(phi, graph.num_additionals, "additional_scores[%d]" % k)
     return graphs, thetas, phis

@@ -676,6 +676,11 @@ def test_lp_sparsemap_refuses_examples_it_cannot_pair_at_the_call():
         ct.lp_sparsemap_loss([graph], [torch.zeros(3)] * 2, [empty], [np.eye(3)[0]])
     with pytest.raises(TypeError, match=r"variable_scores\[0\]: expected a tensor"):
         ct.lp_sparsemap([graph], [np.zeros(3)], [empty])
+    fg = concord.FactorGraph()
+    fg.add(concord.Xor(fg.variable_from(np.zeros(3))))
+    with pytest.raises(TypeError, match=r"graphs\[1\]: expected a concord._core.Graph "
+                                        r"\(a FactorGraph's .graph\), got FactorGraph"):
+        ct.lp_sparsemap([graph, fg], [torch.zeros(3)] * 2, [empty] * 2)
 
 
 def test_complex_scores_and_fractional_lengths_are_refused():
