@@ -1235,6 +1235,56 @@ static void a_failing_oracle_ends_the_solve_with_its_error(void **state) {
     }
 }
 
+/* The first solve of concord_solver_map, _exact and _mplp analyses the
+ * graph, asking the oracles of factors over a multi-variable's states; a
+ * loss asks for the gold structure's outputs before it solves. An oracle
+ * failing there ends the call as one failing during the iterations does:
+ * status "callback_failed" (it was "unsolved", as for a refused call) and
+ * no solution (the previous solve's was left in place). A refused loss
+ * writes "unsolved" (it left the caller's info untouched). */
+static void an_oracle_failing_before_the_iterations_fails_the_solve(void **state) {
+    (void)state;
+    failing_user fu = {3, 0, INT32_MAX, false};
+    concord_graph *g = concord_graph_new();
+    const double theta[3] = {0.4, -0.1, 0.2};
+    int32_t first;
+    assert_int_equal(concord_add_multi_variable(g, 3, theta, true, &first), CONCORD_OK);
+    const int32_t vars[3] = {first, first + 1, first + 2};
+    assert_int_equal(concord_add_factor(g, 3, vars, NULL, 0, NULL, failing_oracle, &fu, NULL),
+                     CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    const concord_info garbage = {.status = 99, .iterations = 1234, .value = 5.0};
+    concord_info info;
+    double loss = -1.0;
+    const double gold[3] = {1, 0, 0};
+    for (int call = 0; call < 4; ++call) {
+        fu.after = INT32_MAX;
+        assert_int_equal(concord_solver_sparse(s, NULL, &info), CONCORD_OK);
+        assert_non_null(concord_solver_variables(s));
+        fu.after = fu.calls + 1; /* the next oracle call fails */
+        info = garbage;
+        int rc = call == 0   ? concord_solver_map(s, NULL, &info)
+                 : call == 1 ? concord_solver_exact(s, NULL, &info)
+                 : call == 2 ? concord_solver_mplp(s, NULL, &info)
+                             : concord_solver_loss_hinge(s, NULL, gold, NULL, &loss, NULL, NULL,
+                                                         &info);
+        assert_int_equal(rc, CONCORD_ECALLBACK);
+        assert_int_equal(info.status, CONCORD_STATUS_CALLBACK_FAILED);
+        assert_int_equal(concord_solver_callback_code(s), 7);
+        assert_null(concord_solver_variables(s));
+        assert_int_equal(concord_solver_decode(s, NULL), CONCORD_EINVAL);
+    }
+    info = garbage;
+    const double outside[3] = {2, 0, 0};
+    assert_int_equal(
+        concord_solver_loss_sparsemap(s, NULL, outside, NULL, &loss, NULL, NULL, &info),
+        CONCORD_EINVAL);
+    assert_int_equal(info.status, CONCORD_STATUS_UNSOLVED);
+    assert_int_equal(info.iterations, 0);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* An XOR oracle with one additional output (always 0) that fails, returning
  * its additional score as its error code, when that score is not 0. */
 static int coded_oracle(void *user, const double *a, const double *b, double *u, double *v,
@@ -2194,6 +2244,7 @@ int main(void) {
         cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
         cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
+        cmocka_unit_test(an_oracle_failing_before_the_iterations_fails_the_solve),
         cmocka_unit_test(each_solver_keeps_its_own_callback_code),
         cmocka_unit_test(user_factor_arguments_are_checked),
         cmocka_unit_test(a_qp_callback_gives_the_oracles_solution),

@@ -983,11 +983,12 @@ int concord_solver_map(concord_solver *s, const concord_settings *settings, conc
     if (rc) return rc;
     bool done; /* an acyclic graph solved exactly */
     rc = acyclic_try_map(s, settings, info, &done);
-    return solver_end(s, rc || done ? rc : solver_admm(s, settings, false, NULL, info));
+    return solver_end_solve(s, rc || done ? rc : solver_admm(s, settings, false, NULL, info),
+                            info);
 }
 
 int concord_solver_sparse(concord_solver *s, const concord_settings *settings,
                           concord_info *info) {
     int rc = solver_begin_solve(s, info);
-    return rc ? rc : solver_end(s, solver_admm(s, settings, true, NULL, info));
+    return rc ? rc : solver_end_solve(s, solver_admm(s, settings, true, NULL, info), info);
 }

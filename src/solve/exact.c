@@ -858,7 +858,7 @@ static int run_exact(concord_solver *s, const concord_settings *settings, concor
 int concord_solver_exact(concord_solver *s, const concord_settings *settings,
                          concord_info *info) {
     int rc = solver_begin_solve(s, info);
-    return rc ? rc : solver_end(s, run_exact(s, settings, info));
+    return rc ? rc : solver_end_solve(s, run_exact(s, settings, info), info);
 }
 
 int concord_solver_exact_info(const concord_solver *s, concord_exact_info *out) {

@@ -165,17 +165,19 @@ static int run_loss(concord_solver *s, const concord_settings *settings, const d
 int concord_solver_loss_sparsemap(concord_solver *s, const concord_settings *settings,
                                   const double *u_gold, const double *v_gold, double *loss,
                                   double *dtheta, double *dphi, concord_info *info) {
-    int rc = solver_begin(s);
+    int rc = solver_begin_solve(s, info);
     return rc ? rc
-              : solver_end(s, run_loss(s, settings, u_gold, v_gold, false, loss, dtheta, dphi,
-                                       info));
+              : solver_end_solve(s, run_loss(s, settings, u_gold, v_gold, false, loss, dtheta,
+                                             dphi, info),
+                                 info);
 }
 
 int concord_solver_loss_hinge(concord_solver *s, const concord_settings *settings,
                               const double *u_gold, const double *v_gold, double *loss,
                               double *dtheta, double *dphi, concord_info *info) {
-    int rc = solver_begin(s);
+    int rc = solver_begin_solve(s, info);
     return rc ? rc
-              : solver_end(s, run_loss(s, settings, u_gold, v_gold, true, loss, dtheta, dphi,
-                                       info));
+              : solver_end_solve(s, run_loss(s, settings, u_gold, v_gold, true, loss, dtheta,
+                                             dphi, info),
+                                 info);
 }

@@ -382,5 +382,5 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
 int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
                         concord_info *info) {
     int rc = solver_begin_solve(s, info);
-    return rc ? rc : solver_end(s, run_mplp(s, settings, info));
+    return rc ? rc : solver_end_solve(s, run_mplp(s, settings, info), info);
 }

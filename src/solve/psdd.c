@@ -366,5 +366,5 @@ done:
 int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
                         concord_info *info) {
     int rc = solver_begin_solve(s, info);
-    return rc ? rc : solver_end(s, run_psdd(s, settings, info));
+    return rc ? rc : solver_end_solve(s, run_psdd(s, settings, info), info);
 }

@@ -86,6 +86,19 @@ int solver_end(concord_solver *s, int rc) {
     return rc;
 }
 
+int solver_end_solve(concord_solver *s, int rc, concord_info *info) {
+    if (rc == CONCORD_ECALLBACK) {
+        /* a failure during the solve proper did this already, and wrote *info */
+        if (info) info->status = CONCORD_STATUS_CALLBACK_FAILED;
+        s->mode = MODE_NONE;
+        s->solved = false;
+        s->sol_from_admm = false;
+        s->have_decoded = false;
+        solver_distribution_clear(s);
+    }
+    return solver_end(s, rc);
+}
+
 bool solver_scores_unchanged(const concord_solver *s) {
     return s->solved_own_revision == s->own_scores_revision &&
            ((s->has_theta && s->has_phi) || s->solved_graph_revision == s->g->scores_revision);

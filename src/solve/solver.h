@@ -163,6 +163,14 @@ int solver_begin_solve(concord_solver *s, concord_info *info);
  * no message, not even that of a call a callback made and was refused. */
 int solver_end(concord_solver *s, int rc);
 
+/* solver_end for a solve begun by solver_begin_solve. A user oracle can
+ * fail before the solve proper writes *info (the analysis of the graph
+ * asks the oracles of factors over multi-variables; a loss asks for the
+ * gold structure's outputs): that ends the solve as a failure during the
+ * iterations does, *info saying "callback_failed" (not "unsolved") and no
+ * solution left (not the previous solve's). */
+int solver_end_solve(concord_solver *s, int rc, concord_info *info);
+
 /* Whether the scores in use are those of the last solve. */
 bool solver_scores_unchanged(const concord_solver *s);
 
