@@ -1285,6 +1285,75 @@ static void an_oracle_failing_before_the_iterations_fails_the_solve(void **state
     concord_graph_free(g);
 }
 
+/* Variable 1 (score 1) under XOR(x1) and a second factor over it alone,
+ * beside variable 0, in no factor, scored `free_score`. */
+static concord_graph *one_variable_beside_a_free_one(double free_score, concord_logic second,
+                                                     bool negated) {
+    concord_graph *g = concord_graph_new();
+    const double theta[2] = {free_score, -1.0};
+    concord_add_variables(g, 2, theta, NULL);
+    const int32_t var = 1;
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 1, &var, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, second, 1, &var, &negated, NULL), CONCORD_OK);
+    return g;
+}
+
+/* XOR(x1) and XOR(not x1) admit no assignment whatever variable 0, in no
+ * factor, scores. The dual bounds proved it against the sum of every
+ * |score|; with variable 0 scored +-1e12, the factors' part of the bound
+ * had to fall below -1e12, and AD3, LP-SparseMAP and PSDD ran to max_iter
+ * (exact MAP spent max_iter on its root). The variables in no factor are
+ * exact in the bound and are now put aside. The feasible twin, XOR(x1) and
+ * OR(x1), whose LP value x1 = 1 sits on that floor (theta_1 = -1), must
+ * not be called infeasible. */
+static void a_variable_in_no_factor_does_not_hide_infeasibility(void **state) {
+    (void)state;
+    concord_settings st;
+    concord_default_settings(&st);
+    st.max_iter = 2000;
+    st.acyclic = false;
+    const double free_scores[3] = {1e12, -1e12, 0.5};
+    for (int k = 0; k < 3; ++k) {
+        const double free_score = free_scores[k];
+        for (int feasible = 0; feasible <= 1; ++feasible) {
+            concord_graph *g = one_variable_beside_a_free_one(
+                free_score, feasible ? CONCORD_OR : CONCORD_XOR, !feasible);
+            concord_solver *s = new_solver_or_fail(g);
+            for (int algorithm = 0; algorithm < 5; ++algorithm) {
+                concord_info info;
+                int rc = algorithm == 0   ? concord_solver_map(s, &st, &info)
+                         : algorithm == 1 ? concord_solver_sparse(s, &st, &info)
+                         : algorithm == 2 ? concord_solver_psdd(s, &st, &info)
+                         : algorithm == 3 ? concord_solver_exact(s, &st, &info)
+                                          : concord_solver_mplp(s, &st, &info);
+                if (!feasible) {
+                    assert_int_equal(rc, CONCORD_EINFEASIBLE);
+                    assert_int_equal(info.status, CONCORD_STATUS_INFEASIBLE);
+                    continue;
+                }
+                assert_int_equal(rc, CONCORD_OK);
+                /* x1 = 1 is forced; x0 = 1 when its score is positive */
+                const double x0 = free_score > 0.0 ? 1.0 : 0.0;
+                const double *u = concord_solver_variables(s);
+                assert_true(u[1] == 1.0);
+                if (algorithm == 1) {
+                    /* LP-SparseMAP: x0 = clip(theta_0, 0, 1) */
+                    const double u0 = free_score > 1.0 ? 1.0 : free_score > 0.0 ? free_score : 0.0;
+                    assert_true(u[0] == u0);
+                    assert_true(fabs(info.value - (free_score * u0 - 0.5 * u0 * u0 - 1.5)) <=
+                                1e-9 * fabs(free_score));
+                } else {
+                    assert_true(u[0] == x0);
+                    assert_true(fabs(info.value - (free_score * x0 - 1.0)) <=
+                                1e-12 * fabs(free_score));
+                }
+            }
+            concord_solver_free(s);
+            concord_graph_free(g);
+        }
+    }
+}
+
 /* An XOR oracle with one additional output (always 0) that fails, returning
  * its additional score as its error code, when that score is not 0. */
 static int coded_oracle(void *user, const double *a, const double *b, double *u, double *v,
@@ -2245,6 +2314,7 @@ int main(void) {
         cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
         cmocka_unit_test(an_oracle_failing_before_the_iterations_fails_the_solve),
+        cmocka_unit_test(a_variable_in_no_factor_does_not_hide_infeasibility),
         cmocka_unit_test(each_solver_keeps_its_own_callback_code),
         cmocka_unit_test(user_factor_arguments_are_checked),
         cmocka_unit_test(a_qp_callback_gives_the_oracles_solution),

@@ -87,6 +87,7 @@ typedef struct admm_run {
     double cache_fraction; /* CACHE_FRACTION, 0 once caching ended (end_factor_caching) */
     double cache_slack;    /* see set_penalty */
     double l1;             /* sum of |scores| */
+    double free_best, linked_l1; /* see solver_split_scores */
     double gap_floor;      /* the LP-MAP gap that counts as closed at any value */
     double upper_bound;    /* best dual bound so far */
     int32_t last_bound;    /* iteration of the last bound */
@@ -220,6 +221,7 @@ static void start(admm_run *r, bool warm) {
     memset(s->dirty, 1, (size_t)g->n_factors);
     memset(s->v_pending, 0, (size_t)g->n_factors);
     r->l1 = solver_score_l1(g, r->theta, r->phi);
+    solver_split_scores(s, r->theta, r->phi, &r->free_best, &r->linked_l1);
     r->gap_floor = fmax(r->st.tol * smallest_score(r), GAP_ROUNDING * DBL_EPSILON * r->l1);
     r->upper_bound = INFINITY;
 }
@@ -438,14 +440,15 @@ static bool consensus_and_dual_step(admm_run *r, int32_t t) {
     return res.finite;
 }
 
-/* Lagrangian dual bound at the current multipliers, and the sum of the
+/* Lagrangian dual bound at the current multipliers without the variables
+ * in no factor (the bound is *linked + r->free_best), and the sum of the
  * magnitudes of its factors' terms in *size unless size is NULL (the
  * variables' terms are about 0: a variable's multipliers sum to 0); returns
  * 0, or a callback's error, which is left in r. A factor's term is its MAP
  * value at its input, and is computed again only when that input changed
  * since the solve's previous bound: late in a solve most multipliers stand
  * still, and the MAP calls were a third of mln_large's solve. */
-static int dual_bound(admm_run *r, double *bound, double *size) {
+static int dual_bound(admm_run *r, double *linked, double *size) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
     double sum = 0.0, magnitude = 0.0;
@@ -477,17 +480,14 @@ static int dual_bound(admm_run *r, double *bound, double *size) {
         if (isfinite(best)) magnitude += fabs(best);
     }
     for (int32_t i = 0; i < g->n_vars; ++i) {
-        if (s->deg[i] == 0) {
-            sum += r->theta[i] > 0.0 ? r->theta[i] : 0.0;
-            continue;
-        }
+        if (s->deg[i] == 0) continue;
         double multipliers = 0.0;
         for (int32_t k = s->var_link_begin[i]; k < s->var_link_begin[i + 1]; ++k)
             multipliers += s->lambda[s->var_links[k]];
         if (s->clamp && s->clamp[i] >= 0) sum -= multipliers * s->clamp[i];
         else sum += multipliers < 0.0 ? -multipliers : 0.0;
     }
-    *bound = sum;
+    *linked = sum;
     if (size) *size = magnitude;
     r->bound_terms_kept = true;
     return 0;
@@ -497,11 +497,12 @@ static int dual_bound(admm_run *r, double *bound, double *size) {
  * CONVERGED when the bound closes the gap of a solve whose residuals are
  * small, the outcome that ends the solve otherwise, or -1 to go on. */
 static int bound_step(admm_run *r, int32_t t, bool small) {
-    double bound, size;
-    if (dual_bound(r, &bound, &size)) return FAILED_CALLBACK;
+    double linked, size;
+    if (dual_bound(r, &linked, &size)) return FAILED_CALLBACK;
+    const double bound = linked + r->free_best;
     r->last_bound = t;
     if (bound < r->upper_bound) r->upper_bound = bound;
-    if (solver_bound_proves_infeasible(bound, r->l1, size)) return FAILED_INFEASIBLE;
+    if (solver_bound_proves_infeasible(linked, r->linked_l1, size)) return FAILED_INFEASIBLE;
     if (small && gap_closed(r, current_value(r))) return CONVERGED;
     if (r->st.progress) {
         write_pending_additionals(r);
@@ -860,9 +861,9 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     const concord_graph *g = r->g;
     const bool failed = end == FAILED_CALLBACK || end == FAILED_MEMORY || end == FAILED_NUMERIC;
     if (!failed && !(end == CONVERGED && r->last_bound == t)) {
-        double bound;
-        if (dual_bound(r, &bound, NULL)) end = FAILED_CALLBACK;
-        else if (bound < r->upper_bound) r->upper_bound = bound;
+        double linked;
+        if (dual_bound(r, &linked, NULL)) end = FAILED_CALLBACK;
+        else if (linked + r->free_best < r->upper_bound) r->upper_bound = linked + r->free_best;
     }
     write_pending_additionals(r);
     memcpy(s->sol_u, s->ubar, (size_t)g->n_vars * sizeof(double));
@@ -929,8 +930,9 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
         out.integral = false;
         rc = solver_fail(s, CONCORD_EINFEASIBLE,
                          "the constraints admit no solution: after %d iterations the dual "
-                         "bound %.6g is below every feasible value (>= %.6g)",
-                         t, r->upper_bound, -r->l1);
+                         "bound %.6g is below every feasible value (>= %.6g; the variables in "
+                         "no factor aside)",
+                         t, r->upper_bound - r->free_best, -r->linked_l1);
         break;
     case FAILED_CALLBACK:
         out.status = CONCORD_STATUS_CALLBACK_FAILED;

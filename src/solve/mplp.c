@@ -346,7 +346,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
     out.upper_bound = best_dual;
     out.factor_solves = r.solves;
     bool handled;
-    rc = solver_dual_end(s, rc, failed, status, t, best_dual, r.l1, &out, &handled);
+    rc = solver_dual_end(s, rc, failed, status, t, best_dual, -r.l1, &out, &handled);
     if (!handled) {
         const bool found = r.best_value > -INFINITY;
         double value = -INFINITY;

@@ -41,6 +41,7 @@ typedef struct psdd_run {
     concord_settings st;
     const double *theta, *phi;
     double scale, l1;
+    double free_best, linked_l1; /* see solver_split_scores */
     double *x;           /* a rounded assignment */
     double *best_x;      /* the best rounded assignment */
     double best_value;   /* its value (-INFINITY: none yet) */
@@ -53,10 +54,10 @@ typedef struct psdd_run {
 } psdd_run;
 
 /* Every factor's MAP under theta/deg + lambda into s->uf and s->v; the
- * dual (with the variables in no factor at their best) to *dual and the
- * sum of its factor terms' magnitudes to *size. Returns 0 or a user
- * oracle's error (its factor in *failed). */
-static int factor_maps(psdd_run *r, double *dual, double *size, int32_t *failed) {
+ * dual without the variables in no factor (the dual is *linked +
+ * r->free_best) to *linked and the sum of its factor terms' magnitudes to
+ * *size. Returns 0 or a user oracle's error (its factor in *failed). */
+static int factor_maps(psdd_run *r, double *linked, double *size, int32_t *failed) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
     double sum = 0.0, magnitude = 0.0;
@@ -77,9 +78,7 @@ static int factor_maps(psdd_run *r, double *dual, double *size, int32_t *failed)
         if (isfinite(best)) magnitude += fabs(best);
     }
     r->solves += g->n_factors;
-    for (int32_t i = 0; i < g->n_vars; ++i)
-        if (s->deg[i] == 0) sum += fmax(r->theta[i], 0.0);
-    *dual = sum;
+    *linked = sum;
     *size = magnitude;
     return 0;
 }
@@ -202,6 +201,7 @@ static double step_size(const psdd_run *r, int32_t t, int32_t rises, double dual
 static void scales(psdd_run *r) {
     r->scale = solver_link_scores(r->s, r->theta, r->phi);
     r->l1 = solver_score_l1(r->g, r->theta, r->phi);
+    solver_split_scores(r->s, r->theta, r->phi, &r->free_best, &r->linked_l1);
 }
 
 /* Multipliers to start from: the last solve's (AD3 or PSDD) with each
@@ -251,14 +251,15 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
     int status = CONCORD_STATUS_MAX_ITER;
     bool agreed = false;
     for (t = 1; t <= r.st.max_iter; ++t) {
-        double dual, size, norm2;
-        if ((rc = factor_maps(&r, &dual, &size, &failed))) break;
+        double linked, size, norm2;
+        if ((rc = factor_maps(&r, &linked, &size, &failed))) break;
+        const double dual = linked + r.free_best;
         if (dual < best_dual) best_dual = dual, improved_at = t;
         if (t - improved_at >= POLYAK_PATIENCE) r.polyak *= 0.5, improved_at = t;
         if (dual > previous) rises += 1;
         previous = dual;
         disagreement = average(&r, &norm2);
-        if (solver_bound_proves_infeasible(dual, r.l1, size)) {
+        if (solver_bound_proves_infeasible(linked, r.linked_l1, size)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
@@ -311,7 +312,9 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
     out.eta = eta / r.scale;
     out.factor_solves = r.solves;
     bool handled;
-    rc = solver_dual_end(s, rc, failed, status, t, best_dual, r.l1, &out, &handled);
+    /* the message names the bound and floor of the factors alone */
+    rc = solver_dual_end(s, rc, failed, status, t, best_dual - r.free_best, -r.linked_l1, &out,
+                         &handled);
     if (!handled) {
         if (status == CONCORD_STATUS_INTEGRAL) {
             double value;

@@ -404,7 +404,7 @@ int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dua
 }
 
 int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32_t iterations,
-                    double bound, double l1, concord_info *out, bool *handled) {
+                    double bound, double floor, concord_info *out, bool *handled) {
     s->mode = MODE_NONE;
     s->solved = false;
     s->sol_from_admm = false;
@@ -420,7 +420,7 @@ int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32
         return solver_fail(s, CONCORD_EINFEASIBLE,
                            "the constraints admit no solution: after %d iterations the dual "
                            "bound %.6g is below every feasible value (>= %.6g)",
-                           iterations, bound, -l1);
+                           iterations, bound, floor);
     }
     *handled = false;
     out->status = status;
@@ -455,6 +455,18 @@ double solver_score_l1(const concord_graph *g, const double *theta, const double
     for (int32_t i = 0; i < g->n_vars; ++i) sum += fabs(theta[i]);
     for (int32_t k = 0; k < g->n_add; ++k) sum += fabs(phi[k]);
     return sum;
+}
+
+void solver_split_scores(const concord_solver *s, const double *theta, const double *phi,
+                         double *free_best, double *linked_l1) {
+    double best = 0.0, l1 = 0.0;
+    for (int32_t i = 0; i < s->g->n_vars; ++i) {
+        if (s->deg[i] == 0) best += theta[i] > 0.0 ? theta[i] : 0.0;
+        else l1 += fabs(theta[i]);
+    }
+    for (int32_t k = 0; k < s->g->n_add; ++k) l1 += fabs(phi[k]);
+    *free_best = best;
+    *linked_l1 = l1;
 }
 
 double solver_link_scores(concord_solver *s, const double *theta, const double *phi) {

@@ -341,10 +341,11 @@ int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dua
 
 /* The end PSDD and MPLP share: the solver's results are void until they
  * set them; a user oracle's failure (rc, in factor `failed`) or a bound
- * that proved infeasibility (status) fills *out and returns the code with
- * its message (*handled true); otherwise nothing more (*handled false). */
+ * that proved infeasibility (status; the message names the bound and
+ * `floor`, below which it fell) fills *out and returns the code with its
+ * message (*handled true); otherwise nothing more (*handled false). */
 int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32_t iterations,
-                    double bound, double l1, concord_info *out, bool *handled);
+                    double bound, double floor, concord_info *out, bool *handled);
 
 /* concord_solver_decode after its checks, stopping its refinements where
  * the deadline (NULL: none) passes; without `mend`, the local search makes
@@ -368,6 +369,16 @@ void solver_state_at_solution(concord_solver *s);
 /* The sum of |theta_i| and |phi_k|: it bounds |theta.u + phi.v| over the
  * whole box. */
 double solver_score_l1(const concord_graph *g, const double *theta, const double *phi);
+
+/* The scores split between the variables in no factor and the rest. The
+ * former are at their best at every optimum of the local polytope and in
+ * every dual bound, where they add *free_best = sum of max(theta_i, 0);
+ * *linked_l1 is the sum of |theta_i| over the other variables and of
+ * |phi_k|. A dual bound's factor part proves infeasibility against
+ * *linked_l1 alone: against the whole l1, a variable in no factor scored
+ * 1e12 kept an infeasible graph from being recognized (max_iter). */
+void solver_split_scores(const concord_solver *s, const double *theta, const double *phi,
+                         double *free_best, double *linked_l1);
 
 /* Sets s->link_score to the link-level scores theta_i / deg_i and returns
  * the RMS of the nonzero ones and of phi (1 when all are zero): the score
