@@ -680,8 +680,11 @@ typedef struct concord_settings {
     double exact_gap;     /* branch and bound: a node is pruned, and the
                              search ends, when the upper bound exceeds the
                              best value by at most exact_gap * sum |scores|
-                             (default 1e-9; in [0, 1)); with every score 0,
-                             any allowed assignment is optimal */
+                             (default 1e-9; in [0, 1)), the scores of
+                             variables in no factor aside (they are at
+                             their best in every assignment compared);
+                             with every score 0, any allowed assignment is
+                             optimal */
     int32_t heuristic_every; /* branch and bound: decode an assignment from
                                 the LP solution of every N-th node that is
                                 neither pruned nor integral (default 1; 0:
@@ -889,10 +892,10 @@ CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
  * one-hot) into two sets of states of about equal LP mass. Nodes are
  * taken best first or depth first (settings.search) until the upper bound
  * (the highest bound of an open node, or the best value) is within
- * exact_gap * sum |scores| of the best value, or settings.node_limit,
- * time_limit or the progress callback (called per solved node when the
- * best value improves, and every 100 nodes, with nodes and open_nodes
- * filled in) stops it. max_iter, tol, eta and the other ADMM settings
+ * exact_gap * sum |scores| of the best value (see exact_gap), or
+ * settings.node_limit, time_limit or the progress callback (called per
+ * solved node when the best value improves, and every 100 nodes, with
+ * nodes and open_nodes filled in) stops it. max_iter, tol, eta and the other ADMM settings
  * apply to each node's solve (bound_every at most 10 there).
  *
  * The solution (concord_solver_variables, _additionals, and

@@ -752,6 +752,49 @@ static void role_labelling_graph(test_rng *rng, ref_graph *g) {
  * local search mends them by chains of moves: on 400 such graphs with a
  * feasible assignment, the decoded one is feasible (checked by the
  * factors' meaning) and no better than brute force's. */
+/* Frustrated pairwise graphs over 12 variables (a root LP that is rarely
+ * integral), beside a 13th variable in no factor scored 1e12. That variable
+ * is at its best in every assignment the search compares; the gap counted
+ * its score, widened to exact_gap * 1e12 = 1e3, and the first assignment
+ * decoded at the root was called optimal up to 1.6 below the optimum of
+ * the others. The others' part of the returned assignment must be their
+ * brute-force optimum, to the default gap of their own scores. */
+static void a_variable_in_no_factor_does_not_widen_the_gap(void **state) {
+    (void)state;
+    test_rng rng = {20261202};
+    concord_settings st;
+    concord_default_settings(&st);
+    st.acyclic = false;
+    for (int k = 0; k < 16; ++k) {
+        ref_graph rg = {.n_vars = 12};
+        for (int i = 0; i < rg.n_vars; ++i) rg.theta[i] = rng_normal(&rng);
+        for (int i = 0; i < rg.n_vars; ++i)
+            for (int j = i + 1; j < rg.n_vars && rg.n_factors < REF_MAX_FACTORS; ++j) {
+                if (rng_uniform(&rng) >= 0.4) continue;
+                ref_factor *f = &rg.factors[rg.n_factors++];
+                *f = (ref_factor){.kind = REF_PAIR, .degree = 2, .vars = {i, j}};
+                f->score = 2.0 * rng_normal(&rng);
+            }
+        double best;
+        assert_true(ref_brute_map(&rg, &best, NULL));
+        concord_graph *g = ref_build(&rg);
+        const double free_score = 1e12;
+        assert_int_equal(concord_add_variables(g, 1, &free_score, NULL), CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        concord_info info;
+        assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_OK);
+        assert_int_equal(info.status, CONCORD_STATUS_OPTIMAL);
+        const double *u = concord_solver_variables(s);
+        int x[12];
+        for (int i = 0; i < 12; ++i) x[i] = u[i] > 0.5;
+        assert_true(u[12] == 1.0);
+        const double value = ref_assignment_value(&rg, x);
+        assert_true(value >= best - st.exact_gap * ref_graph_score_l1(&rg) - SUM_TOL);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 static void decoding_mends_constraints_no_single_move_mends(void **state) {
     (void)state;
     test_rng rng = {20261126};
@@ -785,6 +828,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decoding_holds_an_item_of_a_knapsack_with_skewed_costs),
         cmocka_unit_test(decoding_mends_constraints_no_single_move_mends),
+        cmocka_unit_test(a_variable_in_no_factor_does_not_widen_the_gap),
         cmocka_unit_test(exact_map_equals_brute_force_on_random_binary_graphs),
         cmocka_unit_test(exact_map_equals_brute_force_on_random_multi_valued_graphs),
         cmocka_unit_test(exact_map_does_not_depend_on_the_scale_of_the_scores),
