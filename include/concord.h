@@ -966,7 +966,9 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * (AD3, PSDD, MPLP or exact MAP; each variable's made to sum to 0) when
  * settings.warm_start. info->upper_bound is the best dual bound and
  * info->value the solution's value; info->eta the last step (relative).
- * After it, concord_solver_decode decodes with PSDD's multipliers. */
+ * (Here and in MPLP, sum |scores| leaves out the variables in no factor,
+ * as exact_gap does.) After it, concord_solver_decode decodes with PSDD's
+ * multipliers. */
 CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
                                     concord_info *info);
 
@@ -989,9 +991,10 @@ CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *s
  * (the descent is at a fixed point, on the LP optimum or above it), or at
  * max_iter or time_limit; the solution is then the best allowed
  * assignment found, or the last one of largest beliefs when none was
- * allowed (its value -INFINITY). Every solve
- * starts from zero messages. After it, concord_solver_decode starts from
- * the solution, with the per-link multipliers the beliefs imply. */
+ * allowed (its value -INFINITY). sum |scores| leaves out the variables
+ * in no factor (see exact_gap). Every solve starts from zero messages.
+ * After it, concord_solver_decode starts from the solution, with the
+ * per-link multipliers the beliefs imply. */
 CONCORD_API int concord_solver_mplp(concord_solver *s, const concord_settings *settings,
                                     concord_info *info);
 

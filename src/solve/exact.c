@@ -22,7 +22,6 @@
  * bound), of the nodes pruned (each at most the best value plus the
  * tolerance when pruned) and of nodes left unresolved.
  */
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -829,20 +828,14 @@ static int run_exact(concord_solver *s, const concord_settings *settings, concor
         bb_free(&b);
         return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     }
-    /* The gap is relative to the scores the search decides: the variables
-     * in no factor are at their best in every bound and every assignment it
-     * compares. Counted in, a variable scored 1e12 beside scores of about 1
-     * widened the gap to 1e3, and the first assignment decoded at the root,
-     * 1.6 below the optimum, was called optimal. Their scores still enter
-     * the sums, each of whose terms may round at their size. Every score 0:
-     * any allowed assignment is optimal (a gap of the multipliers' rounding
-     * would never close). */
-    double free_best, linked_l1;
-    solver_split_scores(s, solver_theta(s), solver_phi(s), &free_best, &linked_l1);
+    /* The gap leaves the variables in no factor aside (see
+     * solver_gap_tolerance: a variable scored 1e12 widened it to 1e3, and
+     * an assignment decoded at the root, 1.6 below the optimum, was called
+     * optimal). Every score 0: any allowed assignment is optimal (a gap of
+     * the multipliers' rounding would never close). */
     b.l1 = solver_score_l1(s->g, solver_theta(s), solver_phi(s));
-    const double terms = (double)g->n_vars + (double)g->n_factors;
-    b.gap_abs = b.l1 > 0.0 ? b.st.exact_gap * linked_l1 +
-                                 terms * DBL_EPSILON * fmax(b.l1 - linked_l1, 0.0)
+    b.gap_abs = b.l1 > 0.0 ? solver_gap_tolerance(s, solver_theta(s), solver_phi(s),
+                                                  b.st.exact_gap)
                            : INFINITY;
     b.pruned_bound = b.unresolved_bound = -INFINITY;
     b.xi.root_bound = INFINITY;

@@ -299,7 +299,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
     }
     const concord_graph *g = s->g;
     r.l1 = solver_score_l1(g, r.theta, r.phi);
-    const double gap_tol = r.st.tol * (r.l1 > 0.0 ? r.l1 : 1.0);
+    const double gap_tol = solver_gap_tolerance(s, r.theta, r.phi, r.st.tol);
     s->solved_own_revision = s->own_scores_revision;
     s->solved_graph_revision = g->scores_revision;
     double history[STALL_WINDOW], best_dual = INFINITY;

@@ -245,7 +245,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
     s->solved_graph_revision = g->scores_revision;
     scales(&r);
     initial_multipliers(&r);
-    const double gap_tol = r.st.tol * (r.l1 > 0.0 ? r.l1 : 1.0);
+    const double gap_tol = solver_gap_tolerance(s, r.theta, r.phi, r.st.tol);
     double best_dual = INFINITY, previous = INFINITY, eta = 0.0, disagreement = 0.0;
     int32_t rises = 0, t, failed = -1, improved_at = 0;
     int status = CONCORD_STATUS_MAX_ITER;

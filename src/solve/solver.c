@@ -8,6 +8,7 @@
 #include "units.h"
 #include "../util.h"
 
+#include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -467,6 +468,16 @@ void solver_split_scores(const concord_solver *s, const double *theta, const dou
     for (int32_t k = 0; k < s->g->n_add; ++k) l1 += fabs(phi[k]);
     *free_best = best;
     *linked_l1 = l1;
+}
+
+double solver_gap_tolerance(const concord_solver *s, const double *theta, const double *phi,
+                            double relative) {
+    double free_best, linked_l1;
+    solver_split_scores(s, theta, phi, &free_best, &linked_l1);
+    const double l1 = solver_score_l1(s->g, theta, phi);
+    if (l1 == 0.0) return relative;
+    const double terms = (double)s->g->n_vars + (double)s->g->n_factors;
+    return relative * linked_l1 + terms * DBL_EPSILON * fmax(l1 - linked_l1, 0.0);
 }
 
 double solver_link_scores(concord_solver *s, const double *theta, const double *phi) {

@@ -380,6 +380,16 @@ double solver_score_l1(const concord_graph *g, const double *theta, const double
 void solver_split_scores(const concord_solver *s, const double *theta, const double *phi,
                          double *free_best, double *linked_l1);
 
+/* The absolute gap between a bound and a value that counts as closed:
+ * `relative` times the sum of |scores|, the variables in no factor aside
+ * (they are at their best in every bound and in the assignments compared;
+ * counted in, a variable scored 1e12 made a gap of 1e6 look closed to
+ * PSDD and MPLP, which called an assignment 9 below the optimum a
+ * certified MAP), plus the rounding their size brings to sums of the
+ * graph's terms. `relative` itself when every score is 0. */
+double solver_gap_tolerance(const concord_solver *s, const double *theta, const double *phi,
+                            double relative);
+
 /* Sets s->link_score to the link-level scores theta_i / deg_i and returns
  * the RMS of the nonzero ones and of phi (1 when all are zero): the score
  * scale, unit of AD3's penalty and PSDD's steps and the scale the
