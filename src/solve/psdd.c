@@ -40,7 +40,7 @@ typedef struct psdd_run {
     const concord_graph *g;
     concord_settings st;
     const double *theta, *phi;
-    double scale, l1;
+    double scale;
     double free_best, linked_l1; /* see solver_split_scores */
     double *x;           /* a rounded assignment */
     double *best_x;      /* the best rounded assignment */
@@ -197,10 +197,10 @@ static double step_size(const psdd_run *r, int32_t t, int32_t rises, double dual
 }
 
 /* The RMS of the non-zero link-level scores and additional scores, the
- * unit of the steps (1 when all are zero); and the sum of |scores|. */
+ * unit of the steps (1 when all are zero); and the scores' split around
+ * the variables in no factor. */
 static void scales(psdd_run *r) {
     r->scale = solver_link_scores(r->s, r->theta, r->phi);
-    r->l1 = solver_score_l1(r->g, r->theta, r->phi);
     solver_split_scores(r->s, r->theta, r->phi, &r->free_best, &r->linked_l1);
 }
 
