@@ -42,7 +42,6 @@ import os
 import time
 
 import numpy as np
-import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from cvxopt import matrix, solvers, spmatrix
