@@ -24,6 +24,16 @@ from concord.learn.models import check_scores
 __all__ = ["SubgradientSSVM", "DistRepSSVM", "structured_hinge", "nuclear_norm_prox"]
 
 
+def random_generator(random_state):
+    """The numpy Generator a learner draws from: fresh entropy for None, a
+    non-negative integer seed, a Generator as it is, or for a legacy
+    RandomState (scikit-learn's form) one seeded by a draw from it, which
+    advances it as scikit-learn's estimators do."""
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int64).max, dtype=np.int64))
+    return np.random.default_rng(random_state)
+
+
 class _Training:
     """Training examples prepared once: the model's design, the labellings,
     the gold indicator rows and the Hamming cost of every row."""
@@ -123,11 +133,14 @@ class _Learner(Estimator):
                                     or not isinstance(threads, (int, np.integer))):
             raise ValueError("threads must be None or an integer (<= 0: one per processor), "
                              "not %r" % (threads,))
+        if isinstance(self.random_state, np.random.RandomState):
+            return  # checked without drawing from it
         try:
             np.random.default_rng(self.random_state)   # a Generator is returned as it is
         except (TypeError, ValueError):
-            raise ValueError("random_state must be None, a non-negative integer seed or a "
-                             "numpy.random.Generator, not %r" % (self.random_state,)) from None
+            raise ValueError("random_state must be None, a non-negative integer seed, a "
+                             "numpy.random.Generator or a numpy.random.RandomState, not %r"
+                             % (self.random_state,)) from None
 
     def _begin(self):
         """Checks the parameters, empties the curves and starts the clock."""
@@ -231,7 +244,7 @@ class SubgradientSSVM(_Learner):
         lam = 0.0 if np.isinf(self.C) else 1.0 / (self.C * n)
         W = np.zeros((model.n_labels, model.n_features_))
         P = np.zeros((model.n_labels, model.n_labels))
-        rng = np.random.default_rng(self.random_state)
+        rng = random_generator(self.random_state)
         self.w = model.join_weights(W, P)
         steps = 0
         for _ in range(self.max_iter):
@@ -370,7 +383,7 @@ class DistRepSSVM(_Learner):
         self._begin()
         model = self.model
         data = _Training(model, *model._initialize(X, Y))
-        rng = np.random.default_rng(self.random_state)
+        rng = random_generator(self.random_state)
         self.A = self._initial_labels(model.n_labels, rng)
         dim = self.A.shape[0]
         self.W_a = np.zeros((dim, model.n_features_))
