@@ -26,8 +26,10 @@
  * (the gold structure must then be allowed by every factor). A fractional
  * u* has no best outputs of its own (a factor's best at u* rounded would
  * be a wrong v*): it needs them given, but in a graph without additional
- * outputs, where there are none to find (and no factor can judge it: the
- * loss's sign tells whether it lies in the local polytope). */
+ * outputs, where there are none to find. No factor judges a fractional
+ * u* there: only a negative loss shows it outside the local polytope (see
+ * run_loss), and one far outside whose loss is not negative is scored as
+ * given. */
 static int gold_additionals(concord_solver *s, const double *u_gold, const double *v_gold,
                             double *v) {
     const concord_graph *g = s->g;
