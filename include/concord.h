@@ -1126,9 +1126,11 @@ CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32
  * A fractional gold must lie in the local polytope (a mixture of allowed
  * structures): one that a converged solve shows outside it, its loss
  * below 0 by more than 100 tol (sum of |scores| + sum of the weights), is
- * CONCORD_EINVAL. The test is one-sided: a gold outside whose loss is not
- * negative passes unnoticed, even one far outside (XOR(x0, x1, x2) with
- * u_gold = (0.9, 0.9, 0.9) and scores 0: sparsemap loss 1.05, hinge 1.36). */
+ * CONCORD_EINVAL; so is one that a factor's MAP shows outside its polytope
+ * (its squared norm there above its best score at the gold's own values,
+ * which no mixture of configurations reaches: XOR(x0, x1, x2) at
+ * u_gold = (0.9, 0.9, 0.9)). Both tests are one-sided: a gold just
+ * outside may pass unnoticed. */
 CONCORD_API int concord_solver_loss_sparsemap(concord_solver *s,
                                               const concord_settings *settings,
                                               const double *u_gold, const double *v_gold,

@@ -2158,6 +2158,60 @@ static void a_fractional_gold_without_v_gold_is_a_mixture_or_refused(void **stat
     concord_graph_free(g);
 }
 
+/* A fractional gold far outside a factor is refused before any solve,
+ * though its losses are not negative: under XOR(x0, x1, x2) at scores 0,
+ * (0.9, 0.9, 0.9) would score 1.05 (sparsemap: sparsemax(0) = 1/3 each,
+ * F = -1/6, the gold -1.215) and 1.36; a mixture of (1, 0, 0), (0, 1, 0)
+ * and (0, 0, 1) passes the same test (|u*|^2 = 1/3 <= 1/3), and so does a
+ * gold given with v_gold inside a PAIR; one outside the PAIR that passes
+ * it is refused by its negative loss. The references are the polytopes'
+ * definitions (XOR's points sum to 1, a PAIR's v is at most min(u)). */
+static void a_fractional_gold_outside_a_factor_is_refused(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 3, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, (int32_t[]){0, 1, 2}, NULL, NULL),
+                     CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    const double outside[3] = {0.9, 0.9, 0.9}, third[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+    double loss = -1.0;
+    for (int hinge = 0; hinge <= 1; ++hinge) {
+        int (*loss_fn)(concord_solver *, const concord_settings *, const double *,
+                       const double *, double *, double *, double *, concord_info *) =
+            hinge ? concord_solver_loss_hinge : concord_solver_loss_sparsemap;
+        assert_int_equal(loss_fn(s, NULL, outside, NULL, &loss, NULL, NULL, NULL),
+                         CONCORD_EINVAL);
+        assert_non_null(strstr(concord_solver_last_error(s),
+                               "the gold structure lies outside factor 0 (XOR)"));
+        assert_int_equal(loss_fn(s, NULL, third, NULL, &loss, NULL, NULL, NULL), CONCORD_OK);
+        /* at scores 0 the gold is sparsemax's own solution (loss 0), and
+         * the hinge's sum (u - u*).(1 - 2 u*) is 1/3 (sum u - 1) = 0 at
+         * any vertex u */
+        assert_true(fabs(loss) < 1e-9);
+    }
+    concord_graph *pair = concord_graph_new();
+    assert_int_equal(concord_add_variables(pair, 2, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_pair(pair, 0, 1, 1.0, NULL), CONCORD_OK);
+    concord_solver *p = new_solver_or_fail(pair);
+    /* (0.5, 0.5, v = 0.25): the mixture of all four configurations */
+    assert_int_equal(concord_solver_loss_sparsemap(p, NULL, (double[]){0.5, 0.5},
+                                                   (double[]){0.25}, &loss, NULL, NULL, NULL),
+                     CONCORD_OK);
+    /* v = 0.9 > min(u) is outside the PAIR but passes its test (1.31
+     * against 1.9 at (1, 1, 1)); the loss's sign refuses it: the maximum
+     * of v - |u|^2/2 is 0.25 (u = (0.5, 0.5), v = 0.5), the gold scores
+     * 0.9 - 0.25 */
+    assert_int_equal(concord_solver_loss_sparsemap(p, NULL, (double[]){0.5, 0.5},
+                                                   (double[]){0.9}, &loss, NULL, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(p),
+                           "outside the local polytope (its loss would be -0.4 < 0)"));
+    concord_solver_free(p);
+    concord_graph_free(pair);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* Three SEQUENCEs over the same 8 variables and a HEAD_AUTOMATON: the
  * LP-SparseMAP solution has u_2 = 1 at a vertex, so the faces project a
  * gradient on u_2 to rounding, and the derivative of u_2 is 0. CG measured
@@ -2312,6 +2366,7 @@ int main(void) {
         cmocka_unit_test(oracles_on_threads_cannot_change_the_graph),
         cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
         cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
+        cmocka_unit_test(a_fractional_gold_outside_a_factor_is_refused),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
         cmocka_unit_test(an_oracle_failing_before_the_iterations_fails_the_solve),
         cmocka_unit_test(a_variable_in_no_factor_does_not_hide_infeasibility),

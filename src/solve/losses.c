@@ -26,10 +26,9 @@
  * (the gold structure must then be allowed by every factor). A fractional
  * u* has no best outputs of its own (a factor's best at u* rounded would
  * be a wrong v*): it needs them given, but in a graph without additional
- * outputs, where there are none to find. No factor judges a fractional
- * u* there: only a negative loss shows it outside the local polytope (see
- * run_loss), and one far outside whose loss is not negative is scored as
- * given. */
+ * outputs, where there are none to find. Whether a fractional gold lies
+ * in the polytope is judged by gold_in_every_factor and by the loss's sign
+ * (run_loss). */
 static int gold_additionals(concord_solver *s, const double *u_gold, const double *v_gold,
                             double *v) {
     const concord_graph *g = s->g;
@@ -54,6 +53,41 @@ static int gold_additionals(concord_solver *s, const double *u_gold, const doubl
         if (rc) return solver_callback_failed(s, f, rc);
         if (!allowed)
             return solver_fail(s, CONCORD_EINVAL, "the gold structure violates factor %d (%s)",
+                               f, fa->ops->name);
+    }
+    return CONCORD_OK;
+}
+
+/* Whether the gold (u*, v*) can lie in each factor's polytope: a point of
+ * a convex hull of configurations y satisfies (u*, v*).(u*, v*) <= max_y
+ * (u*, v*).y, since it is a mixture of the y, so a factor whose MAP at
+ * the scores (u*, v*) scores less refuses it (one oracle call per factor).
+ * The test is necessary, not sufficient: it catches a gold far outside a
+ * factor (XOR at (0.9, 0.9, 0.9)), and the loss's sign catches more. A
+ * gold 0/1 on a factor's links without v_gold was judged by
+ * gold_additionals (the factor allows it), and costs no call here (a
+ * single tree's hinge loss stays one oracle call). */
+static int gold_in_every_factor(concord_solver *s, const double *u_gold, const double *v_gold,
+                                const double *v_star) {
+    const concord_graph *g = s->g;
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        const factor *fa = &g->factors[f];
+        double self = 0.0, best;
+        bool judged = !v_gold;
+        for (int32_t j = 0; j < fa->degree; ++j) {
+            s->a[j] = u_gold[g->link_var[fa->link_begin + j]];
+            self += s->a[j] * s->a[j];
+            judged &= s->a[j] == 0.0 || s->a[j] == 1.0;
+        }
+        if (judged) continue;
+        const double *b = v_star + fa->add_begin;
+        for (int32_t k = 0; k < fa->n_add; ++k) self += b[k] * b[k];
+        const int rc = solver_factor_map(s, f, s->a, b, s->u, s->vmap, &best);
+        if (rc) return solver_callback_failed(s, f, rc);
+        if (self > best + 1e-9 * (1.0 + self))
+            return solver_fail(s, CONCORD_EINVAL,
+                               "the gold structure lies outside factor %d (%s): its values "
+                               "there are no mixture of the factor's configurations",
                                f, fa->ops->name);
     }
     return CONCORD_OK;
@@ -135,6 +169,7 @@ static int run_loss(concord_solver *s, const concord_settings *settings, const d
     double *v_star = malloc((size_t)(g->n_add ? g->n_add : 1) * sizeof *v_star);
     if (!v_star) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     rc = gold_additionals(s, u_gold, v_gold, v_star);
+    if (!rc) rc = gold_in_every_factor(s, u_gold, v_gold, v_star);
     if (!rc) {
         const double *theta = NULL;
         if (hinge) {

@@ -331,7 +331,8 @@ def test_a_fractional_gold_outside_the_polytope_is_refused(settings):
     scores 5, whose polytope is the simplex. The gold (0.5, 0.5, 0.5) sums
     to 1.5: by their definitions its LP-SparseMAP loss is 4.8333 - 7.125
     and its hinge 5 - 7.5, so both are refused, at the tight tolerance and
-    the default one; the gold (0.5, 0.5, 0), inside, keeps its loss
+    the default one (the XOR's own test refuses it first: |u*|^2 = 0.75
+    above its best 0.5 at scores u*); the gold (0.5, 0.5, 0), inside, keeps its loss
     (sparsemax of equal scores: u = 1/3 each)."""
     from concord import _core
     theta = np.full(3, 5.0)
@@ -341,7 +342,8 @@ def test_a_fractional_gold_outside_the_polytope_is_refused(settings):
     solver = _core.Solver(graph)
     outside = np.full(3, 0.5)
     for loss in (solver.loss_sparsemap, solver.loss_hinge):
-        with pytest.raises(_core.InvalidArgumentError, match="outside the local polytope"):
+        with pytest.raises(_core.InvalidArgumentError,
+                           match="the gold structure lies outside factor 0 \\(XOR\\)"):
             loss(outside, np.zeros(0), settings)
     inside = np.array([0.5, 0.5, 0.0])
     value, dtheta, _, _ = solver.loss_sparsemap(inside, np.zeros(0), settings)
