@@ -1105,8 +1105,9 @@ CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32
  * additional outputs v_gold (in [0, 1], a user factor's in [-1, 1], and 0
  * at the outputs a factor forbids: CONCORD_EINVAL otherwise;
  * NULL: each factor's best at u_gold, which must
- * then be allowed; a fractional u_gold has no best outputs, so with NULL
- * it is refused unless the graph has no additional outputs), under the
+ * then be allowed where it is 0/1; a factor with additional outputs has no
+ * best ones at a fractional u_gold, so with NULL such a gold is refused
+ * when one of them sees it fractional), under the
  * solver's scores. Both solve (so the solver's
  * solution and info are those of the solve) and write the loss and its
  * (sub)gradient w.r.t. the variable and additional scores (dtheta, dphi

@@ -2105,8 +2105,9 @@ static void a_gold_structure_a_factor_forbids_is_refused_by_name(void **state) {
     assert_int_equal(concord_solver_loss_hinge(p, NULL, half, NULL, &loss, NULL, NULL, NULL),
                      CONCORD_EINVAL);
     assert_string_equal(concord_solver_last_error(p),
-                        "the gold structure is fractional (variable 0 is 0.5); a fractional gold "
-                        "needs its additional outputs given (v_gold)");
+                        "the gold structure is fractional (variable 0 is 0.5) in factor 1 "
+                        "(PAIR), which has additional outputs: a fractional gold needs them "
+                        "given (v_gold)");
     const double pair_v[1] = {0.25};
     assert_int_equal(concord_solver_loss_hinge(p, NULL, half, pair_v, &loss, NULL, NULL, NULL),
                      CONCORD_OK);
@@ -2150,10 +2151,28 @@ static void a_fractional_gold_without_v_gold_is_a_mixture_or_refused(void **stat
     assert_int_equal(concord_solver_loss_sparsemap(p, NULL, half, NULL, &loss, NULL, NULL, NULL),
                      CONCORD_EINVAL);
     assert_string_equal(concord_solver_last_error(p),
-                        "the gold structure is fractional (variable 0 is 0.5); a fractional gold "
-                        "needs its additional outputs given (v_gold)");
+                        "the gold structure is fractional (variable 0 is 0.5) in factor 0 "
+                        "(PAIR), which has additional outputs: a fractional gold needs them "
+                        "given (v_gold)");
     concord_solver_free(p);
     concord_graph_free(pair);
+    /* fractional only on a variable in no factor (2), the PAIR's outputs
+     * are its best at (1, 1): v* = 1. At scores 0 and a PAIR score of 1,
+     * F = max v - |u|^2/2 = 1/4 (u0 = u1 = v = 1/2, u2 = 0) and the gold
+     * scores 1 - (1 + 1 + 1/4)/2 = -1/8: the loss is 3/8 */
+    concord_graph *apart = concord_graph_new();
+    assert_int_equal(concord_add_variables(apart, 3, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_pair(apart, 0, 1, 1.0, NULL), CONCORD_OK);
+    concord_solver *a = new_solver_or_fail(apart);
+    concord_settings tight;
+    concord_default_settings(&tight);
+    tight.tol = 1e-10;
+    assert_int_equal(concord_solver_loss_sparsemap(a, &tight, (double[]){1.0, 1.0, 0.5}, NULL,
+                                                   &loss, NULL, NULL, NULL),
+                     CONCORD_OK);
+    assert_true(fabs(loss - 0.375) < 1e-6);
+    concord_solver_free(a);
+    concord_graph_free(apart);
     concord_solver_free(s);
     concord_graph_free(g);
 }

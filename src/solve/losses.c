@@ -22,13 +22,12 @@
 #include "../util.h"
 #include "solver.h"
 
-/* The gold additional outputs: given, or each factor's best ones at u*
- * (the gold structure must then be allowed by every factor). A fractional
- * u* has no best outputs of its own (a factor's best at u* rounded would
- * be a wrong v*): it needs them given, but in a graph without additional
- * outputs, where there are none to find. Whether a fractional gold lies
- * in the polytope is judged by gold_in_every_factor and by the loss's sign
- * (run_loss). */
+/* The gold additional outputs: given, or each factor's best ones at u*,
+ * where u* must be allowed by every factor that sees it 0/1. A factor that
+ * sees a fractional u* and has additional outputs has no best ones of its
+ * own (its best at u* rounded would be a wrong v*): they must be given.
+ * Whether a fractional gold lies in the polytope is judged by
+ * gold_in_every_factor and by the loss's sign (run_loss). */
 static int gold_additionals(concord_solver *s, const double *u_gold, const double *v_gold,
                             double *v) {
     const concord_graph *g = s->g;
@@ -36,18 +35,23 @@ static int gold_additionals(concord_solver *s, const double *u_gold, const doubl
         if (g->n_add > 0) memcpy(v, v_gold, (size_t)g->n_add * sizeof(double));
         return CONCORD_OK;
     }
-    for (int32_t i = 0; i < g->n_vars; ++i)
-        if (u_gold[i] != 0.0 && u_gold[i] != 1.0) {
-            if (g->n_add == 0) return CONCORD_OK;
-            return solver_fail(s, CONCORD_EINVAL,
-                               "the gold structure is fractional (variable %d is %g); a "
-                               "fractional gold needs its additional outputs given (v_gold)",
-                               i, u_gold[i]);
-        }
     for (int32_t f = 0; f < g->n_factors; ++f) {
+        const factor *fa = &g->factors[f];
+        int32_t fractional = -1;
+        for (int32_t j = 0; j < fa->degree && fractional < 0; ++j) {
+            const int32_t i = g->link_var[fa->link_begin + j];
+            if (u_gold[i] != 0.0 && u_gold[i] != 1.0) fractional = i;
+        }
+        if (fractional >= 0) {
+            if (fa->n_add == 0) continue;
+            return solver_fail(s, CONCORD_EINVAL,
+                               "the gold structure is fractional (variable %d is %g) in factor "
+                               "%d (%s), which has additional outputs: a fractional gold needs "
+                               "them given (v_gold)",
+                               fractional, u_gold[fractional], f, fa->ops->name);
+        }
         double score;
         bool allowed;
-        const factor *fa = &g->factors[f];
         int rc = solver_factor_at(s, solver_phi(s), f, u_gold, &allowed, &score,
                                   v + fa->add_begin);
         if (rc) return solver_callback_failed(s, f, rc);
