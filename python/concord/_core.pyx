@@ -1784,9 +1784,9 @@ cdef class Solver:
 
     def loss_sparsemap(self, u_gold, v_gold=None, settings=None):
         """The LP-SparseMAP (Fenchel-Young) loss of gold (u_gold, v_gold; None:
-        the factors' best at u_gold, so a fractional u_gold needs v_gold
-        unless the graph has no additional outputs); returns (loss, dtheta,
-        dphi, Info)."""
+        the factors' best at u_gold, so a u_gold fractional in a factor
+        with additional outputs needs v_gold); returns (loss, dtheta, dphi,
+        Info)."""
         return self._loss(True, u_gold, v_gold, _settings(settings))
 
     def loss_hinge(self, u_gold, v_gold=None, settings=None):
@@ -1806,7 +1806,8 @@ cdef class Solver:
         cdef double *pp = &p[0] if m else NULL
         cdef const double *pu = _dptr(ug)
         # a given v_gold is never NULL, which would ask for the factors'
-        # best at u_gold (refused for a fractional u_gold), also when empty
+        # best at u_gold (refused where a factor with additional outputs sees
+        # it fractional), also when empty
         cdef double no_additionals = 0.0
         cdef const double *pv = NULL if vg is None else (&vg[0] if m else &no_additionals)
         cdef double loss = 0.0

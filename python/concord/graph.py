@@ -398,7 +398,8 @@ class FactorGraph:
         """The LP-SparseMAP (Fenchel-Young) loss (kind="sparsemap") or the
         structured hinge loss (kind="hinge") of a gold structure: gold maps
         every Variable to its 0/1 array (or a mixture of structures, whose
-        additional values a graph that has some needs given);
+        additional values each factor with some that sees it fractional
+        needs given);
         gold_additionals maps factors to their gold additional values
         (default: their best at gold).
 
