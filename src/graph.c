@@ -97,15 +97,12 @@ static int reserve2(void **p, void **q, int32_t *cap, int64_t need, size_t psize
 }
 
 int graph_check_scores(concord_graph *g, int32_t count, const double *scores, const char *what,
-                       int32_t first) {
+                       int32_t first, const char *(*problem)(double)) {
     if (!scores) return CONCORD_OK;
     for (int32_t i = 0; i < count; ++i)
         if (!score_in_range(scores[i]))
             return graph_fail(g, CONCORD_EINVAL, "%s score %ld (%g) %s", what, (long)first + i,
-                              scores[i],
-                              strcmp(what, "additional") == 0
-                                  ? additional_score_problem(scores[i])
-                                  : score_problem(scores[i]));
+                              scores[i], problem(scores[i]));
     return CONCORD_OK;
 }
 
@@ -120,7 +117,7 @@ int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
     int rc = graph_unchanging(g);
     if (rc) return rc;
     if (count < 0) return graph_fail(g, CONCORD_EINVAL, "negative variable count %d", count);
-    rc = graph_check_scores(g, count, scores, "variable", g->n_vars);
+    rc = graph_check_scores(g, count, scores, "variable", g->n_vars, score_problem);
     if (rc) return rc;
     if (reserve2((void **)&g->theta, (void **)&g->weight, &g->cap_vars,
                  (int64_t)g->n_vars + count, sizeof(double), sizeof(double)))
@@ -176,7 +173,8 @@ static int take_forbidden(concord_graph *g, int32_t n_add, const double *add_sco
     for (int32_t k = 0; add_scores && k < n_add; ++k) {
         if (add_scores[k] == -INFINITY) ++count;
         else if (!score_in_range(add_scores[k]))
-            return graph_check_scores(g, 1, add_scores + k, "additional", g->n_add + k);
+            return graph_check_scores(g, 1, add_scores + k, "additional", g->n_add + k,
+                                      additional_score_problem);
     }
     if (count == 0) return CONCORD_OK;
     *forbidden = malloc((size_t)n_add);
@@ -235,7 +233,8 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
     double *stored = NULL;
     if (!rc && ops->forbids != FORBIDS_NOTHING)
         rc = take_forbidden(g, n_add, add_scores, &forbidden, &stored);
-    else if (!rc) rc = graph_check_scores(g, n_add, add_scores, "additional", g->n_add);
+    else if (!rc) rc = graph_check_scores(g, n_add, add_scores, "additional", g->n_add,
+                                          additional_score_problem);
     if (!rc && forbidden) {
         const factor candidate = {ops, g->n_links, degree, g->n_add, n_add, params, forbidden};
         rc = check_some_configuration_allowed(g, &candidate, stored);
@@ -278,7 +277,7 @@ int graph_add_multi_variable(concord_graph *g, int32_t num_states, const double 
     if (num_states < 1)
         return graph_fail(g, CONCORD_EINVAL, "a multi-variable needs at least one state (got %d)",
                           num_states);
-    rc = graph_check_scores(g, num_states, scores, "state", 0);
+    rc = graph_check_scores(g, num_states, scores, "state", 0, score_problem);
     if (rc) return rc;
     if (reserve((void **)&g->multi, &g->cap_multi, (int64_t)g->n_multi + 1,
                 sizeof(multi_variable)))
@@ -415,7 +414,7 @@ int concord_set_variable_scores(concord_graph *g, int32_t first, int32_t count,
                                 const double *scores) {
     if (!g) return CONCORD_EINVAL;
     int rc = check_range(g, "variable", first, count, g->n_vars, scores);
-    if (!rc) rc = graph_check_scores(g, count, scores, "variable", first);
+    if (!rc) rc = graph_check_scores(g, count, scores, "variable", first, score_problem);
     if (rc) return rc;
     if (count > 0) memcpy(g->theta + first, scores, (size_t)count * sizeof(double));
     g->scores_revision += 1;
@@ -429,7 +428,8 @@ int concord_set_additional_scores(concord_graph *g, int32_t first, int32_t count
     if (rc) return rc;
     const int32_t refused = graph_take_additional_scores(g, first, count, scores, g->phi + first);
     if (refused >= 0)
-        return graph_check_scores(g, 1, scores + refused, "additional", first + refused);
+        return graph_check_scores(g, 1, scores + refused, "additional", first + refused,
+                                  additional_score_problem);
     g->scores_revision += 1;
     return CONCORD_OK;
 }

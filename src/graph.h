@@ -84,9 +84,11 @@ int graph_unchanging(concord_graph *g);
 int graph_check_links(concord_graph *g, const char *name, int32_t degree, const int32_t *vars);
 
 /* Every score 0 or of magnitude within [1e-300, 1e300] (score_in_range;
- * scores may be NULL); `what` and `first` name them in the message. */
+ * scores may be NULL); `what` and `first` name them in the message, and
+ * `problem` says what is wrong with a refused one (score_problem, or
+ * additional_score_problem for additional scores). */
 int graph_check_scores(concord_graph *g, int32_t count, const double *scores, const char *what,
-                       int32_t first);
+                       int32_t first, const char *(*problem)(double));
 
 /* Checks the scores of the additional outputs [first, first + count) as
  * graph_check_scores does, but for -inf at a forbidden output (which is
