@@ -313,6 +313,22 @@ class FactorGraph:
         self._solver = None
         return factor
 
+    # ---- copies
+
+    def __reduce__(self):
+        """Refused, as are copies: the graph's structure lives in C, and a
+        shallow copy would share it (a factor added to one would be added
+        to the other). Build another FactorGraph from the same inputs."""
+        _core._refuse_copy(self)
+
+    def __copy__(self):
+        """Refused (see __reduce__)."""
+        _core._refuse_copy(self)
+
+    def __deepcopy__(self, memo):
+        """Refused (see __reduce__)."""
+        _core._refuse_copy(self)
+
     # ---- sizes
 
     @property
