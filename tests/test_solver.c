@@ -1354,6 +1354,49 @@ static void a_variable_in_no_factor_does_not_hide_infeasibility(void **state) {
     }
 }
 
+/* XOR(x1, x2, x3) and XOR(not x1, not x2, not x3) want x1 + x2 + x3 = 1
+ * and = 2: the local polytope is empty, though each factor allows either
+ * state of any of its variables, so no state is ruled out and the dual
+ * bounds stay finite. They prove infeasibility by falling below minus the
+ * sum of the factors' |scores| (0.6), whatever variable 0, in no factor,
+ * scores. MPLP tested its bound against the sum of every |score| and ran
+ * to max_iter beside a score of +-1e12; above, XOR(x1) beside XOR(not x1)
+ * rules out both states of x1, and MPLP's bound of -inf passed any test. */
+static void an_empty_local_polytope_is_proven_beside_a_variable_in_no_factor(void **state) {
+    (void)state;
+    concord_settings st;
+    concord_default_settings(&st);
+    st.max_iter = 2000;
+    st.acyclic = false;
+    const double free_scores[3] = {1e12, -1e12, 0.5};
+    for (int k = 0; k < 3; ++k) {
+        concord_graph *g = concord_graph_new();
+        const double theta[4] = {free_scores[k], 0.3, -0.2, 0.1};
+        const int32_t vars[3] = {1, 2, 3};
+        const bool negated[3] = {true, true, true};
+        concord_add_variables(g, 4, theta, NULL);
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, vars, NULL, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, vars, negated, NULL), CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        for (int algorithm = 0; algorithm < 5; ++algorithm) {
+            concord_info info;
+            int rc = algorithm == 0   ? concord_solver_map(s, &st, &info)
+                     : algorithm == 1 ? concord_solver_sparse(s, &st, &info)
+                     : algorithm == 2 ? concord_solver_psdd(s, &st, &info)
+                     : algorithm == 3 ? concord_solver_exact(s, &st, &info)
+                                      : concord_solver_mplp(s, &st, &info);
+            assert_int_equal(rc, CONCORD_EINFEASIBLE);
+            assert_int_equal(info.status, CONCORD_STATUS_INFEASIBLE);
+            if (algorithm == 3) continue; /* branch and bound: every node infeasible */
+            assert_true(isfinite(info.upper_bound));
+            assert_non_null(strstr(concord_solver_last_error(s),
+                                   "(>= -0.6; the variables in no factor aside)"));
+        }
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 /* An XOR oracle with one additional output (always 0) that fails, returning
  * its additional score as its error code, when that score is not 0. */
 static int coded_oracle(void *user, const double *a, const double *b, double *u, double *v,
@@ -2389,6 +2432,7 @@ int main(void) {
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
         cmocka_unit_test(an_oracle_failing_before_the_iterations_fails_the_solve),
         cmocka_unit_test(a_variable_in_no_factor_does_not_hide_infeasibility),
+        cmocka_unit_test(an_empty_local_polytope_is_proven_beside_a_variable_in_no_factor),
         cmocka_unit_test(each_solver_keeps_its_own_callback_code),
         cmocka_unit_test(user_factor_arguments_are_checked),
         cmocka_unit_test(a_qp_callback_gives_the_oracles_solution),

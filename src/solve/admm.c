@@ -928,11 +928,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     case FAILED_INFEASIBLE:
         out.status = CONCORD_STATUS_INFEASIBLE;
         out.integral = false;
-        rc = solver_fail(s, CONCORD_EINFEASIBLE,
-                         "the constraints admit no solution: after %d iterations the dual "
-                         "bound %.6g is below every feasible value (>= %.6g; the variables in "
-                         "no factor aside)",
-                         t, r->upper_bound - r->free_best, -r->linked_l1);
+        rc = solver_infeasible(s, t, r->upper_bound - r->free_best, -r->linked_l1);
         break;
     case FAILED_CALLBACK:
         out.status = CONCORD_STATUS_CALLBACK_FAILED;

@@ -43,7 +43,8 @@ typedef struct mplp_run {
     double *mm_out;     /* one unit's max-marginals */
     double *next;       /* one factor's new messages, per incidence and state */
     double *x, *best_x;
-    double best_value, l1;
+    double best_value;
+    double free_best, linked_l1; /* see solver_split_scores */
     int64_t solves;
     struct timespec start;
     solver_deadline deadline; /* the time limit, read within sweeps */
@@ -99,13 +100,15 @@ static int update_factor(mplp_run *r, int32_t f) {
     return 0;
 }
 
-/* The dual: every unit's best belief plus every factor's best
+/* The dual without the variables in no factor (the dual is *linked +
+ * r->free_best): every other unit's best belief plus every factor's best
  * reparametrized score, and the sum of those terms' magnitudes in *size.
  * Returns 0 or a user oracle's error (its factor in *failed). */
-static int dual_value(mplp_run *r, double *dual, double *size, int32_t *failed) {
+static int dual_value(mplp_run *r, double *linked, double *size, int32_t *failed) {
     const units *un = r->un;
     double sum = 0.0, magnitude = 0.0;
     for (int32_t w = 0; w < un->n_units; ++w) {
+        if (r->s->deg[un->first[w]] == 0) continue; /* its best is in r->free_best */
         const double *b = r->belief + r->belief_begin[w];
         double top = -INFINITY;
         for (int32_t t = 0; t < un->states[w]; ++t) top = fmax(top, b[t]);
@@ -131,7 +134,7 @@ static int dual_value(mplp_run *r, double *dual, double *size, int32_t *failed) 
         sum += best;
         if (isfinite(best)) magnitude += fabs(best);
     }
-    *dual = sum;
+    *linked = sum;
     *size = magnitude;
     return 0;
 }
@@ -298,7 +301,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
         return rc == CONCORD_ENOMEM ? solver_fail(s, rc, "out of memory") : rc;
     }
     const concord_graph *g = s->g;
-    r.l1 = solver_score_l1(g, r.theta, r.phi);
+    solver_split_scores(s, r.theta, r.phi, &r.free_best, &r.linked_l1);
     const double gap_tol = solver_gap_tolerance(s, r.theta, r.phi, r.st.tol);
     s->solved_own_revision = s->own_scores_revision;
     s->solved_graph_revision = g->scores_revision;
@@ -308,12 +311,12 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
     for (t = 1; t <= r.st.max_iter; ++t) {
         for (int32_t f = 0; f < g->n_factors && !rc && !r.deadline.passed; ++f)
             if (r.un->own[f] < 0 && (rc = update_factor(&r, f))) failed = f;
-        double dual, size;
-        if (rc || (rc = dual_value(&r, &dual, &size, &failed)) ||
+        double linked, size;
+        if (rc || (rc = dual_value(&r, &linked, &size, &failed)) ||
             (rc = decode_beliefs(&r, &failed)))
             break;
-        best_dual = fmin(best_dual, dual);
-        if (solver_bound_proves_infeasible(dual, r.l1, size)) {
+        best_dual = fmin(best_dual, linked + r.free_best);
+        if (solver_bound_proves_infeasible(linked, r.linked_l1, size)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
@@ -346,7 +349,9 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
     out.upper_bound = best_dual;
     out.factor_solves = r.solves;
     bool handled;
-    rc = solver_dual_end(s, rc, failed, status, t, best_dual, -r.l1, &out, &handled);
+    /* the message names the bound and floor of the factors alone */
+    rc = solver_dual_end(s, rc, failed, status, t, best_dual - r.free_best, -r.linked_l1, &out,
+                         &handled);
     if (!handled) {
         const bool found = r.best_value > -INFINITY;
         double value = -INFINITY;

@@ -404,6 +404,14 @@ int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dua
     return CONCORD_STATUS_UNSOLVED;
 }
 
+int solver_infeasible(concord_solver *s, int32_t iterations, double bound, double floor) {
+    return solver_fail(s, CONCORD_EINFEASIBLE,
+                       "the constraints admit no solution: after %d iterations the dual bound "
+                       "%.6g is below every feasible value (>= %.6g; the variables in no "
+                       "factor aside)",
+                       iterations, bound, floor);
+}
+
 int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32_t iterations,
                     double bound, double floor, concord_info *out, bool *handled) {
     s->mode = MODE_NONE;
@@ -418,10 +426,7 @@ int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32
     if (status == CONCORD_STATUS_INFEASIBLE) {
         out->status = status;
         out->value = -INFINITY;
-        return solver_fail(s, CONCORD_EINFEASIBLE,
-                           "the constraints admit no solution: after %d iterations the dual "
-                           "bound %.6g is below every feasible value (>= %.6g)",
-                           iterations, bound, floor);
+        return solver_infeasible(s, iterations, bound, floor);
     }
     *handled = false;
     out->status = status;

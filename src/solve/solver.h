@@ -240,6 +240,12 @@ static inline int solver_factor_map(concord_solver *s, int32_t f, const double *
  * returns CONCORD_ECALLBACK. */
 int solver_callback_failed(concord_solver *s, int32_t f, int code);
 
+/* The message of a dual bound that proved the constraints infeasible
+ * after `iterations`: its factors' part `bound` fell below `floor`, minus
+ * the sum of the factors' |scores| (see solver_split_scores); returns
+ * CONCORD_EINFEASIBLE. */
+int solver_infeasible(concord_solver *s, int32_t iterations, double bound, double floor);
+
 /* Factor f's QP by the active set `state` (fresh or reset: the result is
  * then deterministic) at variable-space inputs a (degree), additional
  * scores phi and the weights in s->d, in literal space: s->buf.lit_u and
@@ -341,9 +347,9 @@ int solver_dual_stop(double *history, int32_t window, int32_t t, double best_dua
 
 /* The end PSDD and MPLP share: the solver's results are void until they
  * set them; a user oracle's failure (rc, in factor `failed`) or a bound
- * that proved infeasibility (status; the message names the bound and
- * `floor`, below which it fell) fills *out and returns the code with its
- * message (*handled true); otherwise nothing more (*handled false). */
+ * that proved infeasibility (status; `bound` and `floor` as for
+ * solver_infeasible) fills *out and returns the code with its message
+ * (*handled true); otherwise nothing more (*handled false). */
 int solver_dual_end(concord_solver *s, int rc, int32_t failed, int status, int32_t iterations,
                     double bound, double floor, concord_info *out, bool *handled);
 
