@@ -86,10 +86,9 @@ typedef struct admm_run {
     double eta_rel, eta;   /* the penalty, relative and absolute */
     double cache_fraction; /* CACHE_FRACTION, 0 once caching ended (end_factor_caching) */
     double cache_slack;    /* see set_penalty */
-    double l1;             /* sum of |scores| */
     double free_best, linked_l1; /* see solver_split_scores */
     double gap_floor;      /* the LP-MAP gap that counts as closed at any value */
-    double upper_bound;    /* best dual bound so far */
+    double linked_bound;   /* best dual bound so far, less r->free_best */
     int32_t last_bound;    /* iteration of the last bound */
     int32_t adaptations;   /* penalty changes so far */
     int64_t next_adaptation; /* no change before this iteration */
@@ -106,10 +105,12 @@ typedef struct admm_run {
     struct timespec start;
 } admm_run;
 
-/* The smallest nonzero |score| (0: none). */
+/* The smallest nonzero |score| of the variables in factors and of the
+ * additional outputs (0: none). */
 static double smallest_score(const admm_run *r) {
     double least = INFINITY;
     for (int32_t i = 0; i < r->g->n_vars; ++i) {
+        if (r->s->deg[i] == 0) continue;
         const double x = fabs(r->theta[i]);
         if (x > 0.0 && x < least) least = x;
     }
@@ -136,13 +137,17 @@ static double objective(const admm_run *r, const double *u, const double *v) {
  * optimum (value 0.19 against an optimum of 0.31, with scores of 1e6).
  * When the value is about zero, the gap need only be below gap_floor:
  * what moving the smallest-scored variable by the tolerance would change,
- * and at least the rounding error of sums of the scores. */
+ * and at least the rounding error of sums of the scores. Value, bound and
+ * scores are the factors' alone (`value` from linked_value): the variables
+ * in no factor, at their best in both, would only widen the test (beside
+ * a score of 1e12 that graph stopped at 0.19 again). */
 static bool gap_closed(const admm_run *r, double value) {
-    /* every score 0: every point of the polytope is optimal, and a gap of
-     * the multipliers' rounding (1e-17) would never close */
-    if (r->l1 == 0.0) return true;
-    const double size = fmax(fabs(value), fabs(r->upper_bound));
-    return isfinite(size) && fabs(r->upper_bound - value) <= fmax(r->st.tol * size, r->gap_floor);
+    /* every score 0 (bar the variables in no factor): every point of the
+     * polytope is optimal, and a gap of the multipliers' rounding (1e-17)
+     * would never close */
+    if (r->linked_l1 == 0.0) return true;
+    const double size = fmax(fabs(value), fabs(r->linked_bound));
+    return isfinite(size) && fabs(r->linked_bound - value) <= fmax(r->st.tol * size, r->gap_floor);
 }
 
 /* LP-MAP weighs every link alike (d_i = eta): s->d is filled once per
@@ -220,10 +225,9 @@ static void start(admm_run *r, bool warm) {
     }
     memset(s->dirty, 1, (size_t)g->n_factors);
     memset(s->v_pending, 0, (size_t)g->n_factors);
-    r->l1 = solver_score_l1(g, r->theta, r->phi);
     solver_split_scores(s, r->theta, r->phi, &r->free_best, &r->linked_l1);
-    r->gap_floor = fmax(r->st.tol * smallest_score(r), GAP_ROUNDING * DBL_EPSILON * r->l1);
-    r->upper_bound = INFINITY;
+    r->gap_floor = fmax(r->st.tol * smallest_score(r), GAP_ROUNDING * DBL_EPSILON * r->linked_l1);
+    r->linked_bound = INFINITY;
 }
 
 /* The first k' >= k with flags[k'] set, or n. Eight clear flags are
@@ -261,12 +265,14 @@ static void write_pending_additionals(const admm_run *r) {
     }
 }
 
-/* The LP-MAP value at the current consensus and factor outputs, which the
- * gap test compares with the dual bound. */
-static double current_value(const admm_run *r) {
+/* The LP-MAP value at the current consensus and factor outputs without the
+ * variables in no factor (the value is this + r->free_best), which the gap
+ * test compares with the dual bound's part. */
+static double linked_value(const admm_run *r) {
     write_pending_additionals(r);
     double value = 0.0;
-    for (int32_t i = 0; i < r->g->n_vars; ++i) value += r->theta[i] * r->s->ubar[i];
+    for (int32_t i = 0; i < r->g->n_vars; ++i)
+        if (r->s->deg[i] > 0) value += r->theta[i] * r->s->ubar[i];
     for (int32_t k = 0; k < r->g->n_add; ++k) value += r->phi[k] * r->s->v[k];
     return value;
 }
@@ -499,17 +505,15 @@ static int dual_bound(admm_run *r, double *linked, double *size) {
 static int bound_step(admm_run *r, int32_t t, bool small) {
     double linked, size;
     if (dual_bound(r, &linked, &size)) return FAILED_CALLBACK;
-    const double bound = linked + r->free_best;
     r->last_bound = t;
-    if (bound < r->upper_bound) r->upper_bound = bound;
+    if (linked < r->linked_bound) r->linked_bound = linked;
     if (solver_bound_proves_infeasible(linked, r->linked_l1, size)) return FAILED_INFEASIBLE;
-    if (small && gap_closed(r, current_value(r))) return CONVERGED;
+    if (small && gap_closed(r, linked_value(r))) return CONVERGED;
     if (r->st.progress) {
         write_pending_additionals(r);
-        concord_progress p = {t,
-                              r->sparse ? objective(r, r->s->ubar, r->s->v) : current_value(r),
-                              r->upper_bound,      r->primal,
-                              r->dual, r->eta_rel, solver_seconds_since(&r->start), 0, 0};
+        concord_progress p = {t, objective(r, r->s->ubar, r->s->v), r->linked_bound + r->free_best,
+                              r->primal, r->dual, r->eta_rel, solver_seconds_since(&r->start),
+                              0, 0};
         if (r->st.progress(r->st.progress_context, &p)) return STOPPED_INTERRUPTED;
     }
     return -1;
@@ -709,7 +713,7 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
          * LP-MAP the value within gap_tol of the best dual bound,
          * recomputed when stale. */
         const bool small = r->primal <= st->tol && r->dual <= st->tol && inexact == 0;
-        if (small && (r->sparse || gap_closed(r, current_value(r)))) {
+        if (small && (r->sparse || gap_closed(r, linked_value(r)))) {
             end = CONVERGED;
             break;
         }
@@ -863,7 +867,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     if (!failed && !(end == CONVERGED && r->last_bound == t)) {
         double linked;
         if (dual_bound(r, &linked, NULL)) end = FAILED_CALLBACK;
-        else if (linked + r->free_best < r->upper_bound) r->upper_bound = linked + r->free_best;
+        else if (linked < r->linked_bound) r->linked_bound = linked;
     }
     write_pending_additionals(r);
     memcpy(s->sol_u, s->ubar, (size_t)g->n_vars * sizeof(double));
@@ -884,7 +888,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     concord_info out = {0};
     out.iterations = t;
     out.value = objective(r, s->sol_u, s->sol_v);
-    out.upper_bound = r->upper_bound;
+    out.upper_bound = r->linked_bound + r->free_best;
     out.primal_residual = r->primal;
     out.dual_residual = r->dual;
     out.integral = integral;
@@ -928,7 +932,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     case FAILED_INFEASIBLE:
         out.status = CONCORD_STATUS_INFEASIBLE;
         out.integral = false;
-        rc = solver_infeasible(s, t, r->upper_bound - r->free_best, -r->linked_l1);
+        rc = solver_infeasible(s, t, r->linked_bound, -r->linked_l1);
         break;
     case FAILED_CALLBACK:
         out.status = CONCORD_STATUS_CALLBACK_FAILED;
