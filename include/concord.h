@@ -679,10 +679,14 @@ typedef struct concord_settings {
     concord_search search; /* branch and bound's order (default best first) */
     double exact_gap;     /* branch and bound: a node is pruned, and the
                              search ends, when the upper bound exceeds the
-                             best value by at most exact_gap * sum |scores|
-                             (default 1e-9; in [0, 1)), the scores of
-                             variables in no factor aside (they are at
-                             their best in every assignment compared);
+                             best value by at most exact_gap times the
+                             larger of the two, or by less than moving the
+                             least-scored variable by exact_gap changes
+                             (default 1e-9; in [0, 1)): the stopping rule
+                             of LP-MAP (concord_solver_map) with exact_gap
+                             for tol, the variables in no factor aside
+                             (they are at their best in every assignment
+                             compared);
                              with every score 0, any allowed assignment is
                              optimal */
     int32_t heuristic_every; /* branch and bound: decode an assignment from
@@ -892,7 +896,7 @@ CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
  * one-hot) into two sets of states of about equal LP mass. Nodes are
  * taken best first or depth first (settings.search) until the upper bound
  * (the highest bound of an open node, or the best value) is within
- * exact_gap * sum |scores| of the best value (see exact_gap), or
+ * exact_gap of the best value (see exact_gap), or
  * settings.node_limit, time_limit or the progress callback (called per
  * solved node when the best value improves, and every 100 nodes, with
  * nodes and open_nodes filled in) stops it. max_iter, tol, eta and the other ADMM settings
@@ -949,15 +953,17 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * rounds) and evaluated. The solution is the step-weighted average of the
  * factors' MAPs, which tends to an LP-MAP solution. It stops with status
  * "integral" when the factors agree on a 0/1 point or the best rounded
- * assignment is within tol * sum |scores| of the bound (the solution is
- * then that assignment, a certified MAP); "fractional" when the factors
+ * assignment closes the gap to the bound by LP-MAP's rule (within tol
+ * of the larger of the two, or below what moving the least-scored
+ * variable by tol changes; the solution is then that assignment, a
+ * certified MAP); "fractional" when the factors
  * agree on a fractional point (KNAPSACK's vertices; the solution is then
  * that point, an LP-MAP optimum) or, checked every bound_every
  * iterations, the average solves LP-MAP to AD3's tolerances (each factor's
- * averaged copy within tol of the average, the average's value within
- * tol * sum |scores| of the best bound); "stalled"
+ * averaged copy within tol of the average, the average's value closing
+ * the gap to the best bound by that rule); "stalled"
  * (CONCORD_ENOTCONVERGED) when the best bound has not fallen by more than
- * tol * sum |scores| over the last 1000 iterations (and steps of the
+ * that gap over the last 1000 iterations (and steps of the
  * current size could have moved it by that much) while the average is not
  * such a solution; or at max_iter or time_limit. On graphs whose LP-MAP
  * is fractional a subgradient average rarely reaches tol 1e-6 before the
@@ -966,8 +972,8 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * (AD3, PSDD, MPLP or exact MAP; each variable's made to sum to 0) when
  * settings.warm_start. info->upper_bound is the best dual bound and
  * info->value the solution's value; info->eta the last step (relative).
- * (Here and in MPLP, sum |scores| leaves out the variables in no factor,
- * as exact_gap does.) After it, concord_solver_decode decodes with PSDD's
+ * (Here and in MPLP, the gap leaves out the variables in no factor, as
+ * exact_gap does.) After it, concord_solver_decode decodes with PSDD's
  * multipliers. */
 CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
                                     concord_info *info);
@@ -985,14 +991,14 @@ CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *s
  * iteration (a sweep over the factors) ends with the dual bound and the
  * assignment of the states of largest belief, evaluated. It stops with
  * status "integral" when the best such assignment allowed by every factor
- * is within tol * sum |scores| of the bound (the solution is that
- * assignment, a certified MAP); "stalled" (CONCORD_ENOTCONVERGED) when the
- * bound fell by less than tol * sum |scores| over the last 10 iterations
+ * closes the gap to the bound by LP-MAP's rule (as PSDD's; the solution
+ * is that assignment, a certified MAP); "stalled" (CONCORD_ENOTCONVERGED)
+ * when the bound fell by less than that gap over the last 10 iterations
  * (the descent is at a fixed point, on the LP optimum or above it), or at
  * max_iter or time_limit; the solution is then the best allowed
  * assignment found, or the last one of largest beliefs when none was
- * allowed (its value -INFINITY). sum |scores| leaves out the variables
- * in no factor (see exact_gap). Every solve starts from zero messages.
+ * allowed (its value -INFINITY). The gap leaves out the variables in no
+ * factor (see exact_gap). Every solve starts from zero messages.
  * After it, concord_solver_decode starts from the solution, with the
  * per-link multipliers the beliefs imply. */
 CONCORD_API int concord_solver_mplp(concord_solver *s, const concord_settings *settings,

@@ -75,7 +75,7 @@ static const char usage_text[] =
     "                     exact: the order of the search, best first (the\n"
     "                     default) or depth first\n"
     "  --exact-gap X      exact: the gap that counts as closed, relative to the\n"
-    "                     sum of |scores|, 0 <= X < 1 (default 1e-9)\n"
+    "                     best value, 0 <= X < 1 (default 1e-9)\n"
     "  --heuristic-every N\n"
     "                     exact: decode an assignment at every N-th node that is\n"
     "                     neither pruned nor integral, 0: at the root only\n"

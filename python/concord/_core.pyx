@@ -429,10 +429,10 @@ cdef class Settings:
     backward_max_iter (1000), backward_power (False); acyclic (True: solve
     forests by dynamic programming); for exact MAP node_limit (0: none),
     search ("best_first" or "depth_first"), exact_gap (1e-9, relative to the
-    sum of |scores|), heuristic_every (1); for PSDD psdd_step ("sqrt",
-    "decrease" or "polyak") and psdd_eta (1.0); and progress: None or
-    a callable taking a ``Progress`` and returning True to stop the solve
-    (called whenever the dual bound is fresh: every bound_every iterations,
+    best value, as tol is to LP-MAP's), heuristic_every (1); for PSDD
+    psdd_step ("sqrt", "decrease" or "polyak") and psdd_eta (1.0); and
+    progress: None or a callable taking a ``Progress`` and returning True
+    to stop the solve (called whenever the dual bound is fresh: every bound_every iterations,
     more often near the end; an exception it raises stops the
     solve and is raised again by the solving call).
 

@@ -60,8 +60,6 @@ enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
  * LP-matching took 422 iterations instead of 119; docs/design.md). */
 enum { LP_MAP_ACCELERATION_START = EARLY_ITERATIONS };
 #define CACHE_FRACTION 0.01
-/* the gap's floor, in units of the rounding error of a sum of the scores */
-#define GAP_ROUNDING 1024.0
 
 /* How a solve ended. */
 typedef enum outcome {
@@ -87,7 +85,7 @@ typedef struct admm_run {
     double cache_fraction; /* CACHE_FRACTION, 0 once caching ended (end_factor_caching) */
     double cache_slack;    /* see set_penalty */
     double free_best, linked_l1; /* see solver_split_scores */
-    double gap_floor;      /* the LP-MAP gap that counts as closed at any value */
+    solver_gap gap;        /* when the LP-MAP value counts as optimal */
     double linked_bound;   /* best dual bound so far, less r->free_best */
     int32_t last_bound;    /* iteration of the last bound */
     int32_t adaptations;   /* penalty changes so far */
@@ -105,22 +103,6 @@ typedef struct admm_run {
     struct timespec start;
 } admm_run;
 
-/* The smallest nonzero |score| of the variables in factors and of the
- * additional outputs (0: none). */
-static double smallest_score(const admm_run *r) {
-    double least = INFINITY;
-    for (int32_t i = 0; i < r->g->n_vars; ++i) {
-        if (r->s->deg[i] == 0) continue;
-        const double x = fabs(r->theta[i]);
-        if (x > 0.0 && x < least) least = x;
-    }
-    for (int32_t k = 0; k < r->g->n_add; ++k) {
-        const double x = fabs(r->phi[k]);
-        if (x > 0.0 && x < least) least = x;
-    }
-    return isfinite(least) ? least : 0.0;
-}
-
 /* theta.u + phi.v, minus sum_i w_i u_i^2 / 2 for LP-SparseMAP. */
 static double objective(const admm_run *r, const double *u, const double *v) {
     double value = 0.0;
@@ -129,25 +111,6 @@ static double objective(const admm_run *r, const double *u, const double *v) {
     if (r->sparse)
         for (int32_t i = 0; i < r->g->n_vars; ++i) value -= 0.5 * r->g->weight[i] * u[i] * u[i];
     return value;
-}
-
-/* Whether the LP-MAP value is within the tolerance of the best dual bound,
- * relative to the value itself: a gap judged against the scores' size let
- * a graph whose value is small next to its scores stop far from its
- * optimum (value 0.19 against an optimum of 0.31, with scores of 1e6).
- * When the value is about zero, the gap need only be below gap_floor:
- * what moving the smallest-scored variable by the tolerance would change,
- * and at least the rounding error of sums of the scores. Value, bound and
- * scores are the factors' alone (`value` from linked_value): the variables
- * in no factor, at their best in both, would only widen the test (beside
- * a score of 1e12 that graph stopped at 0.19 again). */
-static bool gap_closed(const admm_run *r, double value) {
-    /* every score 0 (bar the variables in no factor): every point of the
-     * polytope is optimal, and a gap of the multipliers' rounding (1e-17)
-     * would never close */
-    if (r->linked_l1 == 0.0) return true;
-    const double size = fmax(fabs(value), fabs(r->linked_bound));
-    return isfinite(size) && fabs(r->linked_bound - value) <= fmax(r->st.tol * size, r->gap_floor);
 }
 
 /* LP-MAP weighs every link alike (d_i = eta): s->d is filled once per
@@ -226,7 +189,8 @@ static void start(admm_run *r, bool warm) {
     memset(s->dirty, 1, (size_t)g->n_factors);
     memset(s->v_pending, 0, (size_t)g->n_factors);
     solver_split_scores(s, r->theta, r->phi, &r->free_best, &r->linked_l1);
-    r->gap_floor = fmax(r->st.tol * smallest_score(r), GAP_ROUNDING * DBL_EPSILON * r->linked_l1);
+    r->gap = solver_gap_rule(s, r->theta, r->phi, r->st.tol);
+    r->gap.free_rounding = 0.0; /* linked_value and the bound sum the factors' terms alone */
     r->linked_bound = INFINITY;
 }
 
@@ -508,7 +472,7 @@ static int bound_step(admm_run *r, int32_t t, bool small) {
     r->last_bound = t;
     if (linked < r->linked_bound) r->linked_bound = linked;
     if (solver_bound_proves_infeasible(linked, r->linked_l1, size)) return FAILED_INFEASIBLE;
-    if (small && gap_closed(r, linked_value(r))) return CONVERGED;
+    if (small && solver_gap_closed(&r->gap, r->linked_bound, linked_value(r))) return CONVERGED;
     if (r->st.progress) {
         write_pending_additionals(r);
         concord_progress p = {t, objective(r, r->s->ubar, r->s->v), r->linked_bound + r->free_best,
@@ -713,7 +677,7 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
          * LP-MAP the value within gap_tol of the best dual bound,
          * recomputed when stale. */
         const bool small = r->primal <= st->tol && r->dual <= st->tol && inexact == 0;
-        if (small && (r->sparse || gap_closed(r, linked_value(r)))) {
+        if (small && (r->sparse || solver_gap_closed(&r->gap, r->linked_bound, linked_value(r)))) {
             end = CONVERGED;
             break;
         }

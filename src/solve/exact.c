@@ -76,7 +76,7 @@ typedef struct bb {
     const units *un;
     concord_settings st;
     struct timespec start;
-    double l1, gap_abs;
+    solver_gap gap; /* when the best value counts as optimal (exact_gap) */
     /* open nodes: a binary heap (best first) or a stack (depth first) */
     node *open;
     int64_t n_open, cap_open, next_seq;
@@ -113,8 +113,12 @@ typedef struct bb {
 
 static double elapsed(const bb *b) { return solver_seconds_since(&b->start); }
 
+/* The bound at or below which a node cannot improve on the best value
+ * enough to matter: the gap the rule allows at that value. */
 static double cutoff(const bb *b) {
-    return b->have_best ? b->best_value + b->gap_abs : -INFINITY;
+    if (!b->have_best) return -INFINITY;
+    if (b->gap.every_value_optimal) return INFINITY;
+    return b->best_value + solver_gap_allowed(&b->gap, INFINITY, b->best_value - b->gap.free_best);
 }
 
 /* ---- memory ------------------------------------------------------------- */
@@ -726,7 +730,9 @@ static int finish(bb *b, int rc, concord_info *info) {
         out.integral = true;
         out.upper_bound = fmax(out.upper_bound, value);
         b->xi.gap = out.upper_bound - value;
-        const bool closed = b->stop == CONCORD_STATUS_UNSOLVED && b->xi.gap <= b->gap_abs;
+        const bool closed =
+            b->stop == CONCORD_STATUS_UNSOLVED &&
+            solver_gap_closed(&b->gap, out.upper_bound - b->gap.free_best, value - b->gap.free_best);
         out.status = closed ? CONCORD_STATUS_OPTIMAL
                      : b->stop != CONCORD_STATUS_UNSOLVED ? b->stop
                                                           : CONCORD_STATUS_MAX_ITER;
@@ -828,15 +834,12 @@ static int run_exact(concord_solver *s, const concord_settings *settings, concor
         bb_free(&b);
         return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     }
-    /* The gap leaves the variables in no factor aside (see
-     * solver_gap_tolerance: a variable scored 1e12 widened it to 1e3, and
-     * an assignment decoded at the root, 1.6 below the optimum, was called
-     * optimal). Every score 0: any allowed assignment is optimal (a gap of
-     * the multipliers' rounding would never close). */
-    b.l1 = solver_score_l1(s->g, solver_theta(s), solver_phi(s));
-    b.gap_abs = b.l1 > 0.0 ? solver_gap_tolerance(s, solver_theta(s), solver_phi(s),
-                                                  b.st.exact_gap)
-                           : INFINITY;
+    /* AD3's rule with exact_gap (see solver_gap_rule): a gap of exact_gap
+     * times the sum of |scores| called assignments 0.3 below an optimum of
+     * 1.7 optimal beside scores of +-1e9 that cancel, and beside a
+     * variable in no factor scored 1e12 one decoded at the root, 1.6 below
+     * the optimum. */
+    b.gap = solver_gap_rule(s, solver_theta(s), solver_phi(s), b.st.exact_gap);
     b.pruned_bound = b.unresolved_bound = -INFINITY;
     b.xi.root_bound = INFINITY;
     b.xi.gap = INFINITY;

@@ -273,14 +273,15 @@ static int check_graph(mplp_run *r) {
  * where beliefs tie (two states of equal belief: it takes the first, in
  * every unit alike): two variables that must differ, tied in both states,
  * stalled at value 0 under a bound of log 2. */
-static int decode_to_bound(mplp_run *r, double bound, double gap_tol, int *status,
+static int decode_to_bound(mplp_run *r, double linked_bound, const solver_gap *gap, int *status,
                            double *value) {
     concord_decoding decoded;
     int rc = solver_decode(r->s, &r->deadline, true, &decoded);
     if (rc || decoded.violated > 0 || !(decoded.value > *value)) return rc;
     memcpy(r->x, r->s->decoded, (size_t)r->g->n_vars * sizeof(double));
     rc = solver_take_assignment(r->s, r->x, value);
-    if (!rc && bound - *value <= gap_tol) *status = CONCORD_STATUS_INTEGRAL;
+    if (!rc && solver_gap_closed(gap, linked_bound, *value - r->free_best))
+        *status = CONCORD_STATUS_INTEGRAL;
     return rc;
 }
 
@@ -302,10 +303,10 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
     }
     const concord_graph *g = s->g;
     solver_split_scores(s, r.theta, r.phi, &r.free_best, &r.linked_l1);
-    const double gap_tol = solver_gap_tolerance(s, r.theta, r.phi, r.st.tol);
+    const solver_gap gap = solver_gap_rule(s, r.theta, r.phi, r.st.tol);
     s->solved_own_revision = s->own_scores_revision;
     s->solved_graph_revision = g->scores_revision;
-    double history[STALL_WINDOW], best_dual = INFINITY;
+    double history[STALL_WINDOW], best_linked = INFINITY; /* the best dual, less r.free_best */
     int status = CONCORD_STATUS_MAX_ITER;
     int32_t t, failed = -1;
     for (t = 1; t <= r.st.max_iter; ++t) {
@@ -315,12 +316,12 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
         if (rc || (rc = dual_value(&r, &linked, &size, &failed)) ||
             (rc = decode_beliefs(&r, &failed)))
             break;
-        best_dual = fmin(best_dual, linked + r.free_best);
+        best_linked = fmin(best_linked, linked);
         if (solver_bound_proves_infeasible(linked, r.linked_l1, size)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
-        if (best_dual - r.best_value <= gap_tol) {
+        if (solver_gap_closed(&gap, best_linked, r.best_value - r.free_best)) {
             status = CONCORD_STATUS_INTEGRAL;
             break;
         }
@@ -329,14 +330,15 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
             break;
         }
         if (r.st.progress) {
-            concord_progress p = {t,   r.best_value, best_dual, 0.0, 0.0,
+            concord_progress p = {t,   r.best_value, best_linked + r.free_best, 0.0, 0.0,
                                   0.0, solver_seconds_since(&r.start), 0, 0};
             if (r.st.progress(r.st.progress_context, &p)) {
                 status = CONCORD_STATUS_INTERRUPTED;
                 break;
             }
         }
-        const int stop = solver_dual_stop(history, STALL_WINDOW, t, best_dual, gap_tol, true,
+        const double moves = solver_gap_allowed(&gap, best_linked, r.best_value - r.free_best);
+        const int stop = solver_dual_stop(history, STALL_WINDOW, t, best_linked, moves, true,
                                           r.st.time_limit, &r.start);
         if (stop != CONCORD_STATUS_UNSOLVED) {
             status = stop;
@@ -346,12 +348,11 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
     if (t > r.st.max_iter) t = r.st.max_iter;
     concord_info out = {0};
     out.iterations = t;
-    out.upper_bound = best_dual;
+    out.upper_bound = best_linked + r.free_best;
     out.factor_solves = r.solves;
     bool handled;
     /* the message names the bound and floor of the factors alone */
-    rc = solver_dual_end(s, rc, failed, status, t, best_dual - r.free_best, -r.linked_l1, &out,
-                         &handled);
+    rc = solver_dual_end(s, rc, failed, status, t, best_linked, -r.linked_l1, &out, &handled);
     if (!handled) {
         const bool found = r.best_value > -INFINITY;
         double value = -INFINITY;
@@ -365,7 +366,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
             memcpy(s->ubar, s->sol_u, (size_t)g->n_vars * sizeof(double));
             s->mode = MODE_MAP;
             if (status == CONCORD_STATUS_STALLED || status == CONCORD_STATUS_MAX_ITER)
-                rc = decode_to_bound(&r, best_dual, gap_tol, &status, &value);
+                rc = decode_to_bound(&r, best_linked, &gap, &status, &value);
             s->sol_integral = status == CONCORD_STATUS_INTEGRAL;
             out.status = status;
             out.value = value;
@@ -374,7 +375,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
                 rc = solver_fail(s, CONCORD_ENOTCONVERGED,
                                  "MPLP stopped (%s) after %d iterations, bound %.9g, best "
                                  "value %.9g",
-                                 concord_status_name(status), t, best_dual, value);
+                                 concord_status_name(status), t, out.upper_bound, value);
         }
     }
     out.oracle_calls = s->map_calls - first_call;

@@ -154,10 +154,11 @@ static double average_disagreement(const psdd_run *r) {
 /* Whether the step-weighted average solves LP-MAP to the tolerances of
  * AD3's stopping rule: each factor's averaged copy (with its averaged
  * additional outputs, a point of its polytope) within tol of the averaged
- * consensus, and the average's value within gap_tol of the best bound. */
-static bool average_solves_lp(const psdd_run *r, double best_dual, double gap_tol) {
+ * consensus, and the average's value closing the gap to the best bound
+ * (its factors' part, linked_bound). */
+static bool average_solves_lp(const psdd_run *r, double linked_bound, const solver_gap *gap) {
     return r->weight > 0.0 && average_disagreement(r) <= r->st.tol &&
-           fabs(best_dual - average_value(r)) <= gap_tol;
+           solver_gap_closed(gap, linked_bound, average_value(r) - r->free_best);
 }
 
 /* Rounds ubar (a multi-variable to its largest state, any other variable
@@ -245,8 +246,9 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
     s->solved_graph_revision = g->scores_revision;
     scales(&r);
     initial_multipliers(&r);
-    const double gap_tol = solver_gap_tolerance(s, r.theta, r.phi, r.st.tol);
-    double best_dual = INFINITY, previous = INFINITY, eta = 0.0, disagreement = 0.0;
+    const solver_gap gap = solver_gap_rule(s, r.theta, r.phi, r.st.tol);
+    /* best_linked: the best dual, less r.free_best */
+    double best_linked = INFINITY, previous = INFINITY, eta = 0.0, disagreement = 0.0;
     int32_t rises = 0, t, failed = -1, improved_at = 0;
     int status = CONCORD_STATUS_MAX_ITER;
     bool agreed = false;
@@ -254,7 +256,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
         double linked, size, norm2;
         if ((rc = factor_maps(&r, &linked, &size, &failed))) break;
         const double dual = linked + r.free_best;
-        if (dual < best_dual) best_dual = dual, improved_at = t;
+        if (linked < best_linked) best_linked = linked, improved_at = t;
         if (t - improved_at >= POLYAK_PATIENCE) r.polyak *= 0.5, improved_at = t;
         if (dual > previous) rises += 1;
         previous = dual;
@@ -270,17 +272,18 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
              * a MAP, which the rounding has just offered. Agreeing on a
              * fractional point (KNAPSACK's vertices) they solve LP-MAP only,
              * and the subgradient, zero, would move nothing any more. */
-            if (r.best_value > -INFINITY && ((agreed && all_binary(s->ubar, g->n_vars)) ||
-                                             best_dual - r.best_value <= gap_tol)) {
+            if (r.best_value > -INFINITY &&
+                ((agreed && all_binary(s->ubar, g->n_vars)) ||
+                 solver_gap_closed(&gap, best_linked, r.best_value - r.free_best))) {
                 status = CONCORD_STATUS_INTEGRAL; /* a certified MAP */
                 break;
             }
-            if (agreed || average_solves_lp(&r, best_dual, gap_tol)) {
+            if (agreed || average_solves_lp(&r, best_linked, &gap)) {
                 status = CONCORD_STATUS_FRACTIONAL;
                 break;
             }
             if (r.st.progress) {
-                concord_progress p = {t,   r.best_value, best_dual, disagreement, 0.0,
+                concord_progress p = {t,   r.best_value, best_linked + r.free_best, disagreement, 0.0,
                                       eta / r.scale, solver_seconds_since(&r.start), 0, 0};
                 if (r.st.progress(r.st.progress_context, &p)) {
                     status = CONCORD_STATUS_INTERRUPTED;
@@ -292,13 +295,15 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
         step(&r, eta);
         accumulate(&r, eta);
         /* A step moves the bound by about eta |g|^2 (g the disagreement):
-         * when a window of steps this size could not move it by gap_tol,
-         * its stalling says nothing (psdd_eta far too small). */
-        const bool steps_move_bound = STALL_WINDOW * eta * norm2 > gap_tol;
-        int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_dual, gap_tol,
+         * when a window of steps this size could not move it by the gap
+         * the rule allows, its stalling says nothing (psdd_eta far too
+         * small). */
+        const double moves = solver_gap_allowed(&gap, best_linked, r.best_value - r.free_best);
+        const bool steps_move_bound = STALL_WINDOW * eta * norm2 > moves;
+        int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_linked, moves,
                                     steps_move_bound, r.st.time_limit, &r.start);
         if (stop != CONCORD_STATUS_UNSOLVED) {
-            if (stop == CONCORD_STATUS_STALLED && average_solves_lp(&r, best_dual, gap_tol))
+            if (stop == CONCORD_STATUS_STALLED && average_solves_lp(&r, best_linked, &gap))
                 stop = CONCORD_STATUS_FRACTIONAL;
             status = stop;
             break;
@@ -307,14 +312,13 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
     if (t > r.st.max_iter) t = r.st.max_iter;
     concord_info out = {0};
     out.iterations = t;
-    out.upper_bound = best_dual;
+    out.upper_bound = best_linked + r.free_best;
     out.primal_residual = disagreement;
     out.eta = eta / r.scale;
     out.factor_solves = r.solves;
     bool handled;
     /* the message names the bound and floor of the factors alone */
-    rc = solver_dual_end(s, rc, failed, status, t, best_dual - r.free_best, -r.linked_l1, &out,
-                         &handled);
+    rc = solver_dual_end(s, rc, failed, status, t, best_linked, -r.linked_l1, &out, &handled);
     if (!handled) {
         if (status == CONCORD_STATUS_INTEGRAL) {
             double value;
@@ -346,7 +350,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
                 rc = solver_fail(s, CONCORD_ENOTCONVERGED,
                                  "PSDD stopped (%s) after %d iterations, bound %.9g, best "
                                  "rounded value %.9g",
-                                 concord_status_name(status), t, best_dual, r.best_value);
+                                 concord_status_name(status), t, out.upper_bound, r.best_value);
         }
         if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED) {
             s->mode = MODE_MAP; /* decode reads its multipliers */

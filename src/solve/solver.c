@@ -475,14 +475,45 @@ void solver_split_scores(const concord_solver *s, const double *theta, const dou
     *linked_l1 = l1;
 }
 
-double solver_gap_tolerance(const concord_solver *s, const double *theta, const double *phi,
-                            double relative) {
-    double free_best, linked_l1;
+/* The gap floor, in units of the rounding error of a sum of the scores. */
+#define GAP_ROUNDING 1024.0
+
+solver_gap solver_gap_rule(const concord_solver *s, const double *theta, const double *phi,
+                           double tol) {
+    double least = INFINITY, free_best, linked_l1;
+    for (int32_t i = 0; i < s->g->n_vars; ++i) {
+        const double x = fabs(theta[i]);
+        if (s->deg[i] > 0 && x > 0.0 && x < least) least = x;
+    }
+    for (int32_t k = 0; k < s->g->n_add; ++k) {
+        const double x = fabs(phi[k]);
+        if (x > 0.0 && x < least) least = x;
+    }
     solver_split_scores(s, theta, phi, &free_best, &linked_l1);
-    const double l1 = solver_score_l1(s->g, theta, phi);
-    if (l1 == 0.0) return relative;
+    const double smallest = isfinite(least) ? least : 0.0;
+    const double free_l1 = fmax(solver_score_l1(s->g, theta, phi) - linked_l1, 0.0);
     const double terms = (double)s->g->n_vars + (double)s->g->n_factors;
-    return relative * linked_l1 + terms * DBL_EPSILON * fmax(l1 - linked_l1, 0.0);
+    return (solver_gap){.tol = tol,
+                        .floor = fmax(tol * smallest, GAP_ROUNDING * DBL_EPSILON * linked_l1),
+                        .free_best = free_best,
+                        .free_rounding = terms * DBL_EPSILON * free_l1,
+                        .every_value_optimal = linked_l1 == 0.0};
+}
+
+double solver_gap_allowed(const solver_gap *gap, double linked_bound, double linked_value) {
+    double size = 0.0;
+    if (isfinite(linked_bound)) size = fabs(linked_bound);
+    if (isfinite(linked_value)) size = fmax(size, fabs(linked_value));
+    return fmax(gap->tol * size, gap->floor) + gap->free_rounding;
+}
+
+bool solver_gap_closed(const solver_gap *gap, double linked_bound, double linked_value) {
+    if (!isfinite(linked_value)) return false;
+    /* every point is optimal, and a gap of the multipliers' rounding
+     * (1e-17) would never close */
+    if (gap->every_value_optimal) return true;
+    return isfinite(linked_bound) &&
+           fabs(linked_bound - linked_value) <= solver_gap_allowed(gap, linked_bound, linked_value);
 }
 
 double solver_link_scores(concord_solver *s, const double *theta, const double *phi) {

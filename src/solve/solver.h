@@ -386,15 +386,43 @@ double solver_score_l1(const concord_graph *g, const double *theta, const double
 void solver_split_scores(const concord_solver *s, const double *theta, const double *phi,
                          double *free_best, double *linked_l1);
 
-/* The absolute gap between a bound and a value that counts as closed:
- * `relative` times the sum of |scores|, the variables in no factor aside
- * (they are at their best in every bound and in the assignments compared;
- * counted in, a variable scored 1e12 made a gap of 1e6 look closed to
- * PSDD and MPLP, which called an assignment 9 below the optimum a
- * certified MAP), plus the rounding their size brings to sums of the
- * graph's terms. `relative` itself when every score is 0. */
-double solver_gap_tolerance(const concord_solver *s, const double *theta, const double *phi,
-                            double relative);
+/* When a value counts as optimal beside a dual bound on it, in AD3's
+ * LP-MAP, PSDD, MPLP and branch and bound (whose `tol` is exact_gap): the
+ * gap within `tol` of the larger of the two,
+ * or below `floor`, what moving the smallest-scored variable by `tol`
+ * would change and at least the rounding error of sums of the scores.
+ * Value and bound are the factors' parts (less the variables in no
+ * factor, at their best in both, which would only widen the test). A gap
+ * relative to the sum of |scores| instead let scores of +-1e6 that cancel
+ * certify assignments 1.4 below an optimum of 3.9 (PSDD and MPLP, half of
+ * such random graphs; branch and bound beside +-1e9) and stop AD3 at 0.19
+ * against 0.31. */
+typedef struct solver_gap {
+    double tol, floor;
+    double free_best;         /* the variables in no factor at their best (see
+                                 solver_split_scores): a value less this is
+                                 its factors' part */
+    double free_rounding;     /* the rounding free_best's size brings to a
+                                 sum of all the graph's terms, which a value
+                                 less free_best keeps (allowed on top of the
+                                 gap; 0 where values and bounds are summed
+                                 over the factors' terms alone, as AD3's) */
+    bool every_value_optimal; /* the factors' scores are all 0 */
+} solver_gap;
+
+/* The rule above for the scores theta, phi. */
+solver_gap solver_gap_rule(const concord_solver *s, const double *theta, const double *phi,
+                           double tol);
+
+/* The gap the rule allows between a bound and a value (factors' parts;
+ * an infinite one is left out of the size, and a value of -inf, no
+ * assignment yet, allows the floor). Also the least progress of the bound
+ * that PSDD and MPLP count as not stalled, and branch and bound's margin
+ * for pruning a node. */
+double solver_gap_allowed(const solver_gap *gap, double linked_bound, double linked_value);
+
+/* Whether the rule certifies the value (finite) against the bound. */
+bool solver_gap_closed(const solver_gap *gap, double linked_bound, double linked_value);
 
 /* Sets s->link_score to the link-level scores theta_i / deg_i and returns
  * the RMS of the nonzero ones and of phi (1 when all are zero): the score
