@@ -963,7 +963,7 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * averaged copy within tol of the average, the average's value closing
  * the gap to the best bound by that rule); "stalled"
  * (CONCORD_ENOTCONVERGED) when the best bound has not fallen by more than
- * that gap over the last 1000 iterations (and steps of the
+ * tol * sum |scores| over the last 1000 iterations (and steps of the
  * current size could have moved it by that much) while the average is not
  * such a solution; or at max_iter or time_limit. On graphs whose LP-MAP
  * is fractional a subgradient average rarely reaches tol 1e-6 before the
@@ -972,8 +972,8 @@ CONCORD_API int concord_solver_exact_info(const concord_solver *s, concord_exact
  * (AD3, PSDD, MPLP or exact MAP; each variable's made to sum to 0) when
  * settings.warm_start. info->upper_bound is the best dual bound and
  * info->value the solution's value; info->eta the last step (relative).
- * (Here and in MPLP, the gap leaves out the variables in no factor, as
- * exact_gap does.) After it, concord_solver_decode decodes with PSDD's
+ * (Here and in MPLP, the gap and the sum leave out the variables in no
+ * factor, as exact_gap does.) After it, concord_solver_decode decodes with PSDD's
  * multipliers. */
 CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *settings,
                                     concord_info *info);
@@ -993,12 +993,13 @@ CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *s
  * status "integral" when the best such assignment allowed by every factor
  * closes the gap to the bound by LP-MAP's rule (as PSDD's; the solution
  * is that assignment, a certified MAP); "stalled" (CONCORD_ENOTCONVERGED)
- * when the bound fell by less than that gap over the last 10 iterations
+ * when the bound fell by less than tol * sum |scores| over the last 10
+ * iterations
  * (the descent is at a fixed point, on the LP optimum or above it), or at
  * max_iter or time_limit; the solution is then the best allowed
  * assignment found, or the last one of largest beliefs when none was
- * allowed (its value -INFINITY). The gap leaves out the variables in no
- * factor (see exact_gap). Every solve starts from zero messages.
+ * allowed (its value -INFINITY). The gap and the sum leave out the
+ * variables in no factor (see exact_gap). Every solve starts from zero messages.
  * After it, concord_solver_decode starts from the solution, with the
  * per-link multipliers the beliefs imply. */
 CONCORD_API int concord_solver_mplp(concord_solver *s, const concord_settings *settings,

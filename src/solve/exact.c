@@ -730,9 +730,10 @@ static int finish(bb *b, int rc, concord_info *info) {
         out.integral = true;
         out.upper_bound = fmax(out.upper_bound, value);
         b->xi.gap = out.upper_bound - value;
-        const bool closed =
-            b->stop == CONCORD_STATUS_UNSOLVED &&
-            solver_gap_closed(&b->gap, out.upper_bound - b->gap.free_best, value - b->gap.free_best);
+        const double free_best = b->gap.free_best;
+        const bool closed = b->stop == CONCORD_STATUS_UNSOLVED &&
+                            solver_gap_closed(&b->gap, out.upper_bound - free_best,
+                                              value - free_best);
         out.status = closed ? CONCORD_STATUS_OPTIMAL
                      : b->stop != CONCORD_STATUS_UNSOLVED ? b->stop
                                                           : CONCORD_STATUS_MAX_ITER;

@@ -337,8 +337,8 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
                 break;
             }
         }
-        const double moves = solver_gap_allowed(&gap, best_linked, r.best_value - r.free_best);
-        const int stop = solver_dual_stop(history, STALL_WINDOW, t, best_linked, moves, true,
+        const int stop = solver_dual_stop(history, STALL_WINDOW, t, best_linked,
+                                          gap.least_progress, true,
                                           r.st.time_limit, &r.start);
         if (stop != CONCORD_STATUS_UNSOLVED) {
             status = stop;

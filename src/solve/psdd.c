@@ -283,8 +283,15 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
                 break;
             }
             if (r.st.progress) {
-                concord_progress p = {t,   r.best_value, best_linked + r.free_best, disagreement, 0.0,
-                                      eta / r.scale, solver_seconds_since(&r.start), 0, 0};
+                concord_progress p = {t,
+                                      r.best_value,
+                                      best_linked + r.free_best,
+                                      disagreement,
+                                      0.0,
+                                      eta / r.scale,
+                                      solver_seconds_since(&r.start),
+                                      0,
+                                      0};
                 if (r.st.progress(r.st.progress_context, &p)) {
                     status = CONCORD_STATUS_INTERRUPTED;
                     break;
@@ -295,12 +302,11 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
         step(&r, eta);
         accumulate(&r, eta);
         /* A step moves the bound by about eta |g|^2 (g the disagreement):
-         * when a window of steps this size could not move it by the gap
-         * the rule allows, its stalling says nothing (psdd_eta far too
+         * when a window of steps this size could not move it by the least
+         * progress that counts, its stalling says nothing (psdd_eta far too
          * small). */
-        const double moves = solver_gap_allowed(&gap, best_linked, r.best_value - r.free_best);
-        const bool steps_move_bound = STALL_WINDOW * eta * norm2 > moves;
-        int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_linked, moves,
+        const bool steps_move_bound = STALL_WINDOW * eta * norm2 > gap.least_progress;
+        int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_linked, gap.least_progress,
                                     steps_move_bound, r.st.time_limit, &r.start);
         if (stop != CONCORD_STATUS_UNSOLVED) {
             if (stop == CONCORD_STATUS_STALLED && average_solves_lp(&r, best_linked, &gap))

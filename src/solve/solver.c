@@ -497,6 +497,7 @@ solver_gap solver_gap_rule(const concord_solver *s, const double *theta, const d
                         .floor = fmax(tol * smallest, GAP_ROUNDING * DBL_EPSILON * linked_l1),
                         .free_best = free_best,
                         .free_rounding = terms * DBL_EPSILON * free_l1,
+                        .least_progress = tol * linked_l1 + terms * DBL_EPSILON * free_l1,
                         .every_value_optimal = linked_l1 == 0.0};
 }
 
