@@ -994,8 +994,8 @@ CONCORD_API int concord_solver_psdd(concord_solver *s, const concord_settings *s
  * closes the gap to the bound by LP-MAP's rule (as PSDD's; the solution
  * is that assignment, a certified MAP); "stalled" (CONCORD_ENOTCONVERGED)
  * when the bound fell by less than tol * sum |scores| over the last 10
- * iterations
- * (the descent is at a fixed point, on the LP optimum or above it), or at
+ * iterations (the descent is at a fixed point, on the LP optimum or above
+ * it), or at
  * max_iter or time_limit; the solution is then the best allowed
  * assignment found, or the last one of largest beliefs when none was
  * allowed (its value -INFINITY). The gap and the sum leave out the
