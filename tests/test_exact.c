@@ -752,6 +752,35 @@ static void role_labelling_graph(test_rng *rng, ref_graph *g) {
  * local search mends them by chains of moves: on 400 such graphs with a
  * feasible assignment, the decoded one is feasible (checked by the
  * factors' meaning) and no better than brute force's. */
+/* Exact MAP, PSDD and MPLP on s, whose graph is rg's beside any variables
+ * in no factor (scored positive: each must end at 1). Exact MAP must prove
+ * its optimum; every certified assignment (exact MAP's, and PSDD's or
+ * MPLP's with status integral, counted in certified[]) must be worth rg's
+ * brute-force optimum `best` less at most `gap`. */
+static void certified_assignments_are_optimal(concord_solver *s, const concord_settings *st,
+                                              const ref_graph *rg, double best, double gap,
+                                              int certified[3]) {
+    const int32_t n = concord_num_variables(concord_solver_graph(s));
+    for (int algorithm = 0; algorithm < 3; ++algorithm) {
+        concord_info info;
+        int rc = algorithm == 0   ? concord_solver_exact(s, st, &info)
+                 : algorithm == 1 ? concord_solver_psdd(s, st, &info)
+                                  : concord_solver_mplp(s, st, &info);
+        if (algorithm == 0) {
+            assert_int_equal(rc, CONCORD_OK);
+            assert_int_equal(info.status, CONCORD_STATUS_OPTIMAL);
+        } else if (rc != CONCORD_OK || info.status != CONCORD_STATUS_INTEGRAL) {
+            continue; /* a dual method may stall: no claim */
+        }
+        certified[algorithm] += 1;
+        const double *u = concord_solver_variables(s);
+        int x[REF_MAX_VARS];
+        for (int i = 0; i < rg->n_vars; ++i) x[i] = u[i] > 0.5;
+        for (int32_t i = rg->n_vars; i < n; ++i) assert_true(u[i] == 1.0);
+        assert_true(ref_assignment_value(rg, x) >= best - gap);
+    }
+}
+
 /* Frustrated pairwise graphs over 12 variables (a root LP that is rarely
  * integral), beside a 13th variable in no factor scored 1e12. That variable
  * is at its best in every bound and every assignment compared; the gaps
@@ -785,27 +814,10 @@ static void a_variable_in_no_factor_does_not_widen_the_gaps(void **state) {
         const double free_score = 1e12;
         assert_int_equal(concord_add_variables(g, 1, &free_score, NULL), CONCORD_OK);
         concord_solver *s = new_solver_or_fail(g);
-        for (int algorithm = 0; algorithm < 3; ++algorithm) {
-            concord_info info;
-            int rc = algorithm == 0   ? concord_solver_exact(s, &st, &info)
-                     : algorithm == 1 ? concord_solver_psdd(s, &st, &info)
-                                      : concord_solver_mplp(s, &st, &info);
-            if (algorithm == 0) {
-                assert_int_equal(rc, CONCORD_OK);
-                assert_int_equal(info.status, CONCORD_STATUS_OPTIMAL);
-            } else if (rc != CONCORD_OK || info.status != CONCORD_STATUS_INTEGRAL) {
-                continue; /* a dual method may stall: no claim */
-            }
-            certified[algorithm] += 1;
-            const double *u = concord_solver_variables(s);
-            int x[12];
-            for (int i = 0; i < 12; ++i) x[i] = u[i] > 0.5;
-            assert_true(u[12] == 1.0);
-            /* the gap of the others' scores, and the rounding of sums at 1e12
-             * (13 terms of 1e12 * DBL_EPSILON) */
-            const double gap = st.tol * ref_graph_score_l1(&rg) + 4e-3;
-            assert_true(ref_assignment_value(&rg, x) >= best - gap);
-        }
+        /* the gap of the others' scores, and the rounding of sums at 1e12
+         * (13 terms of 1e12 * DBL_EPSILON) */
+        const double gap = st.tol * ref_graph_score_l1(&rg) + 4e-3;
+        certified_assignments_are_optimal(s, &st, &rg, best, gap, certified);
         concord_solver_free(s);
         concord_graph_free(g);
     }
@@ -842,25 +854,9 @@ static void scores_that_cancel_do_not_widen_the_gaps(void **state) {
         assert_true(ref_brute_map(&rg, &best, NULL));
         concord_graph *g = ref_build(&rg);
         concord_solver *s = new_solver_or_fail(g);
-        for (int algorithm = 0; algorithm < 3; ++algorithm) {
-            concord_info info;
-            int rc = algorithm == 0   ? concord_solver_exact(s, &st, &info)
-                     : algorithm == 1 ? concord_solver_psdd(s, &st, &info)
-                                      : concord_solver_mplp(s, &st, &info);
-            if (algorithm == 0) {
-                assert_int_equal(rc, CONCORD_OK);
-                assert_int_equal(info.status, CONCORD_STATUS_OPTIMAL);
-            } else if (rc != CONCORD_OK || info.status != CONCORD_STATUS_INTEGRAL) {
-                continue; /* a dual method may stall: no claim */
-            }
-            certified[algorithm] += 1;
-            const double *u = concord_solver_variables(s);
-            int x[10];
-            for (int i = 0; i < 10; ++i) x[i] = u[i] > 0.5;
-            /* the tolerance, and the rounding of sums at 1e9 */
-            const double gap = st.tol * fabs(best) + 1e-5;
-            assert_true(ref_assignment_value(&rg, x) >= best - gap);
-        }
+        /* the tolerance, and the rounding of sums at 1e9 */
+        certified_assignments_are_optimal(s, &st, &rg, best, st.tol * fabs(best) + 1e-5,
+                                          certified);
         concord_solver_free(s);
         concord_graph_free(g);
     }
