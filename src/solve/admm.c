@@ -84,9 +84,9 @@ typedef struct admm_run {
     double eta_rel, eta;   /* the penalty, relative and absolute */
     double cache_fraction; /* CACHE_FRACTION, 0 once caching ended (end_factor_caching) */
     double cache_slack;    /* see set_penalty */
-    double free_best, linked_l1; /* see solver_split_scores */
-    solver_gap gap;        /* when the LP-MAP value counts as optimal */
-    double linked_bound;   /* best dual bound so far, less r->free_best */
+    solver_gap gap;        /* when the LP-MAP value counts as optimal, and the
+                              scores' split around the variables in no factor */
+    double linked_bound;   /* best dual bound so far, less gap.free_best */
     int32_t last_bound;    /* iteration of the last bound */
     int32_t adaptations;   /* penalty changes so far */
     int64_t next_adaptation; /* no change before this iteration */
@@ -188,7 +188,6 @@ static void start(admm_run *r, bool warm) {
     }
     memset(s->dirty, 1, (size_t)g->n_factors);
     memset(s->v_pending, 0, (size_t)g->n_factors);
-    solver_split_scores(s, r->theta, r->phi, &r->free_best, &r->linked_l1);
     r->gap = solver_gap_rule(s, r->theta, r->phi, r->st.tol);
     r->gap.free_rounding = 0.0; /* linked_value and the bound sum the factors' terms alone */
     r->linked_bound = INFINITY;
@@ -230,7 +229,7 @@ static void write_pending_additionals(const admm_run *r) {
 }
 
 /* The LP-MAP value at the current consensus and factor outputs without the
- * variables in no factor (the value is this + r->free_best), which the gap
+ * variables in no factor (the value is this + r->gap.free_best), which the gap
  * test compares with the dual bound's part. */
 static double linked_value(const admm_run *r) {
     write_pending_additionals(r);
@@ -411,7 +410,7 @@ static bool consensus_and_dual_step(admm_run *r, int32_t t) {
 }
 
 /* Lagrangian dual bound at the current multipliers without the variables
- * in no factor (the bound is *linked + r->free_best), and the sum of the
+ * in no factor (the bound is *linked + r->gap.free_best), and the sum of the
  * magnitudes of its factors' terms in *size unless size is NULL (the
  * variables' terms are about 0: a variable's multipliers sum to 0); returns
  * 0, or a callback's error, which is left in r. A factor's term is its MAP
@@ -471,13 +470,13 @@ static int bound_step(admm_run *r, int32_t t, bool small) {
     if (dual_bound(r, &linked, &size)) return FAILED_CALLBACK;
     r->last_bound = t;
     if (linked < r->linked_bound) r->linked_bound = linked;
-    if (solver_bound_proves_infeasible(linked, r->linked_l1, size)) return FAILED_INFEASIBLE;
+    if (solver_bound_proves_infeasible(linked, r->gap.linked_l1, size)) return FAILED_INFEASIBLE;
     if (small && solver_gap_closed(&r->gap, r->linked_bound, linked_value(r))) return CONVERGED;
     if (r->st.progress) {
         write_pending_additionals(r);
-        concord_progress p = {t, objective(r, r->s->ubar, r->s->v), r->linked_bound + r->free_best,
-                              r->primal, r->dual, r->eta_rel, solver_seconds_since(&r->start),
-                              0, 0};
+        const double bound = r->linked_bound + r->gap.free_best;
+        concord_progress p = {t, objective(r, r->s->ubar, r->s->v), bound, r->primal, r->dual,
+                              r->eta_rel, solver_seconds_since(&r->start), 0, 0};
         if (r->st.progress(r->st.progress_context, &p)) return STOPPED_INTERRUPTED;
     }
     return -1;
@@ -852,7 +851,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     concord_info out = {0};
     out.iterations = t;
     out.value = objective(r, s->sol_u, s->sol_v);
-    out.upper_bound = r->linked_bound + r->free_best;
+    out.upper_bound = r->linked_bound + r->gap.free_best;
     out.primal_residual = r->primal;
     out.dual_residual = r->dual;
     out.integral = integral;
@@ -896,7 +895,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     case FAILED_INFEASIBLE:
         out.status = CONCORD_STATUS_INFEASIBLE;
         out.integral = false;
-        rc = solver_infeasible(s, t, r->linked_bound, -r->linked_l1);
+        rc = solver_infeasible(s, t, r->linked_bound, -r->gap.linked_l1);
         break;
     case FAILED_CALLBACK:
         out.status = CONCORD_STATUS_CALLBACK_FAILED;

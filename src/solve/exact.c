@@ -117,7 +117,7 @@ static double elapsed(const bb *b) { return solver_seconds_since(&b->start); }
  * enough to matter: the gap the rule allows at that value. */
 static double cutoff(const bb *b) {
     if (!b->have_best) return -INFINITY;
-    if (b->gap.every_value_optimal) return INFINITY;
+    if (b->gap.linked_l1 == 0.0) return INFINITY; /* every value is optimal */
     return b->best_value + solver_gap_allowed(&b->gap, INFINITY, b->best_value - b->gap.free_best);
 }
 

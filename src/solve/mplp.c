@@ -44,7 +44,7 @@ typedef struct mplp_run {
     double *next;       /* one factor's new messages, per incidence and state */
     double *x, *best_x;
     double best_value;
-    double free_best, linked_l1; /* see solver_split_scores */
+    solver_gap gap; /* when an assignment counts as a MAP, and the scores' split */
     int64_t solves;
     struct timespec start;
     solver_deadline deadline; /* the time limit, read within sweeps */
@@ -101,14 +101,14 @@ static int update_factor(mplp_run *r, int32_t f) {
 }
 
 /* The dual without the variables in no factor (the dual is *linked +
- * r->free_best): every other unit's best belief plus every factor's best
- * reparametrized score, and the sum of those terms' magnitudes in *size.
+ * r->gap.free_best): every other unit's best belief plus every factor's
+ * best reparametrized score, and the sum of those terms' magnitudes in *size.
  * Returns 0 or a user oracle's error (its factor in *failed). */
 static int dual_value(mplp_run *r, double *linked, double *size, int32_t *failed) {
     const units *un = r->un;
     double sum = 0.0, magnitude = 0.0;
     for (int32_t w = 0; w < un->n_units; ++w) {
-        if (r->s->deg[un->first[w]] == 0) continue; /* its best is in r->free_best */
+        if (r->s->deg[un->first[w]] == 0) continue; /* its best is in r->gap.free_best */
         const double *b = r->belief + r->belief_begin[w];
         double top = -INFINITY;
         for (int32_t t = 0; t < un->states[w]; ++t) top = fmax(top, b[t]);
@@ -273,14 +273,13 @@ static int check_graph(mplp_run *r) {
  * where beliefs tie (two states of equal belief: it takes the first, in
  * every unit alike): two variables that must differ, tied in both states,
  * stalled at value 0 under a bound of log 2. */
-static int decode_to_bound(mplp_run *r, double linked_bound, const solver_gap *gap, int *status,
-                           double *value) {
+static int decode_to_bound(mplp_run *r, double linked_bound, int *status, double *value) {
     concord_decoding decoded;
     int rc = solver_decode(r->s, &r->deadline, true, &decoded);
     if (rc || decoded.violated > 0 || !(decoded.value > *value)) return rc;
     memcpy(r->x, r->s->decoded, (size_t)r->g->n_vars * sizeof(double));
     rc = solver_take_assignment(r->s, r->x, value);
-    if (!rc && solver_gap_closed(gap, linked_bound, *value - r->free_best))
+    if (!rc && solver_gap_closed(&r->gap, linked_bound, *value - r->gap.free_best))
         *status = CONCORD_STATUS_INTEGRAL;
     return rc;
 }
@@ -302,11 +301,10 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
         return rc == CONCORD_ENOMEM ? solver_fail(s, rc, "out of memory") : rc;
     }
     const concord_graph *g = s->g;
-    solver_split_scores(s, r.theta, r.phi, &r.free_best, &r.linked_l1);
-    const solver_gap gap = solver_gap_rule(s, r.theta, r.phi, r.st.tol);
+    r.gap = solver_gap_rule(s, r.theta, r.phi, r.st.tol);
     s->solved_own_revision = s->own_scores_revision;
     s->solved_graph_revision = g->scores_revision;
-    double history[STALL_WINDOW], best_linked = INFINITY; /* the best dual, less r.free_best */
+    double history[STALL_WINDOW], best_linked = INFINITY; /* the best dual, less r.gap.free_best */
     int status = CONCORD_STATUS_MAX_ITER;
     int32_t t, failed = -1;
     for (t = 1; t <= r.st.max_iter; ++t) {
@@ -317,11 +315,11 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
             (rc = decode_beliefs(&r, &failed)))
             break;
         best_linked = fmin(best_linked, linked);
-        if (solver_bound_proves_infeasible(linked, r.linked_l1, size)) {
+        if (solver_bound_proves_infeasible(linked, r.gap.linked_l1, size)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
-        if (solver_gap_closed(&gap, best_linked, r.best_value - r.free_best)) {
+        if (solver_gap_closed(&r.gap, best_linked, r.best_value - r.gap.free_best)) {
             status = CONCORD_STATUS_INTEGRAL;
             break;
         }
@@ -330,7 +328,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
             break;
         }
         if (r.st.progress) {
-            concord_progress p = {t,   r.best_value, best_linked + r.free_best, 0.0, 0.0,
+            concord_progress p = {t,   r.best_value, best_linked + r.gap.free_best, 0.0, 0.0,
                                   0.0, solver_seconds_since(&r.start), 0, 0};
             if (r.st.progress(r.st.progress_context, &p)) {
                 status = CONCORD_STATUS_INTERRUPTED;
@@ -338,7 +336,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
             }
         }
         const int stop = solver_dual_stop(history, STALL_WINDOW, t, best_linked,
-                                          gap.least_progress, true,
+                                          r.gap.least_progress, true,
                                           r.st.time_limit, &r.start);
         if (stop != CONCORD_STATUS_UNSOLVED) {
             status = stop;
@@ -348,11 +346,11 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
     if (t > r.st.max_iter) t = r.st.max_iter;
     concord_info out = {0};
     out.iterations = t;
-    out.upper_bound = best_linked + r.free_best;
+    out.upper_bound = best_linked + r.gap.free_best;
     out.factor_solves = r.solves;
     bool handled;
     /* the message names the bound and floor of the factors alone */
-    rc = solver_dual_end(s, rc, failed, status, t, best_linked, -r.linked_l1, &out, &handled);
+    rc = solver_dual_end(s, rc, failed, status, t, best_linked, -r.gap.linked_l1, &out, &handled);
     if (!handled) {
         const bool found = r.best_value > -INFINITY;
         double value = -INFINITY;
@@ -366,7 +364,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
             memcpy(s->ubar, s->sol_u, (size_t)g->n_vars * sizeof(double));
             s->mode = MODE_MAP;
             if (status == CONCORD_STATUS_STALLED || status == CONCORD_STATUS_MAX_ITER)
-                rc = decode_to_bound(&r, best_linked, &gap, &status, &value);
+                rc = decode_to_bound(&r, best_linked, &status, &value);
             s->sol_integral = status == CONCORD_STATUS_INTEGRAL;
             out.status = status;
             out.value = value;

@@ -41,7 +41,7 @@ typedef struct psdd_run {
     concord_settings st;
     const double *theta, *phi;
     double scale;
-    double free_best, linked_l1; /* see solver_split_scores */
+    solver_gap gap;      /* when a value counts as optimal, and the scores' split */
     double *x;           /* a rounded assignment */
     double *best_x;      /* the best rounded assignment */
     double best_value;   /* its value (-INFINITY: none yet) */
@@ -55,8 +55,8 @@ typedef struct psdd_run {
 
 /* Every factor's MAP under theta/deg + lambda into s->uf and s->v; the
  * dual without the variables in no factor (the dual is *linked +
- * r->free_best) to *linked and the sum of its factor terms' magnitudes to
- * *size. Returns 0 or a user oracle's error (its factor in *failed). */
+ * r->gap.free_best) to *linked and the sum of its factor terms' magnitudes
+ * to *size. Returns 0 or a user oracle's error (its factor in *failed). */
 static int factor_maps(psdd_run *r, double *linked, double *size, int32_t *failed) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
@@ -156,9 +156,9 @@ static double average_disagreement(const psdd_run *r) {
  * additional outputs, a point of its polytope) within tol of the averaged
  * consensus, and the average's value closing the gap to the best bound
  * (its factors' part, linked_bound). */
-static bool average_solves_lp(const psdd_run *r, double linked_bound, const solver_gap *gap) {
+static bool average_solves_lp(const psdd_run *r, double linked_bound) {
     return r->weight > 0.0 && average_disagreement(r) <= r->st.tol &&
-           solver_gap_closed(gap, linked_bound, average_value(r) - r->free_best);
+           solver_gap_closed(&r->gap, linked_bound, average_value(r) - r->gap.free_best);
 }
 
 /* Rounds ubar (a multi-variable to its largest state, any other variable
@@ -198,11 +198,11 @@ static double step_size(const psdd_run *r, int32_t t, int32_t rises, double dual
 }
 
 /* The RMS of the non-zero link-level scores and additional scores, the
- * unit of the steps (1 when all are zero); and the scores' split around
- * the variables in no factor. */
+ * unit of the steps (1 when all are zero); and the gap rule with the
+ * scores' split around the variables in no factor. */
 static void scales(psdd_run *r) {
     r->scale = solver_link_scores(r->s, r->theta, r->phi);
-    solver_split_scores(r->s, r->theta, r->phi, &r->free_best, &r->linked_l1);
+    r->gap = solver_gap_rule(r->s, r->theta, r->phi, r->st.tol);
 }
 
 /* Multipliers to start from: the last solve's (AD3 or PSDD) with each
@@ -246,8 +246,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
     s->solved_graph_revision = g->scores_revision;
     scales(&r);
     initial_multipliers(&r);
-    const solver_gap gap = solver_gap_rule(s, r.theta, r.phi, r.st.tol);
-    /* best_linked: the best dual, less r.free_best */
+    /* best_linked: the best dual, less r.gap.free_best */
     double best_linked = INFINITY, previous = INFINITY, eta = 0.0, disagreement = 0.0;
     int32_t rises = 0, t, failed = -1, improved_at = 0;
     int status = CONCORD_STATUS_MAX_ITER;
@@ -255,13 +254,13 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
     for (t = 1; t <= r.st.max_iter; ++t) {
         double linked, size, norm2;
         if ((rc = factor_maps(&r, &linked, &size, &failed))) break;
-        const double dual = linked + r.free_best;
+        const double dual = linked + r.gap.free_best;
         if (linked < best_linked) best_linked = linked, improved_at = t;
         if (t - improved_at >= POLYAK_PATIENCE) r.polyak *= 0.5, improved_at = t;
         if (dual > previous) rises += 1;
         previous = dual;
         disagreement = average(&r, &norm2);
-        if (solver_bound_proves_infeasible(linked, r.linked_l1, size)) {
+        if (solver_bound_proves_infeasible(linked, r.gap.linked_l1, size)) {
             status = CONCORD_STATUS_INFEASIBLE;
             break;
         }
@@ -274,18 +273,18 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
              * and the subgradient, zero, would move nothing any more. */
             if (r.best_value > -INFINITY &&
                 ((agreed && all_binary(s->ubar, g->n_vars)) ||
-                 solver_gap_closed(&gap, best_linked, r.best_value - r.free_best))) {
+                 solver_gap_closed(&r.gap, best_linked, r.best_value - r.gap.free_best))) {
                 status = CONCORD_STATUS_INTEGRAL; /* a certified MAP */
                 break;
             }
-            if (agreed || average_solves_lp(&r, best_linked, &gap)) {
+            if (agreed || average_solves_lp(&r, best_linked)) {
                 status = CONCORD_STATUS_FRACTIONAL;
                 break;
             }
             if (r.st.progress) {
                 concord_progress p = {t,
                                       r.best_value,
-                                      best_linked + r.free_best,
+                                      best_linked + r.gap.free_best,
                                       disagreement,
                                       0.0,
                                       eta / r.scale,
@@ -305,11 +304,11 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
          * when a window of steps this size could not move it by the least
          * progress that counts, its stalling says nothing (psdd_eta far too
          * small). */
-        const bool steps_move_bound = STALL_WINDOW * eta * norm2 > gap.least_progress;
-        int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_linked, gap.least_progress,
+        const bool steps_move_bound = STALL_WINDOW * eta * norm2 > r.gap.least_progress;
+        int stop = solver_dual_stop(r.history, STALL_WINDOW, t, best_linked, r.gap.least_progress,
                                     steps_move_bound, r.st.time_limit, &r.start);
         if (stop != CONCORD_STATUS_UNSOLVED) {
-            if (stop == CONCORD_STATUS_STALLED && average_solves_lp(&r, best_linked, &gap))
+            if (stop == CONCORD_STATUS_STALLED && average_solves_lp(&r, best_linked))
                 stop = CONCORD_STATUS_FRACTIONAL;
             status = stop;
             break;
@@ -318,13 +317,13 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
     if (t > r.st.max_iter) t = r.st.max_iter;
     concord_info out = {0};
     out.iterations = t;
-    out.upper_bound = best_linked + r.free_best;
+    out.upper_bound = best_linked + r.gap.free_best;
     out.primal_residual = disagreement;
     out.eta = eta / r.scale;
     out.factor_solves = r.solves;
     bool handled;
     /* the message names the bound and floor of the factors alone */
-    rc = solver_dual_end(s, rc, failed, status, t, best_linked, -r.linked_l1, &out, &handled);
+    rc = solver_dual_end(s, rc, failed, status, t, best_linked, -r.gap.linked_l1, &out, &handled);
     if (!handled) {
         if (status == CONCORD_STATUS_INTEGRAL) {
             double value;

@@ -463,42 +463,35 @@ double solver_score_l1(const concord_graph *g, const double *theta, const double
     return sum;
 }
 
-void solver_split_scores(const concord_solver *s, const double *theta, const double *phi,
-                         double *free_best, double *linked_l1) {
-    double best = 0.0, l1 = 0.0;
-    for (int32_t i = 0; i < s->g->n_vars; ++i) {
-        if (s->deg[i] == 0) best += theta[i] > 0.0 ? theta[i] : 0.0;
-        else l1 += fabs(theta[i]);
-    }
-    for (int32_t k = 0; k < s->g->n_add; ++k) l1 += fabs(phi[k]);
-    *free_best = best;
-    *linked_l1 = l1;
-}
-
 /* The gap floor, in units of the rounding error of a sum of the scores. */
 #define GAP_ROUNDING 1024.0
 
 solver_gap solver_gap_rule(const concord_solver *s, const double *theta, const double *phi,
                            double tol) {
-    double least = INFINITY, free_best, linked_l1;
+    double least = INFINITY, free_best = 0.0, free_l1 = 0.0, linked_l1 = 0.0;
     for (int32_t i = 0; i < s->g->n_vars; ++i) {
         const double x = fabs(theta[i]);
-        if (s->deg[i] > 0 && x > 0.0 && x < least) least = x;
+        if (s->deg[i] == 0) {
+            free_best += theta[i] > 0.0 ? theta[i] : 0.0;
+            free_l1 += x;
+            continue;
+        }
+        linked_l1 += x;
+        if (x > 0.0 && x < least) least = x;
     }
     for (int32_t k = 0; k < s->g->n_add; ++k) {
         const double x = fabs(phi[k]);
+        linked_l1 += x;
         if (x > 0.0 && x < least) least = x;
     }
-    solver_split_scores(s, theta, phi, &free_best, &linked_l1);
     const double smallest = isfinite(least) ? least : 0.0;
-    const double free_l1 = fmax(solver_score_l1(s->g, theta, phi) - linked_l1, 0.0);
     const double terms = (double)s->g->n_vars + (double)s->g->n_factors;
     return (solver_gap){.tol = tol,
                         .floor = fmax(tol * smallest, GAP_ROUNDING * DBL_EPSILON * linked_l1),
                         .free_best = free_best,
+                        .linked_l1 = linked_l1,
                         .free_rounding = terms * DBL_EPSILON * free_l1,
-                        .least_progress = tol * linked_l1 + terms * DBL_EPSILON * free_l1,
-                        .every_value_optimal = linked_l1 == 0.0};
+                        .least_progress = tol * linked_l1 + terms * DBL_EPSILON * free_l1};
 }
 
 double solver_gap_allowed(const solver_gap *gap, double linked_bound, double linked_value) {
@@ -510,9 +503,9 @@ double solver_gap_allowed(const solver_gap *gap, double linked_bound, double lin
 
 bool solver_gap_closed(const solver_gap *gap, double linked_bound, double linked_value) {
     if (!isfinite(linked_value)) return false;
-    /* every point is optimal, and a gap of the multipliers' rounding
-     * (1e-17) would never close */
-    if (gap->every_value_optimal) return true;
+    /* every factor's scores 0: every point is optimal, and a gap of the
+     * multipliers' rounding (1e-17) would never close */
+    if (gap->linked_l1 == 0.0) return true;
     return isfinite(linked_bound) &&
            fabs(linked_bound - linked_value) <= solver_gap_allowed(gap, linked_bound, linked_value);
 }

@@ -242,7 +242,7 @@ int solver_callback_failed(concord_solver *s, int32_t f, int code);
 
 /* The message of a dual bound that proved the constraints infeasible
  * after `iterations`: its factors' part `bound` fell below `floor`, minus
- * the sum of the factors' |scores| (see solver_split_scores); returns
+ * the sum of the factors' |scores| (solver_gap's linked_l1); returns
  * CONCORD_EINFEASIBLE. */
 int solver_infeasible(concord_solver *s, int32_t iterations, double bound, double floor);
 
@@ -376,16 +376,6 @@ void solver_state_at_solution(concord_solver *s);
  * whole box. */
 double solver_score_l1(const concord_graph *g, const double *theta, const double *phi);
 
-/* The scores split between the variables in no factor and the rest. The
- * former are at their best at every optimum of the local polytope and in
- * every dual bound, where they add *free_best = sum of max(theta_i, 0);
- * *linked_l1 is the sum of |theta_i| over the other variables and of
- * |phi_k|. A dual bound's factor part proves infeasibility against
- * *linked_l1 alone: against the whole l1, a variable in no factor scored
- * 1e12 kept an infeasible graph from being recognized (max_iter). */
-void solver_split_scores(const concord_solver *s, const double *theta, const double *phi,
-                         double *free_best, double *linked_l1);
-
 /* When a value counts as optimal beside a dual bound on it, in AD3's
  * LP-MAP, PSDD, MPLP and branch and bound (whose `tol` is exact_gap): the
  * gap within `tol` of the larger of the two,
@@ -399,9 +389,18 @@ void solver_split_scores(const concord_solver *s, const double *theta, const dou
  * against 0.31. */
 typedef struct solver_gap {
     double tol, floor;
-    double free_best;         /* the variables in no factor at their best (see
-                                 solver_split_scores): a value less this is
-                                 its factors' part */
+    double free_best;         /* the variables in no factor, at their best at
+                                 every optimum of the local polytope and in
+                                 every dual bound: sum of max(theta_i, 0)
+                                 over them; a value less this is its
+                                 factors' part */
+    double linked_l1;         /* sum of |theta_i| over the other variables and
+                                 of |phi_k|; a dual bound's factors' part
+                                 proves infeasibility against it alone
+                                 (against the whole sum, a variable in no
+                                 factor scored 1e12 kept an infeasible graph
+                                 from being recognized: max_iter); 0: every
+                                 value is optimal */
     double free_rounding;     /* the rounding free_best's size brings to a
                                  sum of all the graph's terms, which a value
                                  less free_best keeps (allowed on top of the
@@ -416,10 +415,9 @@ typedef struct solver_gap {
                                  value instead, MPLP ran 7488 sweeps (10 s)
                                  on Promedas_11 instead of 24, and parsing01
                                  past a minute. */
-    bool every_value_optimal; /* the factors' scores are all 0 */
 } solver_gap;
 
-/* The rule above for the scores theta, phi. */
+/* The rule above, and the split of the scores, for theta, phi. */
 solver_gap solver_gap_rule(const concord_solver *s, const double *theta, const double *phi,
                            double tol);
 
