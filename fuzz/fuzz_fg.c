@@ -2,12 +2,15 @@
  * libFuzzer target for the .fg reader, read as the CLI reads it (one graph
  * at a time through the streaming reader): any input must either be
  * rejected with an error or yield graphs that the solvers (AD3, a few
- * nodes of exact MAP, PSDD, MPLP) run on without crashing; an optimum that
- * exact MAP proves must be an allowed assignment worth its value.
+ * nodes of exact MAP, PSDD, MPLP, LP-SparseMAP and its backward pass) run
+ * on without crashing; an optimum that exact MAP proves must be an allowed
+ * assignment worth its value, and LP-SparseMAP's solution and gradients
+ * must be finite, the solution in [0, 1].
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "concord.h"
 
@@ -29,6 +32,30 @@ static void other_solvers(concord_solver *solver, concord_settings settings) {
     concord_solver_mplp(solver, &settings, NULL);
 }
 
+/* LP-SparseMAP, briefly, and its backward pass from du = 1; traps on a
+ * solution outside [0, 1] or a gradient that is not finite. */
+static void sparse_and_backward(concord_solver *solver, const concord_graph *g,
+                                concord_settings settings) {
+    const int32_t n = concord_num_variables(g);
+    const int rc = concord_solver_sparse(solver, &settings, NULL);
+    if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) return;
+    const double *u = concord_solver_variables(solver);
+    for (int32_t i = 0; i < n; ++i)
+        if (!(u[i] >= 0.0 && u[i] <= 1.0)) __builtin_trap();
+    double *du = malloc((size_t)(n ? n : 1) * sizeof(double));
+    double *dtheta = malloc((size_t)(n ? n : 1) * sizeof(double));
+    if (du && dtheta) {
+        for (int32_t i = 0; i < n; ++i) du[i] = 1.0;
+        settings.backward_max_iter = 50;
+        const int brc = concord_solver_backward(solver, &settings, du, NULL, dtheta, NULL, NULL);
+        if (brc == CONCORD_OK || brc == CONCORD_ENOTCONVERGED)
+            for (int32_t i = 0; i < n; ++i)
+                if (!isfinite(dtheta[i])) __builtin_trap();
+    }
+    free(du);
+    free(dtheta);
+}
+
 enum { SMALL_GRAPH = 50 }; /* variables */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -47,7 +74,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             concord_solver_map(solver, &settings, NULL);
             /* the other solvers on small graphs only: the seeds include
              * AD3's large graphs, whose searches would take the run's time */
-            if (concord_num_variables(g) <= SMALL_GRAPH) other_solvers(solver, settings);
+            if (concord_num_variables(g) <= SMALL_GRAPH) {
+                other_solvers(solver, settings);
+                sparse_and_backward(solver, g, settings);
+            }
             concord_solver_free(solver);
         }
         concord_graph_free(g);

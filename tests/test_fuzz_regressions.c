@@ -1,11 +1,13 @@
 /*
  * Replays every input kept in tests/data/fuzz/ (fuzzing seeds and inputs
  * that once crashed; see scripts/fuzz.sh) through concord_read_buffer and,
- * when it parses, concord_solver_map with max_iter 50, as the libFuzzer
- * target does. Nothing may crash (the ASan+UBSan twin of this program
- * catches memory and undefined-behaviour errors), every call must return a
- * defined code, a failed read must return no graph and a "name:line:"
- * message, and a solve must leave finite values in [0, 1]. Every prefix of
+ * when it parses, concord_solver_map and concord_solver_sparse with
+ * max_iter 50, as the libFuzzer target does. Nothing may crash (the
+ * ASan+UBSan twin of this program catches memory and undefined-behaviour
+ * errors), every call must return a defined code, a failed read must
+ * return no graph and a "name:line:" message, and a solve must leave
+ * variable values in [0, 1] exactly and finite additional values within
+ * 1e-9 of it. Every prefix of
  * each input and a fixed set of byte mutations of it are replayed too, so
  * the truncation and junk-byte paths of the reader stay covered without a
  * fuzzer.
@@ -82,6 +84,33 @@ static int is_defined_code(int rc) { return rc >= CONCORD_OK && rc <= CONCORD_EI
 
 /* Replays one input; returns 1 if it parsed, 0 if it was rejected. Any
  * broken contract fails the test with the input's name. */
+typedef int (*solve_fn)(concord_solver *, const concord_settings *, concord_info *);
+
+/* One solve of graph k (numbered from 0) of input `name`: a defined code,
+ * and, when it ran, a solution of the right sizes in the box. */
+static void check_solve(const char *name, size_t k, const concord_graph *g,
+                        concord_solver *solver, solve_fn solve,
+                        const concord_settings *settings) {
+    concord_info info;
+    memset(&info, 0, sizeof info);
+    int rc = solve(solver, settings, &info);
+    if (!is_defined_code(rc))
+        fail_msg("%s graph %zu: solve returned undefined code %d", name, k + 1, rc);
+    if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) return;
+    if (info.iterations < 1 || info.iterations > settings->max_iter)
+        fail_msg("%s graph %zu: %d iterations", name, k + 1, (int)info.iterations);
+    const double *u = concord_solver_variables(solver);
+    const double *v = concord_solver_additionals(solver);
+    int32_t n = concord_num_variables(g), m = concord_num_additionals(g);
+    if ((n > 0 && !u) || (m > 0 && !v)) fail_msg("%s graph %zu: no solution", name, k + 1);
+    for (int32_t i = 0; i < n; ++i)
+        if (!(u[i] >= 0.0 && u[i] <= 1.0))
+            fail_msg("%s graph %zu: u[%d] = %.17g", name, k + 1, (int)i, u[i]);
+    for (int32_t i = 0; i < m; ++i)
+        if (!(v[i] >= -1e-9 && v[i] <= 1 + 1e-9))
+            fail_msg("%s graph %zu: v[%d] = %.17g", name, k + 1, (int)i, v[i]);
+}
+
 static int replay(const char *name, const char *data, size_t size) {
     concord_graph *sentinel[1] = {NULL};
     concord_graph **graphs = sentinel;
@@ -104,26 +133,9 @@ static int replay(const char *name, const char *data, size_t size) {
     concord_default_settings(&settings);
     settings.max_iter = 50;
     for (size_t k = 0; k < count; ++k) {
-        concord_info info;
-        memset(&info, 0, sizeof info);
         concord_solver *solver = new_solver_or_fail(graphs[k]);
-        rc = concord_solver_map(solver, &settings, &info);
-        if (!is_defined_code(rc))
-            fail_msg("%s graph %zu: solve returned undefined code %d", name, k + 1, rc);
-        if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED) {
-            if (info.iterations < 1 || info.iterations > settings.max_iter)
-                fail_msg("%s graph %zu: %d iterations", name, k + 1, (int)info.iterations);
-            const double *u = concord_solver_variables(solver);
-            const double *v = concord_solver_additionals(solver);
-            int32_t n = concord_num_variables(graphs[k]), m = concord_num_additionals(graphs[k]);
-            if ((n > 0 && !u) || (m > 0 && !v)) fail_msg("%s graph %zu: no solution", name, k + 1);
-            for (int32_t i = 0; i < n; ++i)
-                if (!(u[i] >= -1e-9 && u[i] <= 1 + 1e-9))
-                    fail_msg("%s graph %zu: u[%d] = %g", name, k + 1, (int)i, u[i]);
-            for (int32_t i = 0; i < m; ++i)
-                if (!(v[i] >= -1e-9 && v[i] <= 1 + 1e-9))
-                    fail_msg("%s graph %zu: v[%d] = %g", name, k + 1, (int)i, v[i]);
-        }
+        check_solve(name, k, graphs[k], solver, concord_solver_map, &settings);
+        check_solve(name, k, graphs[k], solver, concord_solver_sparse, &settings);
         concord_solver_free(solver);
     }
     concord_free_graphs(graphs, count);

@@ -833,7 +833,10 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
         else if (linked < r->linked_bound) r->linked_bound = linked;
     }
     write_pending_additionals(r);
-    memcpy(s->sol_u, s->ubar, (size_t)g->n_vars * sizeof(double));
+    /* The consensus is a mean of values in [0, 1], which rounding can
+     * leave an ulp outside (1 + 2^-52, where log(1 - u) is NaN); the
+     * solution lies in the box. */
+    for (int32_t i = 0; i < g->n_vars; ++i) s->sol_u[i] = clip01(s->ubar[i]);
     memcpy(s->sol_v, s->v, (size_t)g->n_add * sizeof(double));
     bool integral = false;
     if (!failed && round_if_integral(r, &integral)) end = FAILED_CALLBACK;

@@ -338,7 +338,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
             double value = 0.0;
             bool integral = true;
             for (int32_t i = 0; i < g->n_vars; ++i) {
-                s->sol_u[i] = w > 0.0 ? r.avg_u[i] * w : s->ubar[i];
+                s->sol_u[i] = clip01(w > 0.0 ? r.avg_u[i] * w : s->ubar[i]); /* as LP-MAP's */
                 value += r.theta[i] * s->sol_u[i];
                 integral &= s->sol_u[i] == 0.0 || s->sol_u[i] == 1.0;
             }
