@@ -10,9 +10,9 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "concord.h"
+#include "fuzz_checks.h"
 
 /* Exact MAP, PSDD and MPLP, briefly; traps when a proven optimum is not
  * an allowed assignment worth the reported value. */
@@ -32,29 +32,6 @@ static void other_solvers(concord_solver *solver, concord_settings settings) {
     concord_solver_mplp(solver, &settings, NULL);
 }
 
-/* LP-SparseMAP, briefly, and its backward pass from du = 1; traps on a
- * solution outside [0, 1] or a gradient that is not finite. */
-static void sparse_and_backward(concord_solver *solver, const concord_graph *g,
-                                concord_settings settings) {
-    const int32_t n = concord_num_variables(g);
-    const int rc = concord_solver_sparse(solver, &settings, NULL);
-    if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) return;
-    const double *u = concord_solver_variables(solver);
-    for (int32_t i = 0; i < n; ++i)
-        if (!(u[i] >= 0.0 && u[i] <= 1.0)) __builtin_trap();
-    double *du = malloc((size_t)(n ? n : 1) * sizeof(double));
-    double *dtheta = malloc((size_t)(n ? n : 1) * sizeof(double));
-    if (du && dtheta) {
-        for (int32_t i = 0; i < n; ++i) du[i] = 1.0;
-        settings.backward_max_iter = 50;
-        const int brc = concord_solver_backward(solver, &settings, du, NULL, dtheta, NULL, NULL);
-        if (brc == CONCORD_OK || brc == CONCORD_ENOTCONVERGED)
-            for (int32_t i = 0; i < n; ++i)
-                if (!isfinite(dtheta[i])) __builtin_trap();
-    }
-    free(du);
-    free(dtheta);
-}
 
 enum { SMALL_GRAPH = 50 }; /* variables */
 

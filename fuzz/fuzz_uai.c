@@ -4,7 +4,8 @@
  * valid text file, so it cleanly splits the two). Any input must either be
  * rejected with an error and no graph, or yield a graph that solves (a few
  * iterations) and decodes without crashing, whose decoded labels map back
- * to the decoded assignment, and whose evaluation agrees with the decoder.
+ * to the decoded assignment, and whose evaluation agrees with the decoder;
+ * LP-SparseMAP and its backward pass run on it too (fuzz_checks.h).
  */
 #include <math.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "concord.h"
+#include "fuzz_checks.h"
 
 /* Checks the decoder's outputs against each other; traps on a mismatch. */
 static void check_decoding(const concord_graph *g, concord_solver *s,
@@ -68,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             concord_decoding dec;
             if (concord_solver_decode(solver, &dec) == CONCORD_OK) check_decoding(g, solver, &dec);
         }
+        sparse_and_backward(solver, g, settings);
         concord_solver_free(solver);
     }
     concord_graph_free(g);

@@ -18,7 +18,7 @@ out="$build/fuzz"
 mkdir -p "$out" "$build/fuzz-artifacts"
 sources=$(ls "$root"/src/*.c "$root"/src/*/*.c)
 stamp="$out/passed.sha256"
-digest=$(cat $sources "$root"/src/*.h "$root"/src/*/*.h "$root"/include/*.h "$root"/fuzz/*.c |
+digest=$(cat $sources "$root"/src/*.h "$root"/src/*/*.h "$root"/include/*.h "$root"/fuzz/*.[ch] |
   sha256sum | cut -d' ' -f1)
 if [ "${3:-}" = "--if-changed" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
   echo "fuzzing: the readers and solvers are unchanged since the last run that passed"
