@@ -156,6 +156,9 @@ def test_variables_keep_their_scores_states_and_degrees():
     five.set_log_potentials(np.arange(5.0) * 2)
     assert [five[i] for i in range(5)] == [0.0, 2.0, 4.0, 6.0, 8.0]
     assert five.get_state(3).get_log_potential() == 6.0
+    # AD3's getters return Python floats (its scores are C doubles), whatever set them
+    assert all(type(five[i]) is float and type(five.get_log_potential(i)) is float
+               and type(five.get_state(i).get_log_potential()) is float for i in range(5))
     a, b = graph.create_binary_variable(), graph.create_binary_variable()
     assert a.get_degree() == b.get_degree() == 0
     graph.create_factor_pair([a, b], 1.0)

@@ -117,7 +117,8 @@ class PMultiVariable:
         if validate and len(values) != self._states:
             raise IndexError("Expected buffer of length {}".format(self._states))
         count = min(len(values), self._states)
-        self._graph._scores[self._first:self._first + count] = values[:count]
+        # Python floats, as AD3's getters return (not NumPy scalars)
+        self._graph._scores[self._first:self._first + count] = values[:count].tolist()
 
 
 class PFactor:
