@@ -352,6 +352,45 @@ def test_a_factors_jacobian_vec_equals_finite_differences():
         fresh.jacobian_vec([1.0] * 4)
 
 
+def test_jacobian_vec_after_solve_qp_adjusted_equals_finite_differences():
+    """lp-sparsemap's PFactor.jacobian_vec also follows solve_qp_adjusted
+    (its check_logic_grad.py calls it so): the derivatives of the adjusted
+    QP's solution and additional outputs along v equal central differences
+    of solve_qp_adjusted (h = 1e-6, within 1e-6) for a sequence, a PAIR, an
+    OR with a negated link and a DENSE table at degrees 1 to 3; at degrees
+    1 they are solve_qp's."""
+    rng = np.random.RandomState(11)
+    graph = PFactorGraph()
+    sequence = PFactorSequence()
+    sequence.initialize([2, 3])
+    graph.declare_factor(sequence, [graph.create_binary_variable() for _ in range(5)])
+    binaries = [graph.create_binary_variable() for _ in range(3)]
+    pair = graph.create_factor_pair(binaries[:2], 0.3)
+    disjunction = graph.create_factor_logic("OR", binaries, [False, True, False])
+    a, b = graph.create_multi_variable(2), graph.create_multi_variable(3)
+    dense = graph.create_factor_dense([a, b], rng.randn(6).tolist())
+    for factor, n, n_add in ((sequence, 5, 2 + 6 + 3), (pair, 2, 1), (disjunction, 3, 0),
+                             (dense, 5, 6)):
+        theta, phi = rng.randn(n) * 0.5, (rng.randn(n_add) * 0.5).tolist()
+        degrees = rng.randint(1, 4, size=n).astype(float)
+        degrees[0] = 2.0  # never all ones
+        factor.solve_qp_adjusted(theta.tolist(), phi, degrees.tolist())
+        v, h = rng.randn(n), 1e-6
+        du, dv = factor.jacobian_vec(v)
+        plus = factor.solve_qp_adjusted((theta + h * v).tolist(), phi, degrees.tolist())
+        minus = factor.solve_qp_adjusted((theta - h * v).tolist(), phi, degrees.tolist())
+        np.testing.assert_allclose(du, (np.array(plus[0]) - minus[0]) / (2 * h), atol=1e-6)
+        np.testing.assert_allclose(dv, (np.array(plus[1]) - minus[1]) / (2 * h), atol=1e-6)
+        assert np.abs(du).max() > 1e-2  # a fractional solution: the derivative is not 0
+        factor.solve_qp_adjusted(theta.tolist(), phi, [1.0] * n)
+        ones = factor.jacobian_vec(v)
+        factor.solve_qp(theta.tolist(), phi)
+        np.testing.assert_allclose(ones[0], factor.jacobian_vec(v)[0], atol=1e-9)
+        np.testing.assert_allclose(ones[1], factor.jacobian_vec(v)[1], atol=1e-9)
+    with pytest.raises(ValueError, match="v: expected 3 values, got 2"):
+        disjunction.jacobian_vec([1.0, 2.0])
+
+
 def test_a_new_forbidden_pattern_needs_a_new_solve_qp():
     """jacobian_vec and get_sparse_solution are those of the factor's last
     solve_qp. Changing which log-potentials are -inf rebuilds the factor, so

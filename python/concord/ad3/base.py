@@ -234,22 +234,33 @@ class PFactor:
 
     def jacobian_vec(self, v):
         """lp-sparsemap's factor Jacobian-vector product at the factor's last
-        solve_qp: the derivatives of its SparseMAP solution (u, and its
-        additional outputs) w.r.t. its variable scores, along v (one value
-        per variable), as two lists. Computed by concord's backward pass on
-        a graph of the factor alone (the Jacobian is symmetric)."""
+        solve_qp or solve_qp_adjusted: the derivatives of that QP's solution
+        (u, and its additional outputs) w.r.t. its variable scores, along v
+        (one value per variable), as two lists. Computed by concord's
+        backward pass on a graph of the factor alone (the Jacobian is
+        symmetric). After solve_qp_adjusted(a, b, d) the solution is u =
+        mu / sqrt(d) with mu the argmax of (a / sqrt(d)).mu + b.v -
+        sum(mu^2 / d) / 2, so the product is D^-1/2 J_mu D^-1/2 v for u and
+        J_v D^-1/2 v for the additional outputs (D = diag(d))."""
         last = self._last_qp
-        if last is None or last[2] is not None:
-            raise ValueError("jacobian_vec follows solve_qp (not solve_qp_adjusted)")
-        a, b, _ = last
+        if last is None:
+            raise ValueError("jacobian_vec follows solve_qp or solve_qp_adjusted")
+        a, b, weights = last
+        v = as_doubles(v, "v")
+        if v.size != a.size:
+            raise ValueError("v: expected %d values, got %d" % (a.size, v.size))
         graph, factor = self._graph_alone()
+        # the adjusted QP's scaling: 1 / sqrt(d) per variable, 1 for solve_qp
+        scale = np.ones(a.size) if weights is None else np.sqrt(weights)
+        if weights is not None:
+            graph.set_regularization(weights, 0)
         graph.set_variable_scores(a)
         if len(b):
             graph.set_additional_scores(b, graph.factor_additionals(factor)[0])
         solver = _core.Solver(graph)
         solver.solve_sparse(_core.Settings(tol=1e-12, max_iter=1000000))
-        du, dv, _ = solver.backward(as_doubles(v, "v"))
-        return du.tolist(), self._from_c_additionals(dv).tolist()
+        du, dv, _ = solver.backward(scale * v)
+        return (scale * du).tolist(), self._from_c_additionals(dv).tolist()
 
     # ---- shared machinery
 
