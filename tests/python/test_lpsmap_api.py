@@ -261,6 +261,64 @@ def test_sparse_solutions_in_the_factors_own_form():
         np.testing.assert_allclose(mean, u, atol=1e-9)
 
 
+def test_sparse_solutions_after_the_graphs_solve_qp_ad3():
+    """As in lp-sparsemap, a factor's get_sparse_solution after its graph's
+    solve_qp_ad3 gives the distribution behind the factor's part of that
+    solution: valid structures whose weights (positive, summing to 1)
+    average to the posteriors at the factor's variables, for a sequence
+    sharing variables with an XOR and for a tree alone; the graph's
+    jacobian_vec and the other factors' own calls leave it be. A later solve_qp of the factor takes over;
+    a later LP-MAP solve of the graph leaves only the factor's own QP, and
+    without one there is nothing to give."""
+    from concord.ad3 import PFactorGraph
+    from concord.lpsmap.ad3ext.sequence import PFactorSequence
+    from concord.lpsmap.ad3ext.tree import PFactorTree
+    rng = np.random.RandomState(12)
+    graph = PFactorGraph()
+    variables = [graph.create_binary_variable() for _ in range(7)]
+    sequence = PFactorSequence()
+    sequence.initialize([2, 3, 2])
+    graph.declare_factor(sequence, variables)
+    xor = graph.create_factor_logic("XOR", [variables[0], variables[2], variables[5]])
+    graph.set_log_potentials(rng.randn(7) * 0.5)
+    graph.set_all_additionals([rng.randn(2 * 3 + 3 * 2) * 0.5])
+    u = np.array(graph.solve_qp_ad3()[1])
+    graph.jacobian_vec(np.ones(7), np.zeros(7))
+    xor.solve_map([0.1, 0.2, 0.3], [])  # another factor's own calls leave it be
+    xor.solve_qp([0.1, 0.2, 0.3], [])
+    configurations, weights = sequence.get_sparse_solution()
+    assert len(weights) > 1 and min(weights) > 0 and abs(sum(weights) - 1) < 1e-9
+    mean = np.zeros(7)
+    for states, weight in zip(configurations, weights):
+        assert len(states) == 3 and all(0 <= s < n for s, n in zip(states, [2, 3, 2]))
+        mean[np.array([0, 2, 5]) + np.array(states)] += weight
+    np.testing.assert_allclose(mean, u, atol=1e-6)
+    own = sequence.solve_qp(rng.randn(7).tolist(), [])[0]
+    configurations, weights = sequence.get_sparse_solution()
+    mean = np.zeros(7)
+    for states, weight in zip(configurations, weights):
+        mean[np.array([0, 2, 5]) + np.array(states)] += weight
+    np.testing.assert_allclose(mean, own, atol=1e-9)
+    graph.solve_qp_ad3()
+    graph.solve_lp_map_ad3()
+    assert sequence.get_sparse_solution() == (configurations, weights)  # its own QP
+    tree_graph = PFactorGraph()
+    tree = PFactorTree()
+    tree.initialize(False, True, 3)
+    tree_graph.declare_factor(tree, [tree_graph.create_binary_variable() for _ in range(9)])
+    tree_graph.set_log_potentials(rng.randn(9) * 0.3)
+    u = np.array(tree_graph.solve_qp_ad3()[1])
+    arcs = [(0 if h == m else h, m) for m in range(1, 4) for h in range(1, 4)]
+    heads_list, weights = tree.get_sparse_solution()
+    assert abs(sum(weights) - 1) < 1e-9
+    mean = sum(w * np.array([float(heads[m] == h) for h, m in arcs])
+               for heads, w in zip(heads_list, weights))
+    np.testing.assert_allclose(mean, u, atol=1e-6)
+    tree_graph.solve_lp_map_ad3()
+    with pytest.raises(ValueError, match="no QP solved"):
+        tree.get_sparse_solution()
+
+
 def test_an_empty_graph_and_a_variable_of_another_graph_are_refused():
     with pytest.raises(ValueError, match="no variables to solve for"):
         FactorGraph().solve()

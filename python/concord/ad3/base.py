@@ -132,6 +132,7 @@ class PFactor:
         self._variables = []
         self._additionals = []
         self._last_qp = None
+        self._qp_use = None  # the graph's use (PFactorGraph._uses) of the last QP
 
     # ---- what every factor family defines
 
@@ -215,6 +216,7 @@ class PFactor:
         a, b = self._local_scores(variable_scores, additional_scores)
         self._last_qp = (a, b, None)
         graph, solver, factor = self._single_factor_solver()
+        self._qp_use = self._graph._uses if self._graph is not None else None
         u, v = solver.factor_qp(factor, a, b)
         return u.tolist(), self._from_c_additionals(v).tolist()
 
@@ -229,6 +231,7 @@ class PFactor:
             raise ValueError("degrees: expected %d positive values" % a.size)
         self._last_qp = (a / root, b, 1.0 / root ** 2)
         graph, solver, factor = self._single_factor_solver()
+        self._qp_use = self._graph._uses if self._graph is not None else None
         mu, v = solver.factor_qp(factor, *self._last_qp)
         return (mu / root).tolist(), self._from_c_additionals(v).tolist()
 
@@ -328,14 +331,24 @@ class PGenericFactor(PFactor):
             self._graph._structure_changed()
 
     def get_sparse_solution(self):
-        """The sparse distribution behind the factor's last solve_qp (or
-        solve_qp_adjusted): (configurations, probabilities), each
-        configuration the 0/1 list of the factor's variables (the
-        adjusted QP's before its scaling), or the factor's own form where
-        it has one (lp-sparsemap's sequence and tree)."""
+        """The sparse distribution behind the factor's last QP:
+        (configurations, probabilities), each configuration the 0/1 list of
+        the factor's variables (the adjusted QP's before its scaling), or
+        the factor's own form where it has one (lp-sparsemap's sequence and
+        tree). The last QP is the factor's own solve_qp (or
+        solve_qp_adjusted), or, as in lp-sparsemap, its graph's
+        solve_qp_ad3 (solve_qp) when that came later and nothing has used
+        the graph's solver since: the distribution behind the factor's
+        part of that solution."""
+        if self._graph is not None:
+            found = self._graph._sparse_distribution(self, self._qp_use)
+            if found is not None:
+                weights, U = found
+                return [self._configuration(row) for row in U], weights.tolist()
         last = self._last_qp
         if last is None:
-            raise ValueError("no QP solved on this factor yet (call solve_qp first)")
+            raise ValueError("no QP solved on this factor yet (call solve_qp first, or the "
+                             "graph's solve_qp_ad3)")
         graph, solver, factor = self._single_factor_solver()
         _, _, (weights, U, _) = solver.factor_qp(factor, *last, distribution=True)
         return [self._configuration(row) for row in U], weights.tolist()

@@ -161,6 +161,9 @@ class PFactorGraph:
         self._built = None     # (core graph, C factor id per factor) of the structure
         self._solver = None    # the solver of the last solve, for its state
         self._solved_links = None  # per factor: its C links (those of the last solve)
+        self._uses = 0         # solves and single-factor calls so far, in order
+        self._last_solve = None  # the use that was the last solve
+        self._sparse_use = None  # the use that was the last LP-SparseMAP solve, if any
 
     # ---- variables
 
@@ -389,6 +392,7 @@ class PFactorGraph:
         self._built = None
         self._solver = None
         self._solved_links = None
+        self._sparse_use = None
 
     def _build(self):
         """The concord graph of the current structure (built once per
@@ -441,7 +445,10 @@ class PFactorGraph:
                 graph.set_additional_scores(factor._to_c_additionals(factor._additionals), first)
 
     def _factor_solver(self, factor):
-        """(graph, solver, C factor id) for single-factor calls."""
+        """(graph, solver, C factor id) for single-factor calls (which
+        leave the solver's last solution be; counted in _uses, to order
+        them after or before it)."""
+        self._uses += 1
         graph, ids = self._build()
         return graph, self._current_solver(graph), ids[self._factors.index(factor)]
 
@@ -459,6 +466,8 @@ class PFactorGraph:
         at all (dynamic programming or an exact search that proved them
         infeasible, or a factor that allows no configuration, such as a
         DENSE table of -inf only) returns value -inf and posteriors 0."""
+        self._uses += 1
+        self._last_solve = self._uses
         no_solution = (float("-inf"), [0.0] * len(self._scores),
                        [0.0] * self._num_additionals())
         built = self._build_if_feasible()
@@ -478,7 +487,21 @@ class PFactorGraph:
             first, count = graph.factor_additionals(c_id)
             additionals.extend(factor._from_c_additionals(v[first:first + count]).tolist())
         self._solved_links = ids
+        if kind == "sparse":
+            self._sparse_use = self._uses
         return info.value, u[:len(self._scores)].tolist(), additionals, info
+
+    def _sparse_distribution(self, factor, since):
+        """The sparse distribution behind factor's part of the graph's last
+        LP-SparseMAP solution, (weights, U) with U over the factor's links,
+        when that solve is the graph's last and came after use `since` (the
+        factor's own last QP; None: never); else None."""
+        if (self._sparse_use is None or self._sparse_use != self._last_solve
+                or (since is not None and since > self._sparse_use)):
+            return None
+        graph, ids = self._built
+        weights, U, _ = self._solver.factor_distribution(ids[self._factors.index(factor)])
+        return weights, U
 
     def _num_additionals(self):
         return sum(factor._num_additionals() for factor in self._factors)
