@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from concord.lpsmap import Budget, DepTree, Pair, Sequence, TorchFactorGraph, Xor  # noqa: E402
+from concord.lpsmap import Budget, DepTree, Or, Pair, Sequence, TorchFactorGraph, Xor  # noqa: E402
 from test_lpsmap_api import assignments, dependency_trees  # noqa: E402
 
 TIGHT = dict(max_iter=5000, tol=1e-10)
@@ -96,6 +96,37 @@ def test_gradients_of_a_grid_of_xors_equal_finite_differences():
         x = torch.randn(d, d, dtype=torch.double, requires_grad=True)
         direction = torch.randn(d, d, dtype=torch.double)
         assert torch.autograd.gradcheck(f, (x, direction / direction.norm()), atol=1e-4)
+
+
+def test_variables_in_no_factor_have_their_gradient():
+    """A variable that no factor holds takes LP-SparseMAP's clip(score, 0,
+    1), of derivative 1 inside (0, 1) and 0 outside (lp-sparsemap's
+    backward gives such variables 0 everywhere); beside them the gradients
+    equal finite differences (gradcheck), in a graph with an OR over one
+    column and a PAIR between two rows."""
+    scores = torch.tensor([0.3, 1.7, -0.4, 0.6], dtype=torch.double, requires_grad=True)
+    fg = TorchFactorGraph()
+    u = fg.variable_from(scores)
+    fg.add(Xor(u[:2]))
+    fg.solve(**TIGHT)
+    assert torch.allclose(u.value[2:], torch.tensor([0.0, 0.6], dtype=torch.double))
+    u.value[3].backward()
+    assert scores.grad.tolist() == [0.0, 0.0, 0.0, 1.0]
+
+    def f(x, pair_scores):
+        fg = TorchFactorGraph()
+        v = fg.variable_from(x)
+        fg.add(Or(v[:, 1]))
+        fg.add(Pair(v[0], v[1], pair_scores))
+        fg.solve(**TIGHT)
+        return (v.value * torch.arange(1.0, 13.0, dtype=torch.double).reshape(3, 4)).sum()
+
+    rng = np.random.RandomState(9)
+    x = torch.tensor(rng.rand(3, 4) * 0.8 + 0.1, requires_grad=True)  # inside (0, 1)
+    pair_scores = torch.tensor(rng.randn(4) * 0.3, requires_grad=True)
+    assert torch.autograd.gradcheck(f, (x, pair_scores), atol=1e-4)
+    f(x, pair_scores).backward()
+    assert x.grad[2, 0] == 9.0 and x.grad[2, 3] == 12.0  # free: the direction itself
 
 
 def test_gradients_reach_additional_scores_through_slices():
