@@ -319,6 +319,50 @@ def test_sparse_solutions_after_the_graphs_solve_qp_ad3():
         tree.get_sparse_solution()
 
 
+def test_a_graph_without_shared_variables_is_solved_whatever_the_cap():
+    """lp-sparsemap's examples/sequence.py solves a graph of one sequence
+    with set_eta_ad3(0.0) and set_max_iterations_ad3(1), "since there is a
+    single factor, a single outer iter is enough": its solve_qp_ad3 is the
+    factor's SparseMAP, here the minimizer of |u|^2 / 2 - theta.u - phi.v
+    over the configurations' convex hull, found by SLSQP over their
+    weights (and a variable in no factor is its clipped score)."""
+    from scipy.optimize import minimize
+    from concord.ad3 import PFactorGraph
+    from concord.lpsmap.ad3ext.sequence import PFactorSequence
+    rng = np.random.RandomState(13)
+    length, states = 3, 2
+    theta, phi = rng.randn(length * states), rng.randn((length - 1) * states ** 2)
+    graph = PFactorGraph()
+    variables = [graph.create_binary_variable() for _ in range(length * states)]
+    for variable, score in zip(variables, theta):
+        variable.set_log_potential(score)
+    free = graph.create_binary_variable()
+    free.set_log_potential(0.3)
+    sequence = PFactorSequence()
+    sequence.initialize([states] * length)
+    graph.declare_factor(sequence, variables)
+    sequence.set_additional_log_potentials(phi.tolist())
+    graph.set_eta_ad3(0.0)
+    graph.set_max_iterations_ad3(1)
+    _, u, _, status = graph.solve_qp_ad3()
+    assert status != 3  # not stopped by the cap
+    paths = list(itertools.product(range(states), repeat=length))
+    U = np.array([[float(p[i] == k) for i in range(length) for k in range(states)]
+                  for p in paths])
+    V = np.array([[float((p[i], p[i + 1]) == (a, b)) for i in range(length - 1)
+                   for a in range(states) for b in range(states)] for p in paths])
+
+    def objective(w):
+        mean = U.T @ w
+        return 0.5 * mean @ mean - theta @ mean - phi @ (V.T @ w)
+
+    best = minimize(objective, np.full(len(paths), 1.0 / len(paths)), method="SLSQP",
+                    bounds=[(0, 1)] * len(paths), options=dict(ftol=1e-14, maxiter=1000),
+                    constraints=[dict(type="eq", fun=lambda w: w.sum() - 1)])
+    np.testing.assert_allclose(u[:-1], U.T @ best.x, atol=1e-5)
+    assert abs(u[-1] - 0.3) < 1e-9
+
+
 def test_an_empty_graph_and_a_variable_of_another_graph_are_refused():
     with pytest.raises(ValueError, match="no variables to solve for"):
         FactorGraph().solve()

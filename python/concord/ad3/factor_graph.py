@@ -465,9 +465,19 @@ class PFactorGraph:
         constraints infeasible, as AD3's do; a solve that holds no solution
         at all (dynamic programming or an exact search that proved them
         infeasible, or a factor that allows no configuration, such as a
-        DENSE table of -inf only) returns value -inf and posteriors 0."""
+        DENSE table of -inf only) returns value -inf and posteriors 0.
+
+        LP-SparseMAP on a graph in which no variable has two links (a
+        single factor, say) is each factor's SparseMAP, which lp-sparsemap
+        reaches in one iteration at penalty 0 (its examples/sequence.py
+        solves so, with set_eta_ad3(0.0) and set_max_iterations_ad3(1));
+        concord's ADMM needs a few, so there the iteration cap is at least
+        its default, 1000: the solve converges, as LP-MAP's dynamic
+        programming does on such graphs."""
         self._uses += 1
         self._last_solve = self._uses
+        if kind == "sparse" and max(self._degrees, default=0) <= 1:
+            settings.setdefault("max_iter", max(self._max_iter, 1000))
         no_solution = (float("-inf"), [0.0] * len(self._scores),
                        [0.0] * self._num_additionals())
         built = self._build_if_feasible()
