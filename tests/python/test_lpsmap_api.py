@@ -267,9 +267,10 @@ def test_sparse_solutions_after_the_graphs_solve_qp_ad3():
     solution: valid structures whose weights (positive, summing to 1)
     average to the posteriors at the factor's variables, for a sequence
     sharing variables with an XOR and for a tree alone; the graph's
-    jacobian_vec and the other factors' own calls leave it be. A later solve_qp of the factor takes over;
-    a later LP-MAP solve of the graph leaves only the factor's own QP, and
-    without one there is nothing to give."""
+    jacobian_vec and the other factors' own calls leave it be. A later
+    solve_qp of the factor takes over; a later LP-MAP solve of the graph
+    leaves only the factor's own QP, and without one there is nothing to
+    give."""
     from concord.ad3 import PFactorGraph
     from concord.lpsmap.ad3ext.sequence import PFactorSequence
     from concord.lpsmap.ad3ext.tree import PFactorTree
