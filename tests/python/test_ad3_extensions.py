@@ -319,13 +319,10 @@ def test_a_factor_declared_in_no_graph_solves_on_its_own():
         PFactorSequence().solve_map(theta, [])
 
 
-def test_a_factors_jacobian_vec_equals_finite_differences():
-    """lp-sparsemap's PFactor.jacobian_vec(v) after solve_qp: the
-    derivatives of the factor's SparseMAP solution and of its additional
-    outputs along v equal central differences of solve_qp (h = 1e-6,
-    within 1e-6), for a sequence, a PAIR, an OR with a negated link and a
-    DENSE table; before any solve_qp it is an error."""
-    rng = np.random.RandomState(8)
+def four_factor_kinds(rng):
+    """A sequence, a PAIR, an OR with a negated link and a DENSE table
+    (random scores from rng), declared in one graph: (factor, number of
+    variables, number of additional outputs) for each."""
     graph = PFactorGraph()
     sequence = PFactorSequence()
     sequence.initialize([2, 3])
@@ -335,8 +332,17 @@ def test_a_factors_jacobian_vec_equals_finite_differences():
     disjunction = graph.create_factor_logic("OR", binaries, [False, True, False])
     a, b = graph.create_multi_variable(2), graph.create_multi_variable(3)
     dense = graph.create_factor_dense([a, b], rng.randn(6).tolist())
-    for factor, n, n_add in ((sequence, 5, 2 + 6 + 3), (pair, 2, 1), (disjunction, 3, 0),
-                             (dense, 5, 6)):
+    return ((sequence, 5, 2 + 6 + 3), (pair, 2, 1), (disjunction, 3, 0), (dense, 5, 6))
+
+
+def test_a_factors_jacobian_vec_equals_finite_differences():
+    """lp-sparsemap's PFactor.jacobian_vec(v) after solve_qp: the
+    derivatives of the factor's SparseMAP solution and of its additional
+    outputs along v equal central differences of solve_qp (h = 1e-6,
+    within 1e-6), for a sequence, a PAIR, an OR with a negated link and a
+    DENSE table; before any solve_qp it is an error."""
+    rng = np.random.RandomState(8)
+    for factor, n, n_add in four_factor_kinds(rng):
         theta, phi = rng.randn(n) * 0.5, (rng.randn(n_add) * 0.5).tolist()
         factor.solve_qp(theta.tolist(), phi)
         v, h = rng.randn(n), 1e-6
@@ -360,17 +366,8 @@ def test_jacobian_vec_after_solve_qp_adjusted_equals_finite_differences():
     OR with a negated link and a DENSE table at degrees 1 to 3; at degrees
     1 they are solve_qp's."""
     rng = np.random.RandomState(11)
-    graph = PFactorGraph()
-    sequence = PFactorSequence()
-    sequence.initialize([2, 3])
-    graph.declare_factor(sequence, [graph.create_binary_variable() for _ in range(5)])
-    binaries = [graph.create_binary_variable() for _ in range(3)]
-    pair = graph.create_factor_pair(binaries[:2], 0.3)
-    disjunction = graph.create_factor_logic("OR", binaries, [False, True, False])
-    a, b = graph.create_multi_variable(2), graph.create_multi_variable(3)
-    dense = graph.create_factor_dense([a, b], rng.randn(6).tolist())
-    for factor, n, n_add in ((sequence, 5, 2 + 6 + 3), (pair, 2, 1), (disjunction, 3, 0),
-                             (dense, 5, 6)):
+    kinds = four_factor_kinds(rng)
+    for factor, n, n_add in kinds:
         theta, phi = rng.randn(n) * 0.5, (rng.randn(n_add) * 0.5).tolist()
         degrees = rng.randint(1, 4, size=n).astype(float)
         degrees[0] = 2.0  # never all ones
@@ -387,6 +384,7 @@ def test_jacobian_vec_after_solve_qp_adjusted_equals_finite_differences():
         factor.solve_qp(theta.tolist(), phi)
         np.testing.assert_allclose(ones[0], factor.jacobian_vec(v)[0], atol=1e-9)
         np.testing.assert_allclose(ones[1], factor.jacobian_vec(v)[1], atol=1e-9)
+    disjunction = kinds[2][0]
     with pytest.raises(ValueError, match="v: expected 3 values, got 2"):
         disjunction.jacobian_vec([1.0, 2.0])
 
