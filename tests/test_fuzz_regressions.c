@@ -6,8 +6,7 @@
  * ASan+UBSan twin of this program catches memory and undefined-behaviour
  * errors), every call must return a defined code, a failed read must
  * return no graph and a "name:line:" message, and a solve must leave
- * variable values in [0, 1] exactly and finite additional values within
- * 1e-9 of it. Every prefix of
+ * variable and additional values in [0, 1]. Every prefix of
  * each input and a fixed set of byte mutations of it are replayed too, so
  * the truncation and junk-byte paths of the reader stay covered without a
  * fuzzer.
@@ -107,7 +106,7 @@ static void check_solve(const char *name, size_t k, const concord_graph *g,
         if (!(u[i] >= 0.0 && u[i] <= 1.0))
             fail_msg("%s graph %zu: u[%d] = %.17g", name, k + 1, (int)i, u[i]);
     for (int32_t i = 0; i < m; ++i)
-        if (!(v[i] >= -1e-9 && v[i] <= 1 + 1e-9))
+        if (!(v[i] >= 0.0 && v[i] <= 1.0))
             fail_msg("%s graph %zu: v[%d] = %.17g", name, k + 1, (int)i, v[i]);
 }
 

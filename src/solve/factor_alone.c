@@ -81,7 +81,9 @@ static int factor_qp_at(concord_solver *s, int32_t f, const double *variable_sco
     if (!state) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     rc = solver_active_set_qp(s, f, state, variable_scores, b);
     if (!rc && !fa->ops->qp) {
-        for (int32_t j = 0; j < fa->degree; ++j) u[j] = variable_value(neg[j], s->buf.lit_u[j]);
+        /* the active set's mean may leave the box by an ulp */
+        for (int32_t j = 0; j < fa->degree; ++j)
+            u[j] = clip01(variable_value(neg[j], s->buf.lit_u[j]));
         for (int32_t k = 0; v && k < fa->n_add; ++k) v[k] = s->vmap[k];
     }
     if (!rc && count) {

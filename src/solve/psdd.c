@@ -342,9 +342,13 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
                 value += r.theta[i] * s->sol_u[i];
                 integral &= s->sol_u[i] == 0.0 || s->sol_u[i] == 1.0;
             }
-            for (int32_t k = 0; k < g->n_add; ++k) {
-                s->sol_v[k] = w > 0.0 ? r.avg_v[k] * w : s->v[k];
-                value += r.phi[k] * s->sol_v[k];
+            for (int32_t f = 0; f < g->n_factors; ++f) {
+                const factor *fa = &g->factors[f];
+                for (int32_t k = fa->add_begin; k < fa->add_begin + fa->n_add; ++k) {
+                    const double mean = w > 0.0 ? r.avg_v[k] * w : s->v[k];
+                    s->sol_v[k] = fa->ops->real_additionals ? mean : clip01(mean);
+                    value += r.phi[k] * s->sol_v[k];
+                }
             }
             s->solved = true;
             s->sol_integral = false;
