@@ -1101,6 +1101,59 @@ static void a_write_to_a_full_device_exits_5(void **state) {
     }
 }
 
+/* Runs `concord solve ARGS` through sh with the standard stream `fd`
+ * closed (`fd>&-`); the other two go to the files run_cli_with uses. */
+static void run_cli_with_a_stream_closed(run_result *r, int fd, const char *const *args) {
+    char script[64];
+    snprintf(script, sizeof script, "exec \"$0\" \"$@\" %d>&-", fd);
+    const char *argv[16] = {"/bin/sh", "-c", script, CONCORD_BINARY, "solve"};
+    int n = 5;
+    while (*args && n < 15) argv[n++] = *args++;
+    argv[n] = NULL;
+    char out[512], err[512];
+    snprintf(out, sizeof out, "%s/stdout.txt", work_dir);
+    snprintf(err, sizeof err, "%s/stderr.txt", work_dir);
+    r->status = run_program(argv, FG_LOGIC, out, err, 60);
+    r->out = read_whole_file(out, NULL);
+    r->err = read_whole_file(err, NULL);
+    assert_non_null(r->out);
+    assert_non_null(r->err);
+}
+
+/* A file the run opens never takes the number of a standard stream the
+ * caller closed: the summary, bound for a closed stdout, does not end up
+ * in the posteriors file (it fails as a write to stdout, exit 5, and no
+ * file is kept), nor -v's progress, bound for a closed stderr. */
+static void a_closed_standard_stream_never_writes_into_an_output_file(void **state) {
+    (void)state;
+    char dir[512], out[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/post.txt", dir);
+    run_result r;
+    const char *summary_to_stdout[] = {FG_LOGIC, "-o", out, NULL};
+    run_cli_with_a_stream_closed(&r, 1, summary_to_stdout);
+    assert_int_equal(r.status, 5);
+    assert_non_null(strstr(r.err, "concord: cannot write stdout: Bad file descriptor"));
+    assert_int_equal(dir_entries(dir, NULL, 0), 0);
+    free_result(&r);
+
+    const char *progress_to_stderr[] = {FG_LOGIC, "-v", "-q", "-o", out, NULL};
+    run_cli_with_a_stream_closed(&r, 2, progress_to_stderr);
+    assert_int_equal(r.status, 0);
+    char *text = read_whole_file(out, NULL);
+    assert_non_null(text);
+    assert_null(strstr(text, "iter"));
+    assert_blocks_layout(text, 3, logic_vars, logic_adds, NULL);
+    free(text);
+    free_result(&r);
+
+    const char *from_stdin[] = {"-", "-o", out, NULL};
+    run_cli_with_a_stream_closed(&r, 0, from_stdin);
+    assert_int_equal(r.status, 3);
+    assert_non_null(strstr(r.err, "concord: could not read stdin"));
+    free_result(&r);
+}
+
 /* Graph 2 of three admits no solution: it is reported as infeasible, its
  * posteriors block keeps its size with nan in every place, the graphs on
  * either side are solved and written where they belong, and the run exits
@@ -1580,6 +1633,7 @@ int main(void) {
         cmocka_unit_test(a_rewritten_output_keeps_its_mode_and_owner),
         cmocka_unit_test(an_output_rewritten_by_another_user_keeps_what_it_can),
         cmocka_unit_test(a_write_to_a_full_device_exits_5),
+        cmocka_unit_test(a_closed_standard_stream_never_writes_into_an_output_file),
         cmocka_unit_test(an_infeasible_graph_keeps_its_block_and_the_others_stay_aligned),
         cmocka_unit_test(a_malformed_later_graph_leaves_no_output_file),
         cmocka_unit_test(a_signal_during_a_solve_leaves_no_temporary_file),

@@ -13,6 +13,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <signal.h>
@@ -1152,7 +1153,24 @@ static int print_help_or_version(int version) {
     return EXIT_FAILURE_OTHER;
 }
 
+/* Opens /dev/null on each of fds 0-2 that the caller left closed
+ * (`>&-`), so that no file of the run takes its number: the summary or a
+ * progress line, written to a closed stdout or stderr, would land in an
+ * output file. Each is opened against its direction (stdin write-only,
+ * stdout and stderr read-only), so that using it still fails (EBADF) and
+ * a lost summary is still reported. Returns -1 when it cannot. */
+static int reserve_standard_streams(void) {
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        /* the lower ones are open: open() takes the lowest free number */
+        const int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (got != fd) return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (reserve_standard_streams()) return EXIT_FAILURE_OTHER;
     if (argc < 2) {
         fputs(usage_text, stderr);
         return EXIT_USAGE;
