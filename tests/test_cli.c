@@ -1150,7 +1150,7 @@ static void a_closed_standard_stream_never_writes_into_an_output_file(void **sta
     const char *from_stdin[] = {"-", "-o", out, NULL};
     run_cli_with_a_stream_closed(&r, 0, from_stdin);
     assert_int_equal(r.status, 3);
-    assert_non_null(strstr(r.err, "concord: could not read stdin"));
+    assert_non_null(strstr(r.err, "concord: could not read stdin: Bad file descriptor"));
     free_result(&r);
 }
 
@@ -1315,6 +1315,35 @@ static void large_inputs_run_in_memory_proportional_to_them(void **state) {
     char expected[700];
     snprintf(expected, sizeof expected, "%s:3: variable 0 has 100000000 states", model);
     if (!strstr(r.err, expected)) fail_msg("stderr lacks '%s': %s", expected, r.err);
+    free_result(&r);
+}
+
+/* Input that does not fit in memory is out of memory (exit 5) on stdin as
+ * in a file, and said so: 80 MB (a sparse file) in 64 MB of address space.
+ * A directory on stdin is bad input (exit 3), with the reason. */
+static void stdin_says_why_it_could_not_be_read(void **state) {
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/sparse.fg", work_dir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    assert_int_equal(ftruncate(fileno(fp), 80 << 20), 0);
+    assert_int_equal(fclose(fp), 0);
+    run_result r;
+    const char *from_file[] = {"solve", path, NULL};
+    run_cli_with(&r, NULL, from_file, NULL, 64);
+    assert_int_equal(r.status, 5);
+    assert_non_null(strstr(r.err, ": out of memory"));
+    free_result(&r);
+    const char *from_stdin[] = {"solve", "-", NULL};
+    run_cli_with(&r, path, from_stdin, NULL, 64);
+    assert_int_equal(r.status, 5);
+    assert_non_null(strstr(r.err, "concord: could not read stdin: out of memory"));
+    free_result(&r);
+    assert_int_equal(remove(path), 0);
+    run_cli_with(&r, work_dir, from_stdin, NULL, 0);
+    assert_int_equal(r.status, 3);
+    assert_non_null(strstr(r.err, "concord: could not read stdin: Is a directory"));
     free_result(&r);
 }
 
@@ -1638,6 +1667,7 @@ int main(void) {
         cmocka_unit_test(a_malformed_later_graph_leaves_no_output_file),
         cmocka_unit_test(a_signal_during_a_solve_leaves_no_temporary_file),
         cmocka_unit_test(large_inputs_run_in_memory_proportional_to_them),
+        cmocka_unit_test(stdin_says_why_it_could_not_be_read),
         cmocka_unit_test(decode_prints_the_decoded_assignment),
         cmocka_unit_test(a_search_stopped_before_any_solution_decodes_nothing),
         cmocka_unit_test(a_decoding_of_probability_zero_writes_no_uai_result_file),

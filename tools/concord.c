@@ -955,7 +955,8 @@ static void print_warning(void *context, const char *message) {
     fprintf(stderr, "concord: warning: %s\n", message);
 }
 
-/* Reads all of stdin (at most 2 GiB, as the file readers); NULL on failure. */
+/* Reads all of stdin (at most 2 GiB, as the file readers); NULL on
+ * failure, with errno ENOMEM, EFBIG (beyond the limit) or the read's. */
 static char *read_stdin(size_t *size_out) {
     size_t size = 0, cap = 1 << 16;
     char *data = malloc(cap);
@@ -963,7 +964,9 @@ static char *read_stdin(size_t *size_out) {
         if (size == cap) {
             char *p = cap >= ((size_t)1 << 31) ? NULL : realloc(data, cap * 2);
             if (!p) {
+                const int e = cap >= ((size_t)1 << 31) ? EFBIG : ENOMEM;
                 free(data);
+                errno = e;
                 return NULL;
             }
             data = p;
@@ -974,7 +977,9 @@ static char *read_stdin(size_t *size_out) {
         if (got == 0) break;
     }
     if (data && ferror(stdin)) {
+        const int e = errno;
         free(data);
+        errno = e;
         return NULL;
     }
     *size_out = size;
@@ -993,8 +998,12 @@ static int open_input(const options *o, concord_reader **reader, char **data, ch
     if (!strcmp(o->input, "-")) {
         size_t size = 0;
         if (!(*data = read_stdin(&size))) {
-            fprintf(stderr, "concord: could not read stdin\n");
-            return EXIT_BAD_INPUT;
+            const int e = errno;
+            fprintf(stderr, "concord: could not read stdin: %s\n",
+                    e == EFBIG ? "larger than the 2 GiB input limit"
+                    : e == ENOMEM ? "out of memory"
+                                  : strerror(e));
+            return e == ENOMEM ? EXIT_FAILURE_OTHER : EXIT_BAD_INPUT;
         }
         rc = concord_reader_open_buffer(*data, size, "<stdin>", o->format, reader, error,
                                         error_size, print_warning, NULL);
