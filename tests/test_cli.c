@@ -508,6 +508,36 @@ static void a_link_or_a_device_as_output_is_written_through_in_place(void **stat
     assert_true(after.st_rdev == before.st_rdev);
 }
 
+/* A symbolic link to nothing yet as the output: its target is created
+ * when the run succeeds, and not at all when the input turns out malformed
+ * (it was written through in place and kept half written). */
+static void a_link_to_nothing_yet_gets_its_target_only_when_the_run_succeeds(void **state) {
+    (void)state;
+    char dir[512], target[600], link[600], bad[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(target, sizeof target, "%s/target.txt", dir);
+    snprintf(link, sizeof link, "%s/link.txt", dir);
+    assert_int_equal(symlink("target.txt", link), 0);
+    snprintf(bad, sizeof bad, "%s/bad-later.fg", work_dir);
+    assert_int_equal(write_text_file(bad, "2\n1\n1\n1\nXOR 2 1 2\n\n2\n1\nzz\n"), 0);
+    run_result r;
+    const char *failing[] = {"solve", bad, "-o", link, NULL};
+    run_expect(&r, NULL, failing, 3);
+    free_result(&r);
+    assert_int_equal(dir_entries(dir, NULL, 0), 1); /* the link alone */
+    const char *args[] = {"solve", FG_LOGIC, "-o", link, NULL};
+    run_expect(&r, NULL, args, 0);
+    free_result(&r);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    char *text = read_whole_file(target, NULL);
+    assert_non_null(text);
+    assert_posteriors_layout(text, 3, logic_vars, logic_adds);
+    free(text);
+    assert_int_equal(dir_entries(dir, NULL, 0), 2);
+}
+
 static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
     (void)state;
     char dir[512], out[600];
@@ -1658,6 +1688,7 @@ int main(void) {
         cmocka_unit_test(a_double_dash_ends_the_options),
         cmocka_unit_test(an_unwritable_output_path_exits_5),
         cmocka_unit_test(a_link_or_a_device_as_output_is_written_through_in_place),
+        cmocka_unit_test(a_link_to_nothing_yet_gets_its_target_only_when_the_run_succeeds),
         cmocka_unit_test(help_exits_0_and_documents_every_accepted_flag),
         cmocka_unit_test(a_rewritten_output_keeps_its_mode_and_owner),
         cmocka_unit_test(an_output_rewritten_by_another_user_keeps_what_it_can),

@@ -579,8 +579,8 @@ static void restore_signals(const sigset_t *saved) { sigprocmask(SIG_SETMASK, sa
 /* An output file written under a temporary name beside its path (in slot
  * `slot`) and renamed over it only when everything succeeded, with the
  * permissions, owner and group of the file it replaces. A symbolic
- * link to a regular file stays: its target is replaced the same way. A
- * device, a pipe or a link to nothing yet is written through in place. */
+ * link stays: its target is replaced, or created when the link points to
+ * nothing yet, the same way. A device or a pipe is written through in place. */
 typedef struct output_file {
     const char *path;
     char *target; /* the file replaced: NULL for path itself, or a link's target */
@@ -592,6 +592,20 @@ typedef struct output_file {
  * or on this file system) rather than that something failed. */
 static int owner_not_settable(int error) {
     return error == EPERM || error == EOPNOTSUPP || error == ENOSYS;
+}
+
+/* For a symbolic link to nothing yet, the name its target gets when
+ * created through it, malloc'd; NULL for anything else (a link loop is
+ * written through in place, where opening it fails). */
+static char *dangling_link_target(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) return NULL;
+    char *target = created_path(path);
+    if (target && (lstat(target, &st) == 0 || errno != ENOENT)) {
+        free(target);
+        return NULL;
+    }
+    return target;
 }
 
 static int output_open(output_file *out, const char *path, int slot) {
@@ -609,7 +623,8 @@ static int output_open(output_file *out, const char *path, int slot) {
     if (regular && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
         !(out->target = realpath(path, NULL)))
         return -1;
-    if (exists ? !regular : lstat(path, &st) == 0) {
+    if (!exists) out->target = dangling_link_target(path);
+    if (exists ? !regular : !out->target && lstat(path, &st) == 0) {
         out->fp = fopen(path, "w");
         return out->fp ? 0 : -1;
     }
