@@ -608,6 +608,41 @@ static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
     assert_int_equal(dir_entries(linked, NULL, 0), 1); /* the link alone */
 }
 
+/* An output file that is where stdout or stderr goes (stdout is captured
+ * to a file here) is a usage error: with --json, -o /dev/stdout renamed the
+ * posteriors over the file the JSON went to (lost, exit 0). */
+static void an_output_that_is_stdout_or_stderr_is_a_usage_error(void **state) {
+    (void)state;
+    char out_file[600], err_file[600];
+    snprintf(out_file, sizeof out_file, "%s/stdout.txt", work_dir);
+    snprintf(err_file, sizeof err_file, "%s/stderr.txt", work_dir);
+    static const struct {
+        const char *flag, *path, *message;
+    } cases[] = {
+        {"-o", "/dev/stdout", "-o /dev/stdout is where stdout goes"},
+        {"-o", "OUT", "is where stdout goes"},
+        {"--decode-output", "/dev/stderr", "--decode-output /dev/stderr is where stderr goes"},
+        {"--decode-output", "ERR", "is where stderr goes"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        const char *path = !strcmp(cases[k].path, "OUT")   ? out_file
+                           : !strcmp(cases[k].path, "ERR") ? err_file
+                                                           : cases[k].path;
+        const char *args[] = {"solve", FG_LOGIC, "--json", cases[k].flag, path, NULL};
+        run_result r;
+        run_expect(&r, NULL, args, 2);
+        if (!strstr(r.err, cases[k].message)) fail_msg("case %zu: stderr '%s'", k, r.err);
+        assert_string_equal(r.out, "");
+        free_result(&r);
+    }
+    /* /dev/null takes any number of outputs */
+    const char *to_null[] = {"solve", FG_LOGIC, "-o", "/dev/null", NULL};
+    run_result r;
+    run_cli_with(&r, NULL, to_null, "/dev/null", 0);
+    assert_int_equal(r.status, 0);
+    free_result(&r);
+}
+
 /* Values outside the documented ranges (--tol and --eta positive,
  * --relaxation in [1, 2)) are usage errors too, caught before any input is
  * read: not numerical failures (exit 5) after reading it. */
@@ -1693,6 +1728,7 @@ int main(void) {
         cmocka_unit_test(a_good_file_exits_0_and_writes_posteriors),
         cmocka_unit_test(usage_errors_exit_2_with_a_message_and_write_nothing),
         cmocka_unit_test(out_of_range_option_values_are_usage_errors),
+        cmocka_unit_test(an_output_that_is_stdout_or_stderr_is_a_usage_error),
         cmocka_unit_test(bad_input_exits_3_names_file_and_line_and_leaves_no_output),
         cmocka_unit_test(not_converged_exits_4_and_still_writes_posteriors),
         cmocka_unit_test(json_prints_one_object_per_graph_and_posteriors_keep_the_layout),

@@ -138,8 +138,10 @@ static const char usage_text[] =
     "with a replaced file's permissions, and its owner and group as far as the\n"
     "user may give them; when the run fails or is interrupted they are removed\n"
     "and an existing file is left as it was. The posteriors and the decoded\n"
-    "assignment cannot share a file. Graphs are read one at a time, so when\n"
-    "graph k is malformed, what went to stdout for graphs 1..k-1 stays there.\n"
+    "assignment cannot share a file, nor take the file or pipe that stdout or\n"
+    "stderr goes to (as /dev/stdout names it). Graphs are read one at a time,\n"
+    "so when graph k is malformed, what went to stdout for graphs 1..k-1 stays\n"
+    "there.\n"
     "\n"
     "exit status:\n"
     "  0  every graph solved\n"
@@ -453,6 +455,28 @@ static int same_output_file(const char *a, const char *b) {
     return same;
 }
 
+/* The standard stream (1 or 2) whose file or pipe `path` names, as
+ * /dev/stdout does, or 0: written through two streams, with their own
+ * buffers and offsets, one output would overwrite or cut into the other
+ * (or be renamed over). Devices, a terminal or /dev/null, may take both. */
+static int standard_stream_of(const char *path) {
+    struct stat sp, sf;
+    if (stat(path, &sp) != 0 || S_ISCHR(sp.st_mode) || S_ISBLK(sp.st_mode)) return 0;
+    for (int fd = 1; fd <= 2; ++fd)
+        if (fstat(fd, &sf) == 0 && sp.st_dev == sf.st_dev && sp.st_ino == sf.st_ino) return fd;
+    return 0;
+}
+
+/* A usage error when the output file of `flag` is where stdout or stderr
+ * goes. */
+static int check_not_a_standard_stream(const char *flag, const char *path) {
+    const int fd = path ? standard_stream_of(path) : 0;
+    if (!fd) return EXIT_OK;
+    return usage_error("%s %s is where %s goes (stdout carries one output, stderr the "
+                       "messages; see --help)",
+                       flag, path, fd == 1 ? "stdout" : "stderr");
+}
+
 static int has_uai_extension(const char *path) {
     const size_t n = strlen(path);
     return n >= 4 && !strcasecmp(path + n - 4, ".uai");
@@ -524,6 +548,10 @@ static int parse_options(int argc, char **argv, options *o) {
         return usage_error("the posteriors (-o %s) and the decoded assignment (%s) would go "
                            "to the same file",
                            o->output, o->decode_output);
+    int rc = check_not_a_standard_stream("-o", o->output);
+    if (!rc) rc = check_not_a_standard_stream(uai_map ? "--uai-map" : "--decode-output",
+                                              o->decode_output);
+    if (rc) return rc;
     if (o->decode_output) o->print_decoded = 0;
     o->decode = o->print_decoded || o->decode_output || o->format == CONCORD_FORMAT_UAI;
     return EXIT_OK;
