@@ -672,6 +672,48 @@ static void out_of_range_option_values_are_usage_errors(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* A flag of another algorithm than the one chosen (--node-limit without
+ * --algorithm exact, say) leaves the run as it is without the flag, and a
+ * warning on stderr names the algorithms it applies to; flags of the chosen
+ * algorithm warn about nothing. */
+static void a_flag_the_algorithm_does_not_use_is_ignored_with_a_warning(void **state) {
+    (void)state;
+    char dir[512], plain_path[600], flagged_path[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(plain_path, sizeof plain_path, "%s/plain.txt", dir);
+    snprintf(flagged_path, sizeof flagged_path, "%s/flagged.txt", dir);
+    run_result r;
+    const char *plain[] = {"solve", three_path, "-o", plain_path, NULL};
+    run_expect(&r, NULL, plain, 0);
+    assert_null(strstr(r.err, "warning"));
+    free_result(&r);
+    const char *flagged[] = {"solve", "--node-limit", "5", three_path, "--psdd-eta", "2",
+                             "-o", flagged_path, NULL};
+    run_expect(&r, NULL, flagged, 0);
+    assert_non_null(strstr(r.err, "concord: warning: --node-limit applies to --algorithm exact "
+                                  "only; ignored with --algorithm ad3\n"));
+    assert_non_null(strstr(r.err, "concord: warning: --psdd-eta applies to --algorithm psdd "
+                                  "only; ignored with --algorithm ad3\n"));
+    free_result(&r);
+    char *a = read_whole_file(plain_path, NULL), *b = read_whole_file(flagged_path, NULL);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    const char *mplp[] = {"solve", "--algorithm", "mplp", "--accelerate", "3", "-q",
+                          three_path, "-o", flagged_path, NULL};
+    run_expect(&r, NULL, mplp, 0);
+    assert_non_null(strstr(r.err, "--accelerate applies to --algorithm ad3, sparse or exact "
+                                  "only; ignored with --algorithm mplp"));
+    free_result(&r);
+    const char *exact[] = {"solve", "--algorithm", "exact", "--node-limit", "5", "--no-acyclic",
+                           "--eta", "0.5", "-q", three_path, "-o", flagged_path, NULL};
+    run_expect(&r, NULL, exact, 0);
+    assert_null(strstr(r.err, "warning"));
+    free_result(&r);
+}
+
 static void bad_input_exits_3_names_file_and_line_and_leaves_no_output(void **state) {
     (void)state;
     char dir[512], out[600], expected[700];
@@ -1728,6 +1770,7 @@ int main(void) {
         cmocka_unit_test(a_good_file_exits_0_and_writes_posteriors),
         cmocka_unit_test(usage_errors_exit_2_with_a_message_and_write_nothing),
         cmocka_unit_test(out_of_range_option_values_are_usage_errors),
+        cmocka_unit_test(a_flag_the_algorithm_does_not_use_is_ignored_with_a_warning),
         cmocka_unit_test(an_output_that_is_stdout_or_stderr_is_a_usage_error),
         cmocka_unit_test(bad_input_exits_3_names_file_and_line_and_leaves_no_output),
         cmocka_unit_test(not_converged_exits_4_and_still_writes_posteriors),

@@ -46,7 +46,9 @@ static const char usage_text[] =
     "\n"
     "options (a value may follow its flag as the next argument, or after '='\n"
     "as in --tol=1e-8; numbers are decimal; '--' ends the options, so that FILE\n"
-    "may start with '-'):\n"
+    "may start with '-'; the flags of some algorithms only, those marked exact:\n"
+    "or psdd:, --no-acyclic (ad3, exact) and the penalty's and acceleration's\n"
+    "(ad3, sparse, exact), are ignored by the others with a warning):\n"
     "  --format fg|uai    input format (default: from the extension, .uai in any\n"
     "                     case is UAI)\n"
     "  --algorithm ad3|sparse|exact|psdd|mplp\n"
@@ -275,37 +277,45 @@ enum flag_id {
     F_PSDD_STEP, F_PSDD_ETA
 };
 
+/* --algorithm's values, indexed by concord_algorithm. */
+static const char *const algorithm_names[] = {"ad3", "sparse", "exact", "psdd", "mplp"};
+
+/* The algorithms a flag applies to: ALL, or a set of these bits. */
+#define ONLY(algorithm) (1u << CONCORD_ALGORITHM_##algorithm)
+enum { ALL = 0, ADMM = ONLY(AD3) | ONLY(SPARSE) | ONLY(EXACT) };
+
 typedef struct flag_spec {
     const char *name, *alias;
     enum flag_id id;
     int takes_value;
+    unsigned algorithms; /* ALL, or those it applies to (others ignore it, with a warning) */
 } flag_spec;
 
 static const flag_spec flags[] = {
-    {"--format", NULL, F_FORMAT, 1},
-    {"--algorithm", NULL, F_ALGORITHM, 1},
-    {"--max-iter", NULL, F_MAX_ITER, 1},
-    {"--tol", NULL, F_TOL, 1},
-    {"--eta", NULL, F_ETA, 1},
-    {"--no-adapt", NULL, F_NO_ADAPT, 0},
-    {"--relaxation", NULL, F_RELAXATION, 1},
-    {"--accelerate", NULL, F_ACCELERATE, 1},
-    {"--time-limit", NULL, F_TIME_LIMIT, 1},
-    {"--node-limit", NULL, F_NODE_LIMIT, 1},
-    {"--search", NULL, F_SEARCH, 1},
-    {"--exact-gap", NULL, F_EXACT_GAP, 1},
-    {"--heuristic-every", NULL, F_HEURISTIC_EVERY, 1},
-    {"--no-acyclic", NULL, F_NO_ACYCLIC, 0},
-    {"--psdd-step", NULL, F_PSDD_STEP, 1},
-    {"--psdd-eta", NULL, F_PSDD_ETA, 1},
-    {"--evid", NULL, F_EVID, 1},
-    {"--decode", NULL, F_DECODE, 0},
-    {"--decode-output", NULL, F_DECODE_OUTPUT, 1},
-    {"--uai-map", NULL, F_UAI_MAP, 1},
-    {"--output", "-o", F_OUTPUT, 1},
-    {"--json", NULL, F_JSON, 0},
-    {"--quiet", "-q", F_QUIET, 0},
-    {"--verbose", "-v", F_VERBOSE, 0},
+    {"--format", NULL, F_FORMAT, 1, ALL},
+    {"--algorithm", NULL, F_ALGORITHM, 1, ALL},
+    {"--max-iter", NULL, F_MAX_ITER, 1, ALL},
+    {"--tol", NULL, F_TOL, 1, ALL},
+    {"--eta", NULL, F_ETA, 1, ADMM},
+    {"--no-adapt", NULL, F_NO_ADAPT, 0, ADMM},
+    {"--relaxation", NULL, F_RELAXATION, 1, ADMM},
+    {"--accelerate", NULL, F_ACCELERATE, 1, ADMM},
+    {"--time-limit", NULL, F_TIME_LIMIT, 1, ALL},
+    {"--node-limit", NULL, F_NODE_LIMIT, 1, ONLY(EXACT)},
+    {"--search", NULL, F_SEARCH, 1, ONLY(EXACT)},
+    {"--exact-gap", NULL, F_EXACT_GAP, 1, ONLY(EXACT)},
+    {"--heuristic-every", NULL, F_HEURISTIC_EVERY, 1, ONLY(EXACT)},
+    {"--no-acyclic", NULL, F_NO_ACYCLIC, 0, ONLY(AD3) | ONLY(EXACT)},
+    {"--psdd-step", NULL, F_PSDD_STEP, 1, ONLY(PSDD)},
+    {"--psdd-eta", NULL, F_PSDD_ETA, 1, ONLY(PSDD)},
+    {"--evid", NULL, F_EVID, 1, ALL},
+    {"--decode", NULL, F_DECODE, 0, ALL},
+    {"--decode-output", NULL, F_DECODE_OUTPUT, 1, ALL},
+    {"--uai-map", NULL, F_UAI_MAP, 1, ALL},
+    {"--output", "-o", F_OUTPUT, 1, ALL},
+    {"--json", NULL, F_JSON, 0, ALL},
+    {"--quiet", "-q", F_QUIET, 0, ALL},
+    {"--verbose", "-v", F_VERBOSE, 0, ALL},
 };
 
 static const flag_spec *find_flag(const char *name, size_t len) {
@@ -330,16 +340,14 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
         else return usage_error("%s: unknown format '%s' (expected fg or uai)", flag, value);
         break;
     case F_ALGORITHM:
-        if (!strcmp(value, "ad3")) o->algorithm = CONCORD_ALGORITHM_AD3;
-        else if (!strcmp(value, "sparse")) o->algorithm = CONCORD_ALGORITHM_SPARSE;
-        else if (!strcmp(value, "exact")) o->algorithm = CONCORD_ALGORITHM_EXACT;
-        else if (!strcmp(value, "psdd")) o->algorithm = CONCORD_ALGORITHM_PSDD;
-        else if (!strcmp(value, "mplp")) o->algorithm = CONCORD_ALGORITHM_MPLP;
-        else
-            return usage_error("%s: unknown algorithm '%s' (expected ad3, sparse, exact, psdd "
-                               "or mplp)",
-                               flag, value);
-        break;
+        for (size_t k = 0; k < sizeof algorithm_names / sizeof algorithm_names[0]; ++k)
+            if (!strcmp(value, algorithm_names[k])) {
+                o->algorithm = (concord_algorithm)k;
+                return EXIT_OK;
+            }
+        return usage_error("%s: unknown algorithm '%s' (expected ad3, sparse, exact, psdd "
+                           "or mplp)",
+                           flag, value);
     case F_NODE_LIMIT: {
         long long n;
         if ((rc = parse_integer(flag, value, 1, INT64_MAX, &n))) return rc;
@@ -502,10 +510,32 @@ static int end_of_options(int argc, char **argv) {
     return argc;
 }
 
+/* Warns about each flag given (set in `given`, by index in flags[]) that
+ * the chosen algorithm does not use: most likely a mistyped --algorithm. */
+static void warn_unused_flags(const bool *given, concord_algorithm algorithm) {
+    for (size_t k = 0; k < sizeof flags / sizeof flags[0]; ++k) {
+        const unsigned only = flags[k].algorithms;
+        if (!given[k] || only == ALL || (only & (1u << algorithm))) continue;
+        char users[64] = ""; /* "exact", "ad3 or exact", "ad3, sparse or exact" */
+        unsigned left = only;
+        for (size_t a = 0; left; ++a) {
+            if (!(left & (1u << a))) continue;
+            left &= ~(1u << a);
+            snprintf(users + strlen(users), sizeof users - strlen(users), "%s%s",
+                     !users[0] ? "" : left ? ", " : " or ", algorithm_names[a]);
+        }
+        fprintf(stderr,
+                "concord: warning: %s applies to --algorithm %s only; ignored with "
+                "--algorithm %s\n",
+                flags[k].name, users, algorithm_names[algorithm]);
+    }
+}
+
 static int parse_options(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
     concord_default_settings(&o->settings);
     const char *uai_map = NULL;
+    bool given[sizeof flags / sizeof flags[0]] = {false};
     const int end = end_of_options(argc, argv);
     for (int k = 2; k < argc; ++k) {
         const char *arg = argv[k];
@@ -530,6 +560,7 @@ static int parse_options(int argc, char **argv, options *o) {
         }
         int rc = apply_flag(o, f->id, flag, value, &uai_map);
         if (rc) return rc;
+        given[f - flags] = true;
     }
     if (!o->input) return usage_error("no input file");
     char message[256];
@@ -554,6 +585,7 @@ static int parse_options(int argc, char **argv, options *o) {
     if (rc) return rc;
     if (o->decode_output) o->print_decoded = 0;
     o->decode = o->print_decoded || o->decode_output || o->format == CONCORD_FORMAT_UAI;
+    warn_unused_flags(given, o->algorithm);
     return EXIT_OK;
 }
 

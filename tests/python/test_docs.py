@@ -63,7 +63,7 @@ def cli_flags():
     lists (the option lines of usage_text: two spaces, then the flags)."""
     source = read("tools/concord.c")
     accepted = set()
-    for name, alias in re.findall(r'\{"(--[a-z-]+)", (?:NULL|"(-[a-z])"), F_[A-Z_]+, [01]\}',
+    for name, alias in re.findall(r'\{"(--[a-z-]+)", (?:NULL|"(-[a-z])"), F_[A-Z_]+, [01], [^}]+\}',
                                   source):
         accepted |= {name, alias} - {""}
     accepted |= {"-h", "--help", "--version"}
