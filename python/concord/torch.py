@@ -21,7 +21,8 @@ gradient has its own dtype. A batch is solved on C threads with the GIL
 released (concord_solve_batch), and its backward passes on as many Python
 threads (each releases the GIL in C); ``threads=None`` uses one per
 processor. Settings are keyword arguments as for FactorGraph.solve. The
-backward passes are differentiable once: a second derivative raises.
+backward passes are differentiable once: a second derivative, or one with
+respect to the incoming gradients (torch.autograd.functional.jvp), raises.
 """
 
 import functools
@@ -45,12 +46,12 @@ _TWICE = "trying to differentiate twice a function that was marked with @once_di
 
 
 class _Refused(torch.autograd.Function):
-    """The identity on a gradient, made a function of the scores it was
-    computed from, whose own backward pass raises torch's error for
-    functions differentiable once."""
+    """The identity on a gradient, made a function of the scores and
+    incoming gradients it was computed from, whose own backward pass raises
+    torch's error for functions differentiable once."""
 
     @staticmethod
-    def forward(ctx, gradient, *scores):
+    def forward(ctx, gradient, *sources):
         return gradient.clone()
 
     @staticmethod
@@ -66,9 +67,12 @@ def differentiable_once(backward):
     derivative then raises. once_differentiable alone does not when
     torch.autograd.grad is given the scores as its inputs (its error node
     leads to no input, so the engine skips it and the solver's part of the
-    second derivative would be dropped silently). A backward pass that
-    builds no graph (the usual one) calls `backward` alone: there is
-    nothing to mark."""
+    second derivative would be dropped silently). They hang on the
+    incoming gradients too, when those are in the autograd graph: a
+    derivative with respect to them (torch.autograd.functional.jvp's
+    double-backward trick) raises as well instead of coming out zero. A
+    backward pass that builds no graph (the usual one) calls `backward`
+    alone: there is nothing to mark."""
     once = once_differentiable(backward)
 
     @functools.wraps(backward)
@@ -76,10 +80,11 @@ def differentiable_once(backward):
         if not torch.is_grad_enabled():
             return backward(ctx, *grads)
         gradients = once(ctx, *grads)
-        scores = [t for t in ctx.saved_tensors if t.requires_grad]
-        if not scores:
+        sources = [t for t in ctx.saved_tensors if t.requires_grad]
+        sources += [g for g in grads if g is not None and g.requires_grad]
+        if not sources:
             return gradients
-        return tuple(g if g is None else _Refused.apply(g, *scores) for g in gradients)
+        return tuple(g if g is None else _Refused.apply(g, *sources) for g in gradients)
     return wrapped
 
 

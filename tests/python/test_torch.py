@@ -20,7 +20,9 @@
     matching losses), bit for bit on one or two threads;
   * an oracle's exception comes out of a differentiable solve;
   * a second derivative (create_graph=True, then a gradient of the
-    gradient) raises rather than leaving out the solver's part;
+    gradient) raises rather than leaving out the solver's part, and so does a
+    derivative w.r.t. the incoming gradients (torch.autograd.functional.jvp)
+    rather than coming out zero;
   * at zero scores, where every structure ties, the layers' gradients are
     the derivatives of the faces that hold their solutions (a perfect
     matching's against the projection onto the Birkhoff polytope's tangent
@@ -748,3 +750,22 @@ def test_a_second_derivative_is_refused_not_silently_wrong(layer):
         torch.autograd.grad(gradient[0], theta)
     with pytest.raises(RuntimeError, match="once_differentiable"):
         gradient[0].backward()
+
+
+@pytest.mark.parametrize("layer", [
+    xor_solution,
+    lambda theta: ct.sequence_sparsemap(theta.reshape(2, 2), **TIGHT),
+    lambda theta: ct.matching_sparsemap_loss(theta.reshape(1, 4), np.eye(1, 4), **TIGHT),
+])
+def test_a_derivative_with_respect_to_incoming_gradients_is_refused_not_zero(layer):
+    # torch.autograd.functional.jvp differentiates the backward pass with
+    # respect to its incoming gradients (the double-backward trick); the
+    # backward passes are not differentiable, so it must fail rather than
+    # return zeros where central differences say otherwise
+    theta = scores(4, seed=32).detach()
+    direction = torch.tensor([1.0, -0.5, 0.25, 2.0], dtype=torch.float64)
+    eps = 1e-6
+    differences = (layer(theta + eps * direction) - layer(theta - eps * direction)) / (2 * eps)
+    assert differences.abs().max() > 0.1   # a jvp of zero would be wrong here
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        torch.autograd.functional.jvp(layer, theta, direction)
