@@ -540,13 +540,13 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
     if algorithm not in _core.ALGORITHMS:
         raise ValueError("algorithm must be one of %s, not %r" % (", ".join(_core.ALGORITHMS),
                                                                   algorithm))
+    checked = _core.Settings(**settings)
     if not graphs:
         return []
     for g in graphs:
         if not isinstance(g, FactorGraph):
             raise TypeError("graphs must be FactorGraphs, not %s" % type(g).__name__)
     _core.check_distinct(graphs, "graphs", "FactorGraph")
-    checked = _core.Settings(**settings)
     # differentiable LP-SparseMAP for the graphs with tensor scores, the
     # others solved as their own solves would be (NumPy values)
     differentiable = [algorithm == "sparse" and g._has_tensors() for g in graphs]

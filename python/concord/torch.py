@@ -323,10 +323,15 @@ class _Losses(torch.autograd.Function):
             grad[k // 2] * g for k, g in enumerate(ctx.gradients))
 
 
-def _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds, dtype):
-    """The losses at the given float64 scores, as a tensor of dtype."""
+def _check_kind(kind):
+    """Refuses a loss kind other than "sparsemap" and "hinge"."""
     if kind not in ("sparsemap", "hinge"):
         raise ValueError("kind must be 'sparsemap' or 'hinge', not %r" % (kind,))
+
+
+def _losses(batch, kind, variable_scores, additional_scores, u_golds, v_golds, dtype):
+    """The losses at the given float64 scores, as a tensor of dtype."""
+    _check_kind(kind)
     scores = []
     for theta, phi in zip(variable_scores, additional_scores):
         scores += [theta, phi]
@@ -492,6 +497,11 @@ class _Structures:
         return self.shaped(us)
 
     def losses(self, gold, kind, threads, settings):
+        """The losses of the gold structures (shaped like the scores), as
+        the *_sparsemap_loss layers return them; kind, threads and settings
+        are checked even for an empty batch."""
+        _check_kind(kind)
+        _Batch([], settings, threads)
         gold, single = _batched(torch.as_tensor(gold, dtype=torch.float64),
                                 self.scores.dim() - 1, "gold")
         if gold.shape != self.scores.shape:

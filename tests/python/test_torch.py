@@ -662,6 +662,23 @@ def test_empty_batches_give_empty_results():
             assert x.grad.shape == shape
     assert ct.lp_sparsemap([], [], []) == ([], [], [])
     assert ct.lp_sparsemap_loss([], [], [], []).shape == (0,)
+    # an empty batch's arguments are checked as a full one's
+    for loss, shape in ((ct.sequence_sparsemap_loss, (0, 4, 3)),
+                        (ct.tree_sparsemap_loss, (0, 4, 4)),
+                        (ct.matching_sparsemap_loss, (0, 2, 3)),
+                        (ct.matching_sparsemap_loss, (1, 2, 3))):
+        with pytest.raises(ValueError, match="kind must be 'sparsemap' or 'hinge', not 'svm'"):
+            loss(torch.zeros(shape), torch.zeros(shape), kind="svm")
+        with pytest.raises(TypeError, match="unknown setting 'tolerance'"):
+            loss(torch.zeros(shape), torch.zeros(shape), tolerance=1e-3)
+        with pytest.raises(TypeError, match="threads must be an integer"):
+            loss(torch.zeros(shape), torch.zeros(shape), threads=1.5)
+    with pytest.raises(ValueError, match="kind must be 'sparsemap' or 'hinge', not 'svm'"):
+        ct.lp_sparsemap_loss([], [], [], [], kind="svm")
+    with pytest.raises(TypeError, match="unknown setting 'tolerance'"):
+        ct.lp_sparsemap_loss([], [], [], [], tolerance=1e-3)
+    with pytest.raises(TypeError, match="unknown setting 'tolerance'"):
+        concord.solve_batch([], tolerance=1e-3)
 
 
 def test_lp_sparsemap_refuses_examples_it_cannot_pair_at_the_call():
