@@ -69,6 +69,13 @@ class ConcordError(Exception):
         super().__init__(message)
         self.code = code
 
+    def __reduce__(self):
+        """Pickled (and copied) as the call that made it, with its code and
+        message: an error raised in a worker process (multiprocessing,
+        ProcessPoolExecutor) reaches the parent as itself, where unpickling
+        it with the message alone failed and broke the pool."""
+        return type(self), (self.code, str(self)), self.__dict__
+
 
 class InvalidArgumentError(ConcordError, ValueError):
     """CONCORD_EINVAL: a bad argument (index out of range, repeated

@@ -32,11 +32,14 @@
 """
 
 import collections
+import concurrent.futures
 import contextlib
+import copy
 import gc
 import glob
 import itertools
 import os
+import pickle
 import re
 import signal
 import subprocess
@@ -893,6 +896,36 @@ def test_bad_input_raises_value_errors_with_the_c_message():
     with pytest.raises(ValueError, match="^tol must be in"):
         fg.solve(tol=2.0)
     assert fg.num_factors == 0  # nothing half-built
+
+
+def repeated_variable():
+    """Raises the InvalidArgumentError of an XOR over a repeated variable
+    (a module-level function, so that a worker process can run it)."""
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros(3))
+    fg.add(concord.Xor(x[[0, 1, 0]]))
+
+
+def test_errors_pickle_and_copy_as_themselves():
+    # raised in a worker process, an error is pickled to the parent: it
+    # must come back with its class, code and message, not break the pool
+    raised = []
+    for call in (repeated_variable, lambda: _core.Graph().add_variables(1, [np.nan]),
+                 lambda: concord.read_fg("/nonexistent/graph.fg"),
+                 lambda: _core.read_buffer("not a graph\n")):
+        with pytest.raises(concord.ConcordError) as error:
+            call()
+        raised.append(error.value)
+    assert {type(e) for e in raised} == {concord.InvalidArgumentError, concord.FileError,
+                                          concord.ParseError}
+    for error in raised:
+        for again in (pickle.loads(pickle.dumps(error)), copy.copy(error)):
+            assert type(again) is type(error)
+            assert (again.code, str(again), again.args) == (error.code, str(error), error.args)
+    with concurrent.futures.ProcessPoolExecutor(1) as pool:
+        with pytest.raises(concord.InvalidArgumentError,
+                           match="^XOR factor: variable 0 appears more than once$"):
+            pool.submit(repeated_variable).result()
 
 
 def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_message():
