@@ -268,9 +268,12 @@ cdef object _copy_doubles(const double *data, Py_ssize_t n):
 # ---------------------------------------------------------------------------
 # Results
 
+# module=__name__: namedtuple would take its module from the caller's frame,
+# which in an extension module's initialisation is importlib's, and pickle
+# would then look the class up there and fail
 _InfoBase = namedtuple("Info", "status iterations value upper_bound primal_residual "
                                "dual_residual integral eta seconds factor_solves oracle_calls "
-                               "acyclic")
+                               "acyclic", module=__name__)
 
 
 class Info(_InfoBase):
@@ -294,18 +297,19 @@ class Info(_InfoBase):
 
 
 BackwardInfo = namedtuple("BackwardInfo",
-                          "iterations residual converged seconds incomplete_faces")
+                          "iterations residual converged seconds incomplete_faces",
+                          module=__name__)
 BackwardInfo.__doc__ = ("The backward pass's conjugate-gradient (or power) iterations, "
                         "relative residual, whether it reached backward_tol, time, and "
                         "the number of factors whose face at (nearly) tied scores was too "
                         "large to complete (Solver.backward).")
 
-Decoding = namedtuple("Decoding", "value violated passes")
+Decoding = namedtuple("Decoding", "value violated passes", module=__name__)
 Decoding.__doc__ = ("A decoded (or evaluated) 0/1 assignment: its value, the number of "
                     "factors it violates (0: feasible), local-search passes.")
 
 ExactInfo = namedtuple("ExactInfo", "nodes pruned infeasible open improvements max_depth "
-                                    "root_bound gap best_seconds acyclic")
+                                    "root_bound gap best_seconds acyclic", module=__name__)
 ExactInfo.__doc__ = ("What the last exact MAP search did (concord_exact_info): nodes "
                      "solved, pruned by their bound, infeasible, left open; improvements of "
                      "the best assignment; the deepest node; the root's LP-MAP bound; the "
@@ -313,7 +317,7 @@ ExactInfo.__doc__ = ("What the last exact MAP search did (concord_exact_info): n
                      "programming solved the graph without a search.")
 
 Progress = namedtuple("Progress", "iteration value upper_bound primal_residual dual_residual "
-                                  "eta seconds")
+                                  "eta seconds", module=__name__)
 Progress.__doc__ = "What a progress callback receives (concord_progress)."
 
 

@@ -928,6 +928,31 @@ def test_errors_pickle_and_copy_as_themselves():
             pool.submit(repeated_variable).result()
 
 
+def test_results_pickle_and_copy_as_themselves():
+    # results sent from a worker process, or saved, come back with their
+    # class and fields (namedtuples made in the extension module took
+    # importlib's module, where pickle could not find them)
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.random.default_rng(0).normal(size=(3, 3)))
+    for i in range(3):
+        fg.add(concord.Xor(x[i]))
+        fg.add(concord.AtMostOne(x[:, i]))
+    progress = []
+    results = [fg.solve(progress=progress.append), fg.decode()]
+    fg.solve_exact()
+    results.append(fg.last_solver.exact_info)
+    solver = _core.Solver(fg.graph)
+    solver.solve_sparse()
+    results.append(solver.backward(np.eye(9)[0])[2])
+    results.append(progress[0])
+    assert [type(r).__name__ for r in results] == ["Info", "Decoding", "ExactInfo",
+                                                   "BackwardInfo", "Progress"]
+    for result in results:
+        for again in (pickle.loads(pickle.dumps(result)), copy.deepcopy(result)):
+            assert type(again) is type(result) and again == result
+    assert results[1].violated == 0 and results[2].nodes >= 0
+
+
 def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_message():
     graph = _core.Graph()
     graph.add_variables(3)
