@@ -294,10 +294,13 @@ static void bad_evidence_is_rejected_with_the_evidence_name(void **state) {
          "variable 1 is observed twice with different values"},
         /* wrong number of pairs, in either layout */
         {"2 0 1", "e.evid:1:", "expected 2 (variable, value) pairs after the count"},
-        {"1 0 1 1", "e.evid:1:", "(variable, value) pairs after the count"},
-        {"1 0 1 extra", "e.evid:1:", "expected 0 (variable, value) pairs after the count, found "
-                                     "2 values"},
-        {"1\n2\n0 1\n", "e.evid:2:", "expected 2 (variable, value) pairs after the count"},
+        {"1 0 1 1", "e.evid:1:", "the count 1 is followed by 3 values: neither one (variable, "
+                                 "value) pair nor"},
+        {"1 0 1 extra", "e.evid:1:", "the count 1 is followed by 3 values: neither one (variable, "
+                                     "value) pair nor, in the older layout (one sample), a count "
+                                     "and that many pairs (here 0, followed by 2 values)"},
+        {"1\n2\n0 1\n", "e.evid:2:", "in the older layout (one sample), a count and that many "
+                                      "pairs (here 2, followed by 2 values)"},
         {"0 1 1", "e.evid:1:", "expected 0 (variable, value) pairs after the count, found 2 "
                                "values"},
         {"3 0 1 1 1", "e.evid:1:", "expected 3 (variable, value) pairs after the count"},

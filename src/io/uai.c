@@ -246,9 +246,10 @@ static int read_evidence(reader *r, const uai_model *m, int32_t *observed) {
         if (rc) return rc;
         if ((rest - 1) % 2 != 0 || (rest - 1) / 2 != n_obs)
             return reader_fail(r, CONCORD_EPARSE,
-                               "expected %lld (variable, value) pairs after the count, found %lld "
-                               "values",
-                               (long long)n_obs, (long long)(rest - 1));
+                               "the count 1 is followed by %lld values: neither one (variable, "
+                               "value) pair nor, in the older layout (one sample), a count and "
+                               "that many pairs (here %lld, followed by %lld values)",
+                               (long long)rest, (long long)n_obs, (long long)(rest - 1));
     }
     for (int64_t k = 0; k < n_obs; ++k) {
         int64_t v, x;
