@@ -23,6 +23,8 @@ threads (each releases the GIL in C); ``threads=None`` uses one per
 processor. Settings are keyword arguments as for FactorGraph.solve. The
 backward passes are differentiable once: a second derivative, or one with
 respect to the incoming gradients (torch.autograd.functional.jvp), raises.
+Forward mode (torch.autograd.forward_ad) works: a solve's Jacobian is
+symmetric, so its product with the scores' tangents is a backward pass.
 """
 
 import functools
@@ -130,24 +132,38 @@ class _LPSparseMAP(torch.autograd.Function):
     @staticmethod
     @differentiable_once
     def backward(ctx, *grads):
-        batch = ctx.batch
+        return (None,) + _jacobian_products(ctx.batch, grads)
 
-        def one(k):
-            du, dv = grads[2 * k], grads[2 * k + 1]
-            if not batch.solved[k]:
-                return torch.zeros_like(du), torch.zeros_like(dv)
-            if not batch.solvers[k].is_current:
-                raise RuntimeError("the FactorGraph gained variables or factors after this "
-                                   "solve, and its backward pass needs the graph as it was: "
-                                   "build the whole graph before the solves you "
-                                   "differentiate")
-            dtheta, dphi, _ = batch.solvers[k].backward(
-                as_numpy(du), as_numpy(dv) if dv.numel() else None, batch.settings)
-            return _tensor_like(dtheta, du), _tensor_like(dphi, dv)
-        # The C library has no batched backward pass: Python threads run the
-        # examples' backward passes, each with the GIL released.
-        results = _on_threads(one, len(batch.solvers), batch.threads)
-        return (None,) + tuple(g for pair in results for g in pair)
+    @staticmethod
+    def jvp(ctx, batch_tangent, *tangents):
+        """Forward mode (torch.autograd.forward_ad): the Jacobian is
+        symmetric (the Hessian of the convex value function), so its
+        product with the scores' tangents is the backward pass's."""
+        return _jacobian_products(ctx.batch, tangents)
+
+
+def _jacobian_products(batch, vectors):
+    """J_k (x_k, y_k) for each example k, from the flat vectors (x_0, y_0,
+    x_1, y_1, ...), J_k being its symmetric Jacobian d(u, v)/d(theta, phi):
+    the backward pass's products, and forward mode's (zeros for an example
+    whose solve found no solution)."""
+
+    def one(k):
+        x, y = vectors[2 * k], vectors[2 * k + 1]
+        if not batch.solved[k]:
+            return torch.zeros_like(x), torch.zeros_like(y)
+        if not batch.solvers[k].is_current:
+            raise RuntimeError("the FactorGraph gained variables or factors after this "
+                               "solve, and its backward pass needs the graph as it was: "
+                               "build the whole graph before the solves you "
+                               "differentiate")
+        dtheta, dphi, _ = batch.solvers[k].backward(
+            as_numpy(x), as_numpy(y) if y.numel() else None, batch.settings)
+        return _tensor_like(dtheta, x), _tensor_like(dphi, y)
+    # The C library has no batched backward pass: Python threads run the
+    # examples' products, each with the GIL released.
+    results = _on_threads(one, len(batch.solvers), batch.threads)
+    return tuple(g for pair in results for g in pair)
 
 
 def _on_threads(function, count, threads):
@@ -321,6 +337,16 @@ class _Losses(torch.autograd.Function):
     def backward(ctx, grad):
         return (None, None, None, None) + tuple(
             grad[k // 2] * g for k, g in enumerate(ctx.gradients))
+
+    @staticmethod
+    def jvp(ctx, batch_tangent, kind_tangent, u_golds_tangent, v_golds_tangent, *tangents):
+        """Forward mode: each loss's tangent is its gradient dotted with
+        its scores' tangents."""
+        count = len(ctx.gradients) // 2
+        return torch.stack([
+            sum((g * t).sum() for g, t in zip(ctx.gradients[2 * k:2 * k + 2],
+                                               tangents[2 * k:2 * k + 2]))
+            for k in range(count)])
 
 
 def _check_kind(kind):

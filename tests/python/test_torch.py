@@ -36,6 +36,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from torch.autograd import forward_ad
 
 import concord
 import concord.torch as ct
@@ -767,6 +768,30 @@ def test_a_second_derivative_is_refused_not_silently_wrong(layer):
         torch.autograd.grad(gradient[0], theta)
     with pytest.raises(RuntimeError, match="once_differentiable"):
         gradient[0].backward()
+
+
+@pytest.mark.parametrize("layer", [
+    xor_solution,
+    lambda theta: ct.sequence_sparsemap(theta.reshape(2, 2), **TIGHT),
+    lambda theta: ct.tree_sparsemap(theta.reshape(1, 2, 2), **TIGHT),
+    # the tangent enters through the pair factors' additional scores
+    lambda theta: pair_grid(np.array([[0.2, -0.7], [0.6, 0.1]]), theta[:2].reshape(2, 1),
+                            theta[2:].reshape(1, 2)),
+    lambda theta: ct.matching_sparsemap_loss(theta.reshape(2, 1, 2), np.ones((2, 1, 2)) / 2,
+                                             **TIGHT),
+])
+def test_forward_mode_products_equal_central_differences(layer):
+    # torch.autograd.forward_ad: a solve's Jacobian is symmetric, so its
+    # product with the scores' tangent is a backward pass at the tangent;
+    # for a loss, its gradient dotted with the tangent
+    theta = torch.tensor([0.3, -0.2, 0.5, 0.1], dtype=torch.float64)
+    direction = torch.tensor([1.0, -0.5, 0.25, 2.0], dtype=torch.float64)
+    eps = 1e-6
+    differences = (layer(theta + eps * direction) - layer(theta - eps * direction)) / (2 * eps)
+    assert differences.abs().max() > 0.1   # a tangent of zero would be wrong here
+    with forward_ad.dual_level():
+        tangent = forward_ad.unpack_dual(layer(forward_ad.make_dual(theta, direction))).tangent
+    assert torch.allclose(tangent, differences, rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize("layer", [
