@@ -655,6 +655,8 @@ static void out_of_range_option_values_are_usage_errors(void **state) {
     static const char *const cases[][2] = {
         {"--tol", "0"},          {"--tol", "-1"},         {"--eta", "0"},
         {"--eta", "-3"},         {"--relaxation", "2"},   {"--relaxation", "0.5"},
+        /* surrounding spaces, on either side, as strtod and strtoll would skip */
+        {"--max-iter", " 5"},    {"--max-iter", "5 "},    {"--tol", " 1e-3"},
     };
     int failures = 0;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
@@ -1661,7 +1663,8 @@ static void flags_take_values_after_equals_and_messages_name_them(void **state) 
         {"--tol", "0x1p-10", "--tol expects a decimal number, not hexadecimal '0x1p-10'"},
         {"--time-limit=-0X10", NULL,
          "--time-limit expects a decimal number, not hexadecimal '-0X10'"},
-        {"--eta", " 0x.2", "--eta expects a decimal number, not hexadecimal ' 0x.2'"},
+        {"--eta", "0x.2", "--eta expects a decimal number, not hexadecimal '0x.2'"},
+        {"--eta", " 0.2", "--eta expects a number, not ' 0.2'"},
         {"--max-iter", "0x10", "--max-iter expects a decimal integer, not hexadecimal '0x10'"},
         {"--accelerate=0X3", NULL,
          "--accelerate expects a decimal integer, not hexadecimal '0X3'"},

@@ -210,7 +210,6 @@ static int usage_error(const char *fmt, ...) {
 /* Whether text is one of strtod's (or strtoll's base 0) hexadecimal
  * forms, 0x10 or 0x1p3, which no flag takes. */
 static int is_hexadecimal(const char *text) {
-    while (isspace((unsigned char)*text)) ++text; /* as strtod skips */
     if (*text == '-' || *text == '+') ++text;
     return text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
 }
@@ -232,7 +231,9 @@ static int parse_double(const char *flag, const char *text, double lo, enum inte
     char *end;
     errno = 0;
     double x = strtod(text, &end);
-    if (end == text || *end || (errno != ERANGE && !isfinite(x)))
+    /* strtod skips leading spaces; trailing ones are refused, so these are */
+    if (end == text || *end || isspace((unsigned char)text[0]) ||
+        (errno != ERANGE && !isfinite(x)))
         return usage_error("%s expects a number, not '%s'", flag, text);
     if (errno == ERANGE)
         return usage_error("%s: '%s' is out of range (outside a double's normal range, "
@@ -252,7 +253,7 @@ static int parse_integer(const char *flag, const char *text, long long lo, long 
     char *end;
     errno = 0;
     long long x = strtoll(text, &end, 10);
-    if (errno || end == text || *end || x < lo || x > hi) {
+    if (errno || end == text || *end || isspace((unsigned char)text[0]) || x < lo || x > hi) {
         if (lo == 1)
             return usage_error("%s expects a positive integer (at most %lld), not '%s'", flag, hi,
                                text);
