@@ -610,7 +610,8 @@ static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
 
 /* An output file that is where stdout or stderr goes (stdout is captured
  * to a file here) is a usage error: with --json, -o /dev/stdout renamed the
- * posteriors over the file the JSON went to (lost, exit 0). */
+ * posteriors over the file the JSON went to (lost, exit 0). A stdout that
+ * carries nothing else may take it. */
 static void an_output_that_is_stdout_or_stderr_is_a_usage_error(void **state) {
     (void)state;
     char out_file[600], err_file[600];
@@ -640,6 +641,11 @@ static void an_output_that_is_stdout_or_stderr_is_a_usage_error(void **state) {
     run_result r;
     run_cli_with(&r, NULL, to_null, "/dev/null", 0);
     assert_int_equal(r.status, 0);
+    free_result(&r);
+    /* stdout that carries nothing else (-q, no --json) may take an output */
+    const char *quiet[] = {"solve", FG_LOGIC, "-q", "-o", "/dev/stdout", NULL};
+    run_expect(&r, NULL, quiet, 0);
+    assert_posteriors_layout(r.out, 3, logic_vars, logic_adds);
     free_result(&r);
 }
 

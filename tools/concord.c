@@ -46,9 +46,8 @@ static const char usage_text[] =
     "\n"
     "options (a value may follow its flag as the next argument, or after '='\n"
     "as in --tol=1e-8; numbers are decimal; '--' ends the options, so that FILE\n"
-    "may start with '-'; the flags of some algorithms only, those marked exact:\n"
-    "or psdd:, --no-acyclic (ad3, exact) and the penalty's and acceleration's\n"
-    "(ad3, sparse, exact), are ignored by the others with a warning):\n"
+    "may start with '-'; a flag marked for some algorithms, as exact: or\n"
+    "ad3, sparse, exact:, is ignored by the others with a warning):\n"
     "  --format fg|uai    input format (default: from the extension, .uai in any\n"
     "                     case is UAI)\n"
     "  --algorithm ad3|sparse|exact|psdd|mplp\n"
@@ -62,14 +61,16 @@ static const char usage_text[] =
     "  --max-iter N       iteration cap, a positive integer up to 2147483647\n"
     "                     (default 100000)\n"
     "  --tol X            residual tolerance per link, 0 < X < 1 (default 1e-6)\n"
-    "  --eta X            initial penalty, relative to the score scale, in\n"
-    "                     [1e-4, 1e4] (default 0.1)\n"
-    "  --no-adapt         keep the penalty fixed\n"
-    "  --relaxation X     over-relaxation factor in [1, 2) (default 1: none)\n"
-    "  --accelerate N     Anderson acceleration memory in [0, 16], 0 turns it off\n"
-    "                     (default 8); it begins at iteration 40 (LP-SparseMAP:\n"
-    "                     at once) and uses at most 5 until iteration 80;\n"
-    "                     it switches itself off where it does not pay\n"
+    "  --eta X            ad3, sparse, exact: initial penalty, relative to the\n"
+    "                     score scale, in [1e-4, 1e4] (default 0.1)\n"
+    "  --no-adapt         ad3, sparse, exact: keep the penalty fixed\n"
+    "  --relaxation X     ad3, sparse, exact: over-relaxation factor in [1, 2)\n"
+    "                     (default 1: none)\n"
+    "  --accelerate N     ad3, sparse, exact: Anderson acceleration memory in\n"
+    "                     [0, 16], 0 turns it off (default 8); it begins at\n"
+    "                     iteration 40 (LP-SparseMAP: at once) and uses at most\n"
+    "                     5 until iteration 80; it switches itself off where it\n"
+    "                     does not pay\n"
     "  --time-limit S     stop each graph's solve after S seconds (S > 0); it is\n"
     "                     then reported with status time_limit\n"
     "  --node-limit N     exact: solve at most N branch-and-bound nodes, a positive\n"
@@ -83,8 +84,8 @@ static const char usage_text[] =
     "                     exact: decode an assignment at every N-th node that is\n"
     "                     neither pruned nor integral, 0: at the root only\n"
     "                     (default 1)\n"
-    "  --no-acyclic       never solve an acyclic graph by dynamic programming\n"
-    "                     (ad3 and exact do by default)\n"
+    "  --no-acyclic       ad3, exact: never solve an acyclic graph by dynamic\n"
+    "                     programming (they do by default)\n"
     "  --psdd-step sqrt|decrease|polyak\n"
     "                     psdd: the step-size rule: eta/sqrt(t) (the default),\n"
     "                     eta/(1+k) after k rises of the dual, or Polyak's step\n"
@@ -136,12 +137,14 @@ static const char usage_text[] =
     "result file is not written), so later graphs' blocks stay aligned. So do\n"
     "those of a solve stopped at its limit before it had any solution.\n"
     "Output files are written under a temporary name and renamed at the end (a\n"
-    "symbolic link's target likewise; devices and pipes are written in place),\n"
+    "symbolic link's target likewise, created if it does not exist yet; devices\n"
+    "and pipes are written in place),\n"
     "with a replaced file's permissions, and its owner and group as far as the\n"
     "user may give them; when the run fails or is interrupted they are removed\n"
     "and an existing file is left as it was. The posteriors and the decoded\n"
-    "assignment cannot share a file, nor take the file or pipe that stdout or\n"
-    "stderr goes to (as /dev/stdout names it). Graphs are read one at a time,\n"
+    "assignment cannot share a file, nor take the file or pipe that stderr goes\n"
+    "to, or stdout when it carries something else (as /dev/stdout names it;\n"
+    "with -q and without --json it may). Graphs are read one at a time,\n"
     "so when graph k is malformed, what went to stdout for graphs 1..k-1 stays\n"
     "there.\n"
     "\n"
@@ -280,6 +283,22 @@ enum flag_id {
 
 /* --algorithm's values, indexed by concord_algorithm. */
 static const char *const algorithm_names[] = {"ad3", "sparse", "exact", "psdd", "mplp"};
+enum { N_ALGORITHMS = sizeof algorithm_names / sizeof algorithm_names[0] };
+_Static_assert(N_ALGORITHMS == CONCORD_ALGORITHM_MPLP + 1,
+               "algorithm_names names every concord_algorithm, in order");
+
+/* The names of the algorithms in `set` (bit k: concord_algorithm k) as
+ * "exact", "ad3 or exact", "ad3, sparse or exact", into out. */
+static void list_algorithms(unsigned set, char *out, size_t size) {
+    out[0] = '\0';
+    unsigned left = set;
+    for (size_t a = 0; left && a < N_ALGORITHMS; ++a) {
+        if (!(left & (1u << a))) continue;
+        left &= ~(1u << a);
+        snprintf(out + strlen(out), size - strlen(out), "%s%s",
+                 !out[0] ? "" : left ? ", " : " or ", algorithm_names[a]);
+    }
+}
 
 /* The algorithms a flag applies to: ALL, or a set of these bits. */
 #define ONLY(algorithm) (1u << CONCORD_ALGORITHM_##algorithm)
@@ -341,14 +360,16 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
         else return usage_error("%s: unknown format '%s' (expected fg or uai)", flag, value);
         break;
     case F_ALGORITHM:
-        for (size_t k = 0; k < sizeof algorithm_names / sizeof algorithm_names[0]; ++k)
+        for (size_t k = 0; k < N_ALGORITHMS; ++k)
             if (!strcmp(value, algorithm_names[k])) {
                 o->algorithm = (concord_algorithm)k;
                 return EXIT_OK;
             }
-        return usage_error("%s: unknown algorithm '%s' (expected ad3, sparse, exact, psdd "
-                           "or mplp)",
-                           flag, value);
+        {
+            char all[64];
+            list_algorithms((1u << N_ALGORITHMS) - 1, all, sizeof all);
+            return usage_error("%s: unknown algorithm '%s' (expected %s)", flag, value, all);
+        }
     case F_NODE_LIMIT: {
         long long n;
         if ((rc = parse_integer(flag, value, 1, INT64_MAX, &n))) return rc;
@@ -476,11 +497,12 @@ static int standard_stream_of(const char *path) {
     return 0;
 }
 
-/* A usage error when the output file of `flag` is where stdout or stderr
- * goes. */
-static int check_not_a_standard_stream(const char *flag, const char *path) {
+/* A usage error when the output file of `flag` is where stderr goes, or
+ * where stdout goes while stdout carries something else
+ * (`stdout_carries`). */
+static int check_not_a_standard_stream(const char *flag, const char *path, int stdout_carries) {
     const int fd = path ? standard_stream_of(path) : 0;
-    if (!fd) return EXIT_OK;
+    if (!fd || (fd == 1 && !stdout_carries)) return EXIT_OK;
     return usage_error("%s %s is where %s goes (stdout carries one output, stderr the "
                        "messages; see --help)",
                        flag, path, fd == 1 ? "stdout" : "stderr");
@@ -517,14 +539,8 @@ static void warn_unused_flags(const bool *given, concord_algorithm algorithm) {
     for (size_t k = 0; k < sizeof flags / sizeof flags[0]; ++k) {
         const unsigned only = flags[k].algorithms;
         if (!given[k] || only == ALL || (only & (1u << algorithm))) continue;
-        char users[64] = ""; /* "exact", "ad3 or exact", "ad3, sparse or exact" */
-        unsigned left = only;
-        for (size_t a = 0; left; ++a) {
-            if (!(left & (1u << a))) continue;
-            left &= ~(1u << a);
-            snprintf(users + strlen(users), sizeof users - strlen(users), "%s%s",
-                     !users[0] ? "" : left ? ", " : " or ", algorithm_names[a]);
-        }
+        char users[64];
+        list_algorithms(only, users, sizeof users);
         fprintf(stderr,
                 "concord: warning: %s applies to --algorithm %s only; ignored with "
                 "--algorithm %s\n",
@@ -580,9 +596,12 @@ static int parse_options(int argc, char **argv, options *o) {
         return usage_error("the posteriors (-o %s) and the decoded assignment (%s) would go "
                            "to the same file",
                            o->output, o->decode_output);
-    int rc = check_not_a_standard_stream("-o", o->output);
+    /* what goes to stdout besides the output files (see --help) */
+    const int stdout_carries =
+        o->json || (o->print_decoded && !o->decode_output) || !o->output || !o->quiet;
+    int rc = check_not_a_standard_stream("-o", o->output, stdout_carries);
     if (!rc) rc = check_not_a_standard_stream(uai_map ? "--uai-map" : "--decode-output",
-                                              o->decode_output);
+                                              o->decode_output, stdout_carries);
     if (rc) return rc;
     if (o->decode_output) o->print_decoded = 0;
     o->decode = o->print_decoded || o->decode_output || o->format == CONCORD_FORMAT_UAI;
