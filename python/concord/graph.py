@@ -541,6 +541,7 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
         raise ValueError("algorithm must be one of %s, not %r" % (", ".join(_core.ALGORITHMS),
                                                                   algorithm))
     checked = _core.Settings(**settings)
+    threads = 0 if threads is None else _core.as_integer(threads, "threads")
     if not graphs:
         return []
     for g in graphs:
@@ -563,8 +564,7 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
         for k in with_arrays:
             graphs[k]._push_scores()
             solvers.append(graphs[k]._numpy_solver())
-        solved = _core.solve_batch(solvers, algorithm, checked,
-                                   0 if threads is None else threads)
+        solved = _core.solve_batch(solvers, algorithm, checked, threads)
         for k, solver, info in zip(with_arrays, solvers, solved):
             graphs[k]._take_solution(solver, info)
             infos[k] = info

@@ -680,6 +680,8 @@ def test_empty_batches_give_empty_results():
         ct.lp_sparsemap_loss([], [], [], [], tolerance=1e-3)
     with pytest.raises(TypeError, match="unknown setting 'tolerance'"):
         concord.solve_batch([], tolerance=1e-3)
+    with pytest.raises(TypeError, match="threads must be an integer"):
+        concord.solve_batch([], threads=1.5)
 
 
 def test_lp_sparsemap_refuses_examples_it_cannot_pair_at_the_call():
