@@ -32,7 +32,6 @@ static void other_solvers(concord_solver *solver, concord_settings settings) {
     concord_solver_mplp(solver, &settings, NULL);
 }
 
-
 enum { SMALL_GRAPH = 50 }; /* variables */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -830,11 +830,10 @@ CONCORD_API int concord_solver_sparse(concord_solver *s, const concord_settings 
 
 /* The last solution: variable values u (length num_variables, each in
  * [0, 1]) and factor additional values v (length num_additionals; in
- * [0, 1] too, but for user factors' real-valued outputs). A solve that
- * ends with
- * every variable within min(10 tol, 1e-3) of 0 or 1, at a point every
- * factor allows, returns that 0/1 point (status "integral"), the factors'
- * additional values their own there. NULL before any solve and
+ * [0, 1] too, but for user factors' outputs, which may be any reals). A
+ * solve that ends with every variable within min(10 tol, 1e-3) of 0 or 1,
+ * at a point every factor allows, returns that 0/1 point (status
+ * "integral"), the factors' additional values their own there. NULL before any solve and
  * once the graph's structure has changed since the solver was created.
  * Valid until the next solve on this solver, or its free. */
 CONCORD_API const double *concord_solver_variables(const concord_solver *s);

@@ -649,6 +649,14 @@ static void solutions_through_the_active_set_lie_in_the_box(void **state) {
                              sparse ? "LP-SparseMAP v" : "LP-MAP v", (int)seed, k);
             }
             factor_qps_lie_in_the_box(solver, g, (int)seed, k);
+            /* PSDD's step-weighted average of MAP configurations, unconverged */
+            settings.max_iter = 30;
+            const int rc = concord_solver_psdd(solver, &settings, NULL);
+            assert_true(rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED);
+            check_in_box(concord_solver_variables(solver), concord_num_variables(g), "PSDD u",
+                         (int)seed, k);
+            check_in_box(concord_solver_additionals(solver), concord_num_additionals(g),
+                         "PSDD v", (int)seed, k);
             concord_solver_free(solver);
             concord_free_graphs(graphs, count);
             free(text);

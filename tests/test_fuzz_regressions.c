@@ -81,8 +81,6 @@ static int free_inputs(void **state) {
 
 static int is_defined_code(int rc) { return rc >= CONCORD_OK && rc <= CONCORD_EINFEASIBLE; }
 
-/* Replays one input; returns 1 if it parsed, 0 if it was rejected. Any
- * broken contract fails the test with the input's name. */
 typedef int (*solve_fn)(concord_solver *, const concord_settings *, concord_info *);
 
 /* One solve of graph k (numbered from 0) of input `name`: a defined code,
@@ -110,6 +108,8 @@ static void check_solve(const char *name, size_t k, const concord_graph *g,
             fail_msg("%s graph %zu: v[%d] = %.17g", name, k + 1, (int)i, v[i]);
 }
 
+/* Replays one input; returns 1 if it parsed, 0 if it was rejected. Any
+ * broken contract fails the test with the input's name. */
 static int replay(const char *name, const char *data, size_t size) {
     concord_graph *sentinel[1] = {NULL};
     concord_graph **graphs = sentinel;

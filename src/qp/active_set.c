@@ -746,7 +746,7 @@ void active_set_additionals(const active_set *s, double *v) {
         for (int32_t j = s->links[k]; j < s->count[k]; ++j)
             v[x[j] - s->degree] += s->p[k] * (xv ? xv[j] : 1.0);
     }
-    if (!s->values) cap_additionals_at_one(s, v);
+    if (!s->real_values) cap_additionals_at_one(s, v);
 }
 
 /* u and v (unless NULL) = sum_k p_k (u_k, v_k). */

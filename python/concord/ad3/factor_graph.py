@@ -471,9 +471,10 @@ class PFactorGraph:
         single factor, say) is each factor's SparseMAP, which lp-sparsemap
         reaches in one iteration at penalty 0 (its examples/sequence.py
         solves so, with set_eta_ad3(0.0) and set_max_iterations_ad3(1));
-        concord's ADMM needs a few, so there the iteration cap is at least
-        its default, 1000: the solve converges, as LP-MAP's dynamic
-        programming does on such graphs."""
+        concord solves each factor's QP by an active set whose rounds of
+        oracle calls the iteration cap counts, and needs a few, so there
+        the cap is at least its default, 1000: the solve converges, as
+        LP-MAP's dynamic programming does on such graphs."""
         self._uses += 1
         self._last_solve = self._uses
         if kind == "sparse" and max(self._degrees, default=0) <= 1:
