@@ -830,7 +830,7 @@ CONCORD_API int concord_solver_sparse(concord_solver *s, const concord_settings 
 
 /* The last solution: variable values u (length num_variables, each in
  * [0, 1]) and factor additional values v (length num_additionals; in
- * [0, 1] too, but for user factors' outputs, which may be any reals). A
+ * [0, 1] too, but for user factors' outputs, which lie in [-1, 1]). A
  * solve that ends with every variable within min(10 tol, 1e-3) of 0 or 1,
  * at a point every factor allows, returns that 0/1 point (status
  * "integral"), the factors' additional values their own there. NULL before any solve and
