@@ -176,7 +176,7 @@ static void a_batch_equals_sequential_solves_and_leaves_the_graph_untouched(void
 }
 
 /* A solver listed twice is refused before anything is solved; an empty
- * batch is fine; a null solver is an error. */
+ * batch is fine (but for an unknown algorithm); a null solver is an error. */
 static void a_batch_refuses_a_solver_listed_twice(void **state) {
     (void)state;
     test_rng rng = {3};
@@ -193,6 +193,11 @@ static void a_batch_refuses_a_solver_listed_twice(void **state) {
     assert_null(concord_solver_variables(a));
     assert_int_equal(concord_solve_batch(twice, 0, CONCORD_ALGORITHM_AD3, NULL, NULL, 2),
                      CONCORD_OK);
+    /* an unknown algorithm is refused even when there is nothing to solve */
+    assert_int_equal(concord_solve_batch(twice, 0, (concord_algorithm)5, NULL, NULL, 2),
+                     CONCORD_EINVAL);
+    assert_int_equal(concord_solve_batch(NULL, 0, (concord_algorithm)-1, NULL, NULL, 1),
+                     CONCORD_EINVAL);
     concord_solver *with_null[2] = {a, NULL};
     assert_int_equal(concord_solve_batch(with_null, 2, CONCORD_ALGORITHM_AD3, NULL, NULL, 2),
                      CONCORD_EINVAL);

@@ -65,12 +65,14 @@ static int thread_count(int threads, size_t count) {
 int concord_solve_batch(concord_solver *const *solvers, size_t count,
                         concord_algorithm algorithm, const concord_settings *settings,
                         concord_info *infos, int threads) {
+    /* an unknown algorithm is an error even in an empty batch, which
+     * would otherwise hide the caller's bug until a batch is not empty */
+    if (algorithm < CONCORD_ALGORITHM_AD3 || algorithm > CONCORD_ALGORITHM_MPLP)
+        return CONCORD_EINVAL;
     if (count == 0) return CONCORD_OK;
     for (size_t k = 0; infos && k < count; ++k)
         infos[k] = (concord_info){.status = CONCORD_STATUS_UNSOLVED};
     if (!solvers) return CONCORD_EINVAL;
-    if (algorithm < CONCORD_ALGORITHM_AD3 || algorithm > CONCORD_ALGORITHM_MPLP)
-        return CONCORD_EINVAL;
     for (size_t k = 0; k < count; ++k)
         if (!solvers[k]) return CONCORD_EINVAL;
     if (!claim(solvers, count)) return CONCORD_EINVAL;
