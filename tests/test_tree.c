@@ -249,6 +249,13 @@ static void infeasible_arc_sets_are_rejected(void **state) {
     assert_int_equal(concord_add_tree(g, 3, 2, h3, m3, vars, CONCORD_TREE_SINGLE_ROOT, NULL),
                      CONCORD_EINFEASIBLE);
     assert_non_null(strstr(concord_last_error(g), "single-root"));
+    /* a projective tree over the longest sentence given a single arc: the
+     * token it leaves unreached is named at once (Eisner's O(length^3)
+     * search took minutes to say only that no tree exists) */
+    int32_t h4[1] = {0}, m4[1] = {1};
+    assert_int_equal(concord_add_tree(g, 4096, 1, h4, m4, vars, CONCORD_TREE_PROJECTIVE, NULL),
+                     CONCORD_EINFEASIBLE);
+    assert_non_null(strstr(concord_last_error(g), "token 2 cannot be reached"));
     assert_int_equal(concord_num_factors(g), 2);
     concord_graph_free(g);
 }

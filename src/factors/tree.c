@@ -723,26 +723,30 @@ static int32_t reach(const tree_params *p, const int32_t *out_begin, const int32
     return tail;
 }
 
+/* CONCORD_OK when some projective tree of the requested kind exists over
+ * the arcs (Eisner's algorithm, O(length^3)), otherwise a message in g. */
+static int check_projective_tree_exists(concord_graph *g, const tree_params *p) {
+    int rc = CONCORD_OK;
+    eisner_work e;
+    void *scratch = malloc(eisner_layout(p->length, NULL, &e));
+    double *zeros = calloc((size_t)p->n_arcs, sizeof(double));
+    if (!scratch || !zeros) {
+        rc = graph_fail(g, CONCORD_ENOMEM, "out of memory");
+    } else if (eisner_solve(p, zeros, NULL, scratch) == -INFINITY) {
+        rc = graph_fail(g, CONCORD_EINFEASIBLE,
+                        "TREE factor: no projective %stree over the given arcs",
+                        p->flags & CONCORD_TREE_SINGLE_ROOT ? "single-root " : "");
+    }
+    free(scratch);
+    free(zeros);
+    return rc;
+}
+
 /* CONCORD_OK when some tree of the requested kind exists over the arcs,
  * otherwise a message in g. */
 static int check_tree_exists(concord_graph *g, const tree_params *p) {
     const int32_t n = p->length;
     int rc = CONCORD_OK;
-    if (p->flags & CONCORD_TREE_PROJECTIVE) {
-        eisner_work e;
-        void *scratch = malloc(eisner_layout(n, NULL, &e));
-        double *zeros = calloc((size_t)p->n_arcs, sizeof(double));
-        if (!scratch || !zeros) {
-            rc = graph_fail(g, CONCORD_ENOMEM, "out of memory");
-        } else if (eisner_solve(p, zeros, NULL, scratch) == -INFINITY) {
-            rc = graph_fail(g, CONCORD_EINFEASIBLE,
-                            "TREE factor: no projective %stree over the given arcs",
-                            p->flags & CONCORD_TREE_SINGLE_ROOT ? "single-root " : "");
-        }
-        free(scratch);
-        free(zeros);
-        return rc;
-    }
     int32_t *out_begin = calloc((size_t)n + 1, sizeof(int32_t));
     int32_t *out_arcs = malloc((size_t)p->n_arcs * sizeof(int32_t));
     int32_t *queue = malloc((size_t)n * sizeof(int32_t));
@@ -759,17 +763,24 @@ static int check_tree_exists(concord_graph *g, const tree_params *p) {
     }
     for (int32_t x = n; x > 0; --x) out_begin[x] = out_begin[x - 1];
     out_begin[0] = 0;
-    if (!(p->flags & CONCORD_TREE_SINGLE_ROOT)) {
-        if (reach(p, out_begin, out_arcs, 0, 0, seen, queue) < n) {
-            int32_t missing = 1;
-            while (seen[missing]) ++missing;
-            rc = graph_fail(g, CONCORD_EINFEASIBLE,
-                            "TREE factor: no tree over the given arcs (token %d cannot be "
-                            "reached from the root)",
-                            missing);
-        }
+    /* every kind of tree needs every token reachable from the root; tested
+     * first, in O(length + n_arcs), it spares the projective test's
+     * O(length^3) when it fails (a long sentence given a few arcs took
+     * minutes to be refused) */
+    if (reach(p, out_begin, out_arcs, 0, 0, seen, queue) < n) {
+        int32_t missing = 1;
+        while (seen[missing]) ++missing;
+        rc = graph_fail(g, CONCORD_EINFEASIBLE,
+                        "TREE factor: no tree over the given arcs (token %d cannot be "
+                        "reached from the root)",
+                        missing);
         goto done;
     }
+    if (p->flags & CONCORD_TREE_PROJECTIVE) {
+        rc = check_projective_tree_exists(g, p);
+        goto done;
+    }
+    if (!(p->flags & CONCORD_TREE_SINGLE_ROOT)) goto done;
     /* single root: some root child must reach every token by itself */
     rc = CONCORD_EINFEASIBLE;
     for (int32_t j = out_begin[0]; j < out_begin[1] && rc; ++j)
