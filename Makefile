@@ -49,7 +49,7 @@ demo: build python
 	@scripts/demo.sh $(BUILD) $(VENV)
 
 # The build's log is shown only when it fails (with -Werror, a warning
-# fails it); the fuzzers run for 5 s each, only when the sources changed
+# fails it); the three fuzzers run for 3 s each, only when the sources changed
 # since their last passing run (make fuzz fuzzes for FUZZ_SECONDS), beside
 # the Python package's build, a single compiler process that leaves a core
 # idle; the last line is the overall tally.
