@@ -839,6 +839,44 @@ static int scaled_pair_oracle(void *user, const double *a, const double *b, doub
     return 0;
 }
 
+/* The box [0, 1]^d with its additional outputs: every output of positive
+ * score is on. */
+static int box_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                      double *value) {
+    const int32_t *sizes = user; /* degree, additional outputs */
+    *value = 0.0;
+    for (int32_t i = 0; i < sizes[0]; ++i) u[i] = a[i] > 0.0, *value += u[i] * a[i];
+    for (int32_t k = 0; k < sizes[1]; ++k) v[k] = b[k] > 0.0, *value += v[k] * b[k];
+    return 0;
+}
+
+/* A user factor's additional outputs stay within [-1, 1] in a solution:
+ * its active set's weights summed to 1 + 2^-52 here (the fuzzer's graph:
+ * a box over two negated links, one of them a state of a multi-variable,
+ * stopped at 21 iterations), and both outputs came out an ulp above 1. */
+static void a_user_factors_additional_outputs_stay_within_one(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 2, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_multi_variable(g, 2, NULL, true, NULL), CONCORD_OK);
+    static int32_t sizes[2] = {2, 2};
+    const double phi[2] = {2.5, 2.3125};
+    assert_int_equal(concord_add_factor(g, 2, (int32_t[]){2, 0}, (bool[]){true, true}, 2, phi,
+                                        box_oracle, sizes, NULL),
+                     CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings settings;
+    concord_default_settings(&settings);
+    settings.max_iter = 21;
+    concord_info info;
+    assert_int_equal(concord_solver_sparse(s, &settings, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_MAX_ITER);
+    const double *v = concord_solver_additionals(s);
+    for (int k = 0; k < 2; ++k) assert_true(v[k] >= 0.99 && v[k] <= 1.0);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* A user factor's additional outputs may be reals in [-1, 1]: PAIR with
  * its additional output scaled by c and score phi is the built-in PAIR
  * with score c phi, so both give the same variables, the user's additional
@@ -2445,6 +2483,7 @@ int main(void) {
         cmocka_unit_test(a_factor_allows_its_configurations_beside_large_additional_scores),
         cmocka_unit_test(a_qp_callback_writes_the_additional_outputs),
         cmocka_unit_test(a_user_factors_additional_outputs_may_be_real),
+        cmocka_unit_test(a_user_factors_additional_outputs_stay_within_one),
         cmocka_unit_test(the_progress_callback_reports_and_can_interrupt),
         cmocka_unit_test(the_first_penalty_check_corrects_a_far_off_guess),
         cmocka_unit_test(a_solve_stops_at_the_time_limit),

@@ -736,8 +736,10 @@ static void cap_additionals_at_one(const active_set *s, double *v) {
     }
 }
 
-/* v = sum_k p_k v_k, capped at 1 unless the factor's additional outputs
- * take real values. */
+/* v = sum_k p_k v_k, capped at 1, or for a factor whose additional outputs
+ * take real values (a user factor's, in [-1, 1]) clipped into [-1, 1]:
+ * a mean of its 1s could exceed 1 by an ulp as well, and its solution
+ * would then be refused as a gold structure. */
 void active_set_additionals(const active_set *s, double *v) {
     for (int32_t k = 0; k < s->n_add; ++k) v[k] = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
@@ -747,6 +749,8 @@ void active_set_additionals(const active_set *s, double *v) {
             v[x[j] - s->degree] += s->p[k] * (xv ? xv[j] : 1.0);
     }
     if (!s->real_values) cap_additionals_at_one(s, v);
+    else
+        for (int32_t k = 0; k < s->n_add; ++k) v[k] = fmin(1.0, fmax(-1.0, v[k]));
 }
 
 /* u and v (unless NULL) = sum_k p_k (u_k, v_k). */
