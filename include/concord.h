@@ -867,7 +867,8 @@ CONCORD_API int concord_solver_factor_map(concord_solver *s, int32_t f,
 /* Factor f on its own: the QP
  *   argmax over its polytope of  a.u + b.v - 1/2 sum_i w_i u_i^2,
  * a = variable_scores, b = additional_scores (NULL: the solver's), w =
- * weights (positive; NULL: all 1, which makes it the factor's SparseMAP).
+ * weights (between 1e-300 and 1e300, as scores; NULL: all 1, which makes
+ * it the factor's SparseMAP).
  * u (required) and v (may be NULL) receive the solution. With count not
  * NULL, the sparse distribution behind it (a fresh active set's) becomes
  * the solver's last distribution: *count configurations, read with

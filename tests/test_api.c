@@ -383,6 +383,17 @@ static void a_factor_alone_gives_its_weighted_qp(void **state) {
     double zero[N] = {0};
     assert_int_equal(concord_solver_factor_qp(solver, f, zero, NULL, zero, zero, NULL, NULL),
                      CONCORD_EINVAL);
+    /* a subnormal weight, refused as a subnormal score is: it divided a
+     * score into a NaN solution that came back with CONCORD_OK */
+    double half[N], subnormal[N], u[N];
+    for (int j = 0; j < N; ++j) half[j] = 0.625, subnormal[j] = j ? 0.6875 : 1e-310;
+    assert_int_equal(concord_solver_factor_qp(solver, f, half, NULL, subnormal, u, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(solver), "weight 0"));
+    subnormal[0] = 1e-300;
+    assert_int_equal(concord_solver_factor_qp(solver, f, half, NULL, subnormal, u, NULL, NULL),
+                     CONCORD_OK);
+    for (int j = 0; j < N; ++j) assert_true(u[j] >= 0.0 && u[j] <= 1.0);
     concord_solver_free(solver);
     concord_graph_free(g);
 }

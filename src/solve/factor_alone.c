@@ -57,8 +57,9 @@ static int factor_qp_at(concord_solver *s, int32_t f, const double *variable_sco
     if (!u && fa->degree > 0) return solver_fail(s, CONCORD_EINVAL, "no output array u");
     for (int32_t j = 0; j < fa->degree; ++j) {
         s->d[j] = weights ? weights[j] : 1.0;
-        if (!(s->d[j] > 0.0 && s->d[j] <= 1e300))
-            return solver_fail(s, CONCORD_EINVAL, "weight %d (%g) must be positive and finite",
+        /* the scores' range: a subnormal weight divides a score into NaN */
+        if (!(s->d[j] >= 1e-300 && s->d[j] <= 1e300))
+            return solver_fail(s, CONCORD_EINVAL, "weight %d (%g) must be between 1e-300 and 1e300",
                                j, s->d[j]);
     }
     if (count && fa->ops->fractional_vertices)
