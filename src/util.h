@@ -86,4 +86,9 @@ static inline double clip01(double x) {
     return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);
 }
 
+/* x clipped into [-1, 1], a user factor's additional outputs' range. */
+static inline double clip_signed_unit(double x) {
+    return x < -1.0 ? -1.0 : (x > 1.0 ? 1.0 : x);
+}
+
 #endif /* CONCORD_UTIL_H */

@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "concord.h"
+#include "../util.h"
 
 struct active_set {
     int32_t degree, n_add;
@@ -750,7 +751,7 @@ void active_set_additionals(const active_set *s, double *v) {
     }
     if (!s->real_values) cap_additionals_at_one(s, v);
     else
-        for (int32_t k = 0; k < s->n_add; ++k) v[k] = fmin(1.0, fmax(-1.0, v[k]));
+        for (int32_t k = 0; k < s->n_add; ++k) v[k] = clip_signed_unit(v[k]);
 }
 
 /* u and v (unless NULL) = sum_k p_k (u_k, v_k). */

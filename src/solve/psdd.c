@@ -346,8 +346,7 @@ static int run_psdd(concord_solver *s, const concord_settings *settings, concord
                 const factor *fa = &g->factors[f];
                 for (int32_t k = fa->add_begin; k < fa->add_begin + fa->n_add; ++k) {
                     const double mean = w > 0.0 ? r.avg_v[k] * w : s->v[k];
-                    s->sol_v[k] = fa->ops->real_additionals ? fmin(1.0, fmax(-1.0, mean))
-                                                            : clip01(mean);
+                    s->sol_v[k] = fa->ops->real_additionals ? clip_signed_unit(mean) : clip01(mean);
                     value += r.phi[k] * s->sol_v[k];
                 }
             }
