@@ -596,14 +596,14 @@ static int parse_options(int argc, char **argv, options *o) {
         return usage_error("the posteriors (-o %s) and the decoded assignment (%s) would go "
                            "to the same file",
                            o->output, o->decode_output);
-    /* what goes to stdout besides the output files (see --help) */
-    const int stdout_carries =
-        o->json || (o->print_decoded && !o->decode_output) || !o->output || !o->quiet;
+    if (o->decode_output) o->print_decoded = 0;
+    /* whether stdout carries anything but the output files: JSON, the
+     * decoded assignment, the posteriors or the summary (see --help) */
+    const int stdout_carries = o->json || o->print_decoded || !o->output || !o->quiet;
     int rc = check_not_a_standard_stream("-o", o->output, stdout_carries);
     if (!rc) rc = check_not_a_standard_stream(uai_map ? "--uai-map" : "--decode-output",
                                               o->decode_output, stdout_carries);
     if (rc) return rc;
-    if (o->decode_output) o->print_decoded = 0;
     o->decode = o->print_decoded || o->decode_output || o->format == CONCORD_FORMAT_UAI;
     warn_unused_flags(given, o->algorithm);
     return EXIT_OK;
