@@ -162,8 +162,7 @@ class PFactorGraph:
         self._solver = None    # the solver of the last solve, for its state
         self._solved_links = None  # per factor: its C links (those of the last solve)
         self._uses = 0         # solves and single-factor calls so far, in order
-        self._last_solve = None  # the use that was the last solve
-        self._sparse_use = None  # the use that was the last LP-SparseMAP solve, if any
+        self._sparse_use = None  # the use of the last solve when it was LP-SparseMAP
 
     # ---- variables
 
@@ -476,7 +475,7 @@ class PFactorGraph:
         the cap is at least its default, 1000: the solve converges, as
         LP-MAP's dynamic programming does on such graphs."""
         self._uses += 1
-        self._last_solve = self._uses
+        self._sparse_use = None  # until this solve, if LP-SparseMAP, ends
         if kind == "sparse" and max(self._degrees, default=0) <= 1:
             settings.setdefault("max_iter", max(self._max_iter, 1000))
         no_solution = (float("-inf"), [0.0] * len(self._scores),
@@ -507,10 +506,9 @@ class PFactorGraph:
         LP-SparseMAP solution, (weights, U) with U over the factor's links,
         when that solve is the graph's last and came after use `since` (the
         factor's own last QP; None: never); else None."""
-        if (self._sparse_use is None or self._sparse_use != self._last_solve
-                or (since is not None and since > self._sparse_use)):
+        if self._sparse_use is None or (since is not None and since > self._sparse_use):
             return None
-        graph, ids = self._built
+        _, ids = self._built
         weights, U, _ = self._solver.factor_distribution(ids[self._factors.index(factor)])
         return weights, U
 
