@@ -624,12 +624,8 @@ static void solutions_through_the_active_set_lie_in_the_box(void **state) {
         const gen_spec specs[] = {{GEN_SEQUENCES, seed, {3, 10, 5}},
                                   {GEN_PARSING, seed, {15, 4, 0}}};
         for (int k = 0; k < 2; ++k) {
-            char *text = NULL;
-            size_t size = 0;
-            FILE *out = open_memstream(&text, &size);
-            assert_non_null(out);
-            assert_int_equal(gen_write_fg(out, &specs[k]), 0);
-            assert_int_equal(fclose(out), 0);
+            size_t size;
+            char *text = generated_text_or_fail(&specs[k], &size);
             concord_graph **graphs;
             size_t count;
             assert_int_equal(concord_read_buffer(text, size, "generated", CONCORD_FORMAT_FG,

@@ -579,20 +579,10 @@ static void lp_map_matches_reference_on_parsing01(void **state) {
     lp_map_matches_reference_on_file("parsing01.fg");
 }
 
-/* The generated graph of spec as text. */
-static char *generated_text(const gen_spec *spec) {
-    text_out t;
-    text_open(&t);
-    int rc = gen_write_fg(t.fp, spec);
-    char *text = text_close(&t);
-    assert_int_equal(rc, 0);
-    return text;
-}
-
 static void run_generated(const gen_spec *spec, bool verbose, run_totals *t) {
     char name[96];
     gen_name(spec, name, sizeof name);
-    char *text = generated_text(spec);
+    char *text = generated_text_or_fail(spec, NULL);
     run_case(name, text, verbose, t);
     free(text);
 }

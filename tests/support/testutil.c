@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "structured_gen.h"
+
 double rng_normal(test_rng *r) {
     double u1 = rng_uniform(r), u2 = rng_uniform(r);
     if (u1 < 1e-300) u1 = 1e-300;
@@ -140,6 +142,17 @@ concord_solver *new_solver_or_fail(const concord_graph *g) {
     int rc = concord_solver_new(g, &s);
     if (rc != CONCORD_OK) fail_msg("concord_solver_new: %s", concord_strerror(rc));
     return s;
+}
+
+char *generated_text_or_fail(const gen_spec *spec, size_t *size) {
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    if (!out) fail_msg("open_memstream: %s", strerror(errno));
+    const int rc = gen_write_fg(out, spec);
+    if (fclose(out) != 0 || rc != 0) fail_msg("the generator refused the graph (%d)", rc);
+    if (size) *size = length;
+    return text;
 }
 
 int read_one_factor_graph(char *text, char **lines, const char *kind, int max, double *theta,

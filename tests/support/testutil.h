@@ -106,6 +106,12 @@ int read_one_factor_graph(char *text, char **lines, const char *kind, int max, d
  * made. */
 concord_solver *new_solver_or_fail(const concord_graph *g);
 
+struct gen_spec;
+/* The .fg text of the generated graph `spec` describes (structured_gen.h),
+ * malloc'd and NUL-terminated, its length in *size (may be NULL); fails
+ * the running cmocka test when the generator refuses the spec. */
+char *generated_text_or_fail(const struct gen_spec *spec, size_t *size);
+
 /* Removes path: a file, or a directory with everything below it. A path
  * that does not exist is not an error. */
 void remove_tree(const char *path);
