@@ -552,9 +552,10 @@ static void a_link_to_nothing_yet_gets_its_target_only_when_the_run_succeeds(voi
 
 static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
     (void)state;
-    char dir[512], out[600];
+    char dir[512], out[600], other[600];
     fresh_dir(dir, sizeof dir);
     snprintf(out, sizeof out, "%s/post.txt", dir);
+    snprintf(other, sizeof other, "%s/other.txt", dir);
     const char *good = three_path;
     const char *cases[][10] = {
         {NULL},                                          /* no arguments */
@@ -583,6 +584,7 @@ static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
         {"--version", "extra", NULL},                    /* an argument --version ignores */
         {"help", "bogus", NULL},                         /* an argument help ignores */
         {"solve", good, "-o", out, "--decode-output", out, NULL}, /* one file, two outputs */
+        {"solve", good, "-o", out, "--output", other, NULL},      /* two files, one output */
         {"solve", good, "-o", "-", NULL},                /* '-' is no output path */
         {"solve", good, "--decode-output", "-", NULL},
     };
@@ -1606,6 +1608,11 @@ static void uai_posteriors_have_a_line_per_model_variable(void **state) {
     const char *args_map[] = {"solve", "-q", model, "--evid", evidence, "--decode", NULL};
     run_expect(&r, NULL, args_map, 0);
     assert_string_equal(r.out, "MAP\n2 2 1\n");
+    free_result(&r);
+    /* of two evidence files one would be ignored: refused */
+    const char *args_twice[] = {"solve", "-q", model, "--evid", evidence, "--evid", evidence, NULL};
+    run_expect(&r, NULL, args_twice, 2);
+    assert_non_null(strstr(r.err, "already read from"));
     free_result(&r);
 }
 

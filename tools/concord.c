@@ -132,6 +132,9 @@ static const char usage_text[] =
     "outside the polytope (PSDD's average, an LP-MAP point within --tol of it)\n"
     "can score above the bound.\n"
     "\n"
+    "A flag given twice takes its last value, but for the files (-o, --evid,\n"
+    "--decode-output, --uai-map), which may be given once.\n"
+    "\n"
     "A graph whose constraints admit no solution is reported as infeasible; its\n"
     "blocks of posteriors and decoded assignment hold 'nan' in every place (a UAI\n"
     "result file is not written), so later graphs' blocks stay aligned. So do\n"
@@ -410,8 +413,15 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
     case F_JSON: o->json = 1; break;
     case F_QUIET: o->quiet = 1; break;
     case F_DECODE: o->print_decoded = 1; break;
-    case F_EVID: o->evidence = value; break;
-    case F_OUTPUT: o->output = value; break;
+    case F_EVID:
+        if (o->evidence) return usage_error("%s: the evidence is already read from '%s'", flag,
+                                            o->evidence);
+        o->evidence = value;
+        break;
+    case F_OUTPUT:
+        if (o->output) return usage_error("%s: the output already goes to '%s'", flag, o->output);
+        o->output = value;
+        break;
     case F_UAI_MAP: *uai_map = value; /* fall through */
     case F_DECODE_OUTPUT:
         if (o->decode_output) return usage_error("%s: the decoded assignment already goes to '%s'",
