@@ -426,6 +426,81 @@ static void sparsemap_of_a_closed_form_holds_at_huge_scores(void **state) {
     }
 }
 
+/* Factor f's distribution is the one configuration (u, v) with weight 1,
+ * and so is f's part of the solution (vars: its variables; its additional
+ * outputs start at add_begin). */
+static void assert_distribution_is_the_vertex(concord_solver *s, int32_t f, int32_t degree,
+                                              const int32_t *vars, int32_t add_begin,
+                                              int32_t n_add, const double *u, const double *v) {
+    int32_t count = 0;
+    assert_int_equal(concord_solver_factor_distribution(s, f, &count), CONCORD_OK);
+    assert_int_equal(count, 1);
+    double weight = 0.0, entry_u[2], entry_v[6];
+    assert_int_equal(concord_solver_distribution_entry(s, 0, &weight, entry_u, entry_v),
+                     CONCORD_OK);
+    assert_true(fabs(weight - 1.0) <= 1e-12);
+    assert_near(degree, entry_u, u, 0.0);
+    assert_near(n_add, entry_v, v, 0.0);
+    for (int32_t j = 0; j < degree; ++j) assert_true(concord_solver_variables(s)[vars[j]] == u[j]);
+    assert_near(n_add, concord_solver_additionals(s) + add_begin, v, 0.0);
+}
+
+/* LP-SparseMAP of a separable graph at scores beyond 1/DBL_EPSILON, where
+ * the factors without a closed form take their MAP oracle's vertex: their
+ * distribution is that vertex. The graph: a HEAD_AUTOMATON without
+ * modifiers, whose one configuration has its pair (0, 1) on, scored m;
+ * one over two modifiers scored (1, -1) whose pair (0, 3) (no modifier)
+ * is scored m, so that its best configuration has no modifier for m > 0,
+ * and for m < 0 modifier 1 alone (pairs (0, 1) and (1, 3)); an XOR at
+ * zero scores, which makes the solution fractional (1/3 each). The
+ * distributions were empty after a cold solve, and after a warm one those
+ * of the solve before. */
+static void a_vertex_taken_at_huge_scores_is_the_distribution(void **state) {
+    (void)state;
+    const int32_t modifiers[2] = {0, 1};
+    const double one[1] = {1.0}, sizes[3] = {1e20, 1e150, 1e300};
+    for (int size = 0; size < 3; ++size) {
+        for (double sign = 1.0; sign >= -1.0; sign -= 2.0) {
+            const double huge = sign * sizes[size];
+            concord_graph *g = concord_graph_new();
+            int32_t linkless, automaton;
+            assert_int_equal(concord_add_variables(g, 5, (double[]){1.0, -1.0, 0.0, 0.0, 0.0},
+                                                   NULL),
+                             CONCORD_OK);
+            assert_int_equal(concord_add_head_automaton(g, 0, NULL, &huge, &linkless), CONCORD_OK);
+            assert_int_equal(concord_add_head_automaton(g, 2, modifiers,
+                                                        (double[]){0, 0, huge, 0, 0, 0},
+                                                        &automaton),
+                             CONCORD_OK);
+            assert_int_equal(
+                concord_add_logic(g, CONCORD_XOR, 3, (int32_t[]){2, 3, 4}, NULL, NULL),
+                CONCORD_OK);
+            const double none[2] = {0, 0}, first[2] = {1, 0};
+            const double no_modifier[6] = {0, 0, 1, 0, 0, 0}, first_alone[6] = {1, 0, 0, 0, 1, 0};
+            concord_solver *s = new_solver_or_fail(g);
+            concord_info info;
+            /* cold, then warm after a solve at small scores that picks the
+             * automaton's other configuration */
+            for (int solve = 0; solve < 2; ++solve) {
+                if (solve == 1) {
+                    const double small[7] = {sign, 0, 0, -2.0 * sign, 0, 0, 0};
+                    assert_int_equal(concord_solver_set_scores(s, NULL, small), CONCORD_OK);
+                    assert_int_equal(concord_solver_sparse(s, NULL, &info), CONCORD_OK);
+                    assert_int_equal(concord_solver_set_scores(s, NULL, NULL), CONCORD_OK);
+                }
+                assert_int_equal(concord_solver_sparse(s, NULL, &info), CONCORD_OK);
+                assert_int_equal(info.status, CONCORD_STATUS_FRACTIONAL);
+                assert_distribution_is_the_vertex(s, linkless, 0, NULL, 0, 1, NULL, one);
+                assert_distribution_is_the_vertex(s, automaton, 2, modifiers, 1, 6,
+                                                  huge > 0 ? none : first,
+                                                  huge > 0 ? no_modifier : first_alone);
+            }
+            concord_solver_free(s);
+            concord_graph_free(g);
+        }
+    }
+}
+
 /* LP-SparseMAP at the default tolerance, beside a large score: an XOR
  * over x0, x1 scored (1/2, 0) and x2 in two OR factors of its own, scored
  * m. The problem separates: x2 = 1, and (x0, x1) is the sparsemax of
@@ -722,6 +797,7 @@ int main(void) {
         cmocka_unit_test(a_factor_alone_gives_its_map),
         cmocka_unit_test(a_factor_alone_gives_its_weighted_qp),
         cmocka_unit_test(sparsemap_of_a_closed_form_holds_at_huge_scores),
+        cmocka_unit_test(a_vertex_taken_at_huge_scores_is_the_distribution),
         cmocka_unit_test(lp_sparsemap_converges_beside_large_scores),
         cmocka_unit_test(lp_sparsemap_at_tiny_scores_is_feasible),
         cmocka_unit_test(knapsack_answers_alike_at_any_cost_scale),

@@ -856,27 +856,39 @@ static bool gap_is_rounding(const active_set *s, const double *a, const double *
     return gap <= 1e-12 * size;
 }
 
+/* Takes new weights d: the inverse is rescaled when every d_i was and is
+ * the same, rebuilt otherwise. */
+static void change_weights(active_set *s, const double *d) {
+    int uniform = 1;
+    for (int32_t i = 1; i < s->degree && uniform; ++i) uniform = d[i] == d[0];
+    if (s->have_d && s->uniform && uniform && s->degree > 0) {
+        rescale(s, d[0] / s->d[0]);
+        memcpy(s->d, d, (size_t)s->degree * sizeof(double));
+    } else {
+        memcpy(s->d, d, (size_t)s->degree * sizeof(double));
+        s->have_d = true;
+        recompute_gram(s);
+        rebuild(s);
+    }
+    s->uniform = uniform;
+}
+
+void active_set_hold_vertex(active_set *s, const double *d, const double *u, const double *v) {
+    active_set_reset(s);
+    change_weights(s, d);
+    border(s, s->cand, s->cand_value, oracle_config(s, u, v));
+    s->p[0] = 1.0;
+}
+
 active_set_result active_set_solve(active_set *s, const factor *f, const double *a,
                                    const double *b, const double *d, double *u, double *v,
                                    int32_t max_iter, factor_buffers *buf) {
     active_set_result res = {0, false, CONCORD_OK, 0};
     drop_face_completion(s);
-    if (!s->have_d || memcmp(s->d, d, (size_t)s->degree * sizeof(double)) != 0) {
-        int uniform = 1;
-        for (int32_t i = 1; i < s->degree && uniform; ++i) uniform = d[i] == d[0];
-        if (s->have_d && s->uniform && uniform && s->degree > 0) {
-            rescale(s, d[0] / s->d[0]);
-            memcpy(s->d, d, (size_t)s->degree * sizeof(double));
-        } else {
-            memcpy(s->d, d, (size_t)s->degree * sizeof(double));
-            s->have_d = true;
-            recompute_gram(s);
-            rebuild(s);
-        }
-        s->uniform = uniform;
-    } else if (s->updates > REBUILD_EVERY && s->updates > 2 * s->size) {
+    if (!s->have_d || memcmp(s->d, d, (size_t)s->degree * sizeof(double)) != 0)
+        change_weights(s, d);
+    else if (s->updates > REBUILD_EVERY && s->updates > 2 * s->size)
         rebuild(s);
-    }
     /* The call that starts an empty set is not one of the max_iter: with
      * max_iter 1, a cold solve that spent its one call there returned the
      * MAP configuration unchecked, and on UAI graphs of DENSE tables the

@@ -71,6 +71,13 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
                                    const double *b, const double *d, double *u, double *v,
                                    int32_t max_iter, factor_buffers *buf);
 
+/* Makes the state hold the configuration (u, v) alone, with weight 1, as
+ * if a solve with weights d (degree) had ended there: u (degree values, 0
+ * or 1) in literal space, v (n_add values). For a vertex a factor's MAP
+ * oracle gave in place of its QP, so that what reads the state afterwards
+ * (the distribution, the backward pass, a warm start) sees that vertex. */
+void active_set_hold_vertex(active_set *s, const double *d, const double *u, const double *v);
+
 /* The additional outputs of the last solve's solution, sum_k p_k v_k, into
  * v (n_add): what active_set_solve writes when given v. Writing them is
  * O(n_add) per solve (a sequence's transitions, an automaton's sibling

@@ -725,6 +725,21 @@ static int separable_pause(admm_run *r, solver_deadline *deadline, int32_t work,
     return -1;
 }
 
+/* Puts the vertex that factor f's MAP oracle gave in place of its
+ * LP-SparseMAP QP into its active set, which would otherwise hold a cold
+ * start's nothing or an earlier solve's configurations: the distribution,
+ * the backward pass and a warm start read the solution from there. */
+static void hold_vertex(admm_run *r, int32_t f) {
+    concord_solver *s = r->s;
+    const factor *fa = &r->g->factors[f];
+    const int32_t b = fa->link_begin;
+    const uint8_t *neg = r->g->link_neg + b;
+    for (int32_t j = 0; j < fa->degree; ++j)
+        s->buf.lit_u[j] = neg[j] ? 1.0 - s->uf[b + j] : s->uf[b + j];
+    solver_link_weights(s, r->g->link_var + b, fa->degree, true, r->eta, s->d);
+    active_set_hold_vertex(s->state[f], s->d, s->buf.lit_u, s->v + fa->add_begin);
+}
+
 /* Solves a separable graph exactly: LP-MAP by each factor's MAP oracle
  * (the LP over one polytope has a vertex optimum), LP-SparseMAP by each
  * factor's QP with d = w (the penalty is 0: SparseMAP itself), resumed
@@ -733,9 +748,9 @@ static int separable_pause(admm_run *r, solver_deadline *deadline, int32_t work,
  * the closed forms still find the QP's solution (they work relative to a
  * reference score), but the active set, which weighs configurations by
  * their huge scores, would not, and those factors are solved by their
- * MAP oracle (a vertex of the polytope). A solve stopped early keeps the
- * best point its last factor reached (the factors after it keep their
- * starting point). */
+ * MAP oracle (a vertex of the polytope, which their active set then
+ * holds). A solve stopped early keeps the best point its last factor
+ * reached (the factors after it keep their starting point). */
 static outcome solve_separable(admm_run *r, int32_t *iterations) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
@@ -781,6 +796,7 @@ static outcome solve_separable(admm_run *r, int32_t *iterations) {
                 r->failed_factor = f;
                 return FAILED_CALLBACK;
             }
+            if (r->sparse) hold_vertex(r, f);
         }
         for (int32_t j = 0; j < fa->degree; ++j) s->ubar[g->link_var[b + j]] = s->uf[b + j];
         if (end < 0 && f + 1 < g->n_factors)
