@@ -1100,7 +1100,10 @@ CONCORD_API int concord_solver_backward(concord_solver *s, const concord_setting
  * polytope has fractional vertices): CONCORD_EINVAL; nor has a solution
  * that no AD3 or LP-SparseMAP solve produced, unless it is a certified
  * MAP (PSDD's average, MPLP's uncertified assignment, an exact search's
- * root relaxation): CONCORD_EINVAL. */
+ * root relaxation): CONCORD_EINVAL. Nor has a factor that a stopped solve
+ * of a graph whose factors share no variable (solved factor by factor)
+ * did not reach, whose part of the solution is its starting point:
+ * CONCORD_EINVAL. */
 CONCORD_API int concord_solver_factor_distribution(concord_solver *s, int32_t f,
                                                    int32_t *count);
 

@@ -2020,6 +2020,49 @@ static void a_separable_solve_reports_progress_and_can_be_stopped(void **state) 
     concord_graph_free(g);
 }
 
+/* A separable solve stopped at max_iter while its first factor was not
+ * yet certified: that factor's distribution is the best point it reached
+ * (its configurations mix to the solution), and the factors after it, left
+ * at their starting point, have none: CONCORD_EINVAL, where the second
+ * HEAD_AUTOMATON's was empty and CONCORD_OK. */
+static void a_stopped_separable_solve_has_no_distribution_past_where_it_stopped(void **state) {
+    (void)state;
+    const int32_t first_arcs[2] = {0, 1}, second_arcs[2] = {2, 3}, xor_vars[3] = {4, 5, 6};
+    const double pairs[6] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
+    concord_graph *g = concord_graph_new();
+    int32_t first, second, xor_factor;
+    assert_int_equal(concord_add_variables(g, 7, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_head_automaton(g, 2, first_arcs, pairs, &first), CONCORD_OK);
+    assert_int_equal(concord_add_head_automaton(g, 2, second_arcs, pairs, &second), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, xor_vars, NULL, &xor_factor), CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.max_iter = 1;
+    st.max_inner_iter = 1;
+    concord_info info;
+    assert_int_equal(concord_solver_sparse(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_MAX_ITER);
+    int32_t count = 0;
+    assert_int_equal(concord_solver_factor_distribution(s, first, &count), CONCORD_OK);
+    assert_true(count >= 1);
+    double total = 0.0, mixed[2] = {0.0, 0.0};
+    for (int32_t k = 0; k < count; ++k) {
+        double weight, u[2];
+        assert_int_equal(concord_solver_distribution_entry(s, k, &weight, u, NULL), CONCORD_OK);
+        total += weight;
+        for (int j = 0; j < 2; ++j) mixed[j] += weight * u[j];
+    }
+    assert_true(fabs(total - 1.0) <= 1e-12);
+    for (int j = 0; j < 2; ++j)
+        assert_true(fabs(mixed[j] - concord_solver_variables(s)[first_arcs[j]]) <= 1e-12);
+    assert_int_equal(concord_solver_factor_distribution(s, second, &count), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "stopped before"));
+    assert_int_equal(concord_solver_factor_distribution(s, xor_factor, &count), CONCORD_EINVAL);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* ------------------------------------------------------------------------
  * The backward pass: errors and its cap
  * ------------------------------------------------------------------------ */
@@ -2490,6 +2533,7 @@ int main(void) {
         cmocka_unit_test(decoded_additionals_are_the_pairs_products_and_make_the_value),
         cmocka_unit_test(a_separable_solve_stops_at_the_time_limit_with_a_feasible_point),
         cmocka_unit_test(a_separable_solve_reports_progress_and_can_be_stopped),
+        cmocka_unit_test(a_stopped_separable_solve_has_no_distribution_past_where_it_stopped),
         cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),
         cmocka_unit_test(backward_reports_its_iteration_cap),
         cmocka_unit_test(backward_reports_an_unconverged_forward_pass),

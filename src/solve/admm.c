@@ -97,6 +97,8 @@ typedef struct admm_run {
                               active set ran out of memory, or whose SparseMAP solve
                               was not certified; -1: none */
     int callback_error;
+    int32_t reached;       /* the factors [0, reached) were solved (a separable
+                              solve stopped early leaves the rest unsolved) */
     int32_t iteration;     /* the current one, for the acceleration's calls */
     bool accelerating;     /* the acceleration has begun (see acceleration_start) */
     bool bound_terms_kept; /* the solver's bound_term hold this solve's (see dual_bound) */
@@ -801,6 +803,7 @@ static outcome solve_separable(admm_run *r, int32_t *iterations) {
         for (int32_t j = 0; j < fa->degree; ++j) s->ubar[g->link_var[b + j]] = s->uf[b + j];
         if (end < 0 && f + 1 < g->n_factors)
             end = separable_pause(r, &deadline, fa->degree, &steps, *iterations);
+        if (end >= 0) r->reached = f + 1;
     }
     if (end >= 0) return (outcome)end;
     r->primal = r->dual = 0.0;
@@ -860,6 +863,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     s->sol_converged = end == CONVERGED;
     s->solved = end != FAILED_CALLBACK && end != FAILED_MEMORY;
     s->sol_from_admm = s->solved;
+    s->sol_factors_solved = r->reached;
     s->mode = failed || end == FAILED_CALLBACK ? MODE_NONE : (r->sparse ? MODE_SPARSE : MODE_MAP);
     s->eta_rel = r->eta_rel;
     s->eta = r->eta;
@@ -936,6 +940,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
 int solver_admm(concord_solver *s, const concord_settings *settings, bool sparse,
                 const double *theta, concord_info *info) {
     admm_run r = {.s = s, .g = s->g, .sparse = sparse, .failed_factor = -1,
+                  .reached = s->g->n_factors,
                   .cache_fraction = CACHE_FRACTION};
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if (settings) r.st = *settings;

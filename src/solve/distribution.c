@@ -133,6 +133,12 @@ static int factor_distribution(concord_solver *s, int32_t f, int32_t *count) {
                            "relaxation)");
     if (s->sol_integral) {
         rc = copy_integral_solution(s, f);
+    } else if (f >= s->sol_factors_solved) {
+        return solver_fail(s, CONCORD_EINVAL,
+                           "factor %d: the solve stopped before it reached this factor, "
+                           "whose part of the solution is its starting point, with no "
+                           "distribution behind it",
+                           f);
     } else if (s->state[f] && !fa->ops->qp) {
         rc = solver_copy_distribution(s, f, s->state[f]);
     } else {

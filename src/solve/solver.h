@@ -100,6 +100,9 @@ struct concord_solver {
                            interrupt): the backward pass says so */
     bool sol_from_admm; /* it is the last ADMM solve's, whose active sets and
                            final inputs stand behind it (distribution.c) */
+    int32_t sol_factors_solved; /* that solve solved the factors [0, this):
+                                   a separable solve stopped early left the
+                                   rest at their starting point */
     uint64_t solved_own_revision, solved_graph_revision; /* scores it had */
     double *decoded;
     bool have_decoded;
