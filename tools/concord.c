@@ -351,6 +351,15 @@ static const flag_spec *find_flag(const char *name, size_t len) {
     return NULL;
 }
 
+/* Takes the path of a file flag, which may be given once (of two files,
+ * one would be lost): a second is a usage error naming the first. */
+static int take_path_once(const char **path, const char *flag, const char *value,
+                          const char *already) {
+    if (*path) return usage_error("%s: %s '%s'", flag, already, *path);
+    *path = value;
+    return EXIT_OK;
+}
+
 /* Applies one flag; `flag` is the flag as typed (for messages). */
 static int apply_flag(options *o, enum flag_id id, const char *flag, const char *value,
                       const char **uai_map) {
@@ -414,19 +423,18 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
     case F_QUIET: o->quiet = 1; break;
     case F_DECODE: o->print_decoded = 1; break;
     case F_EVID:
-        if (o->evidence) return usage_error("%s: the evidence is already read from '%s'", flag,
-                                            o->evidence);
-        o->evidence = value;
+        if ((rc = take_path_once(&o->evidence, flag, value, "the evidence is already read from")))
+            return rc;
         break;
     case F_OUTPUT:
-        if (o->output) return usage_error("%s: the output already goes to '%s'", flag, o->output);
-        o->output = value;
+        if ((rc = take_path_once(&o->output, flag, value, "the output already goes to")))
+            return rc;
         break;
     case F_UAI_MAP: *uai_map = value; /* fall through */
     case F_DECODE_OUTPUT:
-        if (o->decode_output) return usage_error("%s: the decoded assignment already goes to '%s'",
-                                                 flag, o->decode_output);
-        o->decode_output = value;
+        if ((rc = take_path_once(&o->decode_output, flag, value,
+                                 "the decoded assignment already goes to")))
+            return rc;
         break;
     }
     if ((id == F_EVID || id == F_OUTPUT || id == F_UAI_MAP || id == F_DECODE_OUTPUT) && !value[0])
