@@ -1083,8 +1083,10 @@ typedef struct concord_backward_info {
  * (status max_iter, time_limit or interrupted: the products are then those
  * of its last iterate); the message says which.
  * CONCORD_EINVAL when du or dv holds a value that is not finite, when the
- * solver's last solve was not concord_solver_sparse, or when the scores it
- * uses changed since. `settings` (may be NULL) supplies backward_tol,
+ * solver's last solve was not concord_solver_sparse, when the scores it
+ * uses changed since, or when that solve, of a graph whose factors share
+ * no variable (solved factor by factor), stopped before it reached every
+ * factor (those it did not reach hold their starting point). `settings` (may be NULL) supplies backward_tol,
  * backward_max_iter and backward_power; `info` may be NULL. */
 CONCORD_API int concord_solver_backward(concord_solver *s, const concord_settings *settings,
                                         const double *du, const double *dv, double *dtheta,

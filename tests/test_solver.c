@@ -2025,7 +2025,7 @@ static void a_separable_solve_reports_progress_and_can_be_stopped(void **state) 
  * (its configurations mix to the solution), and the factors after it, left
  * at their starting point, have none: CONCORD_EINVAL, where the second
  * HEAD_AUTOMATON's was empty and CONCORD_OK. */
-static void a_stopped_separable_solve_has_no_distribution_past_where_it_stopped(void **state) {
+static void a_stopped_separable_solve_has_no_distribution_or_backward_past_where_it_stopped(void **state) {
     (void)state;
     const int32_t first_arcs[2] = {0, 1}, second_arcs[2] = {2, 3}, xor_vars[3] = {4, 5, 6};
     const double pairs[6] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
@@ -2059,6 +2059,11 @@ static void a_stopped_separable_solve_has_no_distribution_past_where_it_stopped(
     assert_int_equal(concord_solver_factor_distribution(s, second, &count), CONCORD_EINVAL);
     assert_non_null(strstr(concord_solver_last_error(s), "stopped before"));
     assert_int_equal(concord_solver_factor_distribution(s, xor_factor, &count), CONCORD_EINVAL);
+    /* nor a backward pass: the factors it did not reach hold their start */
+    double du[7] = {1, 2, 3, 4, 5, 6, 7}, dtheta[7];
+    assert_int_equal(concord_solver_backward(s, NULL, du, NULL, dtheta, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(s), "stopped before it reached factor 1"));
     concord_solver_free(s);
     concord_graph_free(g);
 }
@@ -2533,7 +2538,7 @@ int main(void) {
         cmocka_unit_test(decoded_additionals_are_the_pairs_products_and_make_the_value),
         cmocka_unit_test(a_separable_solve_stops_at_the_time_limit_with_a_feasible_point),
         cmocka_unit_test(a_separable_solve_reports_progress_and_can_be_stopped),
-        cmocka_unit_test(a_stopped_separable_solve_has_no_distribution_past_where_it_stopped),
+        cmocka_unit_test(a_stopped_separable_solve_has_no_distribution_or_backward_past_where_it_stopped),
         cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),
         cmocka_unit_test(backward_reports_its_iteration_cap),
         cmocka_unit_test(backward_reports_an_unconverged_forward_pass),

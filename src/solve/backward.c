@@ -172,6 +172,12 @@ static int run_backward(concord_solver *w, const concord_settings *settings, con
         return solver_fail(w, CONCORD_EINVAL,
                            "backward needs the state of a forward pass: solve with "
                            "concord_solver_sparse first");
+    if (w->sol_factors_solved < w->g->n_factors)
+        return solver_fail(w, CONCORD_EINVAL,
+                           "backward: the solve stopped before it reached factor %d, whose "
+                           "part of the solution is its starting point, not a function of "
+                           "the scores (solve again with a larger max_iter or time_limit)",
+                           w->sol_factors_solved);
     if (!solver_scores_unchanged(w))
         return solver_fail(w, CONCORD_EINVAL,
                            "backward: the scores changed since the forward pass (solve again)");
