@@ -208,6 +208,8 @@ static void check_solve(const state *st, int k, int rc, const concord_info *info
             __builtin_trap();
         return;
     }
+    /* a numerical failure leaves no solution to read */
+    if (info->status == CONCORD_STATUS_NUMERIC && concord_solver_variables(s)) __builtin_trap();
     if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) return;
     const double *u = concord_solver_variables(s), *v = concord_solver_additionals(s);
     if (!u) {

@@ -833,8 +833,10 @@ CONCORD_API int concord_solver_sparse(concord_solver *s, const concord_settings 
  * [0, 1] too, but for user factors' outputs, which lie in [-1, 1]). A
  * solve that ends with every variable within min(10 tol, 1e-3) of 0 or 1,
  * at a point every factor allows, returns that 0/1 point (status
- * "integral"), the factors' additional values their own there. NULL before any solve and
- * once the graph's structure has changed since the solver was created.
+ * "integral"), the factors' additional values their own there. NULL before any solve,
+ * after one that failed (a callback's error, out of memory, non-finite
+ * values: CONCORD_ECALLBACK, CONCORD_ENOMEM, CONCORD_ENUMERIC), and once
+ * the graph's structure has changed since the solver was created.
  * Valid until the next solve on this solver, or its free. */
 CONCORD_API const double *concord_solver_variables(const concord_solver *s);
 CONCORD_API const double *concord_solver_additionals(const concord_solver *s);

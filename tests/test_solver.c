@@ -1397,6 +1397,51 @@ static void a_variable_in_no_factor_does_not_hide_infeasibility(void **state) {
     }
 }
 
+/* XOR(x0..x9) with x4 forced on (a one-state DENSE) and one of x8, x9, x0
+ * required (a DENSE over them): infeasible, and a PAIR(x3, x4) scored
+ * beyond 1e154 puts the per-link state past the square root of DBL_MAX.
+ * The acceleration's squared norms overflowed there; its step, then
+ * measured as inf <= 100 inf, was kept and wrote infinities into the
+ * multipliers: "non-finite values" where the dual bound proves
+ * infeasibility. No 0/1 assignment satisfies every factor (brute force). */
+static void an_infeasible_graph_at_huge_scores_is_called_infeasible(void **state) {
+    (void)state;
+    const double pair_scores[3] = {3.1872192394775339e154, 1e200, 1e300};
+    for (int k = 0; k < 3; ++k) {
+        concord_graph *g = concord_graph_new();
+        const int32_t all[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, one_state = 1, forced = 4,
+                      three_states = 3, either[3] = {8, 9, 0};
+        const double either_scores[3] = {-4.5, 1.25, 0.5625};
+        int32_t f;
+        assert_int_equal(concord_add_variables(g, 10, NULL, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, 10, all, NULL, &f), CONCORD_OK);
+        assert_int_equal(concord_add_dense(g, 1, &one_state, &forced, NULL, &f), CONCORD_OK);
+        assert_int_equal(concord_add_pair(g, 3, 4, pair_scores[k], &f), CONCORD_OK);
+        assert_int_equal(concord_add_dense(g, 1, &three_states, either, either_scores, &f),
+                         CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        for (int32_t bits = 0; bits < 1024; ++bits) {
+            double x[10];
+            for (int i = 0; i < 10; ++i) x[i] = (bits >> i) & 1;
+            concord_decoding d;
+            assert_int_equal(concord_solver_evaluate(s, x, &d), CONCORD_OK);
+            assert_true(d.violated > 0);
+        }
+        concord_settings st;
+        concord_default_settings(&st);
+        st.max_iter = 2000;
+        for (int sparse = 0; sparse <= 1; ++sparse) {
+            concord_info info;
+            const int rc = sparse ? concord_solver_sparse(s, &st, &info)
+                                  : concord_solver_map(s, &st, &info);
+            assert_int_equal(rc, CONCORD_EINFEASIBLE);
+            assert_int_equal(info.status, CONCORD_STATUS_INFEASIBLE);
+        }
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 /* XOR(x1, x2, x3) and XOR(not x1, not x2, not x3) want x1 + x2 + x3 = 1
  * and = 2: the local polytope is empty, though each factor allows either
  * state of any of its variables, so no state is ruled out and the dual
@@ -2523,6 +2568,7 @@ int main(void) {
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),
         cmocka_unit_test(an_oracle_failing_before_the_iterations_fails_the_solve),
         cmocka_unit_test(a_variable_in_no_factor_does_not_hide_infeasibility),
+        cmocka_unit_test(an_infeasible_graph_at_huge_scores_is_called_infeasible),
         cmocka_unit_test(an_empty_local_polytope_is_proven_beside_a_variable_in_no_factor),
         cmocka_unit_test(each_solver_keeps_its_own_callback_code),
         cmocka_unit_test(user_factor_arguments_are_checked),

@@ -861,7 +861,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     if (!failed && round_if_integral(r, &integral)) end = FAILED_CALLBACK;
     s->sol_integral = integral;
     s->sol_converged = end == CONVERGED;
-    s->solved = end != FAILED_CALLBACK && end != FAILED_MEMORY;
+    s->solved = !failed && end != FAILED_CALLBACK; /* no NaN handed out as a solution */
     s->sol_from_admm = s->solved;
     s->sol_factors_solved = r->reached;
     s->mode = failed || end == FAILED_CALLBACK ? MODE_NONE : (r->sparse ? MODE_SPARSE : MODE_MAP);

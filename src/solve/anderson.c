@@ -17,6 +17,7 @@
  */
 #include "anderson.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +420,13 @@ static void step(anderson *a, double *z) {
         return;
     }
     a->extrapolated = 0;
+    if (!(norm <= DBL_MAX)) {
+        /* the squares overflowed (entries beyond 1e154): the history
+         * cannot measure anything, and a step it took could leave z
+         * infinite */
+        forget(a);
+        return;
+    }
     if (k > 0) {
         for (int j = 0; j < k; ++j) {
             a->gram[h][j] = a->gram[j][h] = row[j];
