@@ -14,7 +14,8 @@
  * with dG, dF the differences of consecutive residuals and images.
  * Safeguards: a step longer than a hundred plain steps is refused; an
  * extrapolation after which the residual grew is undone (its blocks return
- * to the plain image it started from) and the memory restarts; the
+ * to the plain image it started from) and the memory restarts, as it does
+ * without a step when the residual's squares overflow; the
  * acceleration switches itself off for the rest of a solve when few of the
  * extrapolations it tries are kept (judged once it has tried a few).
  *
