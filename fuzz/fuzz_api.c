@@ -195,6 +195,23 @@ static void check_finite(const double *x, int32_t n) {
         if (!isfinite(x[i])) __builtin_trap();
 }
 
+static double largest_magnitude(const double *x, int64_t n) {
+    double largest = 0.0;
+    for (int64_t i = 0; x && i < n; ++i) largest = fmax(largest, fabs(x[i]));
+    return largest;
+}
+
+/* A backward pass's products: finite when du and dv are far enough below
+ * DBL_MAX that the Jacobian (entries up to 1 / CONCORD_MIN_REGULARIZATION,
+ * summed over a few thousand links) cannot carry them past it; never NaN. */
+static void check_products(const double *du, int32_t n, const double *dv, int32_t n_add,
+                           const double *x, int32_t count) {
+    const bool must_be_finite =
+        fmax(largest_magnitude(du, n), largest_magnitude(dv, n_add)) <= 1e290;
+    for (int32_t i = 0; i < count; ++i)
+        if (isnan(x[i]) || (must_be_finite && !isfinite(x[i]))) __builtin_trap();
+}
+
 /* After a solve: the code, the status and the solution it left. */
 static void check_solve(const state *st, int k, int rc, const concord_info *info,
                         bool may_lack_solution) {
@@ -527,8 +544,8 @@ static void solver_op(input *in, state *st, int k, int op) {
         const int rc = concord_solver_backward(s, &settings, du, dv, dtheta, dphi, &bi);
         check_code(rc);
         if (rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED) {
-            check_finite(dtheta, n);
-            if (dphi) check_finite(dphi, n_add);
+            check_products(du, n, dv, n_add, dtheta, n);
+            if (dphi) check_products(du, n, dv, n_add, dphi, n_add);
         }
         break;
     }

@@ -1062,7 +1062,9 @@ typedef struct concord_backward_info {
  * The Jacobian is symmetric (it is the Hessian of the convex value
  * function), so the same call also gives Jacobian-vector products: pass
  * (dtheta, dphi) as (du, dv) to get (du, dv). The products are linear in
- * (du, dv) at any finite magnitude (backward_tol is relative to it).
+ * (du, dv) at any finite magnitude (backward_tol is relative to it); a
+ * product whose value lies beyond DBL_MAX (du or dv near DBL_MAX) is
+ * +-INFINITY, as floating-point arithmetic gives it.
  * A factor without a closed form contributes the derivative on the face
  * of its polytope that holds its solution. Where scores tie exactly (all
  * zero, as a zero initialization gives), or so nearly that the solve

@@ -12,6 +12,7 @@
  * factors), and the closed form of a weighted sparsemax (regularization
  * weights).
  */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -2526,6 +2527,35 @@ static void backward_is_linear_in_the_gradient_at_any_magnitude(void **state) {
 
 /* A gradient with a NaN or an infinity has no product: CONCORD_EINVAL,
  * with a message naming the entry, for du and for dv. */
+/* PAIR(x0, x1) scored 1.25, variables at 0: the solution u0 = u1 = v = t
+ * maximizes (a0 + a1 + b) t - t^2, t = (a0 + a1 + b) / 2 = 0.625, so every
+ * product is (du0 + du1 + dv) / 2: 0.75 DBL_MAX for du = dv = DBL_MAX / 2,
+ * and beyond DBL_MAX, +inf, for du = dv = DBL_MAX. */
+static void backward_products_beyond_the_largest_double_are_infinite(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    int32_t f;
+    assert_int_equal(concord_add_variables(g, 2, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_pair(g, 0, 1, 1.25, &f), CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_OK);
+    assert_true(fabs(concord_solver_variables(s)[0] - 0.625) <= 1e-9);
+    const double halves[2] = {0.5, 1.0};
+    for (int k = 0; k < 2; ++k) {
+        const double m = DBL_MAX * halves[k];
+        double du[2] = {m, m}, dv[1] = {m}, dtheta[2], dphi[1];
+        assert_int_equal(concord_solver_backward(s, NULL, du, dv, dtheta, dphi, NULL),
+                         CONCORD_OK);
+        for (int j = 0; j < 3; ++j) {
+            const double product = j < 2 ? dtheta[j] : dphi[0];
+            if (k == 0) assert_true(fabs(product / DBL_MAX - 0.75) <= 1e-9);
+            else assert_true(product == INFINITY);
+        }
+    }
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 static void backward_refuses_a_gradient_that_is_not_finite(void **state) {
     (void)state;
     concord_graph *g = logic_and_pair_graph();
@@ -2590,6 +2620,7 @@ int main(void) {
         cmocka_unit_test(backward_reports_an_unconverged_forward_pass),
         cmocka_unit_test(backward_is_linear_in_the_gradient_at_any_magnitude),
         cmocka_unit_test(backward_gives_the_derivative_where_the_faces_leave_rounding),
+        cmocka_unit_test(backward_products_beyond_the_largest_double_are_infinite),
         cmocka_unit_test(backward_refuses_a_gradient_that_is_not_finite),
         cmocka_unit_test(dual_and_acyclic_solves_count_every_oracle_call),
     };
