@@ -869,14 +869,16 @@ CONCORD_API int concord_solver_factor_map(concord_solver *s, int32_t f,
 /* Factor f on its own: the QP
  *   argmax over its polytope of  a.u + b.v - 1/2 sum_i w_i u_i^2,
  * a = variable_scores, b = additional_scores (NULL: the solver's), w =
- * weights (between 1e-300 and 1e300, as scores; NULL: all 1, which makes
- * it the factor's SparseMAP).
+ * weights (between 1e-300 and 1e300, as scores, the largest at most
+ * 1e300 times the smallest: CONCORD_EINVAL otherwise; NULL: all 1, which
+ * makes it the factor's SparseMAP).
  * u (required) and v (may be NULL) receive the solution. With count not
  * NULL, the sparse distribution behind it (a fresh active set's) becomes
  * the solver's last distribution: *count configurations, read with
  * concord_solver_distribution_entry (KNAPSACK has none: CONCORD_EINVAL).
  * Factors without a closed form are solved by a fresh active set, from
- * scratch (CONCORD_ENOTCONVERGED if it cannot certify its solution). The
+ * scratch (CONCORD_ENOTCONVERGED if it cannot certify its solution, with
+ * u and v the point it reached). The
  * solver's other state is not touched. */
 CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
                                          const double *variable_scores,

@@ -394,6 +394,13 @@ static void a_factor_alone_gives_its_weighted_qp(void **state) {
     assert_int_equal(concord_solver_factor_qp(solver, f, half, NULL, subnormal, u, NULL, NULL),
                      CONCORD_OK);
     for (int j = 0; j < N; ++j) assert_true(u[j] >= 0.0 && u[j] <= 1.0);
+    /* weights more than 1e300 apart: the scores scaled by their inverses
+     * overflowed, and u[0] came back NaN with CONCORD_OK */
+    subnormal[1] = 1e300;
+    half[1] = 1.8e127;
+    assert_int_equal(concord_solver_factor_qp(solver, f, half, NULL, subnormal, u, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_solver_last_error(solver), "more than 1e300 times weight 0"));
     concord_solver_free(solver);
     concord_graph_free(g);
 }

@@ -851,6 +851,36 @@ static int box_oracle(void *user, const double *a, const double *b, double *u, d
     return 0;
 }
 
+/* A factor alone whose active set cannot certify its QP still hands out
+ * the point it reached, in the box: the box [0, 1]^2 with weights 1 and
+ * 1e11 (1e11 apart, within what regularization weights can give) at
+ * scores (0.5, 1) has the solution clip(a / w) = (0.5, 1e-11), which the
+ * active set does not certify in its oracle calls (its system holds
+ * entries 1e11 apart); u was left unwritten. Certified, it must be that
+ * solution. */
+static void a_factor_alone_uncertified_gives_the_point_it_reached(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 2, NULL, NULL), CONCORD_OK);
+    static int32_t sizes[2] = {2, 0};
+    int32_t f;
+    assert_int_equal(
+        concord_add_factor(g, 2, (int32_t[]){0, 1}, NULL, 0, NULL, box_oracle, sizes, &f),
+        CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    const double a[2] = {0.5, 1.0}, w[2] = {1.0, 1e11};
+    double u[2] = {-1.0, -1.0};
+    const int rc = concord_solver_factor_qp(s, f, a, NULL, w, u, NULL, NULL);
+    assert_true(rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED);
+    for (int j = 0; j < 2; ++j) assert_true(u[j] >= 0.0 && u[j] <= 1.0);
+    if (rc == CONCORD_OK) {
+        assert_true(fabs(u[0] - 0.5) <= 1e-9);
+        assert_true(fabs(u[1] - 1e-11) <= 1e-18);
+    }
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* A user factor's additional outputs stay within [-1, 1] in a solution:
  * its active set's weights summed to 1 + 2^-52 here (the fuzzer's graph:
  * a box over two negated links, one of them a state of a multi-variable,
@@ -2607,6 +2637,7 @@ int main(void) {
         cmocka_unit_test(a_factor_allows_its_configurations_beside_large_additional_scores),
         cmocka_unit_test(a_qp_callback_writes_the_additional_outputs),
         cmocka_unit_test(a_user_factors_additional_outputs_may_be_real),
+        cmocka_unit_test(a_factor_alone_uncertified_gives_the_point_it_reached),
         cmocka_unit_test(a_user_factors_additional_outputs_stay_within_one),
         cmocka_unit_test(the_progress_callback_reports_and_can_interrupt),
         cmocka_unit_test(the_first_penalty_check_corrects_a_far_off_guess),

@@ -55,13 +55,23 @@ static int factor_qp_at(concord_solver *s, int32_t f, const double *variable_sco
                         int32_t *count) {
     const factor *fa = &s->g->factors[f];
     if (!u && fa->degree > 0) return solver_fail(s, CONCORD_EINVAL, "no output array u");
+    int32_t lightest = 0, heaviest = 0;
     for (int32_t j = 0; j < fa->degree; ++j) {
         s->d[j] = weights ? weights[j] : 1.0;
         /* the scores' range: a subnormal weight divides a score into NaN */
         if (!(s->d[j] >= 1e-300 && s->d[j] <= 1e300))
             return solver_fail(s, CONCORD_EINVAL, "weight %d (%g) must be between 1e-300 and 1e300",
                                j, s->d[j]);
+        if (s->d[j] < s->d[lightest]) lightest = j;
+        if (s->d[j] > s->d[heaviest]) heaviest = j;
     }
+    /* the closed forms work relative to a reference score, scaled by the
+     * weights' inverses: spread wider than this, the scaled scores
+     * overflow into a NaN solution (1e-300 beside 1e300) */
+    if (fa->degree > 0 && s->d[heaviest] > 1e300 * s->d[lightest])
+        return solver_fail(s, CONCORD_EINVAL,
+                           "weight %d (%g) is more than 1e300 times weight %d (%g)", heaviest,
+                           s->d[heaviest], lightest, s->d[lightest]);
     if (count && fa->ops->fractional_vertices)
         return solver_fail(s, CONCORD_EINVAL,
                            "factor %d (%s): its polytope has fractional vertices, so its "
@@ -81,8 +91,9 @@ static int factor_qp_at(concord_solver *s, int32_t f, const double *variable_sco
     active_set *state = active_set_new(fa);
     if (!state) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
     rc = solver_active_set_qp(s, f, state, variable_scores, b);
-    if (!rc && !fa->ops->qp) {
-        /* the active set's mean may leave the box by an ulp */
+    if ((!rc || rc == CONCORD_ENOTCONVERGED) && !fa->ops->qp) {
+        /* uncertified, the best point reached; the active set's mean may
+         * leave the box by an ulp */
         for (int32_t j = 0; j < fa->degree; ++j)
             u[j] = clip01(variable_value(neg[j], s->buf.lit_u[j]));
         for (int32_t k = 0; v && k < fa->n_add; ++k) v[k] = s->vmap[k];
