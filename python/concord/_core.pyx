@@ -1746,8 +1746,9 @@ cdef class Solver:
                   distribution=False):
         """The QP of one factor alone (concord_solver_factor_qp): argmax
         a.u + b.v - sum(w u^2)/2 over its polytope, w = weights (None: ones,
-        SparseMAP). Returns (u, v), and with distribution=True (u, v,
-        (weights, U, V)), the sparse distribution behind the solution."""
+        SparseMAP; each between 1e-300 and 1e300, the largest at most 1e300
+        times the smallest). Returns (u, v), and with distribution=True (u,
+        v, (weights, U, V)), the sparse distribution behind the solution."""
         self.fresh()
         cdef int32_t f = _as_int32(factor, "factor")
         cdef int32_t degree = self.graph.factor_degree(f)
