@@ -3,7 +3,8 @@
 # examples, the installed library) and the Python tests (pytest, one worker
 # per core, against the package installed in VENV_DIR; they compare it with
 # BUILD_DIR's command-line tool),
-# then prints one overall tally as the last line: "N passed, M failed".
+# naming the shared inputs missing from a clone without ../shared, then
+# prints one overall tally as the last line: "N passed, M failed".
 # Exits non-zero when anything failed.
 # usage: scripts/run-tests.sh BUILD_DIR VENV_DIR
 set -u
@@ -23,9 +24,15 @@ c_failed=$(sed -n 's/.* \([0-9]*\) tests failed out of .*/\1/p' "$log/ctest.txt"
 c_total=${c_total:-0}
 c_failed=${c_failed:-$c_total}
 [ "$c_status" -eq 0 ] || [ "$c_failed" -gt 0 ] || c_failed=1
+# the shared inputs the C tests did not find (a clone without ../shared)
+missing=$(sed -n 's/^skipped: \(.*\) not found$/\1/p' "$build/Testing/Temporary/LastTest.log" \
+  2>/dev/null | sed 's|^.*/\.\./shared/|../shared/|' | sort -u)
+[ -z "$missing" ] ||
+  printf 'C tests skipped their checks on %d missing files:\n%s\n' "$(echo "$missing" | wc -l)" \
+    "$(echo "$missing" | sed 's/^/  /')"
 
 (cd "$root" && CONCORD_CLI="$build/concord" PYTHONDONTWRITEBYTECODE=1 \
-  "$venv/bin/python" -m pytest tests/python -q -p no:cacheprovider -n "$jobs") \
+  "$venv/bin/python" -m pytest tests/python -q -rfEs -p no:cacheprovider -n "$jobs") \
   >"$log/pytest.txt" 2>&1
 py_status=$?
 tail -n 25 "$log/pytest.txt"

@@ -276,7 +276,7 @@ def fg_files():
 @pytest.mark.parametrize("algorithm", ["ad3", "sparse"])
 def test_graphs_read_from_files_solve_as_the_command_line_tool(path, algorithm, tmp_path):
     if not os.path.exists(path):
-        pytest.skip("%s not found" % path)
+        pytest.skip("%s not found" % os.path.relpath(path, ROOT))
     out = tmp_path / "posteriors.txt"
     subprocess.run([cli_path(), "solve", path, "--algorithm", algorithm, "-q", "-o", str(out)],
                    check=True)
