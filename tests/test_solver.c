@@ -2144,6 +2144,56 @@ static void a_stopped_separable_solve_has_no_distribution_or_backward_past_where
     concord_graph_free(g);
 }
 
+/* The same graph by LP-MAP, stopped by the progress callback after its
+ * first factor: that factor's part of the solution is the vertex its MAP
+ * oracle gave, and its distribution is that vertex with weight 1. Its
+ * active set was left empty (the oracle does not use it), and the
+ * distribution came out CONCORD_OK with no configuration (the API
+ * fuzzer's find); a solve that runs to its end is integral and never
+ * read it. */
+static void a_stopped_separable_lp_map_solve_has_the_vertex_as_distribution(void **state) {
+    (void)state;
+    const int32_t first_arcs[2] = {0, 1}, second_arcs[2] = {2, 3}, xor_vars[3] = {4, 5, 6};
+    const double pairs[6] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
+    const double theta[7] = {0.8, -0.3, 0.2, 0.1, 0.0, 0.5, -0.5};
+    concord_graph *g = concord_graph_new();
+    int32_t first, second, xor_factor, add_first, n_add_first;
+    assert_int_equal(concord_add_variables(g, 7, theta, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_head_automaton(g, 2, first_arcs, pairs, &first), CONCORD_OK);
+    assert_int_equal(concord_add_head_automaton(g, 2, second_arcs, pairs, &second), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, xor_vars, NULL, &xor_factor), CONCORD_OK);
+    assert_int_equal(concord_factor_additionals(g, first, &add_first, &n_add_first), CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.acyclic = false; /* the separable solve, not dynamic programming */
+    st.bound_every = 1;
+    separable_log log = {0, 1, true};
+    st.progress = log_separable_progress;
+    st.progress_context = &log;
+    concord_info info;
+    assert_int_equal(concord_solver_map(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(info.status, CONCORD_STATUS_INTERRUPTED);
+    const double *u = concord_solver_variables(s), *v = concord_solver_additionals(s);
+    int32_t count = 0;
+    assert_int_equal(concord_solver_factor_distribution(s, first, &count), CONCORD_OK);
+    assert_int_equal(count, 1);
+    double weight, vertex_u[2], vertex_v[6];
+    assert_int_equal(n_add_first, 6);
+    assert_int_equal(concord_solver_distribution_entry(s, 0, &weight, vertex_u, vertex_v),
+                     CONCORD_OK);
+    assert_true(weight == 1.0);
+    for (int j = 0; j < 2; ++j) {
+        assert_true(vertex_u[j] == 0.0 || vertex_u[j] == 1.0);
+        assert_true(vertex_u[j] == u[first_arcs[j]]);
+    }
+    for (int k = 0; k < n_add_first; ++k) assert_true(vertex_v[k] == v[add_first + k]);
+    assert_int_equal(concord_solver_factor_distribution(s, second, &count), CONCORD_EINVAL);
+    assert_int_equal(concord_solver_factor_distribution(s, xor_factor, &count), CONCORD_EINVAL);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* ------------------------------------------------------------------------
  * The backward pass: errors and its cap
  * ------------------------------------------------------------------------ */
@@ -2646,6 +2696,7 @@ int main(void) {
         cmocka_unit_test(a_separable_solve_stops_at_the_time_limit_with_a_feasible_point),
         cmocka_unit_test(a_separable_solve_reports_progress_and_can_be_stopped),
         cmocka_unit_test(a_stopped_separable_solve_has_no_distribution_or_backward_past_where_it_stopped),
+        cmocka_unit_test(a_stopped_separable_lp_map_solve_has_the_vertex_as_distribution),
         cmocka_unit_test(backward_refuses_a_stale_or_missing_forward_pass),
         cmocka_unit_test(backward_reports_its_iteration_cap),
         cmocka_unit_test(backward_reports_an_unconverged_forward_pass),

@@ -727,10 +727,13 @@ static int separable_pause(admm_run *r, solver_deadline *deadline, int32_t work,
     return -1;
 }
 
-/* Puts the vertex that factor f's MAP oracle gave in place of its
- * LP-SparseMAP QP into its active set, which would otherwise hold a cold
- * start's nothing or an earlier solve's configurations: the distribution,
- * the backward pass and a warm start read the solution from there. */
+/* Puts the vertex that factor f's MAP oracle gave (LP-MAP's solution, or
+ * in place of its LP-SparseMAP QP) into its active set, which would
+ * otherwise hold a cold start's nothing or an earlier solve's
+ * configurations: the distribution, the backward pass and a warm start
+ * read the solution from there. (A solve that ran to its end is integral
+ * for LP-MAP, and its distributions come from the solution itself; one
+ * stopped early is not, and an active set left empty gave none.) */
 static void hold_vertex(admm_run *r, int32_t f) {
     concord_solver *s = r->s;
     const factor *fa = &r->g->factors[f];
@@ -798,7 +801,7 @@ static outcome solve_separable(admm_run *r, int32_t *iterations) {
                 r->failed_factor = f;
                 return FAILED_CALLBACK;
             }
-            if (r->sparse) hold_vertex(r, f);
+            if (s->state[f]) hold_vertex(r, f); /* a factor without one has a closed form */
         }
         for (int32_t j = 0; j < fa->degree; ++j) s->ubar[g->link_var[b + j]] = s->uf[b + j];
         if (end < 0 && f + 1 < g->n_factors)
