@@ -362,6 +362,11 @@ static double multi_split(bb *b, int32_t w, const double *u, int32_t *n_first, i
     *n_free = n;
     *n_first = 0;
     if (n < 2) return 0.0;
+    /* A one-hot variable's states hold mass 1; a relaxation stopped early
+     * can leave less on them (0.9966 on one state, 0 on the others), and
+     * splitting that state from the rest is then as balanced as its
+     * distance to 1, not 0. */
+    total = fmax(total, 1.0);
     sort_by_mass(b->order, n, b->mass);
     double run = 0.0, best = INFINITY, balance = 0.0;
     for (int32_t k = 1; k < n; ++k) {
@@ -378,7 +383,8 @@ static double multi_split(bb *b, int32_t w, const double *u, int32_t *n_first, i
 
 /* The unit to split: the most fractional one of the LP solution u with
  * fractionality above `slack` (a binary variable's distance to 0 or 1, a
- * multi-variable's mass outside its likeliest state); unit -1 when none. */
+ * multi-variable's mass outside its likeliest state, or that state's
+ * distance to 1); unit -1 when none. */
 static split choose_split(bb *b, const double *u, double slack) {
     const units *un = b->un;
     const int8_t *clamp = b->s->clamp;
@@ -391,10 +397,17 @@ static split choose_split(bb *b, const double *u, double slack) {
             if (frac > slack && frac > best.balance) best = (split){w, frac, 0, 0};
             continue;
         }
-        double top = 0.0;
-        for (int32_t t = 0; t < un->states[w]; ++t)
-            if (clamp[i + t] != 0) top = fmax(top, u[i + t]);
-        if (1.0 - top <= slack) continue;
+        /* integral: a state at 1 and the others at 0 (a relaxation stopped
+         * early can hold a state at 1 beside another above 0, where the
+         * one-hot constraint lies in DENSE factors the consensus has not
+         * yet agreed with) */
+        double top = 0.0, mass = 0.0;
+        for (int32_t t = 0; t < un->states[w]; ++t) {
+            if (clamp[i + t] == 0) continue;
+            top = fmax(top, u[i + t]);
+            mass += fmax(u[i + t], 0.0);
+        }
+        if (1.0 - top <= slack && mass - top <= slack) continue;
         int32_t n_first, n_free;
         const double balance = multi_split(b, w, u, &n_first, &n_free);
         if (n_free >= 2 && balance > best.balance) best = (split){w, balance, n_first, n_free};
@@ -415,6 +428,26 @@ static int32_t new_decision(bb *b, int32_t parent, int32_t count) {
 
 static void add_clamp(bb *b, int32_t var, int value) {
     b->clamps[b->n_clamps++] = (clamp_entry){var, value};
+}
+
+/* The decision of one side of a multi-variable's split: its free states
+ * order[zero_begin .. zero_end) at 0, and when the side keeps a single
+ * free state (order[keep_begin .. keep_end)), that state at 1, which the
+ * one-hot constraint implies: clamped, every factor sees it, while left
+ * free the factors that do not know the constraint (DENSE, KNAPSACK)
+ * could keep it fractional in the node's relaxation, where the unit,
+ * with a single free state, was no longer split, and the node stayed
+ * unresolved (its bound open above the optimum). Returns the decision's
+ * index or -1 when out of memory. */
+static int32_t one_hot_side(bb *b, const node *n, int32_t w, int32_t zero_begin,
+                            int32_t zero_end, int32_t keep_begin, int32_t keep_end) {
+    const int32_t first = b->un->first[w];
+    const bool forced = keep_end - keep_begin == 1;
+    const int32_t d = new_decision(b, n->decision, zero_end - zero_begin + (forced ? 1 : 0));
+    if (d < 0) return -1;
+    for (int32_t k = zero_begin; k < zero_end; ++k) add_clamp(b, first + b->order[k], 0);
+    if (forced) add_clamp(b, first + b->order[keep_begin], 1);
+    return d;
 }
 
 /* Opens the two children of node n split as sp says (u: its LP solution),
@@ -440,12 +473,9 @@ static int branch(bb *b, const node *n, const split *sp, const double *u, double
             if (k < sp->n_first) mass_a += b->mass[b->order[k]];
         }
         a_first = mass_a >= 0.5 * total;
-        if ((d[0] = new_decision(b, n->decision, sp->n_free - sp->n_first)) < 0)
+        if ((d[0] = one_hot_side(b, n, w, sp->n_first, sp->n_free, 0, sp->n_first)) < 0 ||
+            (d[1] = one_hot_side(b, n, w, 0, sp->n_first, sp->n_first, sp->n_free)) < 0)
             return CONCORD_ENOMEM;
-        for (int32_t k = sp->n_first; k < sp->n_free; ++k)
-            add_clamp(b, un->first[w] + b->order[k], 0);
-        if ((d[1] = new_decision(b, n->decision, sp->n_first)) < 0) return CONCORD_ENOMEM;
-        for (int32_t k = 0; k < sp->n_first; ++k) add_clamp(b, un->first[w] + b->order[k], 0);
     }
     warm *ws = warm_take(b);
     for (int32_t c = 0; c < 2; ++c) {

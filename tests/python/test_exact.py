@@ -83,6 +83,65 @@ def test_exact_map_is_the_brute_force_optimum():
         assert close(value[(X == u).all(axis=1)][0], best), spec.describe()
 
 
+# Graphs of one-hot multi-variables whose nodes the search stopped early
+# (their bound falling too slowly), drawn by the generator above: the search
+# ended with status "max_iter", the optimum found but not proven, a node left
+# unresolved. (1) A split left a multi-variable one free state, which the
+# one-hot constraint sets to 1 but only its XOR knew; the DENSE and KNAPSACK
+# factors kept it fractional and the unit, one state free, was not split
+# again. (2) A multi-variable whose one-hot constraint lies in a DENSE
+# factor held one state at 1 and another at 0.01: called integral by its
+# likeliest state alone. (3) A multi-variable held 0.9966 on one state and 0
+# on the others: splitting that state off counted as balance 0, not 0.0034.
+STOPPED_EARLY = [
+    GraphSpec([("multi", 3, True), ("multi", 3, False), ("vars", 2),
+               ("dense", [3, 3], [3, 4, 5, 0, 1, 2], [False] * 9),
+               ("budget", [2, 5, 6, 3, 1], [False, False, False, False, True], 2, False),
+               ("knapsack", [6, 0, 3], [False, False, False],
+                [0.5660266428241215, 0.0727445527958574, 0.9384611556788187], 1.0)],
+              theta=[0.20252910269573435, -0.45699612790590743, 0.24978869814457993,
+                     0.36523793853954595, -0.6200560571143169, -0.1523992849339654,
+                     -0.2713178524483203, 0.46680184231777655],
+              phi=[0.31482900847992973, 0.014963160086746377, -0.10997570616665274,
+                   -0.2562360817224999, 0.03308784248286404, 0.4622332844340211,
+                   -0.4017082142929718, 0.5190799061205348, 0.2592861610081742]),
+    GraphSpec([("multi", 3, False), ("multi", 2, False), ("vars", 1),
+               ("dense", [2, 3], [3, 4, 0, 1, 2], [False, False, False, True, False, False]),
+               ("knapsack", [4, 5, 0, 3, 1], [True, False, False, False, True],
+                [0.0, 0.46131426789770946, 2.0, 1.9560824581930107, 0.0], 5.0),
+               ("knapsack", [0, 1], [False, True], [0.0, 1.020922506501636], 1.0)],
+              theta=[-0.2909822476540733, -1.6279495230362218, -0.39995811965108646,
+                     0.033417956749741386, 1.2153126054136212, 1.5524323378418876],
+              phi=[0.23522321072510752, 1.1548517343239102, 0.3906794070473345,
+                   -0.5945283836267274, -0.028946468735975107, -1.1117651829566155]),
+    GraphSpec([("multi", 2, False), ("multi", 3, True), ("vars", 4),
+               ("dense", [2, 3], [0, 1, 2, 3, 4], [False] * 6), ("pair", 4, 7),
+               ("knapsack", [7, 4, 2, 0, 6], [False, True, True, False, False],
+                [1.8178199133971167, 1.5613654564960167, 1.125669355159876, 2.0,
+                 1.5247637738497932], 6.494706341657602),
+               ("dense", [2], [0, 1], [False, False]),
+               ("logic", "XOROUT", [6, 0, 7, 2, 5], [True, False, True, False, False]),
+               ("logic", "IMPLY", [6, 1, 4, 0], [False, True, False, False])],
+              theta=[-0.45167004668520633, -0.20477157118877573, -2.354472389090474,
+                     -1.1999692104633457, -2.1049372712456216, 0.5723276953505999,
+                     0.19156946410069484, 0.8647254283047868, -1.4845382475938416],
+              phi=[-0.17139325960013863, 1.6701317111582707, 0.9933124237947724,
+                   -0.451643320203002, 0.5918339719238151, 0.6019110877460946,
+                   -1.4146967057357724, 1.6848355669950204, -0.268559114149687]),
+]
+
+
+@pytest.mark.parametrize("index", range(len(STOPPED_EARLY)))
+def test_exact_map_proves_the_optimum_where_nodes_stop_early(index):
+    spec = STOPPED_EARLY[index]
+    best = brute_force_map(spec)
+    solver = build(spec)
+    info = solver.solve_exact()
+    assert info.status == "optimal", (info, solver.exact_info)
+    assert close(info.value, best) and close(info.upper_bound, best), (info, best)
+    assert solver.exact_info.open == 0
+
+
 def test_the_pythonic_graph_solves_exactly_as_the_low_level_one():
     rng = np.random.default_rng(8)
     for _ in range(40):
