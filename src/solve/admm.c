@@ -727,13 +727,12 @@ static int separable_pause(admm_run *r, solver_deadline *deadline, int32_t work,
     return -1;
 }
 
-/* Puts the vertex that factor f's MAP oracle gave (LP-MAP's solution, or
- * in place of its LP-SparseMAP QP) into its active set, which would
- * otherwise hold a cold start's nothing or an earlier solve's
+/* Puts the vertex that factor f's MAP oracle gave (LP-MAP's part of the
+ * solution, or LP-SparseMAP's in place of its QP) into its active set,
+ * which would otherwise hold a cold start's nothing or an earlier solve's
  * configurations: the distribution, the backward pass and a warm start
- * read the solution from there. (A solve that ran to its end is integral
- * for LP-MAP, and its distributions come from the solution itself; one
- * stopped early is not, and an active set left empty gave none.) */
+ * read the solution from there (for LP-MAP, only when a solve stopped
+ * early and its solution is not integral). */
 static void hold_vertex(admm_run *r, int32_t f) {
     concord_solver *s = r->s;
     const factor *fa = &r->g->factors[f];
