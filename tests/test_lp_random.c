@@ -9,7 +9,9 @@
  * with the library. The group setup draws the graphs, solves each one at
  * its scores and at its scores times 1e3 and 1e-3, and records everything;
  * each test then checks one property over all of them and prints every
- * offending graph as a ready-to-paste ref_graph reproducer.
+ * offending graph as a ready-to-paste ref_graph reproducer. The draw's
+ * seed is fixed; CONCORD_TEST_SEED=N in the environment draws another
+ * sequence (the run prints which).
  */
 #include <float.h>
 #include <math.h>
@@ -46,8 +48,12 @@ static const double scales[NUM_SCALES] = {1.0, 1e3, 1e-3};
  *   scale of the value error, whatever the magnitude of the scores (1e-9 or
  *   1e6). 1e-5 leaves a factor 10 over the stopping tolerance.
  * DIST_TOL: L-infinity distance of each factor's (u_f, v_f) to M_f: the
- *   stopping rule bounds max_link |u_f - u| by tol = 1e-6; 1e-12 of slack
- *   for rounding.
+ *   stopping rule bounds max_link |u_f - u| by tol = 1e-6; GLPK_DATA_TOL
+ *   of slack for the reference's own error.
+ * GLPK_DATA_TOL: GLPK's exact simplex is exact for its data as converted
+ *   to rationals, and it converts each non-integral number to a nearby
+ *   fraction (within 1e-9 (1 + |x|)) rather than exactly: its optima and
+ *   distances are off by up to about 5e-11 (measured), not by rounding.
  * OBJECTIVE_TOL: info.value against theta.u + phi.v recomputed here from
  *   the returned posteriors: the same sum in another order, 1e-12 relative
  *   to ||scores||_1.
@@ -63,16 +69,18 @@ static const double scales[NUM_SCALES] = {1.0, 1e3, 1e-3};
  *   that each meet the stopping tolerance 1e-6 per link; measured
  *   differences stay below 3e-6, hence 1e-5.
  * GAP_TOL: upper_bound - lp <= GAP_TOL * max(|lp|, smallest nonzero |score|)
- *   for a converged solve: convergence means a duality gap within tol =
- *   1e-6 relative to the value (or, when the value is about zero, within
- *   what moving the least-scored variable by tol changes), and the bound
- *   is above lp; 1e-5 leaves a factor 10.
+ *   for a converged solve, lp and the scores those of the variables in
+ *   factors, plus a rounding floor (see the test): convergence means a
+ *   duality gap within tol = 1e-6 relative to the value (or, when the
+ *   value is about zero, within what moving the least-scored variable by
+ *   tol changes), and the bound is above lp; 1e-5 leaves a factor 10.
  * UNIQUE_WIDTH: the LP optimum is deemed unique when every coordinate
  *   varies by at most this much over {feasible, objective >= lp -
  *   1e-9 ||scores||_1} (GLPK's simplex, tolerances ~1e-7).
  */
 #define VALUE_TOL 1e-5
-#define DIST_TOL (1e-6 + 1e-12)
+#define GLPK_DATA_TOL 1e-9
+#define DIST_TOL (1e-6 + GLPK_DATA_TOL)
 #define OBJECTIVE_TOL 1e-12
 #define BOUND_TOL 1e-12
 #define MAP_TOL 1e-12
@@ -152,7 +160,9 @@ static int setup(void **state) {
     s->cases = calloc(MIN_FEASIBLE, sizeof *s->cases);
     s->infeasible = calloc(MAX_DRAWS, sizeof *s->infeasible);
     if (!s->cases || !s->infeasible) return -1;
-    test_rng rng = {20240611};
+    const char *seed = getenv("CONCORD_TEST_SEED");
+    test_rng rng = {seed ? strtoull(seed, NULL, 10) : 20240611};
+    printf("random graphs drawn with seed %llu\n", (unsigned long long)rng.state);
     for (int draw = 0; draw < MAX_DRAWS && s->n_cases < MIN_FEASIBLE; ++draw) {
         ref_graph g;
         ref_random_graph(&rng, 20, &g);
@@ -221,9 +231,9 @@ static bool converged(const solve_result *r) {
 /* GLPK solved every LP it was given; the brute-force MAP, when some
  * assignment is feasible, never exceeds the LP optimum (the local polytope
  * contains every feasible assignment) and equals it when GLPK's optimal
- * point is integral; GLPK's optimum and the MAP assignment are at distance
- * 0 from every factor polytope (the V-representation, the H-representation
- * of KNAPSACK, the distance LP and ref_allowed agree). */
+ * point is integral; GLPK's optimum is within GLPK_DATA_TOL of every factor
+ * polytope and the MAP assignment at distance 0 (the V-representation, the
+ * H-representation of KNAPSACK, the distance LP and ref_allowed agree). */
 static void references_agree_lp_bounds_map_and_optima_lie_in_every_polytope(void **state) {
     suite *s = *state;
     assert_int_equal(s->n_errors, 0);
@@ -266,7 +276,7 @@ static void references_agree_lp_bounds_map_and_optima_lie_in_every_polytope(void
                     ys[k++] = c->map_x[g->factors[f].vars[0]] && c->map_x[g->factors[f].vars[1]];
             d_map = ref_graph_max_distance(g, xs, ys, NULL);
         }
-        if (!(d_lp >= 0.0 && d_lp <= 1e-12) || d_map != 0.0) {
+        if (!(d_lp >= 0.0 && d_lp <= GLPK_DATA_TOL) || d_map != 0.0) {
             printf("distance to the factor polytopes: GLPK's optimum %.3g, MAP %.3g\n", d_lp,
                    d_map);
             print_case(c);
@@ -534,35 +544,69 @@ static void scores_near_the_ends_of_their_range_are_solved(void **state) {
     concord_graph_free(g);
 }
 
-/* The smallest nonzero |score| of a graph at scale `scale` (0: none). */
-static double smallest_score(const ref_graph *g, double scale) {
-    double least = INFINITY;
-    for (int i = 0; i < g->n_vars; ++i)
-        if (g->theta[i] != 0.0) least = fmin(least, fabs(g->theta[i]));
+/* Whether variable i is in some factor of g. */
+static bool linked(const ref_graph *g, int i) {
     for (int f = 0; f < g->n_factors; ++f)
-        if (g->factors[f].kind == REF_PAIR && g->factors[f].score != 0.0)
-            least = fmin(least, fabs(g->factors[f].score));
-    return isfinite(least) ? least * scale : 0.0;
+        for (int j = 0; j < g->factors[f].degree; ++j)
+            if (g->factors[f].vars[j] == i) return true;
+    return false;
+}
+
+/* The parts of a graph's scores the stopping rule's gap is judged by, at
+ * scale 1: the variables in no factor sit at their best in value and bound
+ * alike and are left out (free_best, the sum of their positive scores);
+ * of the others and the PAIR scores, the least nonzero magnitude and the
+ * sum of magnitudes. */
+typedef struct gap_scores {
+    double free_best, least, linked_l1;
+} gap_scores;
+
+static gap_scores gap_scores_of(const ref_graph *g) {
+    gap_scores out = {0.0, INFINITY, 0.0};
+    for (int i = 0; i < g->n_vars; ++i) {
+        if (!linked(g, i)) {
+            out.free_best += fmax(g->theta[i], 0.0);
+            continue;
+        }
+        out.linked_l1 += fabs(g->theta[i]);
+        if (g->theta[i] != 0.0) out.least = fmin(out.least, fabs(g->theta[i]));
+    }
+    for (int f = 0; f < g->n_factors; ++f) {
+        if (g->factors[f].kind != REF_PAIR) continue;
+        out.linked_l1 += fabs(g->factors[f].score);
+        if (g->factors[f].score != 0.0) out.least = fmin(out.least, fabs(g->factors[f].score));
+    }
+    if (!isfinite(out.least)) out.least = 0.0;
+    return out;
 }
 
 /* A converged solve's dual bound is within GAP_TOL of GLPK's optimum
  * relative to the optimum itself, not merely to the scores' size: on
  * graphs whose value is small next to their scores a gap judged against
- * the scores let the solver stop with its bound (and value) far off. */
+ * the scores let the solver stop with its bound (and value) far off. As
+ * the stopping rule (docs/design.md), the optimum here is that of the
+ * variables in factors (the others add their best to value and bound
+ * alike, and beside their size a gap relative to the whole value would
+ * be below rounding), and a gap below 1024 units of rounding of the sum of
+ * their |scores| is allowed whatever the optimum (a bound sums terms of
+ * that size, which cancel to an optimum of 1e-10 beside scores of 1e5). */
 static void converged_bounds_are_within_the_tolerance_of_the_optimum_itself(void **state) {
     suite *s = *state;
     int failures = 0, checked = 0;
     double worst = 0.0;
     for (int i = 0; i < s->n_cases; ++i) {
         const graph_case *c = &s->cases[i];
+        const gap_scores gs = gap_scores_of(&c->graph);
         for (int k = 0; k < NUM_SCALES; ++k) {
             const solve_result *r = &c->solves[k];
             if (!converged(r)) continue;
-            const double size = fmax(fabs(r->lp_value), smallest_score(&c->graph, scales[k]));
+            const double linked_lp = r->lp_value - gs.free_best * scales[k];
+            const double size = fmax(fabs(linked_lp), gs.least * scales[k]);
+            const double rounding = 1024.0 * DBL_EPSILON * gs.linked_l1 * scales[k];
             const double excess = r->info.upper_bound - r->lp_value;
             checked += 1;
-            if (size > 0.0) worst = fmax(worst, excess / size);
-            if (excess <= GAP_TOL * size) continue;
+            if (size > 0.0) worst = fmax(worst, fmax(excess - rounding, 0.0) / size);
+            if (excess <= GAP_TOL * size + rounding) continue;
             printf("scores %s: bound %.17g, GLPK %.17g (excess %.3g of %.3g), value %.17g, "
                    "status %s\n",
                    scale_name(k), r->info.upper_bound, r->lp_value, excess, size, r->info.value,
@@ -571,8 +615,8 @@ static void converged_bounds_are_within_the_tolerance_of_the_optimum_itself(void
             failures += 1;
         }
     }
-    printf("%d converged solves; largest bound excess over the optimum %.3g of it (tolerance "
-           "%g)\n",
+    printf("%d converged solves; largest bound excess over the optimum, beyond rounding, %.3g "
+           "of it (tolerance %g)\n",
            checked, worst, GAP_TOL);
     assert_int_equal(failures, 0);
 }

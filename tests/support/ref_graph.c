@@ -193,15 +193,25 @@ static int add_factor_polytope(lp_builder *b, const ref_factor *f, const int *co
 }
 
 /* Simplex from the current basis, then GLPK's exact (rational) simplex to
- * settle the answer. Returns REF_LP_*. */
+ * settle the answer. Returns REF_LP_*. GLPK's floating-point simplex
+ * cycled for ever on a few degenerate LPs whose objective mixes 1e-9 and
+ * 1e6 (seeds of test_lp_random other than its own): it is cut off at
+ * SIMPLEX_ITERATIONS, 30 times the most any of the fifteen seeds' LPs
+ * took (665), and tried again from the standard basis, then solved by the
+ * exact simplex from there. */
+enum { SIMPLEX_ITERATIONS = 20000 };
 static int solve_lp(glp_prob *lp, bool exact) {
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     parm.presolve = GLP_OFF;
+    parm.it_lim = SIMPLEX_ITERATIONS;
     if (glp_simplex(lp, &parm) != 0) {
         glp_std_basis(lp);
-        if (glp_simplex(lp, &parm) != 0) return REF_LP_ERROR;
+        if (glp_simplex(lp, &parm) != 0) {
+            glp_std_basis(lp);
+            if (glp_exact(lp, &parm) != 0) return REF_LP_ERROR;
+        }
     }
     if (exact && glp_exact(lp, &parm) != 0) return REF_LP_ERROR;
     switch (glp_get_status(lp)) {
