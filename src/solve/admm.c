@@ -539,9 +539,19 @@ static double penalty_factor(double primal_rms, double dual_rms, double eta_rel,
 /* The least relative penalty. LP-SparseMAP's dual residual is absolute
  * (see consensus_and_dual_step), so the floor is on its absolute penalty:
  * relative, it kept the penalty so large beside scores beyond 1e9 that no
- * solve settled within max_iter. */
+ * solve settled within max_iter. LP-MAP's is CONCORD_MIN_ETA, or, when
+ * the least score is smaller still against the scale, that score: a
+ * variable whose score is all that moves it, its copies agreeing, moves
+ * by about its score over the penalty per iteration, and held at 1e-4
+ * beside scores 1e11 times its own it crept for millions of iterations
+ * with the residuals at 1e-17 and the gap open. Never below
+ * LEAST_LP_MAP_ETA: the acceleration's per-link state lambda + eta ubar
+ * gives ubar back to rounding over eta (see apply_slot_state). */
+#define LEAST_LP_MAP_ETA 1e-10
 static double least_penalty(const admm_run *r) {
-    return r->sparse ? CONCORD_MIN_ETA / r->scale : CONCORD_MIN_ETA;
+    if (r->sparse) return CONCORD_MIN_ETA / r->scale;
+    const double least = r->gap.least_score / r->scale;
+    return least > 0.0 ? fmax(fmin(CONCORD_MIN_ETA, least), LEAST_LP_MAP_ETA) : CONCORD_MIN_ETA;
 }
 
 /* The penalty update. ADMM converges for any fixed penalty, while
@@ -551,23 +561,27 @@ static double least_penalty(const admm_run *r) {
  * yet one left far off once the first changes are spent is still mended
  * (with a hard cap, solves sat at max_iter with one residual 10-1000 times
  * the other; docs/design.md). A change makes every factor's input move,
- * and restarts the acceleration. */
-static void penalty_step(admm_run *r, int32_t t) {
+ * and restarts the acceleration. While `drifting` (LP-MAP's residuals
+ * within tol, its gap open) a fall neither waits nor counts: what is left
+ * to move is the variables scored far below the penalty (see
+ * least_penalty), and on the late schedule one such solve took 55,458
+ * iterations instead of 681. A fall there cannot start a cycle, the
+ * residuals being already small. */
+static void penalty_step(admm_run *r, int32_t t, bool drifting) {
     const bool early = t <= EARLY_ITERATIONS;
-    if (!r->st.adapt_eta || t % (early ? EARLY_ADAPT_EVERY : ADAPT_EVERY) != 0 ||
-        t < r->next_adaptation)
-        return;
+    if (!r->st.adapt_eta || t % (early ? EARLY_ADAPT_EVERY : ADAPT_EVERY) != 0) return;
     const double n_links = (double)r->g->n_links;
     const double floor = least_penalty(r);
     const double step = penalty_factor(sqrt(r->primal_sq / n_links),
                                        r->eta_rel * sqrt(r->change_sq / n_links), r->eta_rel,
                                        floor, t, r->sparse);
-    if (step == 1.0) return;
+    const bool drift_fall = drifting && step < 1.0;
+    if (step == 1.0 || (t < r->next_adaptation && !drift_fall)) return;
     set_penalty(r, fmin(fmax(r->eta_rel * step, floor), CONCORD_MAX_ETA));
     memset(r->s->dirty, 1, (size_t)r->g->n_factors);
-    r->adaptations += 1;
+    if (!drift_fall) r->adaptations += 1;
     const int32_t late = r->adaptations - MAX_ADAPTATIONS;
-    if (late >= 0) {
+    if (late >= 0 && !drift_fall) {
         const int doublings = late < LATE_ADAPT_DOUBLINGS ? late : LATE_ADAPT_DOUBLINGS;
         r->next_adaptation = t + ((int64_t)LATE_ADAPT_WAIT << doublings);
     }
@@ -694,7 +708,7 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
             end = STOPPED_TIME_LIMIT;
             break;
         }
-        penalty_step(r, t);
+        penalty_step(r, t, small && !r->sparse);
         acceleration_step(r, t);
     }
     *iterations = t > st->max_iter ? st->max_iter : t;

@@ -491,6 +491,7 @@ solver_gap solver_gap_rule(const concord_solver *s, const double *theta, const d
                         .free_best = free_best,
                         .linked_l1 = linked_l1,
                         .free_rounding = terms * DBL_EPSILON * free_l1,
+                        .least_score = smallest,
                         .least_progress = tol * linked_l1 + terms * DBL_EPSILON * free_l1};
 }
 

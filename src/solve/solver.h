@@ -409,6 +409,8 @@ typedef struct solver_gap {
                                  less free_best keeps (allowed on top of the
                                  gap; 0 where values and bounds are summed
                                  over the factors' terms alone, as AD3's) */
+    double least_score;       /* the least nonzero |theta_i| over the linked
+                                 variables and |phi_k| (0: none) */
     double least_progress;    /* PSDD's and MPLP's least fall of the bound over
                                  their stall window that counts as progress:
                                  tol times the sum of the factors' |scores|
