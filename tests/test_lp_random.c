@@ -576,6 +576,44 @@ static void scores_many_orders_apart_are_solved_within_a_few_thousand_iterations
     }
 }
 
+/* LP-SparseMAP beside scores 1e200 times the weights (a graph from another
+ * seed whose LP optimum is unique, which LP-SparseMAP then reaches): the
+ * penalty is as large as the scores, and the factors' solves leave the
+ * last bits of the consensus jittering; counted in the dual residual,
+ * that rounding times the penalty kept the solve at max_iter, at the
+ * answer. */
+static void lp_sparsemap_settles_beside_scores_1e200_times_the_weights(void **state) {
+    (void)state;
+    ref_graph g = {.n_vars = 4,
+                   .theta = {61098.157622299652, -52878.540596969069, 49448.626025666934,
+                             -134871.47406629488},
+                   .n_factors = 4,
+                   .factors = {
+                       {.kind = REF_OR, .degree = 3, .vars = {2, 0, 1}, .negated = {0, 1, 1}},
+                       {.kind = REF_XOR, .degree = 3, .vars = {2, 1, 0}, .negated = {0, 1, 0}},
+                       {.kind = REF_OR, .degree = 3, .vars = {1, 2, 0}, .negated = {1, 1, 0}},
+                       {.kind = REF_BUDGET, .degree = 3, .vars = {1, 2, 0}, .negated = {0, 0, 0},
+                        .budget = 3},
+                   }};
+    double lp, lp_u[REF_MAX_VARS], lo[REF_MAX_VARS], hi[REF_MAX_VARS];
+    assert_int_equal(ref_local_lp(&g, &lp, lp_u, NULL), REF_LP_OPTIMAL);
+    assert_int_equal(ref_local_lp_ranges(&g, lp, UNIQUE_SLACK * ref_graph_score_l1(&g), lo, hi),
+                     REF_LP_OPTIMAL);
+    for (int j = 0; j < g.n_vars; ++j) assert_true(hi[j] - lo[j] <= UNIQUE_WIDTH);
+    ref_graph_scale_scores(&g, 1e200);
+    concord_graph *cg = ref_build(&g);
+    assert_non_null(cg);
+    concord_solver *solver = new_solver_or_fail(cg);
+    concord_info info;
+    const int rc = concord_solver_sparse(solver, NULL, &info);
+    printf("%s after %d iterations\n", concord_status_name(info.status), info.iterations);
+    assert_int_equal(rc, CONCORD_OK);
+    const double *u = concord_solver_variables(solver);
+    for (int j = 0; j < g.n_vars; ++j) assert_true(fabs(u[j] - lp_u[j]) <= SCALE_TOL);
+    concord_solver_free(solver);
+    concord_graph_free(cg);
+}
+
 /* Scores near the ends of the range the library takes (x1e200, x1e-200)
  * are solved as well as ordinary ones: where the LP optimum is unique,
  * LP-MAP finds it (GLPK's point, SCALE_TOL) and so does LP-SparseMAP at
@@ -1017,6 +1055,7 @@ int main(void) {
         cmocka_unit_test(a_small_value_among_large_scores_is_solved_to_its_optimum),
         cmocka_unit_test(scores_near_the_ends_of_their_range_are_solved),
         cmocka_unit_test(scores_many_orders_apart_are_solved_within_a_few_thousand_iterations),
+        cmocka_unit_test(lp_sparsemap_settles_beside_scores_1e200_times_the_weights),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

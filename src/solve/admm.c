@@ -329,12 +329,25 @@ static int32_t factor_step(admm_run *r) {
     return inexact;
 }
 
+/* a few units in the last place of a consensus value in [0, 1] */
+#define SPARSE_ROUNDING_MOVE (4.0 * DBL_EPSILON)
+
 /* The residuals of one iteration, summed over the variables revisited. */
 typedef struct residuals {
     double primal, change;       /* largest |u_f - ubar|, |change of ubar| */
     double primal_sq, change_sq; /* their squares summed over the links */
     bool finite;
 } residuals;
+
+/* LP-SparseMAP's measure of a move of ubar_i, for its dual residual
+ * (see consensus_and_dual_step): the move over the variable's weight, and
+ * none for a move within rounding of ubar (in [0, 1]). Beside scores far
+ * above the weights (1e200 times), the penalty is as large and the last
+ * bits of ubar, which the factors' solves leave jittering, kept that
+ * residual above tol for ever, at the answer. */
+static inline double sparse_move(const admm_run *r, int32_t i, double moved) {
+    return moved <= SPARSE_ROUNDING_MOVE ? 0.0 : moved / r->g->weight[i];
+}
 
 /* The consensus and dual update of variable i; with `accelerate`, it
  * keeps the variable's block of the acceleration's vector up to date and
@@ -359,7 +372,7 @@ update_variable(admm_run *r, int32_t i, int32_t t, const bool accelerate, residu
     if (s->clamp && s->clamp[i] >= 0) now = s->clamp[i]; /* branch and bound fixed it */
     if (!isfinite(now)) res->finite = false;
     double moved = fabs(now - old);
-    if (r->sparse) moved /= r->g->weight[i]; /* see consensus_and_dual_step */
+    if (r->sparse) moved = sparse_move(r, i, moved);
     if (moved > res->change) res->change = moved;
     res->change_sq += deg * moved * moved;
     s->ubar[i] = now;
