@@ -489,14 +489,16 @@ static void a_small_value_among_large_scores_is_solved_to_its_optimum(void **sta
     }
 }
 
-/* Graphs whose scores lie 10 to 15 orders of magnitude apart, from other
+/* Graphs whose scores lie 10 to 17 orders of magnitude apart, from other
  * seeds of the random draw. The penalty is relative to the largest scores,
  * and a variable scored far below them moves by its score over the penalty
  * per iteration: with the penalty held at 1e-4 relative, the first two sat
  * at max_iter (100,000 iterations) with residuals of 1e-17 and the gap
  * open; the third took 55,458 iterations while its penalty could only fall
- * on the late, ever slower schedule of residual balancing. Each is solved
- * within 5,000 iterations to GLPK's optimum. */
+ * on the late, ever slower schedule of residual balancing; the fourth sat
+ * at max_iter with both residuals at 5e-12, balanced, so that balancing
+ * never lowered the penalty. Each is solved within 5,000 iterations to
+ * GLPK's optimum. */
 static const ref_graph far_apart_scores[] = {
     {.n_vars = 5, .theta = {-2055856.2023071486, 793.84602178734463, -2.4844467281283215e-05,
                             0.019261606558263165, -0.15053722990363214},
@@ -544,6 +546,22 @@ static const ref_graph far_apart_scores[] = {
         {.kind = REF_ANDOUT, .degree = 2, .vars = {10, 8}, .negated = {0, 0}},
         {.kind = REF_ANDOUT, .degree = 3, .vars = {0, 1, 8}, .negated = {0, 0, 0}},
         {.kind = REF_ANDOUT, .degree = 2, .vars = {4, 1}, .negated = {0, 0}},
+    }},
+    {.n_vars = 16, .theta = {-3.0795718344487236e-07, 0.011327965009504433, 0.0047909540756837579,
+                             -237.24175894894225, 1.7889753873284924e-07, 105134.83609627048,
+                             0.19776879568993788, 1.9529863780348628e-09, -441253.77673028311,
+                             7.9091421695824946e-10, 3.0783313652925628e-10,
+                             -2.4030784540684155e-11, 2072927.4749479613, -3.3718959406622344e-08,
+                             3.5284211896605502e-06, 0.058573769278792182},
+     .n_factors = 6, .factors = {
+        {.kind = REF_ANDOUT, .degree = 3, .vars = {0, 4, 14}, .negated = {0, 1, 1}},
+        {.kind = REF_OROUT, .degree = 5, .vars = {11, 7, 15, 2, 0}, .negated = {0, 0, 0, 0, 0}},
+        {.kind = REF_ATMOSTONE, .degree = 12, .vars = {0, 7, 2, 8, 4, 11, 14, 10, 1, 5, 13, 3},
+         .negated = {1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}},
+        {.kind = REF_ANDOUT, .degree = 5, .vars = {0, 3, 13, 7, 2}, .negated = {1, 1, 1, 0, 0}},
+        {.kind = REF_IMPLY, .degree = 2, .vars = {7, 9}, .negated = {0, 0}},
+        {.kind = REF_BUDGET, .degree = 5, .vars = {7, 15, 4, 2, 9}, .negated = {0, 0, 1, 0, 1},
+         .budget = 5},
     }},
 };
 

@@ -567,40 +567,55 @@ static double least_penalty(const admm_run *r) {
     return least > 0.0 ? fmax(fmin(CONCORD_MIN_ETA, least), LEAST_LP_MAP_ETA) : CONCORD_MIN_ETA;
 }
 
+/* A new penalty: every factor's input moves, and the acceleration
+ * restarts. */
+static void change_penalty(admm_run *r, double eta_rel) {
+    set_penalty(r, eta_rel);
+    memset(r->s->dirty, 1, (size_t)r->g->n_factors);
+    if (r->accelerating) {
+        fill_slot_state(r);
+        anderson_restart(r->s->aa, r->s->slot_state);
+    }
+}
+
 /* The penalty update. ADMM converges for any fixed penalty, while
  * rebalancing at a steady rate can cycle; so after MAX_ADAPTATIONS changes
  * the wait before the next one is LATE_ADAPT_WAIT iterations, doubled with
  * each further change: the penalty stays put for ever longer stretches,
  * yet one left far off once the first changes are spent is still mended
  * (with a hard cap, solves sat at max_iter with one residual 10-1000 times
- * the other; docs/design.md). A change makes every factor's input move,
- * and restarts the acceleration. While `drifting` (LP-MAP's residuals
- * within tol, its gap open) a fall neither waits nor counts: what is left
- * to move is the variables scored far below the penalty (see
- * least_penalty), and on the late schedule one such solve took 55,458
- * iterations instead of 681. A fall there cannot start a cycle, the
- * residuals being already small. */
+ * the other; docs/design.md).
+ *
+ * While `drifting` (LP-MAP's residuals within tol, its gap open) the
+ * penalty halves at every check down to its floor, whatever the residuals'
+ * ratio, neither waiting nor counting: what is left to move is variables
+ * scored far below the penalty, at their score over the penalty per
+ * iteration (see least_penalty). Balanced, or on the late schedule, such
+ * solves took 55,458 iterations, or sat at max_iter with both residuals at
+ * 5e-12, instead of 393 and 324. A fall cannot start a cycle there: the
+ * residuals are within tol, and the rule is left once they are not. On
+ * AD3's graphs, the UAI instances and the generated ones it never comes
+ * into play. */
 static void penalty_step(admm_run *r, int32_t t, bool drifting) {
     const bool early = t <= EARLY_ITERATIONS;
     if (!r->st.adapt_eta || t % (early ? EARLY_ADAPT_EVERY : ADAPT_EVERY) != 0) return;
-    const double n_links = (double)r->g->n_links;
     const double floor = least_penalty(r);
+    if (drifting) {
+        if (r->eta_rel > floor) change_penalty(r, fmax(0.5 * r->eta_rel, floor));
+        return;
+    }
+    if (t < r->next_adaptation) return;
+    const double n_links = (double)r->g->n_links;
     const double step = penalty_factor(sqrt(r->primal_sq / n_links),
                                        r->eta_rel * sqrt(r->change_sq / n_links), r->eta_rel,
                                        floor, t, r->sparse);
-    const bool drift_fall = drifting && step < 1.0;
-    if (step == 1.0 || (t < r->next_adaptation && !drift_fall)) return;
-    set_penalty(r, fmin(fmax(r->eta_rel * step, floor), CONCORD_MAX_ETA));
-    memset(r->s->dirty, 1, (size_t)r->g->n_factors);
-    if (!drift_fall) r->adaptations += 1;
+    if (step == 1.0) return;
+    change_penalty(r, fmin(fmax(r->eta_rel * step, floor), CONCORD_MAX_ETA));
+    r->adaptations += 1;
     const int32_t late = r->adaptations - MAX_ADAPTATIONS;
-    if (late >= 0 && !drift_fall) {
+    if (late >= 0) {
         const int doublings = late < LATE_ADAPT_DOUBLINGS ? late : LATE_ADAPT_DOUBLINGS;
         r->next_adaptation = t + ((int64_t)LATE_ADAPT_WAIT << doublings);
-    }
-    if (r->accelerating) {
-        fill_slot_state(r);
-        anderson_restart(r->s->aa, r->s->slot_state);
     }
 }
 
