@@ -126,6 +126,7 @@ typedef struct suite {
     infeasible_case *infeasible;
     int n_infeasible;
     int n_errors; /* GLPK failures while setting up */
+    int n_unknown_unique; /* graphs whose LP ranges GLPK failed to find */
 } suite;
 
 static suite the_suite;
@@ -200,7 +201,9 @@ static int setup(void **state) {
             for (int j = 0; j < width_n; ++j)
                 if (hi[j] - lo[j] > UNIQUE_WIDTH) c->unique = 0;
         } else {
-            s->n_errors += 1;
+            /* uniqueness unknown: the graph is left out of the tests that
+             * need it (one in a few hundred, on other seeds) */
+            s->n_unknown_unique += 1;
             printf("GLPK failed on the ranges of the graph of draw %d\n", draw);
         }
         c->map_feasible = ref_brute_map(&g, &c->map_value, c->map_x);
@@ -723,33 +726,42 @@ static gap_scores gap_scores_of(const ref_graph *g) {
     return out;
 }
 
+/* How far a converged solve's bound may lie above the optimum `optimum` of
+ * graph g at scores times `scale`, by the stopping rule (docs/design.md):
+ * GAP_TOL relative to the optimum of the variables in factors (the others
+ * add their best to value and bound alike, and beside their size a gap
+ * relative to the whole value would be below rounding) or to the least
+ * score, and at least 1024 units of rounding of the sum of their |scores|
+ * (a bound sums terms of that size, which cancel to an optimum of 1e-10
+ * beside scores of 1e5), plus the rounding of adding the others' best.
+ * The size the gap is relative to goes to *size. */
+static double allowed_gap(const ref_graph *g, double optimum, double scale, double *size) {
+    const gap_scores gs = gap_scores_of(g);
+    *size = fmax(fabs(optimum - gs.free_best * scale), gs.least * scale);
+    const double rounding = DBL_EPSILON * (1024.0 * gs.linked_l1 + 4.0 * gs.free_best) * scale;
+    return GAP_TOL * *size + rounding;
+}
+
 /* A converged solve's dual bound is within GAP_TOL of GLPK's optimum
- * relative to the optimum itself, not merely to the scores' size: on
- * graphs whose value is small next to their scores a gap judged against
- * the scores let the solver stop with its bound (and value) far off. As
- * the stopping rule (docs/design.md), the optimum here is that of the
- * variables in factors (the others add their best to value and bound
- * alike, and beside their size a gap relative to the whole value would
- * be below rounding), and a gap below 1024 units of rounding of the sum of
- * their |scores| is allowed whatever the optimum (a bound sums terms of
- * that size, which cancel to an optimum of 1e-10 beside scores of 1e5). */
+ * relative to the optimum itself, not merely to the scores' size (see
+ * allowed_gap): on graphs whose value is small next to their scores a gap
+ * judged against the scores let the solver stop with its bound (and
+ * value) far off. */
 static void converged_bounds_are_within_the_tolerance_of_the_optimum_itself(void **state) {
     suite *s = *state;
     int failures = 0, checked = 0;
     double worst = 0.0;
     for (int i = 0; i < s->n_cases; ++i) {
         const graph_case *c = &s->cases[i];
-        const gap_scores gs = gap_scores_of(&c->graph);
         for (int k = 0; k < NUM_SCALES; ++k) {
             const solve_result *r = &c->solves[k];
             if (!converged(r)) continue;
-            const double linked_lp = r->lp_value - gs.free_best * scales[k];
-            const double size = fmax(fabs(linked_lp), gs.least * scales[k]);
-            const double rounding = 1024.0 * DBL_EPSILON * gs.linked_l1 * scales[k];
+            double size;
+            const double allowed = allowed_gap(&c->graph, r->lp_value, scales[k], &size);
             const double excess = r->info.upper_bound - r->lp_value;
             checked += 1;
-            if (size > 0.0) worst = fmax(worst, fmax(excess - rounding, 0.0) / size);
-            if (excess <= GAP_TOL * size + rounding) continue;
+            if (size > 0.0) worst = fmax(worst, excess / size);
+            if (excess <= allowed) continue;
             printf("scores %s: bound %.17g, GLPK %.17g (excess %.3g of %.3g), value %.17g, "
                    "status %s\n",
                    scale_name(k), r->info.upper_bound, r->lp_value, excess, size, r->info.value,
@@ -758,8 +770,8 @@ static void converged_bounds_are_within_the_tolerance_of_the_optimum_itself(void
             failures += 1;
         }
     }
-    printf("%d converged solves; largest bound excess over the optimum, beyond rounding, %.3g "
-           "of it (tolerance %g)\n",
+    printf("%d converged solves; largest bound excess over the optimum %.3g of it (tolerance "
+           "%g, and rounding)\n",
            checked, worst, GAP_TOL);
     assert_int_equal(failures, 0);
 }
@@ -887,8 +899,11 @@ static void warm_solves_after_new_additional_scores_bound_the_new_optimum(void *
 }
 
 /* When concord reports an integral solution, every posterior is exactly 0
- * or 1, the assignment satisfies every factor, and its value is the
- * brute-force MAP (to rounding: 1e-12 of ||scores||_1). */
+ * or 1, the assignment satisfies every factor, and its value is at most
+ * the brute-force MAP (to rounding: 1e-12 of ||scores||_1) and at least
+ * the MAP less the gap the stopping rule allows (allowed_gap: the value is
+ * within it of a bound above the MAP). Closer than that, two assignments
+ * are not told apart: one 2.4e-4 below a MAP of 1.1e6 was returned. */
 static void integral_solutions_are_binary_and_reach_the_brute_force_map(void **state) {
     suite *s = *state;
     int failures = 0, integral = 0;
@@ -926,8 +941,10 @@ static void integral_solutions_are_binary_and_reach_the_brute_force_map(void **s
                         ys[kk++] = c->map_x[g.factors[f].vars[0]] && c->map_x[g.factors[f].vars[1]];
                 map = ref_objective(&g, xs, ys);
             }
-            double tol = MAP_TOL * ref_graph_score_l1(&g) + DBL_MIN;
-            if (binary && allowed && c->map_feasible && fabs(r->info.value - map) <= tol)
+            double tol = MAP_TOL * ref_graph_score_l1(&g) + DBL_MIN, size;
+            const double below = allowed_gap(&c->graph, map, scales[k], &size);
+            if (binary && allowed && c->map_feasible && r->info.value <= map + tol &&
+                map - r->info.value <= below)
                 continue;
             printf("scores %s: reported integral (status %s, integral %d); posteriors %s, "
                    "%s every factor; value %.17g, brute-force MAP %s %.17g\n",
@@ -1044,8 +1061,9 @@ static void random_graphs_cover_every_kind_and_score_regime(void **state) {
            "without factors %d\n",
            negated, degree1, isolated, no_factor);
     printf("graphs: scores <= 1e-8 %d, >= 1e5 %d, mixing magnitudes %d, tied scores %d, "
-           "integral %d, fractional %d, unique LP optimum %d\n",
-           tiny, huge, mixed, ties, integral, fractional, unique);
+           "integral %d, fractional %d, unique LP optimum %d (unknown %d)\n",
+           tiny, huge, mixed, ties, integral, fractional, unique, s->n_unknown_unique);
+    assert_true(s->n_unknown_unique <= 3);
     for (int k = 0; k < REF_NUM_KINDS; ++k) assert_true(kinds[k] >= 20);
     assert_true(negated >= 100 && degree1 >= 20 && isolated >= 20);
     assert_true(tiny >= 10 && huge >= 10 && mixed >= 10 && ties >= 30);
