@@ -166,6 +166,42 @@ static void a_slow_contraction_is_accelerated_by_long_steps(void **state) {
     anderson_free(a);
 }
 
+/* The slow contraction with every value times `scale` (z_q -> r_q z_q +
+ * scale (q + 1)), accelerated for 60 iterations from 0, left in z. */
+static void accelerate_scaled_contraction(double scale, double *z) {
+    static const int32_t block_begin[] = {0, ENTRIES};
+    for (int q = 0; q < ENTRIES; ++q) z[q] = 0.0;
+    anderson *a = anderson_new(1, block_begin, 8);
+    assert_non_null(a);
+    anderson_begin(a, 8, z);
+    for (int32_t t = 1; t <= 60; ++t) {
+        for (int q = 0; q < ENTRIES; ++q)
+            z[q] = (0.97 + 0.005 * q) * z[q] + scale * (double)(q + 1);
+        anderson_changed(a, 0, t);
+        if (anderson_due(a, t)) anderson_step(a, z, ignore_rewrite, NULL);
+        if (anderson_grows(a, t)) anderson_restart(a, z);
+    }
+    anderson_free(a);
+}
+
+/* Scaled by a power of two every operation of the plain iteration is
+ * exact, so the accelerated iterates at 2^600 (4e180, whose squares
+ * overflow) and 2^-600 (2e-181, whose squares vanish) are those at scale
+ * 1 times the scale, bit for bit, at the fixed point: the acceleration
+ * measures its history in a unit of the state's size. */
+static void the_acceleration_is_the_same_at_every_power_of_two_scale(void **state) {
+    (void)state;
+    double reference[ENTRIES], z[ENTRIES];
+    accelerate_scaled_contraction(1.0, reference);
+    for (int q = 0; q < ENTRIES; ++q)
+        assert_true(fabs(reference[q] - slow_fixed_point(q)) <= 1e-9 * slow_fixed_point(q));
+    const double scales[2] = {0x1p600, 0x1p-600};
+    for (int k = 0; k < 2; ++k) {
+        accelerate_scaled_contraction(scales[k], z);
+        for (int q = 0; q < ENTRIES; ++q) assert_true(z[q] == scales[k] * reference[q]);
+    }
+}
+
 /* The first extrapolation after the memory grows (iteration 80) is spoilt
  * (the next plain iteration pushes z away) and refused; the others would
  * be kept. One refusal is no verdict on the memory in use: at iteration
@@ -214,6 +250,7 @@ int main(void) {
         cmocka_unit_test(a_block_that_stands_still_is_left_out),
         cmocka_unit_test(a_block_that_moves_after_a_restart_is_taken_in),
         cmocka_unit_test(a_slow_contraction_is_accelerated_by_long_steps),
+        cmocka_unit_test(the_acceleration_is_the_same_at_every_power_of_two_scale),
         cmocka_unit_test(one_refusal_does_not_switch_the_acceleration_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

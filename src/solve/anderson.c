@@ -90,7 +90,8 @@ struct anderson {
     anderson_apply_fn apply; /* the owner's, during a step */
     void *context;
     double *x, *f_prev, *res_prev, *undo_state; /* per entry */
-    double *dres, *df; /* per entry, its m differences side by side */
+    double *dres, *df; /* per entry, its m differences side by side (dres
+                          times inv_unit) */
     double gram[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY];
     double rhs[ANDERSON_MAX_MEMORY]; /* column j dotted with the residual */
     int count, head, extrapolated, cooldown;
@@ -98,6 +99,7 @@ struct anderson {
     int waited; /* plain iterations since the last step */
     int32_t due_at; /* the iteration of the step anderson_due announced */
     double norm_prev;
+    double inv_unit; /* see unit_of; set as each history starts */
     int32_t kept, refused; /* extrapolations in this solve */
     int32_t kept_before, refused_before; /* the same when the memory last grew */
 };
@@ -162,6 +164,23 @@ void anderson_free(anderson *a) {
     free(a->dres);
     free(a->df);
     free(a);
+}
+
+/* The inverse of the unit the history measures a state like v in: 1, or
+ * for entries beyond 2^400 or all below 2^-400 (scores that large or that
+ * small), the power of two of the largest. Residuals and differences are
+ * multiplied by it before they are squared or multiplied together, which
+ * for a power of two changes no bit of a result but keeps the squares
+ * from overflowing to infinity beyond 1e154 (no step could then be
+ * measured) or vanishing to 0 below 1e-154. */
+static double unit_of(const double *v, int32_t n) {
+    double largest = 0.0;
+    for (int32_t q = 0; q < n; ++q) largest = fmax(largest, fabs(v[q]));
+    if ((largest > 0x1p-400 && largest < 0x1p400) || largest == 0.0 || !isfinite(largest))
+        return 1.0;
+    int exponent;
+    frexp(largest, &exponent);
+    return ldexp(1.0, -exponent);
 }
 
 /* Forgets the history: the next m + 1 steps rebuild it. */
@@ -237,8 +256,9 @@ static void set_blocks(anderson *a, double *z, const int32_t *blocks, int32_t n,
  * its rows of the history cleared), and over their entries it forms the
  * image f = z and its residual f - x, and, with k stored columns, the new
  * differences in column h, their row of the Gram matrix (row) and every
- * column dotted with the residual (rhs). Leaves x = f and returns the
- * residual norm. When the caller then refuses the last extrapolation, the
+ * column dotted with the residual (rhs), residuals and their differences
+ * times inv_unit. Leaves x = f and returns the residual norm in that
+ * unit. When the caller then refuses the last extrapolation, the
  * history is forgotten, so the columns written here are never read. */
 static inline __attribute__((always_inline)) double
 gather_columns(anderson *a, const double *z, const int k, int h, double *row_out,
@@ -251,6 +271,7 @@ gather_columns(anderson *a, const double *z, const int k, int h, double *row_out
     int32_t *live = a->live, n_live = 0;
     double *x = a->x, *res_prev = a->res_prev, *f_prev = a->f_prev, *dres = a->dres,
            *df = a->df;
+    const double inv_unit = a->inv_unit;
     double norm = 0.0;
     for (int32_t b = 0; b < n_blocks; ++b) {
         if (moved_at[b] < quiet_after) {
@@ -267,16 +288,16 @@ gather_columns(anderson *a, const double *z, const int k, int h, double *row_out
         live[n_live++] = b;
         for (int32_t q = begin; q < end; ++q) {
             double *dr = dres + (size_t)q * m, *dfl = df + (size_t)q * m;
-            const double f = z[q], res = f - x[q];
-            norm += res * res;
+            const double f = z[q], res = f - x[q], measured = res * inv_unit;
+            norm += measured * measured;
             if (k > 0) {
-                const double d = res - res_prev[q];
+                const double d = (res - res_prev[q]) * inv_unit;
                 dr[h] = d;
                 dfl[h] = f - f_prev[q];
 #pragma GCC unroll 16
                 for (int j = 0; j < k; ++j) {
                     row[j] += d * dr[j];
-                    rhs[j] += res * dr[j];
+                    rhs[j] += measured * dr[j];
                 }
             }
             res_prev[q] = res;
@@ -315,7 +336,7 @@ static double gather(anderson *a, const double *z, int k, int h, double *row, do
 /* Extrapolates x (the plain image, which gather left there) to
  * x - df gamma over the k columns, block by block, handing each block to
  * the owner at once; the plain image stays in undo_state. Returns the
- * length of the step. */
+ * length of the step times inv_unit. */
 static inline __attribute__((always_inline)) double
 extrapolate_columns(anderson *a, double *z, const int k, const double *gamma_in) {
     double gamma[ANDERSON_MAX_MEMORY];
@@ -325,6 +346,7 @@ extrapolate_columns(anderson *a, double *z, const int k, const double *gamma_in)
     const double *df = a->df;
     const double *x = a->x;
     double *undo_state = a->undo_state;
+    const double inv_unit = a->inv_unit;
     double step = 0.0;
     for (int32_t v = 0; v < n_live; ++v) {
         const int32_t b = live[v];
@@ -336,7 +358,8 @@ extrapolate_columns(anderson *a, double *z, const int k, const double *gamma_in)
             for (int j = 0; j < k; ++j) next -= dfl[j] * gamma[j];
             undo_state[q] = f;
             z[q] = next;
-            step += (next - f) * (next - f);
+            const double moved = (next - f) * inv_unit;
+            step += moved * moved;
         }
         apply_block(a, z, b);
     }
@@ -410,6 +433,7 @@ static void step(anderson *a, double *z) {
     const int k = a->count < a->m ? a->count : a->m;
     const int h = a->head;
     double row[ANDERSON_MAX_MEMORY] = {0}, rhs[ANDERSON_MAX_MEMORY] = {0};
+    if (a->count == 0) a->inv_unit = unit_of(z, a->block_begin[a->n_blocks]);
     const double norm = gather(a, z, k, h, row, rhs);
     if (a->extrapolated && norm > a->norm_prev) {
         /* the extrapolation did not help: back to the plain image it
@@ -421,9 +445,9 @@ static void step(anderson *a, double *z) {
     }
     a->extrapolated = 0;
     if (!(norm <= DBL_MAX)) {
-        /* the squares overflowed (entries beyond 1e154): the history
-         * cannot measure anything, and a step it took could leave z
-         * infinite */
+        /* the squares overflowed (the state grew far beyond its unit):
+         * the history cannot measure anything, and a step it took could
+         * leave z infinite; it starts again, in a unit of the state then */
         forget(a);
         return;
     }
