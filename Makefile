@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 600
 PREFIX ?= /usr/local
 VENV ?= .venv
 
-.PHONY: all build python demo test fuzz bench plots check-exact install clean
+.PHONY: all build python demo test fuzz bench plots check-exact check-random install clean
 
 # configure,DIR,OPTIONS: CMake with the Ninja generator (the test build's
 # ninety-odd programs build in 67 s, against 84 s with Makefiles); a
@@ -96,6 +96,16 @@ plots:
 check-exact: build
 	@scripts/install-deps.sh check-exact
 	@$(BUILD)/bench_exact ../shared/data 3 60
+
+# test_lp_random on SEED_COUNT other draws of its random graphs, from
+# FIRST_SEED on (about 3 s a seed, two at a time).
+FIRST_SEED ?= 1000
+SEED_COUNT ?= 100
+check-random:
+	@scripts/install-deps.sh test
+	@$(call configure,$(BUILD)-test,-DCONCORD_TESTS=ON -DCONCORD_WERROR=ON)
+	@cmake --build $(BUILD)-test -j $(JOBS) --target test_lp_random >/dev/null
+	@scripts/check-random.sh $(BUILD)-test $(FIRST_SEED) $(SEED_COUNT)
 
 # The header, the libraries, the executable, pkg-config and CMake package
 # files under PREFIX (default /usr/local).
