@@ -774,9 +774,16 @@ static gap_scores gap_scores_of(const ref_graph *g) {
  * score, and at least 1024 units of rounding of the sum of their |scores|
  * (a bound sums terms of that size, which cancel to an optimum of 1e-10
  * beside scores of 1e5), plus the rounding of adding the others' best.
- * The size the gap is relative to goes to *size. */
+ * The size the gap is relative to goes to *size. With every score in the
+ * factors 0 the rule is dropped. */
 static double allowed_gap(const ref_graph *g, double optimum, double scale, double *size) {
     const gap_scores gs = gap_scores_of(g);
+    if (gs.linked_l1 == 0.0) {
+        /* every point is optimal and the rule has no gap to close; the
+         * bound is off by the rounding of multipliers of size 1 */
+        *size = 0.0;
+        return 1e-12;
+    }
     *size = fmax(fabs(optimum - gs.free_best * scale), gs.least * scale);
     const double rounding = DBL_EPSILON * (1024.0 * gs.linked_l1 + 4.0 * gs.free_best) * scale;
     return GAP_TOL * *size + rounding;
