@@ -167,10 +167,11 @@ static void a_slow_contraction_is_accelerated_by_long_steps(void **state) {
 }
 
 /* The slow contraction with every value times `scale` (z_q -> r_q z_q +
- * scale (q + 1)), accelerated for 60 iterations from 0, left in z. */
+ * scale (q + 1)), accelerated for 60 iterations from scale (q + 1), left
+ * in z. */
 static void accelerate_scaled_contraction(double scale, double *z) {
     static const int32_t block_begin[] = {0, ENTRIES};
-    for (int q = 0; q < ENTRIES; ++q) z[q] = 0.0;
+    for (int q = 0; q < ENTRIES; ++q) z[q] = scale * (double)(q + 1);
     anderson *a = anderson_new(1, block_begin, 8);
     assert_non_null(a);
     anderson_begin(a, 8, z);

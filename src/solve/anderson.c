@@ -89,7 +89,8 @@ struct anderson {
     int32_t n_undo;
     anderson_apply_fn apply; /* the owner's, during a step */
     void *context;
-    double *x, *f_prev, *res_prev, *undo_state; /* per entry */
+    double *x, *f_prev, *res_prev, *undo_state; /* per entry (res_prev times
+                                                   inv_unit) */
     double *dres, *df; /* per entry, its m differences side by side (dres
                           times inv_unit) */
     double gram[ANDERSON_MAX_MEMORY][ANDERSON_MAX_MEMORY];
@@ -99,7 +100,7 @@ struct anderson {
     int waited; /* plain iterations since the last step */
     int32_t due_at; /* the iteration of the step anderson_due announced */
     double norm_prev;
-    double inv_unit; /* see unit_of; set as each history starts */
+    double inv_unit; /* see inverse_unit; set by restarts */
     int32_t kept, refused; /* extrapolations in this solve */
     int32_t kept_before, refused_before; /* the same when the memory last grew */
 };
@@ -166,21 +167,26 @@ void anderson_free(anderson *a) {
     free(a);
 }
 
-/* The inverse of the unit the history measures a state like v in: 1, or
- * for entries beyond 2^400 or all below 2^-400 (scores that large or that
- * small), the power of two of the largest. Residuals and differences are
- * multiplied by it before they are squared or multiplied together, which
- * for a power of two changes no bit of a result but keeps the squares
- * from overflowing to infinity beyond 1e154 (no step could then be
- * measured) or vanishing to 0 below 1e-154. */
-static double unit_of(const double *v, int32_t n) {
-    double largest = 0.0;
-    for (int32_t q = 0; q < n; ++q) largest = fmax(largest, fabs(v[q]));
+/* The inverse of the unit a history measures a state in whose largest
+ * entry is `largest`: 1, or for a largest entry beyond 2^400 or below
+ * 2^-400 (scores that large or that small), its power of two. Residuals
+ * and differences are multiplied by it before they are squared or
+ * multiplied together, which for a power of two changes no bit of a
+ * result but keeps the squares from overflowing to infinity beyond 1e154
+ * (no step could then be measured) or vanishing to 0 below 1e-154. */
+static double inverse_unit(double largest) {
     if ((largest > 0x1p-400 && largest < 0x1p400) || largest == 0.0 || !isfinite(largest))
         return 1.0;
     int exponent;
     frexp(largest, &exponent);
     return ldexp(1.0, -exponent);
+}
+
+/* The largest |v_q| (a comparison, where fmax is a library call). */
+static double largest_magnitude(const double *v, int32_t n) {
+    double largest = 0.0;
+    for (int32_t q = 0; q < n; ++q) largest = fabs(v[q]) > largest ? fabs(v[q]) : largest;
+    return largest;
 }
 
 /* Forgets the history: the next m + 1 steps rebuild it. */
@@ -204,11 +210,14 @@ void anderson_restart(anderson *a, const double *z) {
         a->is_live[b] = 1;
     }
     const int32_t entries = a->block_begin[a->n_blocks];
+    double largest = 0.0; /* a comparison, where fmax is a library call */
     for (int32_t q = 0; q < entries; ++q) {
         a->x[q] = z[q];
         a->f_prev[q] = z[q];
         a->res_prev[q] = 0.0;
+        largest = fabs(z[q]) > largest ? fabs(z[q]) : largest;
     }
+    a->inv_unit = inverse_unit(largest);
     /* The stored differences need no clearing: a step reads only the
      * columns written since the history was last forgotten, and a block
      * that was quiet in between has its rows cleared when it becomes live. */
@@ -288,16 +297,16 @@ gather_columns(anderson *a, const double *z, const int k, int h, double *row_out
         live[n_live++] = b;
         for (int32_t q = begin; q < end; ++q) {
             double *dr = dres + (size_t)q * m, *dfl = df + (size_t)q * m;
-            const double f = z[q], res = f - x[q], measured = res * inv_unit;
-            norm += measured * measured;
+            const double f = z[q], res = (f - x[q]) * inv_unit;
+            norm += res * res;
             if (k > 0) {
-                const double d = (res - res_prev[q]) * inv_unit;
+                const double d = res - res_prev[q];
                 dr[h] = d;
                 dfl[h] = f - f_prev[q];
 #pragma GCC unroll 16
                 for (int j = 0; j < k; ++j) {
                     row[j] += d * dr[j];
-                    rhs[j] += measured * dr[j];
+                    rhs[j] += res * dr[j];
                 }
             }
             res_prev[q] = res;
@@ -433,7 +442,6 @@ static void step(anderson *a, double *z) {
     const int k = a->count < a->m ? a->count : a->m;
     const int h = a->head;
     double row[ANDERSON_MAX_MEMORY] = {0}, rhs[ANDERSON_MAX_MEMORY] = {0};
-    if (a->count == 0) a->inv_unit = unit_of(z, a->block_begin[a->n_blocks]);
     const double norm = gather(a, z, k, h, row, rhs);
     if (a->extrapolated && norm > a->norm_prev) {
         /* the extrapolation did not help: back to the plain image it
@@ -447,7 +455,8 @@ static void step(anderson *a, double *z) {
     if (!(norm <= DBL_MAX)) {
         /* the squares overflowed (the state grew far beyond its unit):
          * the history cannot measure anything, and a step it took could
-         * leave z infinite; it starts again, in a unit of the state then */
+         * leave z infinite; it starts again, in a unit of the state now */
+        a->inv_unit = inverse_unit(largest_magnitude(a->x, a->block_begin[a->n_blocks]));
         forget(a);
         return;
     }
