@@ -112,7 +112,13 @@ CONCORD_API const char *concord_status_name(int status);
  * Scores (log-potentials) are doubles that are 0 or between 1e-300 and
  * 1e300 in magnitude: every function taking scores refuses others with
  * CONCORD_EINVAL (beyond that range the solvers' penalties and sums would
- * vanish into subnormal numbers or overflow).
+ * vanish into subnormal numbers or overflow). LP-SparseMAP's quadratic
+ * term -w u^2/2 does not grow with the scores: with scores far above the
+ * weights (from about 1e6 times) it converges slowly, and from about
+ * 1e16 times it lies below the rounding of the scores, so that the solve
+ * returns a point of the LP-MAP optimal face, which is the LP-SparseMAP
+ * answer when that face is a single point but not the face's least-norm
+ * point otherwise (scores tied within the face).
  * ------------------------------------------------------------------------ */
 
 /* The problem: variables, factors and scores (see the top of this file). */
