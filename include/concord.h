@@ -1246,6 +1246,9 @@ typedef enum concord_format {
 /* Receives warnings while reading (e.g. a stray line AD3 would skip). */
 typedef void (*concord_warning_fn)(void *context, const char *message);
 
+/* Every reader takes numbers with a decimal point whatever the program's
+ * locale (the calling thread reads in the C locale for the call). */
+
 /* Reads every graph in a buffer. `name` is used in messages (file:line).
  * On success *graphs is a malloc'ed array of *count graphs, to be released
  * with concord_free_graphs(). On failure nothing is returned and `error`

@@ -8,16 +8,27 @@ python_pkgs="python3-venv python3-dev python3-setuptools python3-wheel cython3 p
 case "${1:-build}" in
   build) pkgs="gcc make cmake ninja-build" ;;
   python) pkgs="gcc $python_pkgs" ;;
-  test) pkgs="gcc make cmake ninja-build pkgconf libcmocka-dev libglpk-dev glpk-utils toulbar2 clang libclang-rt-14-dev valgrind $python_pkgs python3-scipy python3-cvxopt python3-pytest python3-pytest-xdist" ;;
+  test) pkgs="gcc make cmake ninja-build pkgconf libcmocka-dev libglpk-dev glpk-utils toulbar2 clang libclang-rt-14-dev valgrind locales $python_pkgs python3-scipy python3-cvxopt python3-pytest python3-pytest-xdist" ;;
   fuzz) pkgs="clang libclang-rt-14-dev" ;;
   check-exact) pkgs="toulbar2" ;;
   *) echo "usage: $0 build|python|test|fuzz|check-exact" >&2; exit 2 ;;
 esac
+# test: a locale whose decimal point is a comma, for the readers' test that
+# numbers are read alike in every locale (generated once, as root)
+comma_locale() {
+  [ "${1:-build}" = test ] || return 0
+  locale -a 2>/dev/null | grep -qix 'de_DE.utf-\{0,1\}8' && return 0
+  [ "$(id -u)" -eq 0 ] || return 0
+  localedef -i de_DE -f UTF-8 de_DE.UTF-8 2>/dev/null || true
+}
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+  comma_locale "${1:-build}"
+  exit 0
+fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "missing Debian packages:$missing (run as root, or install them)" >&2
   exit 1
@@ -26,3 +37,4 @@ echo "installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq $missing >/dev/null
+comma_locale "${1:-build}"

@@ -117,14 +117,17 @@ static reader *reader_new(const char *data, size_t size, bool owned, const char 
                           concord_warning_fn warn, void *context) {
     reader *r = calloc(1, sizeof *r);
     char *name_copy = strdup(name);
-    if (!r || !name_copy) {
+    locale_t c_numbers = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (!r || !name_copy || !c_numbers) {
         free(r);
         free(name_copy);
+        if (c_numbers) freelocale(c_numbers);
         if (owned) free((char *)data);
         if (error && error_size) snprintf(error, error_size, "%s: out of memory", name);
         return NULL;
     }
     r->name = name_copy;
+    r->c_numbers = c_numbers;
     r->data = owned ? (char *)data : NULL;
     r->size = size;
     r->format = format;
@@ -209,7 +212,13 @@ int concord_reader_next(concord_reader *r, concord_graph **graph) {
     if (!r) return CONCORD_EINVAL;
     if (r->failed) return r->failed;
     if (r->at_end) return CONCORD_OK;
+    /* Numbers are read in the C format whatever the program's locale: in a
+     * program that had called setlocale(LC_ALL, "") in a German locale,
+     * strtod read "0.5" as 0 and every file with a decimal score failed.
+     * The calling thread alone uses the C locale, for this call. */
+    const locale_t previous = uselocale(r->c_numbers);
     int rc = r->format == CONCORD_FORMAT_UAI ? uai_next(r, graph) : fg_next(r, graph);
+    uselocale(previous);
     if (rc == CONCORD_OK && !*graph) {
         r->at_end = true;
         if (r->graphs_read == 0) rc = reader_fail(r, CONCORD_EPARSE, "no graph in the input");
@@ -236,6 +245,7 @@ void concord_reader_close(concord_reader *r) {
     if (!r) return;
     lexer_free(&r->lx);
     concord_reader_close(r->evidence);
+    freelocale(r->c_numbers);
     free(r->data);
     free(r->name);
     free(r->uai_card);

@@ -6,6 +6,7 @@
 #ifndef CONCORD_READERS_H
 #define CONCORD_READERS_H
 
+#include <locale.h>
 #include <stddef.h>
 
 #include "concord.h"
@@ -26,6 +27,7 @@ struct concord_reader {
     int failed;         /* sticky: the code of the first failure */
     size_t graphs_read; /* graphs returned so far */
     bool at_end;
+    locale_t c_numbers; /* the C locale's number format, used while reading */
     reader *evidence;   /* UAI evidence, or NULL */
     /* UAI: how the last model's states map to the graph's variables */
     int32_t uai_vars;
