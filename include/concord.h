@@ -24,7 +24,10 @@
  * CONCORD_E* code). Builders leave a message naming what was wrong in
  * concord_last_error(graph), readers in the caller's error buffer, solver
  * functions in concord_solver_last_error(solver) (a NULL graph or solver
- * is CONCORD_EINVAL without a message). All memory is owned by the library;
+ * is CONCORD_EINVAL without a message, and so is a bad index given to a
+ * function that reads a const graph, such as concord_factor_degree: it
+ * cannot write the graph's message, and the one left is an earlier
+ * call's). All memory is owned by the library;
  * there is no global state, nothing is printed and nothing exits: progress
  * is reported through a callback in the settings.
  */

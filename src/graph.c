@@ -368,9 +368,10 @@ static int check_range(concord_graph *g, const char *what, int32_t first, int32_
                        int32_t size, const double *scores) {
     int rc = graph_unchanging(g);
     if (rc) return rc;
-    if (first < 0 || count < 0 || (int64_t)first + count > size || (count > 0 && !scores))
+    if (first < 0 || count < 0 || (int64_t)first + count > size)
         return graph_fail(g, CONCORD_EINVAL, "%s scores [%d, %lld) out of range (size %d)",
                           what, first, (long long)first + count, size);
+    if (count > 0 && !scores) return graph_fail(g, CONCORD_EINVAL, "%s scores: NULL array", what);
     return CONCORD_OK;
 }
 
@@ -439,11 +440,13 @@ int concord_set_regularization(concord_graph *g, int32_t first, int32_t count,
     if (!g) return CONCORD_EINVAL;
     int rc = graph_unchanging(g);
     if (rc) return rc;
-    if (first < 0 || count < 0 || (int64_t)first + count > g->n_vars || (count > 0 && !weights))
+    if (first < 0 || count < 0 || (int64_t)first + count > g->n_vars)
         return graph_fail(g, CONCORD_EINVAL,
                           "regularization weights [%d, %lld) out of range (the graph has %d "
                           "variables)",
                           first, (long long)first + count, g->n_vars);
+    if (count > 0 && !weights)
+        return graph_fail(g, CONCORD_EINVAL, "regularization weights: NULL array");
     for (int32_t i = 0; i < count; ++i) {
         const double w = weights[i];
         if (!(w >= CONCORD_MIN_REGULARIZATION && w <= CONCORD_MAX_REGULARIZATION))

@@ -209,6 +209,52 @@ static void bad_arguments_are_rejected_with_a_message(void **state) {
     concord_graph_free(g);
 }
 
+/* A NULL array or an oversize argument is named as such in the message,
+ * not reported as some other fault ("[0, 1) out of range", "degree 0"),
+ * and so are the readers' NULL arguments, which left the message empty. */
+static void null_arrays_and_oversize_arguments_are_named_in_the_message(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 4, NULL, NULL), CONCORD_OK);
+    const int32_t vars[4] = {0, 1, 2, 3}, states[3] = {2, 2, 2};
+    assert_int_equal(concord_set_variable_scores(g, 0, 1, NULL), CONCORD_EINVAL);
+    assert_string_equal(concord_last_error(g), "variable scores: NULL array");
+    assert_int_equal(concord_set_regularization(g, 0, 1, NULL), CONCORD_EINVAL);
+    assert_string_equal(concord_last_error(g), "regularization weights: NULL array");
+    assert_int_equal(concord_add_knapsack(g, 3, vars, NULL, NULL, 1.0, NULL), CONCORD_EINVAL);
+    assert_string_equal(concord_last_error(g), "KNAPSACK factor: NULL costs");
+    assert_int_equal(concord_add_sequence(g, 1, NULL, vars, NULL, NULL), CONCORD_EINVAL);
+    assert_string_equal(concord_last_error(g), "SEQUENCE factor: NULL num_states");
+    assert_int_equal(concord_add_dense(g, 2, NULL, vars, NULL, NULL), CONCORD_EINVAL);
+    assert_string_equal(concord_last_error(g), "DENSE factor: NULL num_states");
+    assert_int_equal(concord_add_general_tree(g, 3, states, NULL, vars, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_string_equal(concord_last_error(g), "GENERAL_TREE factor: NULL parents array");
+    assert_int_equal(concord_add_matching(g, 65536, 65536, vars, 0, NULL), CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "rows x cols at most"));
+    assert_int_equal(concord_num_factors(g), 0);
+    concord_graph_free(g);
+    char error[128];
+    concord_graph **graphs = NULL, *graph = NULL;
+    size_t count = 0;
+    assert_int_equal(concord_read_buffer(NULL, 5, "x.fg", CONCORD_FORMAT_FG, &graphs, &count,
+                                         error, sizeof error, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_string_equal(error, "data is NULL but size is not 0");
+    assert_int_equal(concord_read_file(NULL, CONCORD_FORMAT_AUTO, &graphs, &count, error,
+                                       sizeof error, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_string_equal(error, "path is NULL");
+    assert_int_equal(concord_read_buffer("1\n0\n0\n", 6, "x.fg", CONCORD_FORMAT_FG, NULL,
+                                         &count, error, sizeof error, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(error, "graphs or count is NULL"));
+    assert_int_equal(concord_read_uai_buffer(NULL, 10, "m.uai", NULL, 0, NULL, &graph, error,
+                                             sizeof error),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(error, "NULL but its size is not 0"));
+}
+
 /* Setting no scores at all is fine (and hands memcpy no null pointer,
  * which UBSan's build of this test would report). */
 static void setting_zero_scores_is_a_no_op(void **state) {
@@ -795,6 +841,7 @@ static void contract_limits_are_refused(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(setting_zero_scores_is_a_no_op),
+        cmocka_unit_test(null_arrays_and_oversize_arguments_are_named_in_the_message),
         cmocka_unit_test(the_iteration_cap_holds_on_a_graph_of_one_factor),
         cmocka_unit_test(xor_alone_selects_the_best_variable),
         cmocka_unit_test(resolving_with_new_scores_uses_them),

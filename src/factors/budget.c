@@ -159,7 +159,8 @@ int concord_add_knapsack(concord_graph *g, int32_t degree, const int32_t *vars,
     if (!g) return CONCORD_EINVAL;
     int rc = check_budget(g, "KNAPSACK", budget);
     if (rc) return rc;
-    if (degree < 1 || !costs) return graph_check_links(g, "KNAPSACK", costs ? degree : 0, vars);
+    if (degree < 1) return graph_check_links(g, "KNAPSACK", degree, vars);
+    if (!costs) return graph_fail(g, CONCORD_EINVAL, "KNAPSACK factor: NULL costs");
     for (int32_t j = 0; j < degree; ++j)
         if (!isfinite(costs[j]) || costs[j] < 0.0)
             return graph_fail(g, CONCORD_EINVAL,

@@ -122,8 +122,8 @@ enum { DENSE_MAX_CONFIGS = 1 << 24 };
 int concord_add_dense(concord_graph *g, int32_t n_vars, const int32_t *num_states,
                       const int32_t *vars, const double *scores, int32_t *factor_id) {
     if (!g) return CONCORD_EINVAL;
-    if (n_vars < 1 || !num_states)
-        return graph_fail(g, CONCORD_EINVAL, "DENSE factor over no variables");
+    if (n_vars < 1) return graph_fail(g, CONCORD_EINVAL, "DENSE factor over no variables");
+    if (!num_states) return graph_fail(g, CONCORD_EINVAL, "DENSE factor: NULL num_states");
     int64_t degree = 0, n_configs = 1;
     for (int32_t j = 0; j < n_vars; ++j) {
         if (num_states[j] < 1)

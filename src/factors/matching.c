@@ -171,8 +171,9 @@ int concord_add_matching(concord_graph *g, int32_t rows, int32_t cols, const int
         return graph_fail(g, CONCORD_EINVAL, "MATCHING factor: unknown flags 0x%x", flags);
     if (rows < 1 || cols < 1 || (int64_t)rows * cols > INT32_MAX / 2)
         return graph_fail(g, CONCORD_EINVAL,
-                          "MATCHING factor: %d x %d is not a valid size (each side >= 1)",
-                          rows, cols);
+                          "MATCHING factor: %d x %d is not a valid size (each side >= 1, "
+                          "rows x cols at most %d)",
+                          rows, cols, INT32_MAX / 2);
     if ((flags & CONCORD_MATCHING_EVERY_ROW) && rows > cols)
         return graph_fail(g, CONCORD_EINFEASIBLE,
                           "MATCHING factor: %d rows cannot all be matched to %d columns", rows,

@@ -243,8 +243,9 @@ static int add_sequence(concord_graph *g, const factor_ops *ops, int32_t length,
                         const int32_t *num_states, const int32_t *vars, int32_t budget,
                         const double *scores, int32_t *factor_id) {
     const char *name = ops->name;
-    if (length < 1 || !num_states)
+    if (length < 1)
         return graph_fail(g, CONCORD_EINVAL, "%s factor: length %d (must be >= 1)", name, length);
+    if (!num_states) return graph_fail(g, CONCORD_EINVAL, "%s factor: NULL num_states", name);
     int64_t degree = 0, n_add = 0, forced = 0;
     for (int32_t i = 0; i < length; ++i) {
         int32_t k = num_states[i];

@@ -424,8 +424,9 @@ static int add_tree(concord_graph *g, const tree_kind *kind, int32_t n, const in
                     const int32_t *vars, const double *scores, int32_t *factor_id) {
     const char *name = kind->ops->name;
     const bool counts = kind->ops->map == tree_counts_map, binary = !kind->num_states;
-    if (n < 1 || !parents)
+    if (n < 1)
         return graph_fail(g, CONCORD_EINVAL, "%s factor over %d nodes (must be >= 1)", name, n);
+    if (!parents) return graph_fail(g, CONCORD_EINVAL, "%s factor: NULL parents array", name);
     if (n > INT32_MAX / 16)
         return graph_fail(g, CONCORD_EINVAL, "%s factor: too many nodes (%d)", name, n);
     if (parents[0] != -1)

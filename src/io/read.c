@@ -139,6 +139,13 @@ static reader *reader_new(const char *data, size_t size, bool owned, const char 
     return r;
 }
 
+/* CONCORD_EINVAL for a bad argument of a public reader, with `what` as the
+ * message. */
+static int bad_argument(char *error, size_t error_size, const char *what) {
+    if (error && error_size) snprintf(error, error_size, "%s", what);
+    return CONCORD_EINVAL;
+}
+
 static int check_format(concord_format *format, const char *name, char *error,
                         size_t error_size) {
     if (*format == CONCORD_FORMAT_AUTO)
@@ -153,9 +160,9 @@ int concord_reader_open_buffer(const char *data, size_t size, const char *name,
                                concord_format format, concord_reader **out, char *error,
                                size_t error_size, concord_warning_fn warn, void *context) {
     if (error && error_size) error[0] = '\0';
-    if (!out) return CONCORD_EINVAL;
+    if (!out) return bad_argument(error, error_size, "no place for the reader (out is NULL)");
     *out = NULL;
-    if (!data && size > 0) return CONCORD_EINVAL;
+    if (!data && size > 0) return bad_argument(error, error_size, "data is NULL but size is not 0");
     if (!name) name = "<buffer>";
     int rc = check_format(&format, name, error, error_size);
     if (rc) return rc;
@@ -167,9 +174,9 @@ int concord_reader_open_file(const char *path, concord_format format, concord_re
                              char *error, size_t error_size, concord_warning_fn warn,
                              void *context) {
     if (error && error_size) error[0] = '\0';
-    if (!out) return CONCORD_EINVAL;
+    if (!out) return bad_argument(error, error_size, "no place for the reader (out is NULL)");
     *out = NULL;
-    if (!path) return CONCORD_EINVAL;
+    if (!path) return bad_argument(error, error_size, "path is NULL");
     int rc = check_format(&format, path, error, error_size);
     char *data = NULL;
     size_t size = 0;
@@ -288,7 +295,8 @@ int concord_read_buffer(const char *data, size_t size, const char *name,
                         char *error, size_t error_size, concord_warning_fn warn,
                         void *context) {
     if (error && error_size) error[0] = '\0';
-    if (!graphs || !count) return CONCORD_EINVAL;
+    if (!graphs || !count)
+        return bad_argument(error, error_size, "no place for the graphs (graphs or count is NULL)");
     *graphs = NULL;
     *count = 0;
     reader *r;
@@ -301,7 +309,8 @@ int concord_read_file(const char *path, concord_format format, concord_graph ***
                       size_t *count, char *error, size_t error_size, concord_warning_fn warn,
                       void *context) {
     if (error && error_size) error[0] = '\0';
-    if (!graphs || !count) return CONCORD_EINVAL;
+    if (!graphs || !count)
+        return bad_argument(error, error_size, "no place for the graphs (graphs or count is NULL)");
     *graphs = NULL;
     *count = 0;
     reader *r;
@@ -321,9 +330,10 @@ int concord_read_uai_buffer(const char *model, size_t model_size, const char *mo
                             const char *evidence_name, concord_graph **graph, char *error,
                             size_t error_size) {
     if (error && error_size) error[0] = '\0';
-    if (!graph) return CONCORD_EINVAL;
+    if (!graph) return bad_argument(error, error_size, "no place for the graph (graph is NULL)");
     *graph = NULL;
-    if ((!model && model_size > 0) || (!evidence && evidence_size > 0)) return CONCORD_EINVAL;
+    if ((!model && model_size > 0) || (!evidence && evidence_size > 0))
+        return bad_argument(error, error_size, "model or evidence is NULL but its size is not 0");
     reader *r;
     int rc = concord_reader_open_buffer(model, model_size, model_name ? model_name : "<model>",
                                         CONCORD_FORMAT_UAI, &r, error, error_size, NULL, NULL);
@@ -341,7 +351,7 @@ int concord_read_uai_buffer(const char *model, size_t model_size, const char *mo
 int concord_read_uai(const char *model_path, const char *evidence_path,
                      concord_graph **graph, char *error, size_t error_size) {
     if (error && error_size) error[0] = '\0';
-    if (!graph) return CONCORD_EINVAL;
+    if (!graph) return bad_argument(error, error_size, "no place for the graph (graph is NULL)");
     *graph = NULL;
     reader *r;
     int rc = concord_reader_open_file(model_path, CONCORD_FORMAT_UAI, &r, error, error_size,
