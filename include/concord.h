@@ -1038,7 +1038,8 @@ typedef enum concord_algorithm {
  * solver's own message is in concord_solver_last_error. A solver listed
  * twice (or already in another batch), a NULL entry or an unknown
  * algorithm is CONCORD_EINVAL before anything is solved, without a
- * message (no solver holds one); infos are then all unsolved. */
+ * message (the batch has no message of its own, and each solver's is left
+ * as its last call wrote it); infos are then all unsolved. */
 CONCORD_API int concord_solve_batch(concord_solver *const *solvers, size_t count,
                                     concord_algorithm algorithm,
                                     const concord_settings *settings, concord_info *infos,

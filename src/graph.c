@@ -50,9 +50,12 @@ void concord_graph_free(concord_graph *g) {
     free(g);
 }
 
+/* Refused from a callback of the solve. Another thread must not change a
+ * graph a solver of it is using at all (the header): this check and the
+ * write after it are not one atomic step, so it is no guard between
+ * threads. */
 static const char BEING_SOLVED[] =
-    "the graph is being solved: it cannot change until the solve returns (from one of its "
-    "callbacks, or from another thread)";
+    "the graph is being solved: it cannot change from one of the solve's callbacks";
 
 int graph_fail(concord_graph *g, int code, const char *fmt, ...) {
     if (atomic_load(&g->solving) != 0) {
@@ -117,6 +120,10 @@ int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
     int rc = graph_unchanging(g);
     if (rc) return rc;
     if (count < 0) return graph_fail(g, CONCORD_EINVAL, "negative variable count %d", count);
+    if (count == 0) { /* nothing added: the structure, and the solvers over it, stand */
+        if (first) *first = g->n_vars;
+        return CONCORD_OK;
+    }
     rc = graph_check_scores(g, count, scores, "variable", g->n_vars, score_problem);
     if (rc) return rc;
     if (reserve2((void **)&g->theta, (void **)&g->weight, &g->cap_vars,

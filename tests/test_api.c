@@ -255,6 +255,27 @@ static void null_arrays_and_oversize_arguments_are_named_in_the_message(void **s
     assert_non_null(strstr(error, "NULL but its size is not 0"));
 }
 
+/* Adding no variables changes nothing: a solver of the graph stays usable
+ * (it was refused as over a changed structure). */
+static void adding_no_variables_leaves_the_solvers_usable(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    const double scores[2] = {1.0, -1.0};
+    const int32_t pair[2] = {0, 1};
+    assert_int_equal(concord_add_variables(g, 2, scores, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 2, pair, NULL, NULL), CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    int32_t first = -1;
+    assert_int_equal(concord_add_variables(g, 0, NULL, &first), CONCORD_OK);
+    assert_int_equal(first, 2);
+    assert_int_equal(concord_num_variables(g), 2);
+    concord_info info;
+    assert_int_equal(concord_solver_map(solver, NULL, &info), CONCORD_OK);
+    assert_true(concord_solver_variables(solver)[0] == 1.0);
+    concord_solver_free(solver);
+    concord_graph_free(g);
+}
+
 /* Setting no scores at all is fine (and hands memcpy no null pointer,
  * which UBSan's build of this test would report). */
 static void setting_zero_scores_is_a_no_op(void **state) {
@@ -842,6 +863,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(setting_zero_scores_is_a_no_op),
         cmocka_unit_test(null_arrays_and_oversize_arguments_are_named_in_the_message),
+        cmocka_unit_test(adding_no_variables_leaves_the_solvers_usable),
         cmocka_unit_test(the_iteration_cap_holds_on_a_graph_of_one_factor),
         cmocka_unit_test(xor_alone_selects_the_best_variable),
         cmocka_unit_test(resolving_with_new_scores_uses_them),
