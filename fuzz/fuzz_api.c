@@ -704,12 +704,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             const int32_t count = size_arg(&in, 12);
             const double *scores = reals(&in, count, true);
             int32_t first = -1;
-            const int rc = flag(&in) ? concord_add_variables(g, count, scores, &first)
-                                     : concord_add_multi_variable(g, count, scores, flag(&in),
-                                                                  &first);
+            const bool binary = flag(&in);
+            const int rc = binary ? concord_add_variables(g, count, scores, &first)
+                                  : concord_add_multi_variable(g, count, scores, flag(&in),
+                                                               &first);
             check_code(rc);
             if (rc == CONCORD_OK) {
-                ++st.version;
+                if (!binary || count > 0) ++st.version; /* adding none changes nothing */
                 if (first != n) __builtin_trap();
             }
         } else if (op < 88) { /* scores and weights of the graph */
