@@ -845,7 +845,11 @@ CONCORD_API int concord_solver_sparse(concord_solver *s, const concord_settings 
  * "integral"), the factors' additional values their own there. NULL before any solve,
  * after one that failed (a callback's error, out of memory, non-finite
  * values: CONCORD_ECALLBACK, CONCORD_ENOMEM, CONCORD_ENUMERIC), and once
- * the graph's structure has changed since the solver was created.
+ * the graph's structure has changed since the solver was created. After
+ * CONCORD_EINFEASIBLE the ADMM solves leave their last iterate here (as
+ * AD3 returns it; the acyclic path and branch and bound leave NULL), which
+ * is no solution: decoding, distributions, backward and warm starts
+ * refuse it.
  * Valid until the next solve on this solver, or its free. */
 CONCORD_API const double *concord_solver_variables(const concord_solver *s);
 CONCORD_API const double *concord_solver_additionals(const concord_solver *s);

@@ -276,6 +276,38 @@ static void adding_no_variables_leaves_the_solvers_usable(void **state) {
     concord_graph_free(g);
 }
 
+/* A graph whose constraints admit no assignment (XOR(x0, x1) with x0 and
+ * x1 each forced on) leaves nothing to decode, by ADMM as by the acyclic
+ * path and branch and bound: ADMM's last iterate stays readable (as AD3's)
+ * but its decoding, which violated the XOR, is refused; the others leave
+ * no iterate. */
+static void an_infeasible_graph_leaves_nothing_to_decode_on_every_path(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    const double scores[2] = {0.3, 0.2};
+    const int32_t both[2] = {0, 1}, first[1] = {0}, second[1] = {1};
+    assert_int_equal(concord_add_variables(g, 2, scores, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 2, both, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, 1, first, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, 1, second, NULL, NULL), CONCORD_OK);
+    concord_solver *solver = new_solver_or_fail(g);
+    concord_settings settings;
+    concord_default_settings(&settings);
+    for (int path = 0; path < 3; ++path) {
+        settings.acyclic = path == 1;
+        concord_info info;
+        const int rc = path == 2 ? concord_solver_exact(solver, &settings, &info)
+                                 : concord_solver_map(solver, &settings, &info);
+        assert_int_equal(rc, CONCORD_EINFEASIBLE);
+        assert_int_equal(info.status, CONCORD_STATUS_INFEASIBLE);
+        if (path > 0) assert_null(concord_solver_variables(solver));
+        assert_int_equal(concord_solver_decode(solver, NULL), CONCORD_EINVAL);
+        assert_non_null(strstr(concord_solver_last_error(solver), "nothing to decode"));
+    }
+    concord_solver_free(solver);
+    concord_graph_free(g);
+}
+
 /* Setting no scores at all is fine (and hands memcpy no null pointer,
  * which UBSan's build of this test would report). */
 static void setting_zero_scores_is_a_no_op(void **state) {
@@ -864,6 +896,7 @@ int main(void) {
         cmocka_unit_test(setting_zero_scores_is_a_no_op),
         cmocka_unit_test(null_arrays_and_oversize_arguments_are_named_in_the_message),
         cmocka_unit_test(adding_no_variables_leaves_the_solvers_usable),
+        cmocka_unit_test(an_infeasible_graph_leaves_nothing_to_decode_on_every_path),
         cmocka_unit_test(the_iteration_cap_holds_on_a_graph_of_one_factor),
         cmocka_unit_test(xor_alone_selects_the_best_variable),
         cmocka_unit_test(resolving_with_new_scores_uses_them),

@@ -940,7 +940,13 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     s->solved = !failed && end != FAILED_CALLBACK; /* no NaN handed out as a solution */
     s->sol_from_admm = s->solved;
     s->sol_factors_solved = r->reached;
-    s->mode = failed || end == FAILED_CALLBACK ? MODE_NONE : (r->sparse ? MODE_SPARSE : MODE_MAP);
+    /* a graph proven infeasible keeps its last iterate readable (as AD3
+     * returns it), but it is no solution: decoding, distributions,
+     * backward and warm starts refuse it (a decoding violated the
+     * constraints) */
+    s->mode = failed || end == FAILED_CALLBACK || end == FAILED_INFEASIBLE
+                  ? MODE_NONE
+                  : (r->sparse ? MODE_SPARSE : MODE_MAP);
     s->eta_rel = r->eta_rel;
     s->eta = r->eta;
     s->lambda_scale = r->scale;
