@@ -27,6 +27,11 @@ static inline bool score_in_range(double x) {
     return a == 0.0 || (a >= 1e-300 && a <= 1e300);
 }
 
+/* The larger of x and |y|, for finite values: a comparison the compiler
+ * keeps inline, where fmax is a library call (its NaN rules); loops that
+ * take the largest magnitude of a vector use it. */
+static inline double max_abs(double x, double y) { return fabs(y) > x ? fabs(y) : x; }
+
 /* A push that outweighs every sum of terms whose magnitudes add up to
  * `total` (two such sums differ by at most 2 total; 3 total leaves room
  * for rounding). Relative to the scores: a fixed margin of 1 swallowed

@@ -143,9 +143,8 @@ static void intersect_power(backward *bw, const concord_settings *s,
 static double largest_magnitude(int32_t n, const double *x) {
     double largest = 0.0, check = 0.0;
     for (int32_t i = 0; i < n; ++i) {
-        const double magnitude = fabs(x[i]);
-        largest = magnitude > largest ? magnitude : largest; /* fmax would be a call */
-        check += 0.0 * x[i];                                 /* NaN from NaN or infinity */
+        largest = max_abs(largest, x[i]);
+        check += 0.0 * x[i]; /* NaN from NaN or infinity */
     }
     return largest + check;
 }

@@ -451,11 +451,6 @@ static double rms_nonzero(const double *x, int32_t nx, const double *y, int32_t 
     return unit * sqrt(sum / (double)count);
 }
 
-/* The larger of x and |y|, for finite scores: a comparison the compiler
- * keeps inline, where fmax is a library call (its NaN rules), one per
- * score at the start of every solve. */
-static inline double max_abs(double x, double y) { return fabs(y) > x ? fabs(y) : x; }
-
 double solver_score_l1(const concord_graph *g, const double *theta, const double *phi) {
     double sum = 0.0;
     for (int32_t i = 0; i < g->n_vars; ++i) sum += fabs(theta[i]);
