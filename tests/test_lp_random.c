@@ -730,12 +730,11 @@ static void scores_near_the_ends_of_their_range_are_solved(void **state) {
     concord_graph_free(g);
 }
 
-/* Whether variable i is in some factor of g. */
-static bool linked(const ref_graph *g, int i) {
+/* linked[i] = whether variable i of g is in some factor. */
+static void mark_linked(const ref_graph *g, bool *linked) {
+    for (int i = 0; i < g->n_vars; ++i) linked[i] = false;
     for (int f = 0; f < g->n_factors; ++f)
-        for (int j = 0; j < g->factors[f].degree; ++j)
-            if (g->factors[f].vars[j] == i) return true;
-    return false;
+        for (int j = 0; j < g->factors[f].degree; ++j) linked[g->factors[f].vars[j]] = true;
 }
 
 /* The parts of a graph's scores the stopping rule's gap is judged by, at
@@ -749,8 +748,10 @@ typedef struct gap_scores {
 
 static gap_scores gap_scores_of(const ref_graph *g) {
     gap_scores out = {0.0, INFINITY, 0.0};
+    bool linked[REF_MAX_VARS];
+    mark_linked(g, linked);
     for (int i = 0; i < g->n_vars; ++i) {
-        if (!linked(g, i)) {
+        if (!linked[i]) {
             out.free_best += fmax(g->theta[i], 0.0);
             continue;
         }
@@ -1074,18 +1075,16 @@ static void random_graphs_cover_every_kind_and_score_regime(void **state) {
     for (int i = 0; i < s->n_cases; ++i) {
         const graph_case *c = &s->cases[i];
         const ref_graph *g = &c->graph;
-        bool used[REF_MAX_VARS] = {false};
         for (int f = 0; f < g->n_factors; ++f) {
             const ref_factor *fac = &g->factors[f];
             kinds[fac->kind] += 1;
             degree1 += fac->degree == 1;
-            for (int j = 0; j < fac->degree; ++j) {
-                negated += fac->negated[j];
-                used[fac->vars[j]] = true;
-            }
+            for (int j = 0; j < fac->degree; ++j) negated += fac->negated[j];
         }
         no_factor += g->n_factors == 0;
-        for (int j = 0; j < g->n_vars; ++j) isolated += g->n_factors > 0 && !used[j];
+        bool linked[REF_MAX_VARS];
+        mark_linked(g, linked);
+        for (int j = 0; j < g->n_vars; ++j) isolated += g->n_factors > 0 && !linked[j];
         double lo = INFINITY, hi = 0.0;
         bool tie = false;
         for (int j = 0; j < g->n_vars; ++j) {
