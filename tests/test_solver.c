@@ -447,6 +447,34 @@ static void tiny_weights_stop_at_the_tolerance(void **state) {
     concord_graph_free(g);
 }
 
+/* A SEQUENCE of one position over three states (solved by its active set,
+ * alone in its graph) with every weight w and scores offset + w z, z =
+ * (0.8, 0.3, -0.2): the offset cancels on the simplex, and the solution is
+ * the sparsemax of z, (0.75, 0.25, 0), whatever w. Scores 1e16 are beyond
+ * the precision of |u|^2 / 2 at weight 1 but not at weight 1e6: there the
+ * solve returned the MAP vertex (1, 0, 0) as if the weights were 1. */
+static void huge_scores_are_measured_against_the_weights(void **state) {
+    (void)state;
+    const double cases[2][2] = {{1e10, 1.0}, {1e16, 1e6}}; /* offset, w */
+    const double z[3] = {0.8, 0.3, -0.2}, expect[3] = {0.75, 0.25, 0.0};
+    for (int k = 0; k < 2; ++k) {
+        const double offset = cases[k][0], w = cases[k][1];
+        const double theta[3] = {offset + w * z[0], offset + w * z[1], offset + w * z[2]};
+        const double weights[3] = {w, w, w};
+        const int32_t states = 3, vars[3] = {0, 1, 2};
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, 3, theta, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_sequence(g, 1, &states, vars, NULL, NULL), CONCORD_OK);
+        assert_int_equal(concord_set_regularization(g, 0, 3, weights), CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        assert_int_equal(concord_solver_sparse(s, NULL, NULL), CONCORD_OK);
+        const double *u = concord_solver_variables(s);
+        for (int32_t i = 0; i < 3; ++i) assert_true(fabs(u[i] - expect[i]) < 1e-5);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 /* A warm start after a small change of the scores needs fewer iterations
  * than a cold start, and reaches the same solution. */
 static void a_warm_start_after_a_small_change_is_faster(void **state) {
@@ -2666,6 +2694,7 @@ int main(void) {
         cmocka_unit_test(regularization_weights_change_the_objective_as_documented),
         cmocka_unit_test(copies_weighing_half_count_once),
         cmocka_unit_test(tiny_weights_stop_at_the_tolerance),
+        cmocka_unit_test(huge_scores_are_measured_against_the_weights),
         cmocka_unit_test(a_warm_start_after_a_small_change_is_faster),
         cmocka_unit_test(warm_starts_follow_a_change_of_the_score_scale),
         cmocka_unit_test(user_factors_solve_as_the_builtins_they_reimplement),

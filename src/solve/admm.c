@@ -818,21 +818,33 @@ static void hold_vertex(admm_run *r, int32_t f) {
     active_set_hold_vertex(s->state[f], s->d, s->buf.lit_u, s->v + fa->add_begin);
 }
 
+/* Whether LP-SparseMAP's scores (their scale) are beyond 1/DBL_EPSILON
+ * times the least weight of factor fa's variables, or of 1, the least unit
+ * of that scale, for a factor without variables. Measured against 1 alone,
+ * a factor whose weights were 1e6 took its MAP vertex at scores 1e16 in
+ * place of its QP's solution. */
+static bool huge_beside_weights(const admm_run *r, const factor *fa) {
+    double least = fa->degree > 0 ? INFINITY : 1.0;
+    for (int32_t l = fa->link_begin; l < fa->link_begin + fa->degree; ++l)
+        least = fmin(least, r->g->weight[r->g->link_var[l]]);
+    return r->scale * DBL_EPSILON >= least;
+}
+
 /* Solves a separable graph exactly: LP-MAP by each factor's MAP oracle
  * (the LP over one polytope has a vertex optimum), LP-SparseMAP by each
  * factor's QP with d = w (the penalty is 0: SparseMAP itself), resumed
  * until exact within max_iter rounds of max_inner_iter oracle calls. When
- * the scores are beyond 1/DBL_EPSILON, |u|^2 / 2 is below their rounding:
- * the closed forms still find the QP's solution (they work relative to a
- * reference score), but the active set, which weighs configurations by
- * their huge scores, would not, and those factors are solved by their
- * MAP oracle (a vertex of the polytope, which their active set then
- * holds). A solve stopped early keeps the best point its last factor
- * reached (the factors after it keep their starting point). */
+ * the scores are beyond 1/DBL_EPSILON times the weights of a factor's
+ * variables (see huge_beside_weights), w |u|^2 / 2 is below their
+ * rounding: the closed forms still find the QP's solution (they work
+ * relative to a reference score), but the active set, which weighs
+ * configurations by their huge scores, would not, and those factors are
+ * solved by their MAP oracle (a vertex of the polytope, which their active
+ * set then holds). A solve stopped early keeps the best point its last
+ * factor reached (the factors after it keep their starting point). */
 static outcome solve_separable(admm_run *r, int32_t *iterations) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
-    const bool huge_scores = r->scale * DBL_EPSILON >= 1.0;
     set_penalty(r, 0.0);
     *iterations = 1;
     solver_deadline deadline = {.start = &r->start, .limit = r->st.time_limit};
@@ -840,7 +852,8 @@ static outcome solve_separable(admm_run *r, int32_t *iterations) {
     int end = -1;
     for (int32_t f = 0; f < g->n_factors && end < 0; ++f) {
         const factor *fa = &g->factors[f];
-        const bool by_qp = r->sparse && !(huge_scores && factor_needs_active_set(fa));
+        const bool by_qp =
+            r->sparse && !(factor_needs_active_set(fa) && huge_beside_weights(r, fa));
         const int32_t b = fa->link_begin;
         if (by_qp) {
             qp_outcome out = {0};
