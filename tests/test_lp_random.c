@@ -781,7 +781,8 @@ static double allowed_gap(const ref_graph *g, double optimum, double scale, doub
     const gap_scores gs = gap_scores_of(g);
     if (gs.linked_l1 == 0.0) {
         /* every point is optimal and the rule has no gap to close; the
-         * bound is off by the rounding of multipliers of size 1 */
+         * bound is the free variables' best, which GLPK's sum may round
+         * differently */
         *size = 0.0;
         return 1e-12;
     }

@@ -475,6 +475,53 @@ static void huge_scores_are_measured_against_the_weights(void **state) {
     }
 }
 
+/* Graphs whose factors' scores are all 0 (found by random graphs of
+ * test_lp_random drawn with other seeds): the factors' part is worth 0 at
+ * every point, and LP-MAP's bound is exactly the free variables' best.
+ * The first graph has a free variable scored 5.967e-4, and its bound stood
+ * 2.9e-7 above that (the multipliers' bound at the end of the solve); the
+ * second has no score at all, and its bound stood 2.8e-18 below 0, below
+ * the optimum, by rounding. */
+static void a_graph_whose_factors_score_nothing_is_bounded_by_its_free_variables(void **state) {
+    (void)state;
+    for (int k = 0; k < 2; ++k) {
+        concord_graph *g = concord_graph_new();
+        double free_best;
+        if (k == 0) {
+            const double theta[6] = {0, 0, 0, 5.9670927623714769e-4, 0, 0};
+            free_best = theta[3];
+            assert_int_equal(concord_add_variables(g, 6, theta, NULL), CONCORD_OK);
+            assert_int_equal(concord_add_budget(g, 4, (int32_t[]){4, 1, 0, 2}, NULL, 1.0, true,
+                                                NULL),
+                             CONCORD_OK);
+            assert_int_equal(concord_add_logic(g, CONCORD_XOR, 2, (int32_t[]){4, 2}, NULL, NULL),
+                             CONCORD_OK);
+            assert_int_equal(concord_add_logic(g, CONCORD_IMPLY, 3, (int32_t[]){1, 2, 4}, NULL,
+                                               NULL),
+                             CONCORD_OK);
+        } else {
+            free_best = 0.0;
+            assert_int_equal(concord_add_variables(g, 2, (double[]){0, 0}, NULL), CONCORD_OK);
+            assert_int_equal(concord_add_logic(g, CONCORD_XOROUT, 1, (int32_t[]){0},
+                                               (bool[]){true}, NULL),
+                             CONCORD_OK);
+            assert_int_equal(concord_add_logic(g, CONCORD_XOROUT, 2, (int32_t[]){1, 0}, NULL,
+                                               NULL),
+                             CONCORD_OK);
+            assert_int_equal(concord_add_logic(g, CONCORD_XOR, 2, (int32_t[]){1, 0},
+                                               (bool[]){true, false}, NULL),
+                             CONCORD_OK);
+        }
+        concord_solver *s = new_solver_or_fail(g);
+        concord_info info;
+        assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
+        assert_true(info.upper_bound == free_best);
+        assert_true(fabs(info.value - free_best) <= 1e-9 * free_best);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 /* A warm start after a small change of the scores needs fewer iterations
  * than a cold start, and reaches the same solution. */
 static void a_warm_start_after_a_small_change_is_faster(void **state) {
@@ -2695,6 +2742,7 @@ int main(void) {
         cmocka_unit_test(copies_weighing_half_count_once),
         cmocka_unit_test(tiny_weights_stop_at_the_tolerance),
         cmocka_unit_test(huge_scores_are_measured_against_the_weights),
+        cmocka_unit_test(a_graph_whose_factors_score_nothing_is_bounded_by_its_free_variables),
         cmocka_unit_test(a_warm_start_after_a_small_change_is_faster),
         cmocka_unit_test(warm_starts_follow_a_change_of_the_score_scale),
         cmocka_unit_test(user_factors_solve_as_the_builtins_they_reimplement),

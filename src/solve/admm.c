@@ -502,6 +502,17 @@ static int dual_bound(admm_run *r, double *linked, double *size) {
     return 0;
 }
 
+/* The dual bound a solve reports, the free variables' best included. On a
+ * graph whose factors' scores are all 0 their part is worth 0 at every
+ * point, which makes 0 its bound unless the graph is infeasible: the
+ * multipliers' bounds lie about their size times tol above it (3e-7 on a
+ * random graph, whose bound then stood that far above its value) or, by
+ * rounding, a few ulps below. */
+static double reported_bound(const admm_run *r) {
+    const double linked = r->gap.linked_l1 == 0.0 ? 0.0 : r->linked_bound;
+    return linked + r->gap.free_best;
+}
+
 /* The dual-bound step: a new bound, then the progress callback. Returns
  * CONVERGED when the bound closes the gap of a solve whose residuals are
  * small, the outcome that ends the solve otherwise, or -1 to go on. */
@@ -514,9 +525,9 @@ static int bound_step(admm_run *r, int32_t t, bool small) {
     if (small && gap_closed(r)) return CONVERGED;
     if (r->st.progress) {
         write_pending_additionals(r);
-        const double bound = r->linked_bound + r->gap.free_best;
-        concord_progress p = {t, objective(r, r->s->ubar, r->s->v), bound, r->primal, r->dual,
-                              r->eta_rel, solver_seconds_since(&r->start), 0, 0};
+        concord_progress p = {t, objective(r, r->s->ubar, r->s->v),
+                              reported_bound(r), r->primal, r->dual, r->eta_rel,
+                              solver_seconds_since(&r->start), 0, 0};
         if (r->st.progress(r->st.progress_context, &p)) return STOPPED_INTERRUPTED;
     }
     return -1;
@@ -969,7 +980,9 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     concord_info out = {0};
     out.iterations = t;
     out.value = objective(r, s->sol_u, s->sol_v);
-    out.upper_bound = r->linked_bound + r->gap.free_best;
+    /* an infeasible graph's is the bound that proved it */
+    out.upper_bound =
+        end == FAILED_INFEASIBLE ? r->linked_bound + r->gap.free_best : reported_bound(r);
     out.primal_residual = r->primal;
     out.dual_residual = r->dual;
     out.integral = integral;
