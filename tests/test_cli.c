@@ -798,6 +798,13 @@ static void not_converged_exits_4_and_still_writes_posteriors(void **state) {
     run_result r;
     const char *args[] = {"solve", "--max-iter", "1", FG_SLOW, "-o", out, NULL};
     run_expect(&r, NULL, args, 4);
+    /* the summary, on stdout, says the point is unconverged (a converged
+     * one's has no such mark) */
+    assert_non_null(strstr(r.out, "(unconverged: the factors' copies disagree by up to "));
+    free_result(&r);
+    const char *args_converged[] = {"solve", FG_SLOW, "-o", out, NULL};
+    run_expect(&r, NULL, args_converged, 0);
+    assert_null(strstr(r.out, "unconverged"));
     free_result(&r);
     char *text = read_whole_file(out, NULL);
     if (!text) fail_msg("no posteriors written for a graph that did not converge");
@@ -823,6 +830,11 @@ static void not_converged_exits_4_and_still_writes_posteriors(void **state) {
     run_expect(&r, NULL, args_psdd, 4);
     assert_int_equal(split_lines(r.out, lines, 4), 1);
     assert_json_summary(lines[0], 1, "stalled");
+    free_result(&r);
+    const char *args_psdd_summary[] = {"solve", "--algorithm", "psdd", xor_pair, "-o", out, NULL};
+    run_expect(&r, NULL, args_psdd_summary, 4);
+    assert_non_null(strstr(r.out, "stalled, value "));
+    assert_non_null(strstr(r.out, "(unconverged: the factors' copies disagree by up to "));
     free_result(&r);
 }
 
