@@ -643,7 +643,8 @@ typedef struct concord_settings {
                                check or improve its solution, beside the
                                one that starts an empty active set; an
                                unfinished solve resumes at the next
-                               iteration */
+                               iteration, with at least 10 calls after an
+                               iteration whose residuals were within tol */
     int32_t acceleration; /* Anderson acceleration memory (0: off, at
                              most 16, default 8): the ADMM iterates are
                              extrapolated from the last `acceleration`

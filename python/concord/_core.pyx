@@ -435,7 +435,8 @@ cdef class Settings:
     keep the library's defaults:
 
     max_iter (100000), tol (1e-6), eta (0.1), adapt_eta (True), relaxation
-    (1.0), bound_every (25), max_inner_iter (1), acceleration (8),
+    (1.0), bound_every (25), max_inner_iter (1; at least 10 once the
+    residuals are within tol), acceleration (8),
     warm_start (True), time_limit (0: none), backward_tol (1e-10),
     backward_max_iter (1000), backward_power (False); acyclic (True: solve
     forests by dynamic programming); for exact MAP node_limit (0: none),
