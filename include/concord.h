@@ -133,8 +133,10 @@ CONCORD_API concord_graph *concord_graph_new(void);
 /* Frees a graph and everything it owns. NULL is allowed. */
 CONCORD_API void concord_graph_free(concord_graph *g);
 
-/* The message of the last error on this graph ("" if none). The pointer
- * stays valid until the next call on the graph. */
+/* The message of the last call on this graph that failed ("" if none
+ * has): unlike a solver's, it stays after calls that succeed, so read it
+ * right after the failing call. The pointer stays valid until the next
+ * call on the graph. */
 CONCORD_API const char *concord_last_error(const concord_graph *g);
 
 /* Adds `count` binary variables with the given scores (log-potentials; NULL

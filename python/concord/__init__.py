@@ -17,7 +17,8 @@ over factor graphs built from NumPy arrays (or PyTorch tensors):
 - concord._core: the low-level module, one call per C function (Graph,
   Solver, solve_batch, Settings, Reader), for layers built on top.
 
-docs/python.md documents it all.
+help() on each of them documents it; docs/python.md in the source
+repository documents it all in one place.
 """
 from concord._core import (CallbackError, ConcordError, Decoding, ExactInfo, FileError,
                            InfeasibleError, Info, InvalidArgumentError, NumericError, ParseError, Progress,

@@ -858,7 +858,8 @@ cdef class Graph:
 
     @property
     def last_error(self):
-        """The message of the last error on this graph ("" if none)."""
+        """The message of the last call on this graph that failed ("" if
+        none has); calls that succeed leave it."""
         return _text(concord_last_error(self.g))
 
     def factor_degree(self, factor):

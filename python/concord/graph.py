@@ -248,11 +248,14 @@ class FactorGraph:
         fg.solve()                             # LP-SparseMAP
         x.value                                # (n, n) posteriors
 
-    Settings are keyword arguments of the solving methods (max_iter, tol,
-    eta, adapt_eta, relaxation, bound_every, max_inner_iter, acceleration,
-    warm_start, time_limit, progress, backward_tol, backward_max_iter,
-    backward_power; see concord.Settings). Repeated solves warm-start from
-    the previous one unless warm_start=False.
+    Settings are keyword arguments of the solving methods, any field of
+    concord.Settings (help(concord.Settings) lists them with their
+    defaults): max_iter, tol, eta, adapt_eta, relaxation, bound_every,
+    max_inner_iter, acceleration, warm_start, time_limit, progress,
+    backward_tol, backward_max_iter, backward_power, acyclic; for exact MAP
+    node_limit, search, exact_gap, heuristic_every; for PSDD psdd_step and
+    psdd_eta. Repeated solves warm-start from the previous one unless
+    warm_start=False.
     """
 
     def __init__(self):
