@@ -345,7 +345,9 @@ static void exact(void **state) {
 /* ---- README.md --------------------------------------------------------- */
 
 /* The README's program prints the XOR's LP-MAP and LP-SparseMAP solutions:
- * they, and the numbers its comments claim, are the XOR's at its scores. */
+ * they, and the numbers its comments claim, are the XOR's at its scores;
+ * then its batch's solutions, each the projection of its example's printed
+ * scores onto the simplex, and not all the same. */
 static void readme_program(void **state) {
     (void)state;
     char dir[] = "/tmp/concord_doc_readme_XXXXXX", out[64];
@@ -359,6 +361,25 @@ static void readme_program(void **state) {
     int fields = sscanf(text, "LP-MAP %*[a-z_]: %lf %lf %lf\nLP-SparseMAP %*[a-z_]: %lf %lf %lf\n",
                         &map[0], &map[1], &map[2], &sparse[0], &sparse[1], &sparse[2]);
     if (fields != 6) fail_msg("README.md's program printed \"%s\"", text);
+    const char *line = strstr(text, "example 0,");
+    if (!line) fail_msg("README.md's program printed no batch: \"%s\"", text);
+    double first_batch[3];
+    int differs = 0;
+    for (int k = 0; k < 8; ++k) {
+        int printed_k;
+        double example[3], solved[3], projected[3];
+        if (sscanf(line, "example %d, scores %lf %lf %lf: %lf %lf %lf", &printed_k, &example[0],
+                   &example[1], &example[2], &solved[0], &solved[1], &solved[2]) != 7 ||
+            printed_k != k)
+            fail_msg("README.md's program printed \"%s\" for example %d", line, k);
+        simplex_projection(example, 3, projected);
+        assert_near("a batch solution", solved, projected, 3, 1e-4); /* 4 decimals */
+        if (k == 0) memcpy(first_batch, solved, sizeof first_batch);
+        differs |= memcmp(first_batch, solved, sizeof solved) != 0;
+        line = strchr(line, '\n');
+        line = line ? line + 1 : "";
+    }
+    assert_true(differs);
     free(text);
 
     double scores[3], du[3], expected[3], product[3];
