@@ -62,10 +62,15 @@ static void example_scores(int k, double *scores) {
         }
 }
 
+/* An N x N matrix, two decimals (a value that rounds to 0 shows as 0.00,
+ * not -0.00). */
 static void print_alignment(const double *u) {
     for (int i = 0; i < N; ++i) {
         printf("    ");
-        for (int j = 0; j < N; ++j) printf(" %4.2f", u[i * N + j]);
+        for (int j = 0; j < N; ++j) {
+            const double x = u[i * N + j];
+            printf(" %5.2f", x > -0.005 && x < 0.005 ? 0.0 : x);
+        }
         printf("\n");
     }
 }

@@ -202,6 +202,9 @@ static int parse(const concord_graph *g, const char *title, int second_order) {
     concord_info info;
     int rc = concord_solver_map(solver, NULL, &info);
     if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) solver_failed(solver, "solve");
+    printf("%s: %s after %d iteration%s, score %.3f (LP bound %.3f)\n", title,
+           concord_status_name(info.status), info.iterations, info.iterations == 1 ? "" : "s",
+           info.value, info.upper_bound);
     const double *x = concord_solver_variables(solver);
     if (!info.integral) { /* a fractional LP solution: round it */
         concord_decoding d;
@@ -210,8 +213,6 @@ static int parse(const concord_graph *g, const char *title, int second_order) {
         printf("fractional LP solution, rounded: score %.3f, %d violated factors\n", d.value,
                d.violated);
     }
-    printf("\n%s: %s after %d iterations, score %.3f (LP bound %.3f)\n", title,
-           concord_status_name(info.status), info.iterations, info.value, info.upper_bound);
     int head[N_NODES] = {0};
     for (int m = 1; m < N_NODES; ++m)
         for (int h = 0; h < N_NODES; ++h)
@@ -229,6 +230,7 @@ int main(void) {
     concord_graph *first = build(0);
     int ok = parse(first, "first-order (TREE alone)", 0);
     concord_graph_free(first);
+    printf("\n");
     concord_graph *second = build(1);
     ok &= parse(second, "second-order (TREE + head automata)", 1);
     concord_graph_free(second);

@@ -85,8 +85,9 @@ def main():
     figure, axes = plt.subplots(len(rows), columns, figsize=(4.5 * columns, 1.8 * len(rows)),
                                 squeeze=False)
     for r, (label, (info, weights, trees)) in enumerate(rows):
-        print("%s: %s in %d iterations, %d trees with weights %s" % (
-            label, info.status, info.iterations, len(weights), np.round(weights, 3)))
+        print("%s: %s in %d iteration%s, %d tree%s with weights %s" % (
+            label, info.status, info.iterations, "" if info.iterations == 1 else "s",
+            len(weights), "" if len(weights) == 1 else "s", np.round(weights, 3)))
         for c in range(columns):
             if c < len(weights):
                 draw_tree(axes[r, c], trees[c], "%s: weight %.2f" % (label, weights[c]))
