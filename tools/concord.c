@@ -1306,8 +1306,10 @@ static int reserve_standard_streams(void) {
 
 int main(int argc, char **argv) {
     if (reserve_standard_streams()) return EXIT_FAILURE_OTHER;
-    if (argc < 2) {
-        fputs(usage_text, stderr);
+    if (argc < 2) { /* the usage lines alone: the help is long */
+        const char *end = strstr(usage_text, "\n\n");
+        fwrite(usage_text, 1, end ? (size_t)(end - usage_text) + 1 : strlen(usage_text), stderr);
+        fputs("Try 'concord --help'.\n", stderr);
         return EXIT_USAGE;
     }
     const int help = is_help(argv[1]) || !strcmp(argv[1], "help");
