@@ -536,6 +536,13 @@ class _Structures:
         if not self.graphs:  # an empty batch, still in the autograd graph
             return self.scores.reshape(-1)[:0].to(self.dtype)
         u_golds = [as_numpy(u) for u in self.flat(gold)]
+        for k, u in enumerate(u_golds):
+            # a fractional gold inside the polytope is not refused by the
+            # loss itself at every score (only when a factor's test or a
+            # negative loss shows it outside), so it is refused here
+            if not np.all((u == 0.0) | (u == 1.0)):
+                raise ValueError("gold: a %s's entries are 0 or 1, example %d has %g"
+                                 % (self.name, k, u[(u != 0.0) & (u != 1.0)][0]))
         try:
             losses = _losses(_Batch(self.graphs, settings, threads), kind, self.thetas,
                              self.phis, u_golds, [None] * len(u_golds), self.dtype)
