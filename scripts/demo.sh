@@ -16,7 +16,9 @@ echo "Word alignment as a factor graph: 16 binary variables (source word i align
 echo "to target word j), each source word aligned exactly once (XOR), each target"
 echo "word at most once (ATMOSTONE), PAIR factors rewarding the 'black cat' swap."
 echo
-echo "\$ concord solve examples/data/alignment.fg --decode > decoded.txt"
+# the command as a newcomer can paste it; its summary shows, and the
+# assignment it prints is drawn below
+echo "\$ $build/concord solve examples/data/alignment.fg --decode"
 "$build/concord" solve "$graph" --decode 2>&1 >"$decoded"
 echo
 # the words are on the file's second comment line:
