@@ -389,6 +389,7 @@ static void embedded_nul_bytes_are_rejected(void **state) {
         BAD("2\n1\n0\n0\nOR\000 2 1 2\n", 5, "unknown factor type"),
         BAD("2\n1\n0\n0\nOR 2 1 2\000\n", 5, "not an integer"),
         BAD("2\n1\n0\n0\nOR 2 1 \000 2\n", 5, "variable index '?' is not an integer"),
+        BAD("2\n1\n0.5\n\001\377\376\nXOR 2 1 2\n", 4, "found '\?\?\?'"), /* a binary file's bytes */
         BAD("2\n1\n0\n0\nPAIR 2 1 2 0.5\000\n", 5, "PAIR score"),
     };
     CHECK_ALL_REJECTED(cases);

@@ -137,8 +137,10 @@ int token_to_double(text_token t, double *out) {
 
 const char *token_text(text_token t, char *buf, size_t size) {
     size_t n = (size_t)t.len, shown = n + 1 > size ? size - 4 : n;
-    for (size_t k = 0; k < shown; ++k) /* control bytes, NUL included, as '?' */
-        buf[k] = (unsigned char)t.s[k] < 32 ? '?' : t.s[k];
+    for (size_t k = 0; k < shown; ++k) { /* bytes other than printable ASCII as '?' */
+        const unsigned char c = (unsigned char)t.s[k];
+        buf[k] = c < 32 || c > 126 ? '?' : (char)c;
+    }
     if (shown < n) {
         memcpy(buf + shown, "...", 4);
     } else {

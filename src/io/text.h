@@ -47,7 +47,9 @@ enum { TOKEN_UNDERFLOW = -2, TOKEN_OVERFLOW = -3 };
 int token_to_int(text_token t, int64_t *out);
 int token_to_double(text_token t, double *out);
 
-/* Copies the token into buf (truncated with "..." if long), for messages. */
+/* Copies the token into buf (truncated with "..." if long), for messages:
+ * bytes other than printable ASCII (control bytes, NUL, and any byte of a
+ * binary file or a non-ASCII character) show as '?'. */
 const char *token_text(text_token t, char *buf, size_t size);
 
 #endif /* CONCORD_TEXT_H */
