@@ -375,7 +375,11 @@ def lp_sparsemap_loss(graphs, variable_scores, additional_scores, u_gold, v_gold
     the flat scores variable_scores[k], additional_scores[k] (1-D tensors,
     the latter empty without additional outputs), gold u_gold[k] (0/1 per
     variable) and v_gold[k] (None, or v_gold None: each factor's best at
-    the gold variables).
+    the gold variables). A fractional gold must be a mixture of allowed
+    structures; one outside the polytope is a ValueError where a factor's
+    test or a negative loss shows it, which depends on the scores (half a
+    dependency tree is caught at zero scores, not at every other), so a
+    fractional gold's validity is the caller's to ensure.
 
     kind="sparsemap": the LP-SparseMAP (Fenchel-Young) loss, F(theta, phi)
     - [theta . u* + phi . v* - |u*|^2 / 2], F the LP-SparseMAP maximum;
@@ -528,21 +532,17 @@ class _Structures:
         are checked even for an empty batch."""
         _check_kind(kind)
         _Batch([], settings, threads)
-        gold, single = _batched(torch.as_tensor(gold, dtype=torch.float64),
-                                self.scores.dim() - 1, "gold")
+        gold = torch.as_tensor(gold, dtype=torch.float64)
+        given = tuple(gold.shape)
+        gold, _ = _batched(gold, self.scores.dim() - 1, "gold")
         if gold.shape != self.scores.shape:
-            raise ValueError("gold: expected the scores' shape %s, got %s"
-                             % (tuple(self.scores.shape), tuple(gold.shape)))
+            expected = self.scores.shape[1:] if self.single else self.scores.shape
+            raise ValueError("gold: expected the scores' shape %s (the structures' 0/1 "
+                             "indicators, shaped like their scores), got %s"
+                             % (tuple(expected), given))
         if not self.graphs:  # an empty batch, still in the autograd graph
             return self.scores.reshape(-1)[:0].to(self.dtype)
         u_golds = [as_numpy(u) for u in self.flat(gold)]
-        for k, u in enumerate(u_golds):
-            # a fractional gold inside the polytope is not refused by the
-            # loss itself at every score (only when a factor's test or a
-            # negative loss shows it outside), so it is refused here
-            if not np.all((u == 0.0) | (u == 1.0)):
-                raise ValueError("gold: a %s's entries are 0 or 1, example %d has %g"
-                                 % (self.name, k, u[(u != 0.0) & (u != 1.0)][0]))
         try:
             losses = _losses(_Batch(self.graphs, settings, threads), kind, self.thetas,
                              self.phis, u_golds, [None] * len(u_golds), self.dtype)
@@ -632,8 +632,10 @@ def matching_sparsemap_loss(scores, gold, every_row=False, every_col=False, kind
                             threads=None, **settings):
     """The SparseMAP loss (kind="sparsemap") or structured hinge
     (kind="hinge") of gold matchings: scores as for matching_sparsemap, gold
-    0/1 of the same shape. Returns the (B,) losses (one example: a 0-d
-    tensor), differentiable w.r.t. the scores (see lp_sparsemap_loss)."""
+    0/1 of the same shape, or a mixture of matchings (fractional; see
+    lp_sparsemap_loss for what is checked of it). Returns the (B,) losses
+    (one example: a 0-d tensor), differentiable w.r.t. the scores (see
+    lp_sparsemap_loss)."""
     return _matchings(scores, every_row, every_col).losses(gold, kind, threads, settings)
 
 
@@ -641,7 +643,9 @@ def tree_sparsemap_loss(scores, gold, lengths=None, projective=False, single_roo
                         kind="sparsemap", threads=None, **settings):
     """The SparseMAP loss or structured hinge of gold dependency trees:
     scores as for tree_sparsemap, gold 0/1 arcs of the same shape (entries
-    beyond a length ignored). Returns the (B,) losses."""
+    beyond a length ignored), or a mixture of trees (fractional; see
+    lp_sparsemap_loss for what is checked of it). Returns the (B,)
+    losses."""
     return _trees(scores, lengths, projective, single_root).losses(gold, kind, threads, settings)
 
 
@@ -650,8 +654,9 @@ def sequence_sparsemap_loss(unary, gold, transitions=None, start=None, stop=None
     """The SparseMAP loss or structured hinge of gold tag sequences: scores
     as for sequence_sparsemap, gold one-hot (B, L, S) like unary (e.g.
     ``torch.nn.functional.one_hot(tags, S)``; positions beyond a length
-    ignored). Returns the (B,) losses, differentiable w.r.t. unary,
-    transitions, start and stop."""
+    ignored), or a mixture of sequences (fractional; see lp_sparsemap_loss
+    for what is checked of it). Returns the (B,) losses, differentiable
+    w.r.t. unary, transitions, start and stop."""
     return _sequences(unary, transitions, start, stop, lengths).losses(gold, kind, threads,
                                                                       settings)
 

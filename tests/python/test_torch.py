@@ -564,23 +564,6 @@ def test_structure_losses_equal_factor_graph_losses(kind):
         ct.matching_sparsemap_loss(match, permutations[:, :2])
 
 
-def test_structure_losses_refuse_a_gold_that_is_not_0_1():
-    """Half a tree, half a matching, half a tagging: refused at any scores
-    (half a tree was refused at zero scores, where the loss came out
-    negative, and taken at random ones)."""
-    tree = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])  # 0 <- root, 0 -> 1 -> 2
-    for arcs in (torch.zeros(1, 3, 3, dtype=torch.float64), scores(1, 3, 3, seed=66)):
-        with pytest.raises(ValueError, match="0 or 1, example 0 has 0.5"):
-            ct.tree_sparsemap_loss(arcs, 0.5 * tree[None])
-    with pytest.raises(ValueError, match="0 or 1"):
-        ct.matching_sparsemap_loss(scores(2, 2, seed=67), 0.5 * np.eye(2))
-    tags = np.eye(3)[[0, 2, 1]]
-    tags[1] = [0.0, 0.5, 0.5]
-    with pytest.raises(ValueError, match="0 or 1"):
-        ct.sequence_sparsemap_loss(scores(3, 3, seed=68), tags)
-    ct.tree_sparsemap_loss(scores(1, 3, 3, seed=66), tree[None])  # a 0/1 tree is taken
-
-
 def test_gradcheck_structure_losses():
     unary, transitions = scores(2, 4, 3, seed=64), scores(3, 3, seed=65)
     gold = torch.nn.functional.one_hot(torch.tensor([[0, 1, 2, 1], [2, 2, 0, 0]]), 3)
