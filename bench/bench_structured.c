@@ -11,9 +11,9 @@
  * starts cold. A graph whose solves take more than 5 s in all gets at
  * least 3 of them instead of REPEATS. Last, the geometric means of the
  * times and iterations over each generated shape. With SCALE, every
- * finite score is multiplied by it first (LP-MAP's iterations do not
- * change; LP-SparseMAP's solution spreads over more structures as the
- * scores shrink).
+ * finite score is multiplied by it first (LP-MAP is scale-invariant, up
+ * to the rounding of the scaled scores; LP-SparseMAP's solution spreads
+ * over more structures as the scores shrink).
  *
  *   bench_structured [DATA_DIR] [REPEATS] [SCALE]   (defaults ../shared/data, 9, 1)
  */
