@@ -104,6 +104,18 @@ class _Batch:
         self.solved = None
 
 
+def _set_example_scores(batch, scores):
+    """Gives each solver of the batch its example's flat scores (theta_0,
+    phi_0, theta_1, phi_1, ...); a score the library refuses (not finite,
+    say) raises its error with the example named."""
+    for k, solver in enumerate(batch.solvers):
+        theta, phi = scores[2 * k], scores[2 * k + 1]
+        try:
+            solver.set_scores(as_numpy(theta), as_numpy(phi) if phi.numel() else None)
+        except _core.ConcordError as error:
+            raise type(error)(error.code, "example %d: %s" % (k, error)) from None
+
+
 class _LPSparseMAP(torch.autograd.Function):
     """(theta_0, phi_0, theta_1, phi_1, ...) -> (u_0, v_0, u_1, v_1, ...):
     flat variable and additional scores of each example (float64) to its
@@ -112,9 +124,7 @@ class _LPSparseMAP(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, batch, *scores):
-        for k, solver in enumerate(batch.solvers):
-            theta, phi = scores[2 * k], scores[2 * k + 1]
-            solver.set_scores(as_numpy(theta), as_numpy(phi) if phi.numel() else None)
+        _set_example_scores(batch, scores)
         batch.infos = _core.solve_batch(batch.solvers, "sparse", batch.settings, batch.threads)
         outputs, batch.solved = [], []
         for k, (solver, info) in enumerate(zip(batch.solvers, batch.infos)):
@@ -314,9 +324,7 @@ class _Losses(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, batch, kind, u_golds, v_golds, *scores):
-        for k, solver in enumerate(batch.solvers):
-            theta, phi = scores[2 * k], scores[2 * k + 1]
-            solver.set_scores(as_numpy(theta), as_numpy(phi) if phi.numel() else None)
+        _set_example_scores(batch, scores)
 
         def one(k):
             solver = batch.solvers[k]

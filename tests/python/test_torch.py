@@ -813,3 +813,15 @@ def test_a_derivative_with_respect_to_incoming_gradients_is_refused_not_zero(lay
     assert differences.abs().max() > 0.1   # a jvp of zero would be wrong here
     with pytest.raises(RuntimeError, match="once_differentiable"):
         torch.autograd.functional.jvp(layer, theta, direction)
+
+
+def test_a_score_a_layer_refuses_is_named_with_its_example():
+    """A NaN in the second example of a batch: the error says which."""
+    unary = scores(3, 4, 3, seed=69).detach().clone()
+    unary[1, 2, 0] = float("nan")
+    with pytest.raises(concord.InvalidArgumentError, match=r"^example 1: .*not finite"):
+        ct.sequence_sparsemap(unary)
+    gold = torch.zeros(3, 4, 3, dtype=torch.float64)
+    gold[:, :, 0] = 1.0
+    with pytest.raises(concord.InvalidArgumentError, match=r"^example 1: .*not finite"):
+        ct.sequence_sparsemap_loss(unary, gold)
