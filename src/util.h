@@ -32,6 +32,18 @@ static inline bool score_in_range(double x) {
  * take the largest magnitude of a vector use it. */
 static inline double max_abs(double x, double y) { return fabs(y) > x ? fabs(y) : x; }
 
+/* The largest |x_i|, or NaN or infinity when some x_i is not finite (in
+ * one pass without branches: the entries are checked one by one only
+ * then). */
+static inline double largest_magnitude(int32_t n, const double *x) {
+    double largest = 0.0, check = 0.0;
+    for (int32_t i = 0; i < n; ++i) {
+        largest = max_abs(largest, x[i]);
+        check += 0.0 * x[i]; /* NaN from NaN or infinity */
+    }
+    return largest + check;
+}
+
 /* A push that outweighs every sum of terms whose magnitudes add up to
  * `total` (two such sums differ by at most 2 total; 3 total leaves room
  * for rounding). Relative to the scores: a fixed margin of 1 swallowed

@@ -184,13 +184,6 @@ static double inverse_unit(double largest) {
     return ldexp(1.0, -exponent);
 }
 
-/* The largest |v_q|. */
-static double largest_magnitude(const double *v, int32_t n) {
-    double largest = 0.0;
-    for (int32_t q = 0; q < n; ++q) largest = max_abs(largest, v[q]);
-    return largest;
-}
-
 /* Forgets the history: the next m + 1 steps rebuild it. */
 static void forget(anderson *a) {
     a->count = 0;
@@ -458,7 +451,7 @@ static void step(anderson *a, double *z) {
         /* the squares overflowed (the state grew far beyond its unit):
          * the history cannot measure anything, and a step it took could
          * leave z infinite; it starts again, in a unit of the state now */
-        a->inv_unit = inverse_unit(largest_magnitude(a->x, a->block_begin[a->n_blocks]));
+        a->inv_unit = inverse_unit(largest_magnitude(a->block_begin[a->n_blocks], a->x));
         forget(a);
         return;
     }

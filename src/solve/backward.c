@@ -137,18 +137,6 @@ static void intersect_power(backward *bw, const concord_settings *s,
     out->residual = scale > 0.0 ? change / scale : 0.0;
 }
 
-/* The largest |x_i|, or NaN or infinity when some x_i is not finite (in
- * one pass without branches: the entries are checked one by one only
- * then). */
-static double largest_magnitude(int32_t n, const double *x) {
-    double largest = 0.0, check = 0.0;
-    for (int32_t i = 0; i < n; ++i) {
-        largest = max_abs(largest, x[i]);
-        check += 0.0 * x[i]; /* NaN from NaN or infinity */
-    }
-    return largest + check;
-}
-
 /* concord_solver_backward once begun. */
 static int run_backward(concord_solver *w, const concord_settings *settings, const double *du,
                         const double *dv, double *dtheta, double *dphi,
