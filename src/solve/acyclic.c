@@ -122,7 +122,13 @@ int acyclic_prepare(concord_solver *s, bool *exact, bool *lp_tight) {
         if (!p) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
         p->n_nodes = un->n_units + g->n_factors;
         int32_t *uf = zalloc((size_t)p->n_nodes, sizeof(int32_t), &failed);
-        if (uf && is_forest(un, g->n_factors, uf)) {
+        const bool forest = uf && is_forest(un, g->n_factors, uf);
+        if (forest && (rc = units_classify(s))) {
+            free(uf);
+            acyclic_free(p);
+            return rc;
+        }
+        if (forest) {
             size_t n_msg = 0;
             for (int32_t k = 0; k < un->n_inc; ++k) n_msg += (size_t)un->states[un->inc_unit[k]];
             const size_t ni = (size_t)un->n_inc;

@@ -847,7 +847,7 @@ static int run_exact(concord_solver *s, const concord_settings *settings, concor
     clock_gettime(CLOCK_MONOTONIC, &b.start);
     if ((rc = solver_settings(s, settings, &b.st))) return rc;
     s->has_exact_info = false;
-    if ((rc = units_build(s))) return rc;
+    if ((rc = units_build(s)) || (rc = units_classify(s))) return rc;
     if ((rc = clamp_reserve(s))) return solver_fail(s, rc, "out of memory");
     b.un = s->units;
     const concord_graph *g = s->g;

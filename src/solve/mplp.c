@@ -292,7 +292,7 @@ static int run_mplp(concord_solver *s, const concord_settings *settings, concord
     clock_gettime(CLOCK_MONOTONIC, &r.start);
     if ((rc = solver_settings(s, settings, &r.st))) return rc;
     r.deadline = (solver_deadline){.start = &r.start, .limit = r.st.time_limit};
-    if ((rc = units_build(s))) return rc;
+    if ((rc = units_build(s)) || (rc = units_classify(s))) return rc;
     r.un = s->units;
     r.theta = solver_theta(s);
     r.phi = solver_phi(s);

@@ -99,6 +99,15 @@ static void *zalloc(size_t n, size_t size, bool *failed) {
     return p;
 }
 
+/* Zero scores for the additionals of any factor of g: the oracle calls
+ * below score the links alone. */
+static double *zero_additionals(const concord_graph *g) {
+    int32_t max_add = 1;
+    for (int32_t f = 0; f < g->n_factors; ++f)
+        if (g->factors[f].n_add > max_add) max_add = g->factors[f].n_add;
+    return calloc((size_t)max_add, sizeof(double));
+}
+
 /* The units themselves and unit_of. */
 static void place_units(const concord_graph *g, const bool *is_unit, units *un) {
     int32_t n = 0;
@@ -176,22 +185,6 @@ static void place_unit_incidences(units *un) {
     un->unit_inc_begin[0] = 0;
 }
 
-/* Asks the oracle whether each incidence into a multi-variable is "at most
- * one"; a binary unit's always is. */
-static int classify_incidences(concord_solver *s, units *un, const double *zeros) {
-    for (int32_t k = 0; k < un->n_inc; ++k) {
-        un->inc_at_most_one[k] = true;
-        if (!un->multi[un->inc_unit[k]]) continue;
-        const int32_t begin = un->inc_link_begin[k], n = un->inc_link_begin[k + 1] - begin;
-        if (n == 1) continue;
-        int32_t most;
-        int rc = count_on(s, un->inc_factor[k], un->inc_link + begin, n, zeros, 1.0, &most);
-        if (rc) return solver_callback_failed(s, un->inc_factor[k], rc);
-        un->inc_at_most_one[k] = most <= 1;
-    }
-    return CONCORD_OK;
-}
-
 int units_build(concord_solver *s) {
     if (s->units) return CONCORD_OK;
     const concord_graph *g = s->g;
@@ -212,10 +205,8 @@ int units_build(concord_solver *s) {
     un->inc_at_most_one = zalloc(nl, sizeof(bool), &failed);
     un->unit_inc_begin = zalloc(nv + 1, sizeof(int32_t), &failed);
     un->unit_inc = zalloc(nl, sizeof(int32_t), &failed);
-    int32_t max_add = 1;
-    for (int32_t f = 0; f < g->n_factors; ++f)
-        if (g->factors[f].n_add > max_add) max_add = g->factors[f].n_add;
-    double *zeros = zalloc((size_t)max_add, sizeof(double), &failed);
+    double *zeros = zero_additionals(g);
+    if (!zeros) failed = true;
     int32_t *scratch = zalloc(nl > nv ? nl : nv, sizeof(int32_t), &failed);
     int32_t *mark = zalloc(nv, sizeof(int32_t), &failed);
     bool *is_unit = zalloc((size_t)g->n_multi, sizeof(bool), &failed);
@@ -227,7 +218,6 @@ int units_build(concord_solver *s) {
         for (int32_t w = 0; w < un->n_units; ++w) mark[w] = -1;
         place_incidences(g, un, mark, scratch);
         place_unit_incidences(un);
-        rc = classify_incidences(s, un, zeros);
     }
     free(zeros);
     free(scratch);
@@ -235,5 +225,26 @@ int units_build(concord_solver *s) {
     free(is_unit);
     if (rc) units_free(un);
     else s->units = un;
+    return rc;
+}
+
+int units_classify(concord_solver *s) {
+    units *un = s->units;
+    if (un->classified) return CONCORD_OK;
+    double *zeros = zero_additionals(s->g);
+    if (!zeros) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
+    int rc = CONCORD_OK;
+    for (int32_t k = 0; k < un->n_inc && !rc; ++k) {
+        un->inc_at_most_one[k] = true;
+        if (!un->multi[un->inc_unit[k]]) continue;
+        const int32_t begin = un->inc_link_begin[k], n = un->inc_link_begin[k + 1] - begin;
+        if (n == 1) continue;
+        int32_t most;
+        rc = count_on(s, un->inc_factor[k], un->inc_link + begin, n, zeros, 1.0, &most);
+        if (rc) rc = solver_callback_failed(s, un->inc_factor[k], rc);
+        else un->inc_at_most_one[k] = most <= 1;
+    }
+    free(zeros);
+    un->classified = !rc;
     return rc;
 }

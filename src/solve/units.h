@@ -34,16 +34,26 @@ typedef struct units {
      * link order) inc_link[inc_link_begin[k] .. inc_link_begin[k+1]). */
     int32_t n_inc;
     int32_t *inc_begin, *inc_factor, *inc_unit, *inc_link_begin, *inc_link;
-    bool *inc_at_most_one; /* the factor never switches on two of those states */
+    bool *inc_at_most_one; /* the factor never switches on two of those states
+                              (set by units_classify) */
+    bool classified;       /* inc_at_most_one is set */
     /* The incidences of each unit: unit_inc[unit_inc_begin[u] .. [u+1]). */
     int32_t *unit_inc_begin, *unit_inc;
     int32_t max_factor_units; /* most incidences of one factor */
 } units;
 
-/* Builds the solver's units (s->units) unless it has them. Returns
- * CONCORD_OK, CONCORD_ENOMEM, or a user oracle's failure (with the
- * solver's message). */
+/* Builds the solver's units (s->units) unless it has them, all but
+ * inc_at_most_one. Returns CONCORD_OK, CONCORD_ENOMEM, or a user oracle's
+ * failure (with the solver's message). */
 int units_build(struct concord_solver *s);
+
+/* Sets inc_at_most_one of the solver's built units unless it is set: one
+ * oracle call per incidence of two or more links into a multi-variable,
+ * which max-marginals need (maxmarg_init) and the test of whether the
+ * graph is a forest does not (on a UAI grid of binary variables these
+ * calls took three quarters of the first solve's acyclic test). Returns
+ * as units_build. */
+int units_classify(struct concord_solver *s);
 
 void units_free(units *u);
 
