@@ -588,6 +588,38 @@ static void a_failing_user_oracle_ends_the_search(void **state) {
         concord_solver_free(s);
     }
     concord_graph_free(g);
+
+    /* a forest whose factor touches two states of a multi-variable: LP-MAP
+     * solves it by dynamic programming, after asking the oracle whether the
+     * factor can switch both on; a failure at any call ends the solve */
+    g = concord_graph_new();
+    assert_non_null(g);
+    int32_t states;
+    assert_int_equal(concord_add_multi_variable(g, 3, (double[]){0.4, 1.0, -0.2}, true, &states),
+                     CONCORD_OK);
+    assert_int_equal(concord_add_factor(g, 2, (int32_t[]){states, states + 1}, NULL, 0, NULL,
+                                        failing_oracle, &fail, NULL),
+                     CONCORD_OK);
+    s = new_solver_or_fail(g);
+    fail.fail_after = 1000000;
+    fail.calls = 0;
+    assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
+    assert_true(info.acyclic);
+    const double *x = concord_solver_variables(s);
+    assert_true(x[states] == 0.0 && x[states + 1] == 1.0 && x[states + 2] == 0.0);
+    const int forest_calls = fail.calls;
+    assert_true(forest_calls >= 2);
+    concord_solver_free(s);
+    for (int n = 1; n <= forest_calls; ++n) {
+        s = new_solver_or_fail(g);
+        fail.fail_after = n;
+        fail.calls = 0;
+        assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_ECALLBACK);
+        assert_int_equal(info.status, CONCORD_STATUS_CALLBACK_FAILED);
+        assert_non_null(strstr(concord_solver_last_error(s), "42"));
+        concord_solver_free(s);
+    }
+    concord_graph_free(g);
 }
 
 /* After a search that fixed variables, LP-MAP on the same solver is that
