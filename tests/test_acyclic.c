@@ -199,6 +199,25 @@ static void dense_triangle(mg_graph *g) {
     dense(g, 2, ca);
 }
 
+static void dense_triangle_without_xors(mg_graph *g) {
+    const int a = add_multi(g, 2, false), b = add_multi(g, 3, false), c = add_multi(g, 2, false);
+    const int ab[2] = {a, b}, bc[2] = {b, c}, ca[2] = {c, a};
+    dense(g, 2, ab);
+    dense(g, 2, bc);
+    dense(g, 2, ca);
+}
+
+/* A multi-variable held one-hot by a DENSE table over it alone, two of its
+ * states joined to one binary variable by PAIRs: a cycle through the unit,
+ * found by the full test (the PAIRs touch only some of its states). */
+static void dense_held_states_closed_by_pairs(mg_graph *g) {
+    const int a = add_multi(g, 3, false), x = add_binary(g, 1, 0.4);
+    const int only_a[1] = {a};
+    dense(g, 1, only_a);
+    pair(g, g->multi_first[a], x, 1.5);
+    pair(g, g->multi_first[a] + 1, x, -0.8);
+}
+
 static void or_over_two_states(mg_graph *g) {
     const int a = add_multi(g, 3, true), b = add_multi(g, 2, true);
     const int ab[2] = {a, b};
@@ -267,6 +286,8 @@ static const hand_case hand_cases[] = {
     {"multi-variables in a chain", multi_variables_in_a_chain, true, true},
     {"a DENSE chain without XORs", dense_chain_without_xors, true, true},
     {"a DENSE triangle", dense_triangle, false, false},
+    {"a DENSE triangle without XORs", dense_triangle_without_xors, false, false},
+    {"DENSE-held states closed by PAIRs", dense_held_states_closed_by_pairs, false, false},
     {"an OR over two states", or_over_two_states, false, true},
     {"a KNAPSACK in a tree", knapsack_in_a_tree, false, true},
     {"a factor joining three trees", a_factor_joining_three_trees, true, true},

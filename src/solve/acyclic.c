@@ -64,25 +64,56 @@ static bool is_forest(const units *un, int32_t n_factors, int32_t *uf) {
     return true;
 }
 
+/* Whether every factor that touches a unit with whole[w] > 0 touches all
+ * whole[w] of its states (variables appear once in a factor). `last` and
+ * `links` have room for an entry per variable. */
+static bool factors_cover_whole_units(const concord_graph *g, const int32_t *unit_of,
+                                      const int32_t *whole, const bool *own, int32_t *last,
+                                      int32_t *links) {
+    for (int32_t i = 0; i < g->n_vars; ++i) last[i] = -1;
+    for (int32_t f = 0; f < g->n_factors; ++f) {
+        if (own[f]) continue;
+        const int32_t *var = g->link_var + g->factors[f].link_begin;
+        const int32_t degree = g->factors[f].degree;
+        for (int32_t j = 0; j < degree; ++j) {
+            const int32_t w = unit_of[var[j]];
+            if (last[w] != f) last[w] = f, links[w] = 0;
+            links[w] += 1;
+        }
+        for (int32_t j = 0; j < degree; ++j) {
+            const int32_t w = unit_of[var[j]];
+            if (whole[w] > 0 && links[w] != whole[w]) return false;
+        }
+    }
+    return true;
+}
+
 /* Whether units and factors (own XORs aside) surely fail to form a forest,
- * told from the graph alone. When every multi-variable has its own XOR,
- * the units are known without asking the oracles (a multi-variable is one
- * unit, named here by its first state, and every other variable one), and
- * the test is exact; otherwise it answers false and leaves the question to
- * is_forest. Most graphs are not forests, and building the units' lists
- * first cost up to a quarter of a first LP-MAP solve (AD3's srl_fract_003).
- * `unit_of` and `last` have room for a flag per variable, `uf` for a node
- * per variable and per factor, `own` for a flag per factor. */
-static bool surely_cyclic(const concord_graph *g, int32_t *uf, int32_t *unit_of, int32_t *last,
-                          bool *own) {
+ * told from the graph alone, before the units' lists are built: most
+ * graphs are not forests, and building the lists first cost up to a
+ * quarter of a first LP-MAP solve of AD3's small SRL graphs. Each
+ * multi-variable is taken as one unit, named by its first state, and every
+ * other variable as one: the units' own view of a multi-variable with its
+ * own XOR. One without is a unit only when the oracles say so (units.c);
+ * when every factor that touches it touches all its states (UAI's tables),
+ * a cycle through it passes just as well through one of its states, so a
+ * cycle found holds either way; otherwise the test answers false and
+ * leaves the question to is_forest. `work` has room for five entries per
+ * variable and one per factor, `own` (all false) for a flag per factor. */
+static bool surely_cyclic(const concord_graph *g, int32_t *work, bool *own) {
     const int32_t nv = g->n_vars;
-    for (int32_t i = 0; i < nv; ++i) unit_of[i] = i;
+    int32_t *uf = work, *unit_of = uf + nv + g->n_factors, *whole = unit_of + nv,
+            *last = whole + nv, *links = last + nv;
+    bool conditional = false; /* some multi-variable without its own XOR */
+    for (int32_t i = 0; i < nv; ++i) unit_of[i] = i, whole[i] = 0;
     for (int32_t m = 0; m < g->n_multi; ++m) {
         const multi_variable *mv = &g->multi[m];
-        if (mv->one_hot_factor < 0) return false;
-        own[mv->one_hot_factor] = true;
+        if (mv->one_hot_factor >= 0) own[mv->one_hot_factor] = true;
+        else whole[mv->first] = mv->num_states, conditional = true;
         for (int32_t k = 0; k < mv->num_states; ++k) unit_of[mv->first + k] = mv->first;
     }
+    if (conditional && !factors_cover_whole_units(g, unit_of, whole, own, last, links))
+        return false;
     for (int32_t x = 0; x < nv + g->n_factors; ++x) uf[x] = x;
     for (int32_t i = 0; i < nv; ++i) last[i] = -1;
     for (int32_t f = 0; f < g->n_factors; ++f) {
@@ -151,9 +182,9 @@ static void *zalloc(size_t n, size_t size, bool *failed) {
  * then decides). */
 static bool graph_surely_cyclic(const concord_graph *g) {
     const size_t nv = (size_t)g->n_vars, nf = (size_t)g->n_factors;
-    int32_t *work = malloc((3 * nv + nf + 1) * sizeof *work);
+    int32_t *work = malloc((5 * nv + nf + 1) * sizeof *work);
     bool *own = calloc(nf + 1, sizeof *own);
-    const bool cyclic = work && own && surely_cyclic(g, work, work + nv + nf, work + 2 * nv + nf, own);
+    const bool cyclic = work && own && surely_cyclic(g, work, own);
     free(work);
     free(own);
     return cyclic;
