@@ -88,19 +88,23 @@ static bool factors_cover_whole_units(const concord_graph *g, const int32_t *uni
     return true;
 }
 
-/* Whether units and factors (own XORs aside) surely fail to form a forest,
- * told from the graph alone, before the units' lists are built: most
- * graphs are not forests, and building the lists first cost up to a
+/* What the graph alone tells of whether units and factors (own XORs aside)
+ * form a forest. */
+typedef enum { GRAPH_CYCLIC, GRAPH_FOREST, GRAPH_UNDECIDED } graph_shape;
+
+/* The shape told from the graph alone, before the units' lists are built:
+ * most graphs are not forests, and building the lists first cost up to a
  * quarter of a first LP-MAP solve of AD3's small SRL graphs. Each
  * multi-variable is taken as one unit, named by its first state, and every
  * other variable as one: the units' own view of a multi-variable with its
- * own XOR. One without is a unit only when the oracles say so (units.c);
- * when every factor that touches it touches all its states (UAI's tables),
- * a cycle through it passes just as well through one of its states, so a
- * cycle found holds either way; otherwise the test answers false and
- * leaves the question to is_forest. `work` has room for five entries per
+ * own XOR, so that without other multi-variables the answer is exact. One
+ * without is a unit only when the oracles say so (units.c); when every
+ * factor that touches it touches all its states (UAI's tables), a cycle
+ * through it passes just as well through one of its states, so a cycle
+ * found holds either way; otherwise, and when no cycle is found, the
+ * question is left to is_forest. `work` has room for five entries per
  * variable and one per factor, `own` (all false) for a flag per factor. */
-static bool surely_cyclic(const concord_graph *g, int32_t *work, bool *own) {
+static graph_shape shape_from_graph(const concord_graph *g, int32_t *work, bool *own) {
     const int32_t nv = g->n_vars;
     int32_t *uf = work, *unit_of = uf + nv + g->n_factors, *whole = unit_of + nv,
             *last = whole + nv, *links = last + nv;
@@ -113,7 +117,7 @@ static bool surely_cyclic(const concord_graph *g, int32_t *work, bool *own) {
         for (int32_t k = 0; k < mv->num_states; ++k) unit_of[mv->first + k] = mv->first;
     }
     if (conditional && !factors_cover_whole_units(g, unit_of, whole, own, last, links))
-        return false;
+        return GRAPH_UNDECIDED;
     for (int32_t x = 0; x < nv + g->n_factors; ++x) uf[x] = x;
     for (int32_t i = 0; i < nv; ++i) last[i] = -1;
     for (int32_t f = 0; f < g->n_factors; ++f) {
@@ -124,11 +128,11 @@ static bool surely_cyclic(const concord_graph *g, int32_t *work, bool *own) {
             if (last[w] == f) continue; /* one incidence per unit */
             last[w] = f;
             int32_t a = find_root(uf, w), b = find_root(uf, nv + f);
-            if (a == b) return true;
+            if (a == b) return GRAPH_CYCLIC;
             uf[a] = b;
         }
     }
-    return false;
+    return conditional ? GRAPH_UNDECIDED : GRAPH_FOREST;
 }
 
 /* Orders the forest breadth first from its roots (a unit where the tree
@@ -178,22 +182,22 @@ static void *zalloc(size_t n, size_t size, bool *failed) {
     return q;
 }
 
-/* Whether surely_cyclic says so (false when out of memory: the full test
- * then decides). */
-static bool graph_surely_cyclic(const concord_graph *g) {
+/* shape_from_graph with its own memory (GRAPH_UNDECIDED when out of it). */
+static graph_shape graph_shape_of(const concord_graph *g) {
     const size_t nv = (size_t)g->n_vars, nf = (size_t)g->n_factors;
     int32_t *work = malloc((5 * nv + nf + 1) * sizeof *work);
     bool *own = calloc(nf + 1, sizeof *own);
-    const bool cyclic = work && own && surely_cyclic(g, work, own);
+    const graph_shape shape = work && own ? shape_from_graph(g, work, own) : GRAPH_UNDECIDED;
     free(work);
     free(own);
-    return cyclic;
+    return shape;
 }
 
 /* Builds the units and, when they and the factors form a forest, the plan
  * of its dynamic programming in p (else p stays a plan that is neither
- * exact nor tight). */
-static int plan_if_forest(concord_solver *s, acyclic_plan *p) {
+ * exact nor tight). `shape` is what the graph alone told: GRAPH_FOREST
+ * spares the test on the units. */
+static int plan_if_forest(concord_solver *s, graph_shape shape, acyclic_plan *p) {
     int rc = units_build(s);
     if (rc) return rc;
     const units *un = s->units;
@@ -201,7 +205,8 @@ static int plan_if_forest(concord_solver *s, acyclic_plan *p) {
     bool failed = false;
     p->n_nodes = un->n_units + g->n_factors;
     int32_t *uf = zalloc((size_t)p->n_nodes, sizeof(int32_t), &failed);
-    if (uf && is_forest(un, g->n_factors, uf) && !(rc = units_classify(s))) {
+    if (uf && (shape == GRAPH_FOREST || is_forest(un, g->n_factors, uf)) &&
+        !(rc = units_classify(s))) {
         size_t n_msg = 0;
         for (int32_t k = 0; k < un->n_inc; ++k) n_msg += (size_t)un->states[un->inc_unit[k]];
         const size_t ni = (size_t)un->n_inc;
@@ -236,7 +241,8 @@ int acyclic_prepare(concord_solver *s, bool *exact, bool *lp_tight) {
     if (!s->acyclic) {
         acyclic_plan *p = calloc(1, sizeof *p);
         if (!p) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
-        const int rc = graph_surely_cyclic(s->g) ? CONCORD_OK : plan_if_forest(s, p);
+        const graph_shape shape = graph_shape_of(s->g);
+        const int rc = shape == GRAPH_CYCLIC ? CONCORD_OK : plan_if_forest(s, shape, p);
         if (rc) {
             acyclic_free(p);
             return rc;
