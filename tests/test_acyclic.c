@@ -191,21 +191,19 @@ static void dense_chain_without_xors(mg_graph *g) {
     dense(g, 2, bc);
 }
 
-static void dense_triangle(mg_graph *g) {
-    const int a = add_multi(g, 2, true), b = add_multi(g, 3, true), c = add_multi(g, 2, true);
+static void dense_triangle_of(mg_graph *g, bool own_xors) {
+    const int a = add_multi(g, 2, own_xors), b = add_multi(g, 3, own_xors),
+              c = add_multi(g, 2, own_xors);
     const int ab[2] = {a, b}, bc[2] = {b, c}, ca[2] = {c, a};
     dense(g, 2, ab);
     dense(g, 2, bc);
     dense(g, 2, ca);
 }
 
-static void dense_triangle_without_xors(mg_graph *g) {
-    const int a = add_multi(g, 2, false), b = add_multi(g, 3, false), c = add_multi(g, 2, false);
-    const int ab[2] = {a, b}, bc[2] = {b, c}, ca[2] = {c, a};
-    dense(g, 2, ab);
-    dense(g, 2, bc);
-    dense(g, 2, ca);
-}
+static void dense_triangle(mg_graph *g) { dense_triangle_of(g, true); }
+
+static void dense_triangle_without_xors(mg_graph *g) { dense_triangle_of(g, false); }
+
 
 /* A multi-variable held one-hot by a DENSE table over it alone, two of its
  * states joined to one binary variable by PAIRs: a cycle through the unit,
