@@ -50,9 +50,7 @@ int units_build(struct concord_solver *s);
 /* Sets inc_at_most_one of the solver's built units unless it is set: one
  * oracle call per incidence of two or more links into a multi-variable,
  * which max-marginals need (maxmarg_init) and the test of whether the
- * graph is a forest does not (on a UAI grid of binary variables these
- * calls took three quarters of the first solve's acyclic test). Returns
- * as units_build. */
+ * graph is a forest does not. Returns as units_build. */
 int units_classify(struct concord_solver *s);
 
 void units_free(units *u);
