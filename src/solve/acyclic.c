@@ -97,7 +97,7 @@ typedef enum { GRAPH_CYCLIC, GRAPH_FOREST, GRAPH_UNDECIDED } graph_shape;
  * quarter of a first LP-MAP solve of AD3's small SRL graphs. Each
  * multi-variable is taken as one unit, named by its first state, and every
  * other variable as one: the units' own view of a multi-variable with its
- * own XOR, so that without other multi-variables the answer is exact. One
+ * own XOR, so that when every multi-variable has one the answer is exact. One
  * without is a unit only when the oracles say so (units.c); when every
  * factor that touches it touches all its states (UAI's tables), a cycle
  * through it passes just as well through one of its states, so a cycle
