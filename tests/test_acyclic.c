@@ -12,7 +12,9 @@
  * solve it in one pass; with factors that touch two states of a
  * multi-variable or KNAPSACK factors, exact still does, map does not; one
  * more factor closing a cycle turns both off (and exact MAP still equals
- * brute force, by branch and bound).
+ * brute force, by branch and bound). Last, multi-variables without their
+ * own XOR that no factor holds one-hot: the graph-level test must take
+ * their states apart (a path) unless every factor covers them (a cycle).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -508,11 +510,87 @@ static void an_infeasible_forest_is_reported(void **state) {
     concord_graph_free(cg);
 }
 
+/* The best of x over every 0/1 assignment of g's n variables: the variable
+ * scores plus each PAIR's score where both ends are on (the graphs below
+ * have PAIRs and ORs only; an OR's assignment needs one literal on). */
+typedef struct small_graph {
+    int n;
+    double theta[4];
+    int n_pairs, pair[4][2];
+    double pair_score[4];
+    int n_ors, or_vars[4][2];
+} small_graph;
+
+static double small_brute_force(const small_graph *sg) {
+    double best = -INFINITY;
+    for (int x = 0; x < 1 << sg->n; ++x) {
+        bool ok = true;
+        for (int k = 0; k < sg->n_ors; ++k)
+            ok &= ((x >> sg->or_vars[k][0]) & 1) || ((x >> sg->or_vars[k][1]) & 1);
+        if (!ok) continue;
+        double value = 0.0;
+        for (int i = 0; i < sg->n; ++i) value += ((x >> i) & 1) * sg->theta[i];
+        for (int k = 0; k < sg->n_pairs; ++k)
+            value += ((x >> sg->pair[k][0]) & (x >> sg->pair[k][1]) & 1) * sg->pair_score[k];
+        if (value > best) best = value;
+    }
+    return best;
+}
+
+/* sg as a concord graph whose variables 0 and 1 are the two states of a
+ * multi-variable without its own XOR (no factor holds them one-hot, so
+ * they are two binary units). */
+static concord_graph *small_graph_build(const small_graph *sg) {
+    concord_graph *g = concord_graph_new();
+    assert_non_null(g);
+    int32_t first;
+    assert_int_equal(concord_add_multi_variable(g, 2, sg->theta, false, &first), CONCORD_OK);
+    assert_int_equal(concord_add_variables(g, sg->n - 2, sg->theta + 2, NULL), CONCORD_OK);
+    for (int k = 0; k < sg->n_pairs; ++k)
+        assert_int_equal(concord_add_pair(g, sg->pair[k][0], sg->pair[k][1], sg->pair_score[k],
+                                          NULL),
+                         CONCORD_OK);
+    for (int k = 0; k < sg->n_ors; ++k)
+        assert_int_equal(concord_add_logic(g, CONCORD_OR, 2,
+                                           (int32_t[]){sg->or_vars[k][0], sg->or_vars[k][1]},
+                                           NULL, NULL),
+                         CONCORD_OK);
+    return g;
+}
+
+/* Multi-variables without their own XOR, taken as one unit only when
+ * every factor over them covers all their states: two PAIRs from its two
+ * states to one variable form a path (its states are separate units),
+ * two ORs over both its states a cycle (whether it is a unit or not). */
+static void multi_variables_without_xor_are_taken_apart_or_whole(void **state) {
+    (void)state;
+    const small_graph path = {.n = 3, .theta = {0.4, -0.3, 0.2}, .n_pairs = 2,
+                              .pair = {{0, 2}, {1, 2}}, .pair_score = {1.0, -1.0}};
+    const small_graph cycle = {.n = 2, .theta = {-0.4, -0.7}, .n_ors = 2,
+                               .or_vars = {{0, 1}, {0, 1}}};
+    const small_graph *graphs[2] = {&path, &cycle};
+    for (int c = 0; c < 2; ++c) {
+        concord_graph *g = small_graph_build(graphs[c]);
+        const double brute = small_brute_force(graphs[c]);
+        concord_solver *s = new_solver_or_fail(g);
+        concord_info info;
+        assert_int_equal(concord_solver_map(s, NULL, &info), CONCORD_OK);
+        assert_int_equal(info.acyclic, c == 0);
+        if (c == 0) assert_true(fabs(info.value - brute) <= DP_TOL);
+        assert_int_equal(concord_solver_exact(s, NULL, &info), CONCORD_OK);
+        assert_int_equal(info.acyclic, c == 0);
+        assert_true(fabs(info.value - brute) <= 1e-9);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(detection_is_exact_on_hand_built_graphs),
         cmocka_unit_test(random_forests_match_brute_force),
         cmocka_unit_test(an_infeasible_forest_is_reported),
+        cmocka_unit_test(multi_variables_without_xor_are_taken_apart_or_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
