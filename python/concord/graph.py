@@ -19,6 +19,7 @@ library's message where the mistake is made.
 """
 
 import functools
+import re
 import sys
 
 import numpy as np
@@ -45,6 +46,22 @@ def as_numpy(scores):
         _check_real(scores.dtype, scores.is_complex())
         return scores.detach().to("cpu", dtype=sys.modules["torch"].float64).numpy()
     return np.asarray(_core.real_array(scores, "scores"), dtype=np.float64)
+
+
+def refused_score(values, what):
+    """The C library's error for the first score of the array `values` it
+    refuses, naming its position in the array's shape ("what score at
+    [2, 0] (nan) is not finite"; the library's message gives a flat
+    index); None when it refuses none."""
+    try:
+        _core.check_scores(values.reshape(-1))
+    except _core.ConcordError as error:
+        match = re.match(r"score (\d+) (.*)", str(error), re.S)
+        if match is None or values.ndim == 0:
+            return error
+        where = [int(i) for i in np.unravel_index(int(match.group(1)), values.shape)]
+        return type(error)(error.code, "%s score at %s %s" % (what, where, match.group(2)))
+    return None
 
 
 def as_float64(scores):
@@ -271,6 +288,9 @@ class FactorGraph:
         """A Variable shaped like `scores` (an array or a tensor), which it
         keeps: the scores are read at each solve."""
         values = as_numpy(scores)
+        refused = refused_score(values, "variable")
+        if refused is not None:
+            raise refused
         first = self._graph.add_variables(values.size, values)
         return self._new_variable(first, values.shape, scores)
 
@@ -288,7 +308,9 @@ class FactorGraph:
         if values.ndim < 1 or values.shape[-1] < 1:
             raise ValueError("multi_variable_from: scores need a last axis of states")
         rows = values.reshape(-1, values.shape[-1])
-        _core.check_scores(values)  # before the first of several C calls
+        refused = refused_score(values, "multi-variable")  # before the first of several C calls
+        if refused is not None:
+            raise refused
         first = None
         for row in rows:
             start = self._graph.add_multi_variable(row.size, row, one_hot)
@@ -446,17 +468,34 @@ class FactorGraph:
             if np.isnan(v_gold).any():
                 raise ValueError("gold_additionals must give every factor with additional "
                                  "outputs")
-        if self._has_tensors():
-            from concord.torch import graph_loss
-            return graph_loss(self, kind, u_gold, v_gold, settings)
-        self._push_scores()
-        solver = self._numpy_solver()
-        method = solver.loss_sparsemap if kind == "sparsemap" else solver.loss_hinge
-        loss, _, _, info = method(u_gold, v_gold, settings)
+        try:
+            if self._has_tensors():
+                from concord.torch import graph_loss
+                return graph_loss(self, kind, u_gold, v_gold, settings)
+            self._push_scores()
+            solver = self._numpy_solver()
+            method = solver.loss_sparsemap if kind == "sparsemap" else solver.loss_hinge
+            loss, _, _, info = method(u_gold, v_gold, settings)
+        except _core.InvalidArgumentError:
+            _raise_refused_variable_score([self])
+            raise
         self._take_solution(solver, info)
         return loss
 
     # ---- internals shared with solve_batch and concord.torch
+
+    def _refused_variable_score(self):
+        """When the C library refused this graph's scores: its error for
+        the first variable score it refuses, naming the Variable and the
+        position in its scores; None when it refuses no variable score."""
+        for x in self.variables:
+            values = as_numpy(x.scores)
+            if values.size != x.size:
+                continue  # refused for its shape, with a message of its own
+            refused = refused_score(values.reshape(x.shape), repr(x) + "'s")
+            if refused is not None:
+                return refused
+        return None
 
     def _score_tensors(self):
         """The variables' and factors' scores that are tensors, in order."""
@@ -554,6 +593,28 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
     # differentiable LP-SparseMAP for the graphs with tensor scores, the
     # others solved as their own solves would be (NumPy values)
     differentiable = [algorithm == "sparse" and g._has_tensors() for g in graphs]
+    try:
+        return _solve_each(graphs, algorithm, checked, settings, threads, differentiable)
+    except _core.InvalidArgumentError:
+        _raise_refused_variable_score(graphs)
+        raise
+
+
+def _raise_refused_variable_score(graphs):
+    """After the C library refused some scores of these graphs: raises its
+    error for the first variable score it refuses, naming the graph (when
+    several), the Variable and the position in its scores, rather than the
+    library's flat variable id; returns when it refuses no variable score
+    (the caller re-raises the library's own error)."""
+    for k, g in enumerate(graphs):
+        refused = g._refused_variable_score()
+        if refused is not None:
+            prefix = "graph %d: " % k if len(graphs) > 1 else ""
+            raise type(refused)(refused.code, prefix + str(refused)) from None
+
+
+def _solve_each(graphs, algorithm, checked, settings, threads, differentiable):
+    """solve_batch's solves, once its arguments are checked."""
     with_tensors = [k for k, d in enumerate(differentiable) if d]
     with_arrays = [k for k, d in enumerate(differentiable) if not d]
     infos = [None] * len(graphs)

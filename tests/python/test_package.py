@@ -860,17 +860,56 @@ def test_a_progress_callback_sees_the_solve_and_can_stop_it():
 # Bad input
 
 
+def test_a_refused_score_is_named_by_its_variable_and_position():
+    """The C library names a refused score by its flat variable id; the
+    package names the Variable and the position in its scores, whichever
+    way the scores reach C (array or tensor, solve, solve_map, loss, a
+    batch, a multi-variable), and a factor's refused score keeps the
+    library's message."""
+    import torch
+    fg = concord.FactorGraph()
+    fg.variable_from(np.zeros(2))
+    scores = torch.zeros(3, 2, dtype=torch.float64)
+    x = fg.variable_from(scores)
+    fg.add(concord.Xor(x[0]))
+    scores[2, 0] = float("nan")
+    where = r"^Variable\(shape=\(3, 2\)\)'s score at \[2, 0\] \(nan\) is not finite$"
+    for solve in (fg.solve, fg.solve_map):
+        with pytest.raises(concord.InvalidArgumentError, match=where):
+            solve()
+    gold = {fg.variables[0]: np.zeros(2), x: np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]])}
+    with pytest.raises(concord.InvalidArgumentError, match=where):
+        fg.loss(gold)
+    other = concord.FactorGraph()
+    y = other.variable_from(np.zeros(4))
+    y.scores = np.array([0.0, 1.0, -np.inf, 0.0])
+    with pytest.raises(concord.InvalidArgumentError,
+                       match=r"^graph 1: Variable\(shape=\(4,\)\)'s score at \[2\] \(-inf\)"):
+        concord.solve_batch([concord.FactorGraph(), other])
+    with pytest.raises(concord.InvalidArgumentError,
+                       match=r"^multi-variable score at \[1, 2\] \(inf\)"):
+        concord.FactorGraph().multi_variable_from(np.array([[0, 0, 0], [0, 0, np.inf]]))
+    scores[2, 0] = 0.0
+    fg.solve()
+    assert x.value is not None
+    weight = torch.ones(1, dtype=torch.float64)
+    fg.add(concord.Pair(x[[0], 0], x[[1], 0], weight))
+    weight[0] = float("nan")
+    with pytest.raises(concord.InvalidArgumentError, match=r"additional score 0 \(nan\)"):
+        fg.solve()
+
+
 def test_bad_input_raises_value_errors_with_the_c_message():
     fg = concord.FactorGraph()
     x = fg.variable_from(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="variable 1 appears more than once"):
         fg.add(concord.Xor(x[0, [1, 2, 1]]))
-    with pytest.raises(ValueError, match="not finite"):
+    with pytest.raises(ValueError, match=r"^variable score at \[1\] \(nan\) is not finite$"):
         fg.variable_from(np.array([0.0, np.nan]))
     with pytest.raises(ValueError, match="not finite"):
         fg.variable_from(np.array([np.inf]))
     x.scores = np.array([[0.0, 1.0, 2.0], [np.nan, 0.0, 0.0]])
-    with pytest.raises(ValueError, match="not finite"):
+    with pytest.raises(ValueError, match=r"^Variable\(shape=\(2, 3\)\)'s score at \[1, 0\] \(nan\)"):
         fg.solve()
     x.scores = np.zeros(5)
     with pytest.raises(ValueError, match=r"expected shape \(2, 3\)"):
@@ -1508,19 +1547,30 @@ def frustrated_grid(seed, n=30):
 
 @contextlib.contextmanager
 def interrupt_after(seconds):
-    """Sends SIGINT to this process after `seconds`, with the garbage
-    collector off until the block ends: a SIGINT that lands in a finalizer
-    the collector runs (a slow __del__ of an earlier test's objects, under
-    load) raises KeyboardInterrupt there, where Python ignores it, and the
-    solve would run to its time limit."""
+    """Sends SIGINT to this process after `seconds`, and again every second
+    until the block ends, with the garbage collector off meanwhile. A
+    SIGINT that lands in a finalizer (a slow __del__ of an earlier test's
+    objects, under load) raises KeyboardInterrupt there, where Python
+    ignores it, and the solve would run to its time limit. Twice, with
+    two test suites running at once, both solves of test_ctrl_c_... ran to
+    it (the cause not found); a block still running a second later gets
+    another SIGINT, as a user presses Ctrl-C again."""
     gc.collect()
     gc.disable()
-    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    ended = threading.Event()
+
+    def send():
+        if not ended.wait(seconds):
+            os.kill(os.getpid(), signal.SIGINT)
+            while not ended.wait(1.0):
+                os.kill(os.getpid(), signal.SIGINT)
+    sender = threading.Thread(target=send, daemon=True)
     try:
-        timer.start()
+        sender.start()
         yield
     finally:
-        timer.cancel()  # a block that ended early must not leave the signal to a later test
+        ended.set()  # a block that ended must not leave a signal to a later test
+        sender.join()
         gc.enable()
 
 
