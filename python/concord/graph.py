@@ -288,10 +288,13 @@ class FactorGraph:
         """A Variable shaped like `scores` (an array or a tensor), which it
         keeps: the scores are read at each solve."""
         values = as_numpy(scores)
-        refused = refused_score(values, "variable")
-        if refused is not None:
-            raise refused
-        first = self._graph.add_variables(values.size, values)
+        try:
+            first = self._graph.add_variables(values.size, values)
+        except _core.InvalidArgumentError:
+            refused = refused_score(values, "variable")
+            if refused is None:
+                raise
+            raise refused from None
         return self._new_variable(first, values.shape, scores)
 
     def variable(self, shape):
