@@ -479,9 +479,8 @@ class FactorGraph:
             solver = self._numpy_solver()
             method = solver.loss_sparsemap if kind == "sparsemap" else solver.loss_hinge
             loss, _, _, info = method(u_gold, v_gold, settings)
-        except _core.InvalidArgumentError:
-            _raise_refused_variable_score([self])
-            raise
+        except _core.InvalidArgumentError as error:
+            _raise_refused_score([self], [0] if self._has_tensors() else [], error)
         self._take_solution(solver, info)
         return loss
 
@@ -598,22 +597,28 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
     differentiable = [algorithm == "sparse" and g._has_tensors() for g in graphs]
     try:
         return _solve_each(graphs, algorithm, checked, settings, threads, differentiable)
-    except _core.InvalidArgumentError:
-        _raise_refused_variable_score(graphs)
-        raise
+    except _core.InvalidArgumentError as error:
+        _raise_refused_score(graphs, [k for k, d in enumerate(differentiable) if d], error)
 
 
-def _raise_refused_variable_score(graphs):
-    """After the C library refused some scores of these graphs: raises its
-    error for the first variable score it refuses, naming the graph (when
-    several), the Variable and the position in its scores, rather than the
-    library's flat variable id; returns when it refuses no variable score
-    (the caller re-raises the library's own error)."""
+def _raise_refused_score(graphs, with_tensors, error):
+    """Raises again the C library's refusal of some scores of these graphs
+    (error), naming the graph when there are several ("graph k: "): for a
+    variable score, the Variable and the position in its scores rather
+    than the library's flat variable id; otherwise the library's message,
+    whose "example j: " (the j-th of the graphs with_tensors lists, which
+    concord.torch solved) becomes the graph's number."""
+    def named(k, message):
+        prefix = "graph %d: " % k if len(graphs) > 1 else ""
+        return type(error)(error.code, prefix + message)
     for k, g in enumerate(graphs):
         refused = g._refused_variable_score()
         if refused is not None:
-            prefix = "graph %d: " % k if len(graphs) > 1 else ""
-            raise type(refused)(refused.code, prefix + str(refused)) from None
+            raise named(k, str(refused)) from None
+    match = re.match(r"example (\d+): (.*)", str(error), re.S)
+    if match is None or int(match.group(1)) >= len(with_tensors):
+        raise error
+    raise named(with_tensors[int(match.group(1))], match.group(2)) from None
 
 
 def _solve_each(graphs, algorithm, checked, settings, threads, differentiable):

@@ -895,8 +895,10 @@ def test_a_refused_score_is_named_by_its_variable_and_position():
     weight = torch.ones(1, dtype=torch.float64)
     fg.add(concord.Pair(x[[0], 0], x[[1], 0], weight))
     weight[0] = float("nan")
-    with pytest.raises(concord.InvalidArgumentError, match=r"additional score 0 \(nan\)"):
+    with pytest.raises(concord.InvalidArgumentError, match=r"^additional score 0 \(nan\)"):
         fg.solve()
+    with pytest.raises(concord.InvalidArgumentError, match=r"^graph 1: additional score 0 \(nan\)"):
+        concord.solve_batch([concord.FactorGraph(), fg])
 
 
 def test_bad_input_raises_value_errors_with_the_c_message():
