@@ -29,6 +29,7 @@ symmetric, so its product with the scores' tangents is a backward pass.
 
 import functools
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -495,9 +496,11 @@ class _Structures:
     tensor shaped like the scores into the examples' flat variables
     (``flat``) and to put flat values back in that shape (``shaped``)."""
 
-    def __init__(self, name, scores, single, graphs, sizes, phis=None, others=()):
+    def __init__(self, name, scores, single, graphs, sizes, phis=None, others=(),
+                 scores_name="scores"):
         self.name = name
         self.scores = scores
+        self.scores_name = scores_name
         self.single = single
         self.graphs = graphs
         self.sizes = sizes
@@ -529,9 +532,29 @@ class _Structures:
             out.append(u)
         return out[0] if self.single else torch.stack(out)
 
+    def refused_at(self, error):
+        """The library's refusal of example b's variable score k (error:
+        "example b: variable score k (nan) is not finite"), named by its
+        position in the scores the layer was given ("unary[1, 2, 0] (nan)
+        is not finite"); error itself for any other refusal."""
+        match = re.match(r"example (\d+): variable score (\d+) (.*)", str(error), re.S)
+        if match is None:
+            return error
+        b, k = int(match.group(1)), int(match.group(2))
+        full = tuple(self.scores.shape[1:])
+        size = tuple(self.sizes[b]) + full[len(self.sizes[b]):]
+        where = [int(i) for i in np.unravel_index(k, size)]
+        where = where if self.single else [b] + where
+        return type(error)(error.code, "%s[%s] %s" % (self.scores_name,
+                                                      ", ".join(map(str, where)),
+                                                      match.group(3)))
+
     def marginals(self, threads, settings):
-        us, _ = _solve(_Batch(self.graphs, settings, threads), self.thetas, self.phis,
-                       [self.dtype] * len(self.graphs))
+        try:
+            us, _ = _solve(_Batch(self.graphs, settings, threads), self.thetas, self.phis,
+                           [self.dtype] * len(self.graphs))
+        except _core.InvalidArgumentError as error:
+            raise self.refused_at(error) from None
         return self.shaped(us)
 
     def losses(self, gold, kind, threads, settings):
@@ -556,7 +579,7 @@ class _Structures:
                              self.phis, u_golds, [None] * len(u_golds), self.dtype)
         except _core.InvalidArgumentError as error:
             if not str(error).startswith("the gold structure"):
-                raise
+                raise self.refused_at(error) from None
             raise ValueError("gold: not a %s in every example (%s)"
                              % (self.name, str(error).split(";")[0])) from None
         return losses[0] if self.single else losses
@@ -601,7 +624,7 @@ def _sequences(unary, transitions, start, stop, lengths):
                       if bool(forbidden.any()) else _sequence_graph(m, states))
         phis.append(phi)
     return _Structures("tag sequence", unary, single, graphs, [(m,) for m in sizes], phis,
-                       given)
+                       given, "unary")
 
 
 def matching_sparsemap(scores, every_row=False, every_col=False, threads=None, **settings):

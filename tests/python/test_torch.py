@@ -816,12 +816,25 @@ def test_a_derivative_with_respect_to_incoming_gradients_is_refused_not_zero(lay
 
 
 def test_a_score_a_layer_refuses_is_named_with_its_example():
-    """A NaN in the second example of a batch: the error says which."""
+    """A NaN in the second example of a batch: the error names its
+    position in the scores the layer was given (the library's message
+    gives the example and a flat index within its own, shorter, graph); a
+    transition's keeps the library's message, with the example."""
     unary = scores(3, 4, 3, seed=69).detach().clone()
     unary[1, 2, 0] = float("nan")
-    with pytest.raises(concord.InvalidArgumentError, match=r"^example 1: .*not finite"):
-        ct.sequence_sparsemap(unary)
+    lengths = torch.tensor([4, 3, 4])
+    where = r"^unary\[1, 2, 0\] \(nan\) is not finite$"
+    with pytest.raises(concord.InvalidArgumentError, match=where):
+        ct.sequence_sparsemap(unary, lengths=lengths)
     gold = torch.zeros(3, 4, 3, dtype=torch.float64)
     gold[:, :, 0] = 1.0
-    with pytest.raises(concord.InvalidArgumentError, match=r"^example 1: .*not finite"):
-        ct.sequence_sparsemap_loss(unary, gold)
+    with pytest.raises(concord.InvalidArgumentError, match=where):
+        ct.sequence_sparsemap_loss(unary, gold, lengths=lengths)
+    transitions = torch.zeros(3, 3, 3, 3, dtype=torch.float64)
+    transitions[2, 0, 1, 1] = float("nan")
+    with pytest.raises(concord.InvalidArgumentError, match=r"^example 2: additional score .*nan"):
+        ct.sequence_sparsemap(scores(3, 4, 3, seed=70), transitions)
+    arcs = scores(5, 5, seed=71).detach().clone()
+    arcs[3, 1] = float("inf")
+    with pytest.raises(concord.InvalidArgumentError, match=r"^scores\[3, 1\] \(inf\)"):
+        ct.tree_sparsemap(arcs)
