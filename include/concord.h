@@ -145,6 +145,16 @@ CONCORD_API const char *concord_last_error(const concord_graph *g);
 CONCORD_API int concord_add_variables(concord_graph *g, int32_t count,
                                       const double *scores, int32_t *first);
 
+/* Why the library refuses x as a variable score ("is not finite", or "is
+ * out of range: ..."; a constant string), or NULL when it takes x: a
+ * finite 0, or a magnitude within [1e-300, 1e300]. Every call that takes
+ * variable scores (the builders, concord_solver_set_scores) refuses
+ * exactly these, with CONCORD_EINVAL and a message naming the first
+ * refused score by its index among the scores given; a caller whose
+ * scores are laid out otherwise (a tensor, a batch) finds the refused one
+ * in its own terms with this. */
+CONCORD_API const char *concord_score_refusal(double x);
+
 /* Logic factors over binary variables. Each link may be negated (the factor
  * then sees 1 - u). The kinds:
  *   XOR        exactly one literal is 1

@@ -109,6 +109,8 @@ int graph_check_scores(concord_graph *g, int32_t count, const double *scores, co
     return CONCORD_OK;
 }
 
+const char *concord_score_refusal(double x) { return score_in_range(x) ? NULL : score_problem(x); }
+
 int graph_unchanging(concord_graph *g) {
     return atomic_load(&g->solving) == 0 ? CONCORD_OK
                                           : graph_fail(g, CONCORD_EINVAL, "%s", BEING_SOLVED);

@@ -255,6 +255,39 @@ static void null_arrays_and_oversize_arguments_are_named_in_the_message(void **s
     assert_non_null(strstr(error, "NULL but its size is not 0"));
 }
 
+/* concord_score_refusal refuses exactly what its documentation says (a
+ * score is a finite 0 or of magnitude within [1e-300, 1e300]) and exactly
+ * what the calls taking variable scores refuse, whose messages carry its
+ * words. */
+static void score_refusal_is_the_builders_and_set_scores_rule(void **state) {
+    (void)state;
+    const double values[] = {0.0,     -0.0,    1.0,    -2.5,      1e-300, -1e-300,  1e300,
+                             -1e300,  1e-301,  5e-324, -2e-308,   1e301,  -1.7e308, INFINITY,
+                             -INFINITY, NAN};
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 1, NULL, NULL), CONCORD_OK);
+    concord_solver *s = NULL;
+    assert_int_equal(concord_solver_new(g, &s), CONCORD_OK);
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; ++k) {
+        const double x = values[k], magnitude = fabs(x);
+        const bool documented =
+            isfinite(x) && (x == 0.0 || (magnitude >= 1e-300 && magnitude <= 1e300));
+        const char *why = concord_score_refusal(x);
+        assert_true((why == NULL) == documented);
+        concord_graph *h = concord_graph_new();
+        assert_int_equal(concord_add_variables(h, 1, &x, NULL) == CONCORD_OK, documented);
+        assert_int_equal(concord_solver_set_scores(s, &x, NULL) == CONCORD_OK, documented);
+        if (why) {
+            assert_non_null(strstr(concord_last_error(h), why));
+            assert_non_null(strstr(concord_solver_last_error(s), why));
+            assert_non_null(strstr(why, isfinite(x) ? "out of range" : "not finite"));
+        }
+        concord_graph_free(h);
+    }
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* Adding no variables changes nothing: a solver of the graph stays usable
  * (it was refused as over a changed structure). */
 static void adding_no_variables_leaves_the_solvers_usable(void **state) {
@@ -895,6 +928,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(setting_zero_scores_is_a_no_op),
         cmocka_unit_test(null_arrays_and_oversize_arguments_are_named_in_the_message),
+        cmocka_unit_test(score_refusal_is_the_builders_and_set_scores_rule),
         cmocka_unit_test(adding_no_variables_leaves_the_solvers_usable),
         cmocka_unit_test(an_infeasible_graph_leaves_nothing_to_decode_on_every_path),
         cmocka_unit_test(the_iteration_cap_holds_on_a_graph_of_one_factor),

@@ -31,6 +31,7 @@ cdef extern from "concord.h" nogil:
 
     int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
                               int32_t *first)
+    const char *concord_score_refusal(double x)
 
     ctypedef enum concord_logic:
         CONCORD_XOR

@@ -45,7 +45,7 @@ cimport cython
 from concord._capi cimport *
 
 __all__ = ["Graph", "Solver", "solve_batch", "Settings", "Info", "BackwardInfo", "Decoding",
-           "Progress", "Reader", "read_file", "read_buffer", "read_uai", "check_scores",
+           "Progress", "Reader", "read_file", "read_buffer", "read_uai", "refused_score",
            "strerror", "status_name", "version", "LOGIC_KINDS", "ALGORITHMS", "ExactInfo", "ConcordError",
            "InvalidArgumentError", "ParseError", "InfeasibleError", "NumericError", "FileError",
            "CallbackError", "OK", "EINVAL", "ENOMEM", "EPARSE", "EIO", "ENOTCONVERGED",
@@ -769,20 +769,20 @@ cdef class _UserFactor:
             return _store_raised(e)
 
 
-def check_scores(scores):
-    """Raises the C library's error (InvalidArgumentError) for scores it
-    would refuse: checked by adding them as the variables of a scratch
-    graph, so that a builder made of several C calls can check all its
-    scores before the first call."""
+def refused_score(scores):
+    """The first of these scores (of any shape, read in C order) that the
+    C library refuses as a variable score (concord_score_refusal), as
+    (flat index, value, why), `why` in the library's words ("is not
+    finite", ...); None when it takes them all. A builder made of several
+    C calls checks its scores with it before the first."""
     cdef const double[::1] s = _doubles(scores, -1, "scores")
-    cdef concord_graph *g = concord_graph_new()
-    if g == NULL:
-        raise MemoryError("out of memory creating a graph")
-    cdef int rc = concord_add_variables(g, s.shape[0], _dptr(s), NULL)
-    message = _text(concord_last_error(g))
-    concord_graph_free(g)
-    if rc != CONCORD_OK:
-        raise _error(rc, message.replace("variable score", "score"))
+    cdef const char *why
+    cdef Py_ssize_t i
+    for i in range(s.shape[0]):
+        why = concord_score_refusal(s[i])
+        if why != NULL:
+            return i, s[i], _text(why)
+    return None
 
 
 # ---------------------------------------------------------------------------

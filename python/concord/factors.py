@@ -27,7 +27,7 @@ import sys
 import numpy as np
 
 from concord import _core
-from concord.graph import as_numpy, is_tensor, links
+from concord.graph import as_numpy, is_tensor, links, refused_score
 
 __all__ = ["Factor", "Xor", "XorOut", "AtMostOne", "Or", "OrOut", "AndOut", "Imply", "Budget",
            "Knapsack", "Pair", "Dense", "Sequence", "SequenceBudget", "DepTree", "Matching",
@@ -280,7 +280,9 @@ class Pair(Factor):
             raise ValueError("PAIR factor: variable %d appears more than once" % a_ids[same[0]])
         self.shape_of_scores = shape
         scores = self._numpy_scores()
-        _core.check_scores(scores)  # before the first of several C calls
+        refused = refused_score(scores.reshape(shape), "PAIR")
+        if refused is not None:  # before the first of several C calls
+            raise refused
         return ([fg.graph.add_pair(int(i), int(j), s) for i, j, s in zip(a_ids, b_ids, scores)],
                 2, (2,))
 

@@ -19,7 +19,6 @@ library's message where the mistake is made.
 """
 
 import functools
-import re
 import sys
 
 import numpy as np
@@ -49,19 +48,19 @@ def as_numpy(scores):
 
 
 def refused_score(values, what):
-    """The C library's error for the first score of the array `values` it
-    refuses, naming its position in the array's shape ("what score at
-    [2, 0] (nan) is not finite"; the library's message gives a flat
-    index); None when it refuses none."""
-    try:
-        _core.check_scores(values.reshape(-1))
-    except _core.ConcordError as error:
-        match = re.match(r"score (\d+) (.*)", str(error), re.S)
-        if match is None or values.ndim == 0:
-            return error
-        where = [int(i) for i in np.unravel_index(int(match.group(1)), values.shape)]
-        return type(error)(error.code, "%s score at %s %s" % (what, where, match.group(2)))
-    return None
+    """The C library's refusal (InvalidArgumentError) of the first score of
+    the array `values` it refuses, naming its position in the array's
+    shape ("what score at [2, 0] (nan) is not finite"); None when it takes
+    them all."""
+    found = _core.refused_score(values)
+    if found is None:
+        return None
+    index, value, why = found
+    where = ""
+    if values.ndim:
+        where = " at %s" % [int(i) for i in np.unravel_index(index, values.shape)]
+    return _core.InvalidArgumentError(_core.EINVAL,
+                                      "%s score%s (%g) %s" % (what, where, value, why))
 
 
 def as_float64(scores):
@@ -606,8 +605,8 @@ def _raise_refused_score(graphs, with_tensors, error):
     (error), naming the graph when there are several ("graph k: "): for a
     variable score, the Variable and the position in its scores rather
     than the library's flat variable id; otherwise the library's message,
-    whose "example j: " (the j-th of the graphs with_tensors lists, which
-    concord.torch solved) becomes the graph's number."""
+    where the example concord.torch names (error.example, the j-th of the
+    graphs with_tensors lists) becomes the graph's number."""
     def named(k, message):
         prefix = "graph %d: " % k if len(graphs) > 1 else ""
         return type(error)(error.code, prefix + message)
@@ -615,10 +614,10 @@ def _raise_refused_score(graphs, with_tensors, error):
         refused = g._refused_variable_score()
         if refused is not None:
             raise named(k, str(refused)) from None
-    match = re.match(r"example (\d+): (.*)", str(error), re.S)
-    if match is None or int(match.group(1)) >= len(with_tensors):
+    example = getattr(error, "example", None)
+    if example is None:
         raise error
-    raise named(with_tensors[int(match.group(1))], match.group(2)) from None
+    raise named(with_tensors[example], error.library_message) from None
 
 
 def _solve_each(graphs, algorithm, checked, settings, threads, differentiable):

@@ -29,7 +29,6 @@ symmetric, so its product with the scores' tangents is a backward pass.
 
 import functools
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -107,14 +106,22 @@ class _Batch:
 
 def _set_example_scores(batch, scores):
     """Gives each solver of the batch its example's flat scores (theta_0,
-    phi_0, theta_1, phi_1, ...); a score the library refuses (not finite,
-    say) raises its error with the example named."""
+    phi_0, theta_1, phi_1, ...). A score the library refuses (not finite,
+    say) raises its error with "example k: " in front; the exception
+    also keeps the example (`example`), the library's own message
+    (`library_message`) and, when a variable score was refused, what
+    _core.refused_score says of the example's flat variable scores
+    (`variable_score`: index, value, why; else None), for the callers
+    that name the score in their own terms."""
     for k, solver in enumerate(batch.solvers):
-        theta, phi = scores[2 * k], scores[2 * k + 1]
+        theta, phi = as_numpy(scores[2 * k]), scores[2 * k + 1]
         try:
-            solver.set_scores(as_numpy(theta), as_numpy(phi) if phi.numel() else None)
+            solver.set_scores(theta, as_numpy(phi) if phi.numel() else None)
         except _core.ConcordError as error:
-            raise type(error)(error.code, "example %d: %s" % (k, error)) from None
+            named = type(error)(error.code, "example %d: %s" % (k, error))
+            named.example, named.library_message = k, str(error)
+            named.variable_score = _core.refused_score(theta)
+            raise named from None
 
 
 class _LPSparseMAP(torch.autograd.Function):
@@ -533,21 +540,20 @@ class _Structures:
         return out[0] if self.single else torch.stack(out)
 
     def refused_at(self, error):
-        """The library's refusal of example b's variable score k (error:
-        "example b: variable score k (nan) is not finite"), named by its
-        position in the scores the layer was given ("unary[1, 2, 0] (nan)
-        is not finite"); error itself for any other refusal."""
-        match = re.match(r"example (\d+): variable score (\d+) (.*)", str(error), re.S)
-        if match is None:
+        """The library's refusal of a variable score of example b (error,
+        as _set_example_scores raised it), named by its position in the
+        scores the layer was given ("unary[1, 2, 0] (nan) is not finite");
+        error itself for any other refusal."""
+        refused = getattr(error, "variable_score", None)
+        if refused is None:
             return error
-        b, k = int(match.group(1)), int(match.group(2))
+        b, (k, value, why) = error.example, refused
         full = tuple(self.scores.shape[1:])
         size = tuple(self.sizes[b]) + full[len(self.sizes[b]):]
         where = [int(i) for i in np.unravel_index(k, size)]
         where = where if self.single else [b] + where
-        return type(error)(error.code, "%s[%s] %s" % (self.scores_name,
-                                                      ", ".join(map(str, where)),
-                                                      match.group(3)))
+        return type(error)(error.code, "%s[%s] (%g) %s" % (self.scores_name,
+                                                           ", ".join(map(str, where)), value, why))
 
     def marginals(self, threads, settings):
         try:

@@ -889,6 +889,9 @@ def test_a_refused_score_is_named_by_its_variable_and_position():
     with pytest.raises(concord.InvalidArgumentError,
                        match=r"^multi-variable score at \[1, 2\] \(inf\)"):
         concord.FactorGraph().multi_variable_from(np.array([[0, 0, 0], [0, 0, np.inf]]))
+    with pytest.raises(concord.InvalidArgumentError,
+                       match=r"^PAIR score at \[1\] \(1e\+301\) is out of range"):
+        fg.add(concord.Pair(x[:2, 0], x[:2, 1], np.array([0.0, 1e301])))
     scores[2, 0] = 0.0
     fg.solve()
     assert x.value is not None
@@ -899,6 +902,31 @@ def test_a_refused_score_is_named_by_its_variable_and_position():
         fg.solve()
     with pytest.raises(concord.InvalidArgumentError, match=r"^graph 1: additional score 0 \(nan\)"):
         concord.solve_batch([concord.FactorGraph(), fg])
+
+
+def test_refused_score_finds_the_first_score_outside_the_documented_range():
+    """_core.refused_score (the package's way of naming a refused score in
+    its own terms) against the range the C header documents: a finite 0,
+    or a magnitude within [1e-300, 1e300]; the array read in C order."""
+    def taken(x):
+        return bool(np.isfinite(x)) and (x == 0.0 or 1e-300 <= abs(x) <= 1e300)
+    values = np.array([0.0, -0.0, 1.0, -2.5, 1e-300, -1e300, 5e-324, 1e301, -1e-301, np.inf,
+                       -np.inf, np.nan, 3.0, 1e300])
+    for start in range(values.size):
+        rest = values[start:]
+        expected = next((i for i, x in enumerate(rest) if not taken(x)), None)
+        found = _core.refused_score(rest)
+        if expected is None:
+            assert found is None
+            continue
+        index, value, why = found
+        assert index == expected and (value == rest[expected] or np.isnan(rest[expected]))
+        assert why == "is not finite" if np.isnan(value) or np.isinf(value) else \
+            why.startswith("is out of range")
+    grid = np.zeros((2, 3))
+    grid[1, 0], grid[1, 2] = np.nan, np.inf
+    assert _core.refused_score(grid)[0] == 3
+    assert _core.refused_score(grid.T)[0] == 1  # C order of the transposed view
 
 
 def test_bad_input_raises_value_errors_with_the_c_message():
