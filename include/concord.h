@@ -148,11 +148,13 @@ CONCORD_API int concord_add_variables(concord_graph *g, int32_t count,
 /* Why the library refuses x as a variable score ("is not finite", or "is
  * out of range: ..."; a constant string), or NULL when it takes x: a
  * finite 0, or a magnitude within [1e-300, 1e300]. Every call that takes
- * variable scores (the builders, concord_solver_set_scores) refuses
+ * variable scores (concord_add_variables, concord_set_variable_scores,
+ * concord_solver_set_scores, concord_solver_factor_map and _qp) refuses
  * exactly these, with CONCORD_EINVAL and a message naming the first
- * refused score by its index among the scores given; a caller whose
- * scores are laid out otherwise (a tensor, a batch) finds the refused one
- * in its own terms with this. */
+ * refused score by a number (the variable's id in the graph; for a factor
+ * on its own, its place among the factor's links); a caller whose scores
+ * are laid out otherwise (a tensor, a batch) finds the refused one in its
+ * own terms with this. */
 CONCORD_API const char *concord_score_refusal(double x);
 
 /* Logic factors over binary variables. Each link may be negated (the factor

@@ -615,7 +615,7 @@ def _raise_refused_score(graphs, with_tensors, error):
         if refused is not None:
             raise named(k, str(refused)) from None
     example = getattr(error, "example", None)
-    if example is None:
+    if example is None or example >= len(with_tensors):  # not from this solve's examples
         raise error
     raise named(with_tensors[example], error.library_message) from None
 

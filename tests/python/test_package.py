@@ -929,6 +929,30 @@ def test_refused_score_finds_the_first_score_outside_the_documented_range():
     assert _core.refused_score(grid.T)[0] == 1  # C order of the transposed view
 
 
+def test_a_refusal_inside_an_oracle_is_raised_as_it_came():
+    """An oracle whose own concord.torch solve refuses a score: the error
+    names that solve's example, not one of the outer graphs, and reaches
+    the caller of the outer solve as it was raised (here example 1 of the
+    inner solve, beyond the outer solve's one graph)."""
+    import torch
+    from concord import torch as ct
+    inner = _core.Graph()
+    inner.add_variables(2)
+    scores = [torch.zeros(2, dtype=torch.float64),
+              torch.tensor([0.0, float("nan")], dtype=torch.float64)]
+
+    def oracle(a, b):
+        ct.lp_sparsemap([inner, inner], scores, [torch.zeros(0, dtype=torch.float64)] * 2)
+        return (a > 0).astype(float)
+    for outer in (np.zeros(2), torch.zeros(2, dtype=torch.float64)):
+        fg = concord.FactorGraph()
+        fg.variable_from(outer)
+        fg.graph.add_factor([0, 1], oracle)
+        with pytest.raises(concord.InvalidArgumentError,
+                           match=r"^example 1: variable score 1 \(nan\) is not finite$"):
+            fg.solve()
+
+
 def test_bad_input_raises_value_errors_with_the_c_message():
     fg = concord.FactorGraph()
     x = fg.variable_from(np.zeros((2, 3)))
