@@ -932,8 +932,9 @@ CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
  * (the highest bound of an open node, or the best value) is within
  * exact_gap of the best value (see exact_gap), or
  * settings.node_limit, time_limit or the progress callback (called per
- * solved node when the best value improves, and every 100 nodes, with
- * nodes and open_nodes filled in) stops it. max_iter, tol, eta and the other ADMM settings
+ * solved node when the best value improves, and every 100 nodes or 0.1 s,
+ * whichever comes first, within a node's solve too, with nodes and
+ * open_nodes filled in) stops it. max_iter, tol, eta and the other ADMM settings
  * apply to each node's solve (bound_every at most 10 there).
  *
  * The solution (concord_solver_variables, _additionals, and

@@ -441,6 +441,70 @@ static void limits_stop_the_search_with_valid_bounds(void **state) {
     concord_graph_free(g);
 }
 
+/* A factor over one variable that allows both values (the MAP is
+ * unchanged); its first call takes 0.15 s, longer than the search waits
+ * between progress reports. */
+static int slow_first_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                             double *value) {
+    (void)b;
+    (void)v;
+    bool *slept = user;
+    if (!*slept) {
+        struct timespec pause = {0, 150000000};
+        nanosleep(&pause, NULL);
+        *slept = true;
+    }
+    u[0] = a[0] > 0.0;
+    *value = a[0] > 0.0 ? a[0] : 0.0;
+    return 0;
+}
+
+typedef struct first_report {
+    int calls;
+    int64_t nodes, open_nodes;
+    double value;
+} first_report;
+
+static int stop_at_first_report(void *context, const concord_progress *p) {
+    first_report *r = context;
+    if (r->calls++ == 0) *r = (first_report){1, p->nodes, p->open_nodes, p->value};
+    return 1;
+}
+
+/* The progress callback is called within a node's solve once its report is
+ * due, not only between nodes: here during the root's solve (the root is
+ * the only node, none is open and no assignment is known yet: between
+ * nodes, after the root, two nodes would be open or one assignment found),
+ * and stopping there ends the search interrupted with a valid bound. */
+static void progress_is_reported_within_a_node_solve(void **state) {
+    (void)state;
+    double optimum;
+    concord_graph *g = frustrated_grid(&optimum);
+    bool slept = false;
+    const int32_t var = 0;
+    assert_int_equal(concord_add_factor(g, 1, &var, NULL, 0, NULL, slow_first_oracle, &slept, NULL),
+                     CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    first_report report = {0, 0, 0, 0.0};
+    st.progress = stop_at_first_report;
+    st.progress_context = &report;
+    concord_info info;
+    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_true(slept);
+    assert_int_equal(info.status, CONCORD_STATUS_INTERRUPTED);
+    assert_int_equal(report.calls, 1);
+    assert_true(report.nodes == 1 && report.open_nodes == 0 && report.value == -INFINITY);
+    concord_exact_info xi;
+    assert_int_equal(concord_solver_exact_info(s, &xi), CONCORD_OK);
+    assert_int_equal(xi.nodes, 1);
+    assert_int_equal(xi.open, 1); /* the root, back among the open nodes */
+    assert_true(isfinite(info.upper_bound) && info.upper_bound >= optimum - 1e-9);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 static void settings_are_checked_and_statuses_named(void **state) {
     (void)state;
     concord_settings st;
@@ -938,6 +1002,7 @@ int main(void) {
         cmocka_unit_test(exact_map_does_not_depend_on_the_scale_of_the_scores),
         cmocka_unit_test(constraint_satisfaction_problems_end_optimal_or_infeasible),
         cmocka_unit_test(limits_stop_the_search_with_valid_bounds),
+        cmocka_unit_test(progress_is_reported_within_a_node_solve),
         cmocka_unit_test(settings_are_checked_and_statuses_named),
         cmocka_unit_test(a_failing_user_oracle_ends_the_search),
         cmocka_unit_test(the_time_limit_holds_on_factors_over_thousands_of_variables),
