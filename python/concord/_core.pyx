@@ -590,7 +590,8 @@ cdef class Settings:
 # and once the call has taken its results and stored exceptions the signal
 # is raised again for Python's handler (KeyboardInterrupt by default; a
 # handler that returns lets the call return the interrupted solves'
-# results).
+# results). A batch on several threads runs on a thread of its own, the
+# main thread asking between waits (_batch).
 
 cdef extern from "Python.h":
     int PyOS_InterruptOccurred()
@@ -609,11 +610,77 @@ cdef extern from *:
     static unsigned long concord_py_thread(void) { return (unsigned long)pthread_self(); }
     static int concord_py_flag(const int *flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
     static void concord_py_set_flag(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELAXED); }
+
+    /* A batch run on a thread of its own, for a caller that waits for it
+     * in slices (concord_py_batch_wait) and watches for SIGINT between. */
+    typedef struct concord_py_batch {
+        concord_solver *const *solvers;
+        size_t count;
+        concord_algorithm algorithm;
+        const concord_settings *settings;
+        concord_info *infos;
+        int threads, rc, done;
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t ended;
+    } concord_py_batch;
+
+    static void *concord_py_batch_run(void *arg) {
+        concord_py_batch *b = arg;
+        const int rc = concord_solve_batch(b->solvers, b->count, b->algorithm, b->settings,
+                                           b->infos, b->threads);
+        pthread_mutex_lock(&b->lock);
+        b->rc = rc;
+        b->done = 1;
+        pthread_cond_signal(&b->ended);
+        pthread_mutex_unlock(&b->lock);
+        return NULL;
+    }
+
+    /* Starts the batch; 0, or nonzero when no thread could be started. */
+    static int concord_py_batch_start(concord_py_batch *b) {
+        b->done = 0;
+        pthread_mutex_init(&b->lock, NULL);
+        pthread_cond_init(&b->ended, NULL);
+        if (pthread_create(&b->thread, NULL, concord_py_batch_run, b) == 0) return 0;
+        pthread_cond_destroy(&b->ended);
+        pthread_mutex_destroy(&b->lock);
+        return 1;
+    }
+
+    /* Waits up to `seconds` for the batch: 1 once it has ended (its thread
+     * joined, b->rc its code), else 0. */
+    static int concord_py_batch_wait(concord_py_batch *b, double seconds) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        const long nanoseconds = until.tv_nsec + (long)(seconds * 1e9);
+        until.tv_sec += nanoseconds / 1000000000L;
+        until.tv_nsec = nanoseconds % 1000000000L;
+        pthread_mutex_lock(&b->lock);
+        if (!b->done) pthread_cond_timedwait(&b->ended, &b->lock, &until);
+        const int done = b->done;
+        pthread_mutex_unlock(&b->lock);
+        if (!done) return 0;
+        pthread_join(b->thread, NULL);
+        pthread_cond_destroy(&b->ended);
+        pthread_mutex_destroy(&b->lock);
+        return 1;
+    }
     """
     double concord_py_monotonic() nogil
     unsigned long concord_py_thread() nogil
     int concord_py_flag(const int *flag) nogil
     void concord_py_set_flag(int *flag) nogil
+    ctypedef struct concord_py_batch:
+        concord_solver *const *solvers
+        size_t count
+        concord_algorithm algorithm
+        const concord_settings *settings
+        concord_info *infos
+        int threads
+        int rc
+    int concord_py_batch_start(concord_py_batch *b) nogil
+    int concord_py_batch_wait(concord_py_batch *b, double seconds) nogil
 
 import threading
 cdef double INTERRUPT_CHECK_SECONDS = 0.05
@@ -645,6 +712,36 @@ cdef void _watch_interrupts(concord_settings *c, _interrupt_watch *watch):
     if c.progress == NULL and concord_py_thread() == _MAIN_THREAD:
         c.progress = _interrupt_check
         c.progress_context = watch
+
+
+cdef int _batch(concord_solver **solvers, size_t count, concord_algorithm algorithm,
+                concord_settings *c, concord_info *infos, int threads,
+                _interrupt_watch *watch) except? -1:
+    """concord_solve_batch with the GIL released. When this call watches for
+    Ctrl-C (c has the interrupt check) and the batch may use several
+    threads, the batch runs on a thread of its own while this one checks
+    for SIGINT every INTERRUPT_CHECK_SECONDS until it ends: otherwise, once
+    this thread had no solver of its own left to solve, a SIGINT waited for
+    the other threads' solves to end."""
+    cdef concord_py_batch b
+    cdef int rc, ended = 0
+    if c.progress != _interrupt_check or threads == 1 or count == 1:
+        with nogil:
+            rc = concord_solve_batch(solvers, count, algorithm, c, infos, threads)
+        return rc
+    b.solvers, b.count, b.algorithm, b.settings, b.infos, b.threads = (solvers, count,
+                                                                     algorithm, c, infos,
+                                                                     threads)
+    if concord_py_batch_start(&b) != 0:
+        with nogil:
+            rc = concord_solve_batch(solvers, count, algorithm, c, infos, threads)
+        return rc
+    while not ended:
+        with nogil:
+            ended = concord_py_batch_wait(&b, INTERRUPT_CHECK_SECONDS)
+        if not ended and PyOS_InterruptOccurred():
+            concord_py_set_flag(&watch.interrupted)
+    return b.rc
 
 
 cdef int _deliver_interrupt(_interrupt_watch *watch) except -1:
@@ -1916,8 +2013,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
             (<Solver>items[k]).enter()
             entered += 1
             handles[k] = (<Solver>items[k]).s
-        with nogil:
-            rc = concord_solve_batch(handles, count, alg, &c, infos, n_threads)
+        rc = _batch(handles, count, alg, &c, infos, n_threads, &watch)
     finally:
         for k in range(entered):
             (<Solver>items[k]).leave()
