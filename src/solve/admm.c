@@ -75,6 +75,11 @@ enum { LP_MAP_ACCELERATION_START = EARLY_ITERATIONS };
  * but for a few graphs (docs/performance.md). */
 enum { FINISHING_ORACLE_CALLS = 10 };
 
+static int32_t finishing_oracle_calls(const concord_settings *st) {
+    return st->max_inner_iter > FINISHING_ORACLE_CALLS ? st->max_inner_iter
+                                                       : FINISHING_ORACLE_CALLS;
+}
+
 /* How a solve ended. */
 typedef enum outcome {
     CONVERGED,
@@ -760,13 +765,35 @@ static void end_factor_caching(admm_run *r) {
     memset(r->s->dirty, 1, (size_t)r->g->n_factors);
 }
 
+/* The termination step after iteration t, whose factor step left
+ * `inexact` inner solves inexact. Converged: small residuals (within tol,
+ * every inner solve exact) and for LP-MAP the value within gap_tol of the
+ * best dual bound, recomputed when stale. Also ends the factor caching of
+ * an LP-MAP solve whose residuals are small but whose gap is open, gives
+ * settled but inexact active sets more oracle calls, runs the bound step
+ * when due, and reads the time limit. Returns the outcome that ends the
+ * solve, or -1 to go on; *small says whether the residuals were small. */
+static int termination_step(admm_run *r, int32_t t, int32_t inexact, bool *small) {
+    const concord_settings *st = &r->st;
+    const bool settled = r->primal <= st->tol && r->dual <= st->tol;
+    *small = settled && inexact == 0;
+    r->oracle_calls_per_solve = settled && inexact > 0 ? finishing_oracle_calls(st)
+                                                       : st->max_inner_iter;
+    if (*small && (r->sparse || gap_closed(r))) return CONVERGED;
+    if (*small && !r->sparse) end_factor_caching(r);
+    if (t % st->bound_every == 0 || (*small && t - r->last_bound >= BOUND_RECHECK)) {
+        const int ended = bound_step(r, t, *small);
+        if (ended >= 0) return ended;
+    }
+    if (solver_time_is_up(&r->start, st->time_limit)) return STOPPED_TIME_LIMIT;
+    return -1;
+}
+
 /* The loop: returns how it ended, with the iterations run in *iterations. */
 static outcome iterate(admm_run *r, int32_t *iterations) {
     const concord_settings *st = &r->st;
     int32_t t;
     outcome end = STOPPED_MAX_ITER;
-    const int32_t finishing =
-        st->max_inner_iter > FINISHING_ORACLE_CALLS ? st->max_inner_iter : FINISHING_ORACLE_CALLS;
     r->oracle_calls_per_solve = st->max_inner_iter;
     for (t = 1; t <= st->max_iter; ++t) {
         const int32_t inexact = factor_step(r);
@@ -778,26 +805,10 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
             end = FAILED_NUMERIC;
             break;
         }
-        /* Converged: small residuals, every inner solve exact, and for
-         * LP-MAP the value within gap_tol of the best dual bound,
-         * recomputed when stale. */
-        const bool settled = r->primal <= st->tol && r->dual <= st->tol;
-        const bool small = settled && inexact == 0;
-        r->oracle_calls_per_solve = settled && inexact > 0 ? finishing : st->max_inner_iter;
-        if (small && (r->sparse || gap_closed(r))) {
-            end = CONVERGED;
-            break;
-        }
-        if (small && !r->sparse) end_factor_caching(r);
-        if (t % st->bound_every == 0 || (small && t - r->last_bound >= BOUND_RECHECK)) {
-            const int ended = bound_step(r, t, small);
-            if (ended >= 0) {
-                end = (outcome)ended;
-                break;
-            }
-        }
-        if (solver_time_is_up(&r->start, st->time_limit)) {
-            end = STOPPED_TIME_LIMIT;
+        bool small;
+        const int ended = termination_step(r, t, inexact, &small);
+        if (ended >= 0) {
+            end = (outcome)ended;
             break;
         }
         penalty_step(r, t, small && !r->sparse && r->primal <= DRIFT_AGREEMENT * st->tol);
@@ -960,10 +971,11 @@ static int round_if_integral(admm_run *r, bool *rounded) {
     return 0;
 }
 
-/* The end of a solve: the final bound (unless the state did not move
- * since the last one), the solution, its integrality and value, the info
- * and the return code. */
-static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
+/* The end of a solve in the solver: the final bound (unless the state did
+ * not move since the last one), the solution and its integrality, and the
+ * state a warm start, decoding and the backward pass read. Returns the
+ * outcome, FAILED_CALLBACK when an oracle failed on the way. */
+static outcome keep_solution(admm_run *r, outcome end, int32_t t, bool *integral) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
     const bool failed = end == FAILED_CALLBACK || end == FAILED_MEMORY || end == FAILED_NUMERIC;
@@ -978,9 +990,9 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
      * solution lies in the box. */
     for (int32_t i = 0; i < g->n_vars; ++i) s->sol_u[i] = clip01(s->ubar[i]);
     memcpy(s->sol_v, s->v, (size_t)g->n_add * sizeof(double));
-    bool integral = false;
-    if (!failed && round_if_integral(r, &integral)) end = FAILED_CALLBACK;
-    s->sol_integral = integral;
+    *integral = false;
+    if (!failed && round_if_integral(r, integral)) end = FAILED_CALLBACK;
+    s->sol_integral = *integral;
     s->sol_converged = end == CONVERGED;
     s->solved = !failed && end != FAILED_CALLBACK; /* no NaN handed out as a solution */
     s->sol_from_admm = s->solved;
@@ -997,10 +1009,66 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     s->lambda_scale = r->scale;
     s->have_decoded = false;
     solver_distribution_clear(s);
+    return end;
+}
 
+/* The status of a solve that ended so after t iterations (in *out) and its
+ * return code, with the solver's message. */
+static int outcome_status(admm_run *r, outcome end, int32_t t, concord_info *out) {
+    concord_solver *s = r->s;
+    switch (end) {
+    case CONVERGED:
+        out->status = out->integral ? CONCORD_STATUS_INTEGRAL : CONCORD_STATUS_FRACTIONAL;
+        return CONCORD_OK;
+    case STOPPED_MAX_ITER:
+        out->status = CONCORD_STATUS_MAX_ITER;
+        if (r->failed_factor >= 0)
+            return solver_fail(s, CONCORD_ENOTCONVERGED,
+                               "factor %d: its active set did not certify its SparseMAP "
+                               "solution in %d rounds of %d oracle calls (the solution is the "
+                               "best point it reached)",
+                               r->failed_factor, t, r->st.max_inner_iter);
+        return solver_fail(s, CONCORD_ENOTCONVERGED,
+                           "not converged after %d iterations (primal residual %.3g, dual "
+                           "%.3g)",
+                           t, r->primal, r->dual);
+    case STOPPED_TIME_LIMIT:
+        out->status = CONCORD_STATUS_TIME_LIMIT;
+        return solver_fail(s, CONCORD_ENOTCONVERGED,
+                           "stopped at the time limit (%g s) after %d iterations",
+                           r->st.time_limit, t);
+    case STOPPED_INTERRUPTED:
+        out->status = CONCORD_STATUS_INTERRUPTED;
+        return solver_fail(s, CONCORD_ENOTCONVERGED,
+                           "stopped by the progress callback after %d iterations", t);
+    case FAILED_NUMERIC:
+        out->status = CONCORD_STATUS_NUMERIC;
+        return solver_fail(s, CONCORD_ENUMERIC, "non-finite values after %d iterations", t);
+    case FAILED_INFEASIBLE:
+        out->status = CONCORD_STATUS_INFEASIBLE;
+        out->integral = false;
+        return solver_infeasible(s, t, r->linked_bound, -r->gap.linked_l1);
+    case FAILED_CALLBACK:
+        out->status = CONCORD_STATUS_CALLBACK_FAILED;
+        out->integral = false;
+        return solver_callback_failed(s, r->failed_factor, r->callback_error);
+    case FAILED_MEMORY:
+        out->status = CONCORD_STATUS_UNSOLVED;
+        out->integral = false;
+        return solver_fail(s, CONCORD_ENOMEM, "factor %d: out of memory for its active set",
+                           r->failed_factor);
+    }
+    return CONCORD_OK;
+}
+
+/* The end of a solve: the solution kept in the solver, the info and the
+ * return code. */
+static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
+    bool integral;
+    end = keep_solution(r, end, t, &integral);
     concord_info out = {0};
     out.iterations = t;
-    out.value = objective(r, s->sol_u, s->sol_v);
+    out.value = objective(r, r->s->sol_u, r->s->sol_v);
     /* an infeasible graph's is the bound that proved it */
     out.upper_bound =
         end == FAILED_INFEASIBLE ? r->linked_bound + r->gap.free_best : reported_bound(r);
@@ -1010,57 +1078,7 @@ static int finish(admm_run *r, outcome end, int32_t t, concord_info *info) {
     out.eta = r->eta_rel;
     out.factor_solves = r->solves;
     out.oracle_calls = r->oracle_calls;
-    int rc = CONCORD_OK;
-    switch (end) {
-    case CONVERGED:
-        out.status = integral ? CONCORD_STATUS_INTEGRAL : CONCORD_STATUS_FRACTIONAL;
-        break;
-    case STOPPED_MAX_ITER:
-        out.status = CONCORD_STATUS_MAX_ITER;
-        if (r->failed_factor >= 0)
-            rc = solver_fail(s, CONCORD_ENOTCONVERGED,
-                             "factor %d: its active set did not certify its SparseMAP solution "
-                             "in %d rounds of %d oracle calls (the solution is the best point "
-                             "it reached)",
-                             r->failed_factor, t, r->st.max_inner_iter);
-        else
-            rc = solver_fail(s, CONCORD_ENOTCONVERGED,
-                             "not converged after %d iterations (primal residual %.3g, dual "
-                             "%.3g)",
-                             t, r->primal, r->dual);
-        break;
-    case STOPPED_TIME_LIMIT:
-        out.status = CONCORD_STATUS_TIME_LIMIT;
-        rc = solver_fail(s, CONCORD_ENOTCONVERGED,
-                         "stopped at the time limit (%g s) after %d iterations",
-                         r->st.time_limit, t);
-        break;
-    case STOPPED_INTERRUPTED:
-        out.status = CONCORD_STATUS_INTERRUPTED;
-        rc = solver_fail(s, CONCORD_ENOTCONVERGED,
-                         "stopped by the progress callback after %d iterations", t);
-        break;
-    case FAILED_NUMERIC:
-        out.status = CONCORD_STATUS_NUMERIC;
-        rc = solver_fail(s, CONCORD_ENUMERIC, "non-finite values after %d iterations", t);
-        break;
-    case FAILED_INFEASIBLE:
-        out.status = CONCORD_STATUS_INFEASIBLE;
-        out.integral = false;
-        rc = solver_infeasible(s, t, r->linked_bound, -r->gap.linked_l1);
-        break;
-    case FAILED_CALLBACK:
-        out.status = CONCORD_STATUS_CALLBACK_FAILED;
-        out.integral = false;
-        rc = solver_callback_failed(s, r->failed_factor, r->callback_error);
-        break;
-    case FAILED_MEMORY:
-        out.status = CONCORD_STATUS_UNSOLVED;
-        out.integral = false;
-        rc = solver_fail(s, CONCORD_ENOMEM, "factor %d: out of memory for its active set",
-                         r->failed_factor);
-        break;
-    }
+    const int rc = outcome_status(r, end, t, &out);
     out.seconds = solver_seconds_since(&r->start);
     if (info) *info = out;
     return rc;
