@@ -362,10 +362,12 @@ typedef struct progress_log {
     int64_t last_nodes;
     bool nodes_grew, bounds_valid;
     double optimum;
+    concord_progress first; /* what the first call was given */
 } progress_log;
 
 static int log_progress(void *context, const concord_progress *p) {
     progress_log *log = context;
+    if (log->calls == 0) log->first = *p;
     log->calls += 1;
     if (p->nodes < log->last_nodes || p->nodes < 1) log->nodes_grew = false;
     log->last_nodes = p->nodes;
@@ -423,7 +425,7 @@ static void limits_stop_the_search_with_valid_bounds(void **state) {
 
     /* progress: called with growing node counts and valid bounds; a
      * nonzero return interrupts */
-    progress_log log = {0, 0, 0, true, true, optimum};
+    progress_log log = {0, 0, 0, true, true, optimum, {0}};
     st.time_limit = 0.0;
     st.progress = log_progress;
     st.progress_context = &log;
@@ -431,7 +433,7 @@ static void limits_stop_the_search_with_valid_bounds(void **state) {
     assert_true(log.calls >= 1 && log.nodes_grew && log.bounds_valid);
     /* a search that succeeds leaves no message, its node solves' included */
     assert_string_equal(concord_solver_last_error(s), "");
-    progress_log stop = {0, 1, 0, true, true, optimum};
+    progress_log stop = {0, 1, 0, true, true, optimum, {0}};
     st.progress_context = &stop;
     assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
     assert_int_equal(info.status, CONCORD_STATUS_INTERRUPTED);
@@ -459,18 +461,6 @@ static int slow_first_oracle(void *user, const double *a, const double *b, doubl
     return 0;
 }
 
-typedef struct first_report {
-    int calls;
-    int64_t nodes, open_nodes;
-    double value;
-} first_report;
-
-static int stop_at_first_report(void *context, const concord_progress *p) {
-    first_report *r = context;
-    if (r->calls++ == 0) *r = (first_report){1, p->nodes, p->open_nodes, p->value};
-    return 1;
-}
-
 /* The progress callback is called within a node's solve once its report is
  * due, not only between nodes: here during the root's solve (the root is
  * the only node, none is open and no assignment is known yet: between
@@ -487,15 +477,16 @@ static void progress_is_reported_within_a_node_solve(void **state) {
     concord_solver *s = new_solver_or_fail(g);
     concord_settings st;
     concord_default_settings(&st);
-    first_report report = {0, 0, 0, 0.0};
-    st.progress = stop_at_first_report;
-    st.progress_context = &report;
+    progress_log log = {0, 1, 0, true, true, optimum, {0}};
+    st.progress = log_progress;
+    st.progress_context = &log;
     concord_info info;
     assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
     assert_true(slept);
     assert_int_equal(info.status, CONCORD_STATUS_INTERRUPTED);
-    assert_int_equal(report.calls, 1);
-    assert_true(report.nodes == 1 && report.open_nodes == 0 && report.value == -INFINITY);
+    assert_true(log.calls == 1 && log.bounds_valid);
+    assert_true(log.first.nodes == 1 && log.first.open_nodes == 0 &&
+                log.first.value == -INFINITY);
     concord_exact_info xi;
     assert_int_equal(concord_solver_exact_info(s, &xi), CONCORD_OK);
     assert_int_equal(xi.nodes, 1);

@@ -494,15 +494,16 @@ static int branch(bb *b, const node *n, const split *sp, const double *u, double
 }
 
 /* Calls the progress callback (when there is one) with the search's
- * figures, node_iterations being those of the node's solve under way;
- * returns what it returned. */
-static int report(bb *b, int32_t node_iterations) {
+ * figures; returns what it returned. Within a node's solve, node_iterations
+ * are its iterations so far and node_bound a bound on its subproblem (the
+ * node is out of the open ones meanwhile); between nodes, 0 and -INFINITY. */
+static int report(bb *b, int32_t node_iterations, double node_bound) {
     if (!b->st.progress) return 0;
     b->next_report = elapsed(b) + REPORT_SECONDS;
     const int64_t iterations = b->iterations + node_iterations;
     concord_progress p = {(int32_t)(iterations > INT32_MAX ? INT32_MAX : iterations),
                           b->have_best ? b->best_value : -INFINITY,
-                          upper_bound(b),
+                          fmax(upper_bound(b), node_bound),
                           0.0,
                           0.0,
                           b->last_eta,
@@ -529,7 +530,7 @@ static bool report_due(const bb *b) { return b->st.progress && elapsed(b) >= b->
  * when a report is due, and stops the search when that asks to. */
 static int node_progress(void *context, const concord_progress *p) {
     bb *b = context;
-    if (report_due(b) && report(b, p->iteration)) {
+    if (report_due(b) && report(b, p->iteration, p->upper_bound)) {
         b->stop = CONCORD_STATUS_INTERRUPTED;
         return 1;
     }
@@ -721,7 +722,7 @@ static int search(bb *b) {
         if (rc) return rc;
         if (b->stop != CONCORD_STATUS_UNSOLVED) break;
         const bool improved = b->have_best && b->best_value > best_before;
-        if ((improved || b->xi.nodes % REPORT_EVERY == 0 || report_due(b)) && report(b, 0)) {
+        if ((improved || b->xi.nodes % REPORT_EVERY == 0 || report_due(b)) && report(b, 0, -INFINITY)) {
             b->stop = CONCORD_STATUS_INTERRUPTED;
             break;
         }
