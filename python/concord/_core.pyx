@@ -729,9 +729,12 @@ cdef int _batch(concord_solver **solvers, size_t count, concord_algorithm algori
         with nogil:
             rc = concord_solve_batch(solvers, count, algorithm, c, infos, threads)
         return rc
-    b.solvers, b.count, b.algorithm, b.settings, b.infos, b.threads = (solvers, count,
-                                                                     algorithm, c, infos,
-                                                                     threads)
+    b.solvers = solvers
+    b.count = count
+    b.algorithm = algorithm
+    b.settings = c
+    b.infos = infos
+    b.threads = threads
     if concord_py_batch_start(&b) != 0:
         with nogil:
             rc = concord_solve_batch(solvers, count, algorithm, c, infos, threads)
