@@ -520,6 +520,7 @@ FILES = {
     "fg/compressor.fg": compressor_graph,
     "fg/mixture.fg": lambda: fg_file([mixture_graph(1013, 150), mixture_graph(1197, 150),
                                       mixture_graph(1036, 300)]),
+    "fg/penalty_cycle.fg": lambda: fg_file([mixture_graph(1023, 150)]),
     "uai/grid3x3.uai": grid_model,
     "uai/grid3x3.uai.evid": lambda: "2\n1 2 6 1\n",
     "uai/bayes.uai": bayes_model,

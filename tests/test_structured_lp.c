@@ -29,7 +29,8 @@
  * to within 1e-6 (relative, or absolute below 1) of the reference's value and
  * LP-SparseMAP must converge. Every case is run and the failing ones are
  * listed before the test fails. Under AddressSanitizer a third of the
- * generated graphs are run.
+ * generated graphs are run. Last, the penalty's cycle guard on
+ * tests/data/fg/penalty_cycle.fg (see that test).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -678,6 +679,67 @@ static void lp_map_converges_on_mixture_graphs(void **state) {
     assert_int_equal(t.failed, 0);
 }
 
+/* The penalty's changes over a solve, as the progress callback sees them
+ * (called at every iteration): how many, and the longest run of changes
+ * each in the direction opposite to the one before. */
+typedef struct penalty_log {
+    double last_eta;
+    int last_direction, run, longest, changes;
+} penalty_log;
+
+static int log_penalty(void *context, const concord_progress *p) {
+    penalty_log *log = context;
+    if (log->last_eta > 0.0 && p->eta != log->last_eta) {
+        const int direction = p->eta > log->last_eta ? 1 : -1;
+        log->run = direction == -log->last_direction ? log->run + 1 : 0;
+        if (log->run > log->longest) log->longest = log->run;
+        log->last_direction = direction;
+        log->changes += 1;
+    }
+    log->last_eta = p->eta;
+    return 0;
+}
+
+/* tests/data/fg/penalty_cycle.fg: a random graph on which residual
+ * balancing, from the default initial penalty, moved the penalty up and
+ * down between two values 28 times in a row, each change restarting the
+ * acceleration's history (4,266 iterations). Six reversals in a row now
+ * start the late schedule: the run stops there, and LP-MAP still reaches
+ * the LP optimum (GLPK over the H-representation). */
+static void the_penalty_stops_cycling(void **state) {
+    (void)state;
+    const char *path = test_data_path("fg/penalty_cycle.fg");
+    fg_graph *ref_graphs;
+    int ref_count;
+    if (fg_read_path(path, &ref_graphs, &ref_count) != FG_READ_OK) fail_msg("%s does not read", path);
+    double reference = 0.0;
+    if (ref_extended_lp_graph(&ref_graphs[0], false, &reference, NULL, NULL) != REF_EXT_OPTIMAL)
+        fail_msg("%s: no reference optimum", path);
+    concord_graph **graphs;
+    size_t count;
+    char error[512] = "";
+    if (concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error, NULL,
+                          NULL) != CONCORD_OK)
+        fail_msg("%s: %s", path, error);
+    concord_solver *s = new_solver_or_fail(graphs[0]);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.bound_every = 1;
+    penalty_log log = {0.0, 0, 0, 0, 0};
+    st.progress = log_penalty;
+    st.progress_context = &log;
+    concord_info info;
+    assert_int_equal(concord_solver_map(s, &st, &info), CONCORD_OK);
+    printf("penalty_cycle.fg: %d iterations, %d penalty changes, longest run of reversals %d; "
+           "value %.12g, reference %.12g\n",
+           info.iterations, log.changes, log.longest, info.value, reference);
+    assert_true(log.changes >= 6 && log.longest <= 6);
+    assert_true(fabs(info.value - reference) / fmax(1.0, fabs(reference)) <= VALUE_TOL);
+    concord_solver_free(s);
+    concord_free_graphs(graphs, count);
+    fg_free_graphs(ref_graphs, ref_count);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reference_matches_v_representation_on_logic_graphs),
@@ -689,6 +751,7 @@ int main(void) {
         cmocka_unit_test(lp_map_matches_reference_on_generated_sequence_graphs),
         cmocka_unit_test(lp_map_converges_on_parsing_graphs_n60_K5),
         cmocka_unit_test(lp_map_converges_on_mixture_graphs),
+        cmocka_unit_test(the_penalty_stops_cycling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,6 +47,9 @@ enum { ADAPT_EVERY = 10, MAX_ADAPTATIONS = 30, BOUND_RECHECK = 5 };
 /* after MAX_ADAPTATIONS changes, the wait before the next one: this many
  * iterations, doubled with each further change (see penalty_step) */
 enum { LATE_ADAPT_WAIT = 1000, LATE_ADAPT_DOUBLINGS = 20 };
+/* this many changes in a row, each in the direction opposite to the one
+ * before, are a cycle: the late schedule begins (see penalty_step) */
+enum { CYCLE_REVERSALS = 6 };
 /* the first iterations adapt the penalty more often and by larger steps */
 enum { EARLY_ITERATIONS = 40, EARLY_ADAPT_EVERY = 5 };
 /* LP-MAP's acceleration begins once those early iterations are over: it
@@ -108,6 +111,8 @@ typedef struct admm_run {
     double linked_bound;   /* best dual bound so far, less gap.free_best */
     int32_t last_bound;    /* iteration of the last bound */
     int32_t adaptations;   /* penalty changes so far */
+    int32_t last_direction; /* of the last change: +1 up, -1 down, 0 none */
+    int32_t reversals;     /* changes in a row against the one before */
     int64_t next_adaptation; /* no change before this iteration */
     int64_t solves, oracle_calls;
     double primal, dual;   /* the last iteration's residuals (max) */
@@ -645,7 +650,14 @@ static void change_penalty(admm_run *r, double eta_rel) {
  * each further change: the penalty stays put for ever longer stretches,
  * yet one left far off once the first changes are spent is still mended
  * (with a hard cap, solves sat at max_iter with one residual 10-1000 times
- * the other; docs/design.md).
+ * the other; docs/design.md). A cycle shorter than that, the penalty going
+ * up and down between two values, starts the late schedule at once after
+ * CYCLE_REVERSALS reversals in a row: each change restarts the
+ * acceleration's history, and AD3's srl_fract_004 at an initial 0.476
+ * swung between 0.24 and 0.48 for 1,600 iterations (1,941 in all; 1,212
+ * now). After two reversals, most of the random graphs of
+ * bench/penalty_sweep.py took more iterations: a reversal or two is the
+ * balancing at work, not a cycle.
  *
  * While `drifting` (LP-MAP's residuals within tol, its copies agreeing
  * within DRIFT_AGREEMENT * tol, its gap open) the penalty halves at every
@@ -675,6 +687,11 @@ static void penalty_step(admm_run *r, int32_t t, bool drifting) {
                                        floor, t, r->sparse);
     if (step == 1.0) return;
     change_penalty(r, fmin(fmax(r->eta_rel * step, floor), CONCORD_MAX_ETA));
+    const int32_t direction = step > 1.0 ? 1 : -1;
+    r->reversals = direction == -r->last_direction ? r->reversals + 1 : 0;
+    r->last_direction = direction;
+    if (r->reversals >= CYCLE_REVERSALS && r->adaptations < MAX_ADAPTATIONS - 1)
+        r->adaptations = MAX_ADAPTATIONS - 1;
     r->adaptations += 1;
     const int32_t late = r->adaptations - MAX_ADAPTATIONS;
     if (late >= 0) {
