@@ -641,6 +641,19 @@ static void lp_map_converges_on_parsing_graphs_n60_K5(void **state) {
     assert_int_equal(t.failed, 0);
 }
 
+/* A fixture of tests/data read by the tests' own reader (*ref) and by
+ * concord (*graphs), the same number of graphs both ways. */
+static void read_fixture(const char *name, fg_graph **ref, int *ref_count, concord_graph ***graphs,
+                         size_t *count) {
+    const char *path = test_data_path(name);
+    if (fg_read_path(path, ref, ref_count) != FG_READ_OK) fail_msg("%s does not read", path);
+    char error[512] = "";
+    if (concord_read_file(path, CONCORD_FORMAT_FG, graphs, count, error, sizeof error, NULL,
+                          NULL) != CONCORD_OK)
+        fail_msg("%s: %s", path, error);
+    assert_int_equal(*count, (size_t)*ref_count);
+}
+
 /* tests/data/fg/mixture.fg: random graphs of every closed-form family
  * (logic factors, BUDGET, KNAPSACK, PAIR) on overlapping windows of
  * variables, constrained around a planted assignment, on which LP-MAP
@@ -652,17 +665,11 @@ static void lp_map_converges_on_parsing_graphs_n60_K5(void **state) {
  * again. */
 static void lp_map_converges_on_mixture_graphs(void **state) {
     (void)state;
-    const char *path = test_data_path("fg/mixture.fg");
     fg_graph *ref_graphs;
     int ref_count;
-    if (fg_read_path(path, &ref_graphs, &ref_count) != FG_READ_OK) fail_msg("%s does not read", path);
     concord_graph **graphs;
     size_t count;
-    char error[512] = "";
-    if (concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error, NULL,
-                          NULL) != CONCORD_OK)
-        fail_msg("%s: %s", path, error);
-    assert_int_equal(count, (size_t)ref_count);
+    read_fixture("fg/mixture.fg", &ref_graphs, &ref_count, &graphs, &count);
     run_totals t = {0};
     for (size_t k = 0; k < count; ++k) {
         double t0 = monotonic_seconds(), reference = 0.0;
@@ -708,19 +715,14 @@ static int log_penalty(void *context, const concord_progress *p) {
  * the LP optimum (GLPK over the H-representation). */
 static void the_penalty_stops_cycling(void **state) {
     (void)state;
-    const char *path = test_data_path("fg/penalty_cycle.fg");
     fg_graph *ref_graphs;
     int ref_count;
-    if (fg_read_path(path, &ref_graphs, &ref_count) != FG_READ_OK) fail_msg("%s does not read", path);
-    double reference = 0.0;
-    if (ref_extended_lp_graph(&ref_graphs[0], false, &reference, NULL, NULL) != REF_EXT_OPTIMAL)
-        fail_msg("%s: no reference optimum", path);
     concord_graph **graphs;
     size_t count;
-    char error[512] = "";
-    if (concord_read_file(path, CONCORD_FORMAT_FG, &graphs, &count, error, sizeof error, NULL,
-                          NULL) != CONCORD_OK)
-        fail_msg("%s: %s", path, error);
+    read_fixture("fg/penalty_cycle.fg", &ref_graphs, &ref_count, &graphs, &count);
+    double reference = 0.0;
+    if (ref_extended_lp_graph(&ref_graphs[0], false, &reference, NULL, NULL) != REF_EXT_OPTIMAL)
+        fail_msg("penalty_cycle.fg: no reference optimum");
     concord_solver *s = new_solver_or_fail(graphs[0]);
     concord_settings st;
     concord_default_settings(&st);
