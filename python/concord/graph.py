@@ -605,8 +605,9 @@ def _raise_refused_score(graphs, with_tensors, error):
     (error), naming the graph when there are several ("graph k: "): for a
     variable score, the Variable and the position in its scores rather
     than the library's flat variable id; otherwise the library's message,
-    where the example concord.torch names (error.example, the j-th of the
-    graphs with_tensors lists) becomes the graph's number."""
+    for the graph _solve_each names (error.graph) or the example
+    concord.torch names (error.example, the j-th of the graphs
+    with_tensors lists)."""
     def named(k, message):
         prefix = "graph %d: " % k if len(graphs) > 1 else ""
         return type(error)(error.code, prefix + message)
@@ -614,6 +615,9 @@ def _raise_refused_score(graphs, with_tensors, error):
         refused = g._refused_variable_score()
         if refused is not None:
             raise named(k, str(refused)) from None
+    graph = getattr(error, "graph", None)
+    if graph is not None:
+        raise named(graph, str(error)) from None
     example = getattr(error, "example", None)
     if example is None or example >= len(with_tensors):  # not from this solve's examples
         raise error
@@ -633,7 +637,11 @@ def _solve_each(graphs, algorithm, checked, settings, threads, differentiable):
     if with_arrays:
         solvers = []
         for k in with_arrays:
-            graphs[k]._push_scores()
+            try:
+                graphs[k]._push_scores()
+            except _core.InvalidArgumentError as error:
+                error.graph = k  # for _raise_refused_score
+                raise
             solvers.append(graphs[k]._numpy_solver())
         solved = _core.solve_batch(solvers, algorithm, checked, threads)
         for k, solver, info in zip(with_arrays, solvers, solved):

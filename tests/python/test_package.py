@@ -902,6 +902,13 @@ def test_a_refused_score_is_named_by_its_variable_and_position():
         fg.solve()
     with pytest.raises(concord.InvalidArgumentError, match=r"^graph 1: additional score 0 \(nan\)"):
         concord.solve_batch([concord.FactorGraph(), fg])
+    arrays = concord.FactorGraph()  # the same with NumPy scores
+    z = arrays.variable_from(np.zeros(2))
+    pair_scores = np.ones(1)
+    arrays.add(concord.Pair(z[[0]], z[[1]], pair_scores))
+    pair_scores[0] = np.nan
+    with pytest.raises(concord.InvalidArgumentError, match=r"^graph 1: additional score 0 \(nan\)"):
+        concord.solve_batch([concord.FactorGraph(), arrays])
 
 
 def test_refused_score_finds_the_first_score_outside_the_documented_range():
