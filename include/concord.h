@@ -681,8 +681,9 @@ typedef struct concord_settings {
                                      while the residuals are below tol,
                                      after every MPLP sweep; the exact
                                      search's, when its best value
-                                     improves and every 100 nodes; from
-                                     the thread running the solve */
+                                     improves and every 100 nodes or
+                                     0.1 s (within a node's solve too);
+                                     from the thread running the solve */
     void *progress_context;       /* passed to progress */
     double backward_tol;  /* backward pass: residual to stop at, relative
                              to the incoming gradient (positive and

@@ -492,6 +492,8 @@ static void progress_is_reported_within_a_node_solve(void **state) {
     assert_int_equal(xi.nodes, 1);
     assert_int_equal(xi.open, 1); /* the root, back among the open nodes */
     assert_true(isfinite(info.upper_bound) && info.upper_bound >= optimum - 1e-9);
+    /* with the bound its solve had reached, not the one it started with */
+    assert_true(info.upper_bound <= log.first.upper_bound && xi.root_bound == info.upper_bound);
     concord_solver_free(s);
     concord_graph_free(g);
 }

@@ -110,6 +110,7 @@ typedef struct bb {
     double next_report; /* seconds into the search: the progress is due */
     /* the node solve under way: its tolerance, last bound, stalled reports */
     double node_tol, node_last_bound, node_history[SLOW_REPORTS];
+    double node_bound; /* the bound the node being solved started with */
     int32_t node_stalls, node_reports;
     /* branching work */
     int32_t *order;
@@ -530,7 +531,8 @@ static bool report_due(const bb *b) { return b->st.progress && elapsed(b) >= b->
  * when a report is due, and stops the search when that asks to. */
 static int node_progress(void *context, const concord_progress *p) {
     bb *b = context;
-    if (report_due(b) && report(b, p->iteration, p->upper_bound)) {
+    /* the node's bound: its solve's so far, or the one it started with */
+    if (report_due(b) && report(b, p->iteration, fmin(p->upper_bound, b->node_bound))) {
         b->stop = CONCORD_STATUS_INTERRUPTED;
         return 1;
     }
@@ -630,18 +632,20 @@ static int solve_node(bb *b, node *n, node_end *end) {
     concord_info info;
     double tol = b->st.tol;
     for (int32_t round = 0;; ++round) {
+        b->node_bound = n->bound;
         rc = run_admm(b, tol, &info);
         if (rc == CONCORD_EINFEASIBLE) {
             *end = NODE_INFEASIBLE;
             return CONCORD_OK;
         }
         if (rc != CONCORD_OK && rc != CONCORD_ENOTCONVERGED) return rc;
+        /* a solve stopped early still has a valid bound (its multipliers') */
+        if (info.upper_bound < n->bound) n->bound = info.upper_bound;
+        if (n->depth == 0) b->xi.root_bound = n->bound;
         if (info.status == CONCORD_STATUS_TIME_LIMIT || b->stop == CONCORD_STATUS_INTERRUPTED) {
             *end = NODE_STOPPED;
             return CONCORD_OK;
         }
-        if (info.upper_bound < n->bound) n->bound = info.upper_bound;
-        if (n->depth == 0) b->xi.root_bound = n->bound;
         if (n->bound <= cutoff(b)) {
             b->pruned_bound = fmax(b->pruned_bound, n->bound);
             *end = NODE_PRUNED;
