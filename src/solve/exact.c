@@ -500,7 +500,8 @@ static int branch(bb *b, const node *n, const split *sp, const double *u, double
  * node is out of the open ones meanwhile); between nodes, 0 and -INFINITY. */
 static int report(bb *b, int32_t node_iterations, double node_bound) {
     if (!b->st.progress) return 0;
-    b->next_report = elapsed(b) + REPORT_SECONDS;
+    const double seconds = elapsed(b);
+    b->next_report = seconds + REPORT_SECONDS;
     const int64_t iterations = b->iterations + node_iterations;
     concord_progress p = {(int32_t)(iterations > INT32_MAX ? INT32_MAX : iterations),
                           b->have_best ? b->best_value : -INFINITY,
@@ -508,7 +509,7 @@ static int report(bb *b, int32_t node_iterations, double node_bound) {
                           0.0,
                           0.0,
                           b->last_eta,
-                          elapsed(b),
+                          seconds,
                           b->xi.nodes,
                           b->n_open};
     return b->st.progress(b->st.progress_context, &p);
@@ -726,7 +727,8 @@ static int search(bb *b) {
         if (rc) return rc;
         if (b->stop != CONCORD_STATUS_UNSOLVED) break;
         const bool improved = b->have_best && b->best_value > best_before;
-        if ((improved || b->xi.nodes % REPORT_EVERY == 0 || report_due(b)) && report(b, 0, -INFINITY)) {
+        const bool due = improved || b->xi.nodes % REPORT_EVERY == 0 || report_due(b);
+        if (due && report(b, 0, -INFINITY)) {
             b->stop = CONCORD_STATUS_INTERRUPTED;
             break;
         }
