@@ -637,11 +637,18 @@ cdef extern from *:
         return NULL;
     }
 
-    /* Starts the batch; 0, or nonzero when no thread could be started. */
+    /* Starts the batch; 0, or nonzero when no thread could be started.
+     * Its waits are timed on the monotonic clock: on the default real-time
+     * clock, setting the system's time back would hold a wait, and with it
+     * the check for SIGINT, for as long as the clock went back. */
     static int concord_py_batch_start(concord_py_batch *b) {
         b->done = 0;
         pthread_mutex_init(&b->lock, NULL);
-        pthread_cond_init(&b->ended, NULL);
+        pthread_condattr_t monotonic;
+        pthread_condattr_init(&monotonic);
+        pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+        pthread_cond_init(&b->ended, &monotonic);
+        pthread_condattr_destroy(&monotonic);
         if (pthread_create(&b->thread, NULL, concord_py_batch_run, b) == 0) return 0;
         pthread_cond_destroy(&b->ended);
         pthread_mutex_destroy(&b->lock);
@@ -652,7 +659,7 @@ cdef extern from *:
      * joined, b->rc its code), else 0. */
     static int concord_py_batch_wait(concord_py_batch *b, double seconds) {
         struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
+        clock_gettime(CLOCK_MONOTONIC, &until);
         const long nanoseconds = until.tv_nsec + (long)(seconds * 1e9);
         until.tv_sec += nanoseconds / 1000000000L;
         until.tv_nsec = nanoseconds % 1000000000L;
