@@ -157,6 +157,18 @@ CONCORD_API int concord_add_variables(concord_graph *g, int32_t count,
  * own terms with this. */
 CONCORD_API const char *concord_score_refusal(double x);
 
+/* Why graph g refuses x as the score of its additional output `output`,
+ * or NULL when it takes x: the refusals of concord_score_refusal, but for
+ * -INFINITY at an output its factor was built forbidding (see
+ * concord_add_dense). Every call that takes additional scores
+ * (concord_set_additional_scores, concord_solver_set_scores, ...) refuses
+ * exactly these, naming the first refused score by its output's number in
+ * the graph; a caller whose scores are laid out otherwise finds the
+ * refused one in its own terms with this. For an output the graph does
+ * not have (or g NULL), a message saying so. */
+CONCORD_API const char *concord_additional_score_refusal(const concord_graph *g,
+                                                         int32_t output, double x);
+
 /* Logic factors over binary variables. Each link may be negated (the factor
  * then sees 1 - u). The kinds:
  *   XOR        exactly one literal is 1

@@ -405,15 +405,25 @@ static bool output_forbidden(const concord_graph *g, int32_t at, int32_t *f) {
     return fa->forbidden && fa->forbidden[at - fa->add_begin];
 }
 
+/* Whether the graph takes x as the score of additional output `at` (f as
+ * for output_forbidden). */
+static bool additional_score_taken(const concord_graph *g, int32_t at, int32_t *f, double x) {
+    return score_in_range(x) || (x == -INFINITY && output_forbidden(g, at, f));
+}
+
+const char *concord_additional_score_refusal(const concord_graph *g, int32_t output, double x) {
+    if (!g || output < 0 || output >= g->n_add) return "names no additional output of the graph";
+    int32_t f = factor_holding(g, output);
+    return additional_score_taken(g, output, &f, x) ? NULL : additional_score_problem(x);
+}
+
 int32_t graph_take_additional_scores(const concord_graph *g, int32_t first, int32_t count,
                                      const double *scores, double *out) {
     if (count <= 0) return -1;
     const int32_t start = factor_holding(g, first);
     int32_t f = start;
     for (int32_t k = 0; k < count; ++k)
-        if (!score_in_range(scores[k]) &&
-            !(scores[k] == -INFINITY && output_forbidden(g, first + k, &f)))
-            return k;
+        if (!additional_score_taken(g, first + k, &f, scores[k])) return k;
     f = start;
     for (int32_t k = 0; k < count; ++k)
         out[k] = output_forbidden(g, first + k, &f) ? 0.0 : scores[k];

@@ -288,6 +288,47 @@ static void score_refusal_is_the_builders_and_set_scores_rule(void **state) {
     concord_graph_free(g);
 }
 
+/* concord_additional_score_refusal refuses what concord_score_refusal
+ * does, but -inf at an output built forbidden, and exactly what
+ * concord_set_additional_scores and concord_solver_set_scores refuse at
+ * that output, whose messages carry its words: over a DENSE factor built
+ * with its output 1 forbidden and a PAIR (output 4), which refuses -inf. */
+static void additional_score_refusal_is_set_scores_rule(void **state) {
+    (void)state;
+    const double values[] = {0.0, -2.5, 1e-300, 1e301, 5e-324, INFINITY, -INFINITY, NAN};
+    const int32_t states[2] = {2, 2}, vars[4] = {0, 1, 2, 3};
+    const double table[4] = {0.0, -INFINITY, 1.0, 2.0};
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 4, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_dense(g, 2, states, vars, table, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_pair(g, 0, 2, 0.5, NULL), CONCORD_OK);
+    assert_int_equal(concord_num_additionals(g), 5);
+    concord_solver *s = new_solver_or_fail(g);
+    for (int32_t output = 0; output < 5; ++output) {
+        for (size_t k = 0; k < sizeof values / sizeof values[0]; ++k) {
+            const double x = values[k];
+            const bool taken = concord_score_refusal(x) == NULL ||
+                               (x == -INFINITY && output == 1);
+            const char *why = concord_additional_score_refusal(g, output, x);
+            assert_true((why == NULL) == taken);
+            assert_int_equal(concord_set_additional_scores(g, output, 1, &x) == CONCORD_OK,
+                             taken);
+            double scores[5] = {0.0, -INFINITY, 0.0, 0.0, 0.0};
+            scores[output] = x;
+            assert_int_equal(concord_solver_set_scores(s, NULL, scores) == CONCORD_OK, taken);
+            if (why) {
+                assert_non_null(strstr(concord_last_error(g), why));
+                assert_non_null(strstr(concord_solver_last_error(s), why));
+            }
+        }
+    }
+    assert_non_null(concord_additional_score_refusal(g, -1, 0.0));
+    assert_non_null(concord_additional_score_refusal(g, 5, 0.0));
+    assert_non_null(concord_additional_score_refusal(NULL, 0, 0.0));
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* Adding no variables changes nothing: a solver of the graph stays usable
  * (it was refused as over a changed structure). */
 static void adding_no_variables_leaves_the_solvers_usable(void **state) {
@@ -929,6 +970,7 @@ int main(void) {
         cmocka_unit_test(setting_zero_scores_is_a_no_op),
         cmocka_unit_test(null_arrays_and_oversize_arguments_are_named_in_the_message),
         cmocka_unit_test(score_refusal_is_the_builders_and_set_scores_rule),
+        cmocka_unit_test(additional_score_refusal_is_set_scores_rule),
         cmocka_unit_test(adding_no_variables_leaves_the_solvers_usable),
         cmocka_unit_test(an_infeasible_graph_leaves_nothing_to_decode_on_every_path),
         cmocka_unit_test(the_iteration_cap_holds_on_a_graph_of_one_factor),

@@ -32,6 +32,8 @@ cdef extern from "concord.h" nogil:
     int concord_add_variables(concord_graph *g, int32_t count, const double *scores,
                               int32_t *first)
     const char *concord_score_refusal(double x)
+    const char *concord_additional_score_refusal(const concord_graph *g, int32_t output,
+                                                 double x)
 
     ctypedef enum concord_logic:
         CONCORD_XOR

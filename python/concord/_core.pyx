@@ -1337,6 +1337,24 @@ cdef class Graph:
         cdef const double[::1] s = _doubles(scores, -1, "scores")
         self.check(concord_set_additional_scores(self.g, start, s.shape[0], _dptr(s)))
 
+    def refused_additional_score(self, first, scores):
+        """The first of these scores (of any shape, read in C order), as the
+        scores of additional outputs first, first+1, ..., that the graph
+        refuses (concord_additional_score_refusal), as (flat index, value,
+        why); None when it takes them all."""
+        cdef int32_t start = _as_int32(first, "first")
+        cdef const double[::1] s = _doubles(scores, -1, "scores")
+        if s.shape[0] and (start < 0 or start + s.shape[0] > self.num_additionals):
+            raise IndexError("additional outputs %d to %d: the graph has %d"
+                             % (start, start + s.shape[0] - 1, self.num_additionals))
+        cdef const char *why
+        cdef Py_ssize_t i
+        for i in range(s.shape[0]):
+            why = concord_additional_score_refusal(self.g, <int32_t>(start + i), s[i])
+            if why != NULL:
+                return i, s[i], _text(why)
+        return None
+
     def set_regularization(self, weights, first=0):
         """Sets LP-SparseMAP's regularization weights w of variables first,
         first+1, ... (the objective's -1/2 sum_i w_i u_i^2; every weight is

@@ -141,6 +141,33 @@ class Factor:
                              "shape %s" % (count, tuple(np.shape(self.scores))))
         return [self.scores]
 
+    # the names of the parts _score_parts gives, in messages ("": the
+    # factor's scores are one part)
+    _part_names = ("",)
+
+    def _refused_score(self, position):
+        """The C library's refusal of the first of this factor's scores it
+        refuses, naming the factor by its position among its graph's
+        factors, the part and the place in it ("factor 2 (Sequence)'s
+        transition score at [1, 0, 1] (nan) is not finite"); None when it
+        takes them all, or when a part has a shape of its own (refused
+        with a message of its own)."""
+        first, count = self.additionals
+        try:
+            parts = [as_numpy(part) for part in self._score_parts()]
+        except ValueError:
+            return None
+        if sum(part.size for part in parts) != count:
+            return None
+        for name, part in zip(self._part_names, parts):
+            what = "factor %d (%s)'s%s" % (position, type(self).__name__,
+                                           " " + name if name else "")
+            refused = refused_score(part, what, self.graph.graph, first)
+            if refused is not None:
+                return refused
+            first += part.size
+        return None
+
     def _numpy_scores(self):
         """The scores as one flat float64 array."""
         parts = self._score_parts()
@@ -326,6 +353,7 @@ class Sequence(Factor):
     """
 
     name = "SEQUENCE"
+    _part_names = ("start", "transition", "stop")
 
     def __init__(self, x, transitions=None, start=None, stop=None):
         self.variables = x

@@ -47,12 +47,14 @@ def as_numpy(scores):
     return np.asarray(_core.real_array(scores, "scores"), dtype=np.float64)
 
 
-def refused_score(values, what):
+def refused_score(values, what, graph=None, first=0):
     """The C library's refusal (InvalidArgumentError) of the first score of
     the array `values` it refuses, naming its position in the array's
     shape ("what score at [2, 0] (nan) is not finite"); None when it takes
-    them all."""
-    found = _core.refused_score(values)
+    them all. Variable scores, or with graph (a _core.Graph) the scores of
+    its additional outputs first, first+1, ..."""
+    found = (_core.refused_score(values) if graph is None
+             else graph.refused_additional_score(first, values))
     if found is None:
         return None
     index, value, why = found
@@ -485,15 +487,20 @@ class FactorGraph:
 
     # ---- internals shared with solve_batch and concord.torch
 
-    def _refused_variable_score(self):
+    def _refused_score(self):
         """When the C library refused this graph's scores: its error for
-        the first variable score it refuses, naming the Variable and the
-        position in its scores; None when it refuses no variable score."""
+        the first score it refuses, naming the Variable or the factor (by
+        its place in ``factors``) and the position in its scores; None when
+        it refuses none of them."""
         for x in self.variables:
             values = as_numpy(x.scores)
             if values.size != x.size:
                 continue  # refused for its shape, with a message of its own
             refused = refused_score(values.reshape(x.shape), repr(x) + "'s")
+            if refused is not None:
+                return refused
+        for k, factor in enumerate(self.factors):
+            refused = factor._refused_score(k)
             if refused is not None:
                 return refused
         return None
@@ -602,9 +609,10 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
 
 def _raise_refused_score(graphs, with_tensors, error):
     """Raises again the C library's refusal of some scores of these graphs
-    (error), naming the graph when there are several ("graph k: "): for a
-    variable score, the Variable and the position in its scores rather
-    than the library's flat variable id; otherwise the library's message,
+    (error), naming the graph when there are several ("graph k: "): the
+    Variable or factor and the position in its scores rather than the
+    library's flat variable or output number; otherwise (a score of a
+    shape its Variable or factor refuses) the library's message,
     for the graph _solve_each names (error.graph) or the example
     concord.torch names (error.example, the j-th of the graphs
     with_tensors lists)."""
@@ -612,7 +620,7 @@ def _raise_refused_score(graphs, with_tensors, error):
         prefix = "graph %d: " % k if len(graphs) > 1 else ""
         return type(error)(error.code, prefix + message)
     for k, g in enumerate(graphs):
-        refused = g._refused_variable_score()
+        refused = g._refused_score()
         if refused is not None:
             raise named(k, str(refused)) from None
     graph = getattr(error, "graph", None)

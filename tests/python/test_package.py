@@ -860,12 +860,12 @@ def test_a_progress_callback_sees_the_solve_and_can_stop_it():
 # Bad input
 
 
-def test_a_refused_score_is_named_by_its_variable_and_position():
-    """The C library names a refused score by its flat variable id; the
-    package names the Variable and the position in its scores, whichever
-    way the scores reach C (array or tensor, solve, solve_map, loss, a
-    batch, a multi-variable), and a factor's refused score keeps the
-    library's message."""
+def test_a_refused_score_is_named_by_its_variable_or_factor_and_position():
+    """The C library names a refused score by its flat variable or output
+    number; the package names the Variable or the factor (its place in
+    fg.factors, and the part of its scores) and the position in its
+    scores, whichever way the scores reach C (array or tensor, solve,
+    solve_map, loss, a batch, a multi-variable)."""
     import torch
     fg = concord.FactorGraph()
     fg.variable_from(np.zeros(2))
@@ -898,17 +898,58 @@ def test_a_refused_score_is_named_by_its_variable_and_position():
     weight = torch.ones(1, dtype=torch.float64)
     fg.add(concord.Pair(x[[0], 0], x[[1], 0], weight))
     weight[0] = float("nan")
-    with pytest.raises(concord.InvalidArgumentError, match=r"^additional score 0 \(nan\)"):
+    pair = r"factor 1 \(Pair\)'s score at \[0\] \(nan\) is not finite$"
+    with pytest.raises(concord.InvalidArgumentError, match="^" + pair):
         fg.solve()
-    with pytest.raises(concord.InvalidArgumentError, match=r"^graph 1: additional score 0 \(nan\)"):
+    with pytest.raises(concord.InvalidArgumentError, match="^graph 1: " + pair):
         concord.solve_batch([concord.FactorGraph(), fg])
     arrays = concord.FactorGraph()  # the same with NumPy scores
     z = arrays.variable_from(np.zeros(2))
     pair_scores = np.ones(1)
     arrays.add(concord.Pair(z[[0]], z[[1]], pair_scores))
     pair_scores[0] = np.nan
-    with pytest.raises(concord.InvalidArgumentError, match=r"^graph 1: additional score 0 \(nan\)"):
+    with pytest.raises(concord.InvalidArgumentError,
+                       match=r"^graph 1: factor 0 \(Pair\)'s score at \[0\] \(nan\)"):
         concord.solve_batch([concord.FactorGraph(), arrays])
+
+
+def test_a_refused_factor_score_is_named_by_its_part_and_position():
+    """A factor's refused score is named by the part of its scores and the
+    position in that part, and -inf is refused only where the factor was
+    not built forbidding the output: against the positions the test sets,
+    after the additional outputs of a factor before it."""
+    fg = concord.FactorGraph()
+    x = fg.multi_variable_from(np.zeros((2, 2)))
+    table = np.array([[0.0, -np.inf], [1.0, 2.0]])
+    fg.add(concord.Dense(x, table))
+    y = fg.multi_variable_from(np.zeros((3, 2)))
+    sequence = concord.Sequence(y, np.zeros((2, 2, 2)), np.zeros(2), np.zeros(2))
+    fg.add(sequence)
+    fg.solve()
+    table[1, 0] = -np.inf  # built allowed: refused
+    with pytest.raises(concord.InvalidArgumentError,
+                       match=r"^factor 0 \(Dense\)'s score at \[1, 0\] \(-inf\) is not finite"):
+        fg.solve()
+    table[1, 0] = 1.0
+    table[0, 1] = -np.inf  # built forbidden: taken
+    fg.solve()
+    for part, position in (("start", (1,)), ("transition", (1, 0, 1)), ("stop", (0,))):
+        scores = {"start": sequence.start, "transition": sequence.transitions,
+                  "stop": sequence.stop}[part]
+        scores[position] = np.inf
+        where = ", ".join(map(str, position))
+        with pytest.raises(concord.InvalidArgumentError,
+                           match=r"^factor 1 \(Sequence\)'s %s score at \[%s\] \(inf\) is not "
+                                 r"finite$" % (part, where)):
+            fg.solve_map()
+        scores[position] = 0.0
+    fg.solve_map()
+    graph = fg.graph
+    assert graph.refused_additional_score(0, np.array([0.0, -np.inf])) is None
+    assert graph.refused_additional_score(0, np.array([-np.inf]))[0] == 0
+    assert graph.refused_additional_score(1, np.array([-np.inf, 1e301]))[:2] == (1, 1e301)
+    with pytest.raises(IndexError):
+        graph.refused_additional_score(graph.num_additionals, np.zeros(1))
 
 
 def test_refused_score_finds_the_first_score_outside_the_documented_range():
