@@ -614,7 +614,8 @@ typedef struct concord_progress {
 
 /* Called during a solve (see concord_settings.progress); returning nonzero
  * stops the solve, which then ends with status "interrupted" and its
- * current point as the solution. Like a user factor's oracle, it cannot
+ * current point as the solution (but for an exact MAP search whose gap is
+ * closed already: "optimal"). Like a user factor's oracle, it cannot
  * call the solver that is running it nor change its graph (both refuse
  * with CONCORD_EINVAL, see concord_map_fn). */
 typedef int (*concord_progress_fn)(void *context, const concord_progress *progress);
@@ -954,7 +955,8 @@ CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
  * concord_solver_decoded) is the best assignment found, with its factors'
  * best additional outputs; info->value is its value, info->upper_bound the
  * bound, info->iterations the ADMM iterations of all nodes, status
- * "optimal" when the gap is closed (return CONCORD_OK). When stopped
+ * "optimal" when the gap is closed (return CONCORD_OK), also when a limit
+ * or the progress callback stopped the search once it was. When stopped
  * early: status "node_limit", "time_limit" or "interrupted" and
  * CONCORD_ENOTCONVERGED; status "max_iter" and CONCORD_ENOTCONVERGED when
  * the search ended with a node whose bound could not close the gap (its LP

@@ -443,6 +443,53 @@ static void limits_stop_the_search_with_valid_bounds(void **state) {
     concord_graph_free(g);
 }
 
+/* A progress callback that asks to stop once the search has closed its
+ * gap does not undo the proof: on a 4 x 4 assignment problem (an XOR per
+ * row, an ATMOSTONE per column: a graph with cycles whose LP is integral)
+ * the root's solve finds the optimum and closes the gap, the report of
+ * the improvement asks to stop, and the search ends "optimal" with the
+ * best of the 24 permutations. */
+static void a_stop_after_the_gap_closed_keeps_the_proof(void **state) {
+    (void)state;
+    test_rng rng = {7};
+    double theta[16];
+    for (int i = 0; i < 16; ++i) theta[i] = rng_normal(&rng);
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 16, theta, NULL), CONCORD_OK);
+    for (int k = 0; k < 4; ++k) {
+        const int32_t row[4] = {4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3};
+        const int32_t column[4] = {k, k + 4, k + 8, k + 12};
+        assert_int_equal(concord_add_logic(g, CONCORD_XOR, 4, row, NULL, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_logic(g, CONCORD_ATMOSTONE, 4, column, NULL, NULL),
+                         CONCORD_OK);
+    }
+    double optimum = -INFINITY;
+    for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b)
+            for (int c = 0; c < 4; ++c) {
+                const int d = 6 - a - b - c;
+                if (a == b || a == c || b == c || d < 0 || d > 3 || d == a || d == b || d == c)
+                    continue;
+                optimum = fmax(optimum, theta[a] + theta[4 + b] + theta[8 + c] + theta[12 + d]);
+            }
+    concord_solver *s = new_solver_or_fail(g);
+    concord_settings st;
+    concord_default_settings(&st);
+    progress_log stop = {0, 1, 0, true, true, optimum, {0}};
+    st.progress = log_progress;
+    st.progress_context = &stop;
+    concord_info info;
+    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_OK);
+    assert_int_equal(stop.calls, 1);
+    assert_int_equal(info.status, CONCORD_STATUS_OPTIMAL);
+    assert_true(fabs(info.value - optimum) <= 1e-9 && info.upper_bound >= optimum - 1e-9);
+    concord_exact_info xi;
+    assert_int_equal(concord_solver_exact_info(s, &xi), CONCORD_OK);
+    assert_true(!xi.acyclic && xi.open == 0);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* A factor over one variable that allows both values (the MAP is
  * unchanged); its first call takes 0.15 s, longer than the search waits
  * between progress reports. */
@@ -996,6 +1043,7 @@ int main(void) {
         cmocka_unit_test(constraint_satisfaction_problems_end_optimal_or_infeasible),
         cmocka_unit_test(limits_stop_the_search_with_valid_bounds),
         cmocka_unit_test(progress_is_reported_within_a_node_solve),
+        cmocka_unit_test(a_stop_after_the_gap_closed_keeps_the_proof),
         cmocka_unit_test(settings_are_checked_and_statuses_named),
         cmocka_unit_test(a_failing_user_oracle_ends_the_search),
         cmocka_unit_test(the_time_limit_holds_on_factors_over_thousands_of_variables),

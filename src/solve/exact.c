@@ -786,10 +786,12 @@ static int finish(bb *b, int rc, concord_info *info) {
         out.integral = true;
         out.upper_bound = fmax(out.upper_bound, value);
         b->xi.gap = out.upper_bound - value;
+        /* the bound is valid however the search stopped: a gap it closes is
+         * a proof (a callback that asks to stop after the last node closed
+         * it does not undo that) */
         const double free_best = b->gap.free_best;
-        const bool closed = b->stop == CONCORD_STATUS_UNSOLVED &&
-                            solver_gap_closed(&b->gap, out.upper_bound - free_best,
-                                              value - free_best);
+        const bool closed =
+            solver_gap_closed(&b->gap, out.upper_bound - free_best, value - free_best);
         out.status = closed ? CONCORD_STATUS_OPTIMAL
                      : b->stop != CONCORD_STATUS_UNSOLVED ? b->stop
                                                           : CONCORD_STATUS_MAX_ITER;
