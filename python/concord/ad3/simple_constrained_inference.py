@@ -98,7 +98,7 @@ def general_constrained_graph_singletype(unaries, edges, edge_weights, constrain
             raise ValueError("Number of states differs from unary index number.")
         if len(l_negated) != len(l_nodes):
             raise ValueError("Number of negated differs from unary index number.")
-        if max(l_states) >= n_states or min(l_states) < 0:
+        if any(state >= n_states or state < 0 for state in l_states):
             raise ValueError("State should in [%d, %d]" % (0, n_states - 1))
         graph.create_factor_logic(op, [nodes[i][k] for i, k in zip(l_nodes, l_states)],
                                   list(l_negated))
