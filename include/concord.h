@@ -479,7 +479,8 @@ CONCORD_API int concord_add_sequence_compressor(concord_graph *g, int32_t n_word
  * nor change the graph: while a call that may run callbacks is on a
  * solver, the solver refuses every other call that returns a code, and
  * the graph refuses to change (CONCORD_EINVAL with a message; it must not
- * free either). Other solvers of the graph may be used. */
+ * free either). Other solvers of the graph may be used, but for those a
+ * running batch holds (see concord_solve_batch). */
 typedef int (*concord_map_fn)(void *user, const double *variable_scores,
                               const double *additional_scores, double *variable_values,
                               double *additional_values, double *value);
@@ -812,7 +813,12 @@ CONCORD_API const concord_graph *concord_solver_graph(const concord_solver *s);
  * (concord_solver_distribution_entry, concord_solver_exact_info and
  * concord_solver_decoded_labels), which neither set nor clear it: their
  * CONCORD_EINVAL comes without a message, and the message left is an
- * earlier call's. */
+ * earlier call's. A call refused because the solver was inside another
+ * call (a callback's call on its own solver) or held by a running batch
+ * writes nothing on the solver, whose running call owns its message: the
+ * refusal is this function's answer on the refused thread alone, until
+ * that thread's next call on the solver (or, for a callback's refused
+ * call, until the call that ran the callback returns). */
 CONCORD_API const char *concord_solver_last_error(const concord_solver *s);
 
 /* The nonzero value a user factor's callback returned when the last call
@@ -1074,7 +1080,11 @@ typedef enum concord_algorithm {
  * twice (or already in another batch), a NULL entry or an unknown
  * algorithm is CONCORD_EINVAL before anything is solved, without a
  * message (the batch has no message of its own, and each solver's is left
- * as its last call wrote it); infos are then all unsolved. */
+ * as its last call wrote it); infos are then all unsolved. While the batch
+ * runs it holds its solvers: every call on one of them but the batch's
+ * own solve of it (from a callback of another solver in the batch, or
+ * from another thread) is refused with CONCORD_EINVAL, since another
+ * thread may be solving it. */
 CONCORD_API int concord_solve_batch(concord_solver *const *solvers, size_t count,
                                     concord_algorithm algorithm,
                                     const concord_settings *settings, concord_info *infos,

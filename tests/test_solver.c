@@ -199,6 +199,11 @@ static void a_batch_refuses_a_solver_listed_twice(void **state) {
                      CONCORD_EINVAL);
     assert_int_equal(concord_solve_batch(NULL, 0, (concord_algorithm)-1, NULL, NULL, 1),
                      CONCORD_EINVAL);
+    concord_solver *pair_of[2] = {a, b};
+    memset(info, 0xab, sizeof info);
+    assert_int_equal(concord_solve_batch(pair_of, 2, (concord_algorithm)5, NULL, info, 2),
+                     CONCORD_EINVAL);
+    assert_true(info[0].status == CONCORD_STATUS_UNSOLVED && info[1].iterations == 0);
     concord_solver *with_null[2] = {a, NULL};
     assert_int_equal(concord_solve_batch(with_null, 2, CONCORD_ALGORITHM_AD3, NULL, NULL, 2),
                      CONCORD_EINVAL);
@@ -1328,6 +1333,72 @@ static void oracles_on_threads_cannot_change_the_graph(void **state) {
         concord_solver_free(solvers[k]);
     }
     concord_graph_free(m.g);
+}
+
+/* An XOR oracle that first tries to solve another solver (`target`). */
+typedef struct batch_reacher {
+    concord_solver *target;
+    int calls, refused; /* the oracle's solver is solved on one thread */
+    char message[200];  /* what the first refusal said */
+} batch_reacher;
+
+static int batch_reaching_oracle(void *user, const double *a, const double *b, double *u,
+                                 double *v, double *value) {
+    batch_reacher *r = user;
+    static const int32_t three = 3;
+    concord_info info;
+    r->calls += 1;
+    if (concord_solver_sparse(r->target, NULL, &info) == CONCORD_EINVAL) {
+        if (r->refused++ == 0)
+            snprintf(r->message, sizeof r->message, "%s", concord_solver_last_error(r->target));
+    }
+    return xor_oracle((void *)&three, a, b, u, v, value);
+}
+
+/* An oracle of one solver of a batch that calls another solver of the
+ * batch is refused, whichever thread solves either (one of the others
+ * could be solving it: a data race under TSan when only a callback's call
+ * on its own solver was refused), with the message on its own thread; the
+ * held solver's solve is the sequential one, and once the batch is over
+ * the solver takes calls again. */
+static void a_solver_in_a_batch_refuses_calls_from_outside_it(void **state) {
+    (void)state;
+    test_rng rng = {41};
+    concord_graph *held_graph = matching_graph(4, 4, &rng);
+    concord_solver *held = new_solver_or_fail(held_graph);
+    batch_reacher reacher = {.target = held};
+    concord_graph *g = concord_graph_new();
+    const double theta[3] = {0.3, -0.2, 0.1};
+    const int32_t vars[3] = {0, 1, 2};
+    assert_int_equal(concord_add_variables(g, 3, theta, NULL), CONCORD_OK);
+    assert_int_equal(
+        concord_add_factor(g, 3, vars, NULL, 0, NULL, batch_reaching_oracle, &reacher, NULL),
+        CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, 2, vars + 1, NULL, NULL), CONCORD_OK);
+    concord_solver *reaching = new_solver_or_fail(g);
+    concord_solver *batch[2] = {reaching, held};
+    concord_info infos[2];
+    assert_int_equal(concord_solve_batch(batch, 2, CONCORD_ALGORITHM_SPARSE, NULL, infos, 2),
+                     CONCORD_OK);
+    assert_true(reacher.calls > 0);
+    assert_int_equal(reacher.refused, reacher.calls);
+    assert_non_null(strstr(reacher.message, "held by a running batch"));
+    assert_string_equal(concord_solver_last_error(held), "");
+    concord_solver *alone = new_solver_or_fail(held_graph);
+    concord_info info;
+    assert_int_equal(concord_solver_sparse(alone, NULL, &info), CONCORD_OK);
+    assert_int_equal(info.iterations, infos[1].iterations);
+    assert_memory_equal(concord_solver_variables(alone), concord_solver_variables(held),
+                        (size_t)concord_num_variables(held_graph) * sizeof(double));
+    /* outside a batch, the oracle's calls on the other solver are taken */
+    const int calls = reacher.calls, refused = reacher.refused;
+    assert_int_equal(concord_solver_sparse(reaching, NULL, &info), CONCORD_OK);
+    assert_true(reacher.calls > calls && reacher.refused == refused);
+    concord_solver_free(alone);
+    concord_solver_free(reaching);
+    concord_solver_free(held);
+    concord_graph_free(g);
+    concord_graph_free(held_graph);
 }
 
 /* Four variables: a user factor (oracle `map`, user data fu) over the
@@ -2749,6 +2820,7 @@ int main(void) {
         cmocka_unit_test(backward_through_user_factors_equals_finite_differences),
         cmocka_unit_test(callbacks_cannot_call_their_solver_nor_change_the_graph),
         cmocka_unit_test(oracles_on_threads_cannot_change_the_graph),
+        cmocka_unit_test(a_solver_in_a_batch_refuses_calls_from_outside_it),
         cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
         cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
         cmocka_unit_test(a_fractional_gold_outside_a_factor_is_refused),

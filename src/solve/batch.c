@@ -24,6 +24,7 @@ typedef struct batch {
 static void solve_one(batch *b, size_t k) {
     concord_info *info = b->infos ? &b->infos[k] : NULL;
     concord_solver *s = b->solvers[k];
+    solver_set_batch_solve(s);
     switch (b->algorithm) {
     case CONCORD_ALGORITHM_SPARSE: b->codes[k] = concord_solver_sparse(s, b->settings, info); break;
     case CONCORD_ALGORITHM_EXACT: b->codes[k] = concord_solver_exact(s, b->settings, info); break;
@@ -31,6 +32,7 @@ static void solve_one(batch *b, size_t k) {
     case CONCORD_ALGORITHM_MPLP: b->codes[k] = concord_solver_mplp(s, b->settings, info); break;
     default: b->codes[k] = concord_solver_map(s, b->settings, info); break;
     }
+    solver_set_batch_solve(NULL);
 }
 
 static void *worker(void *arg) {
@@ -67,11 +69,11 @@ int concord_solve_batch(concord_solver *const *solvers, size_t count,
                         concord_info *infos, int threads) {
     /* an unknown algorithm is an error even in an empty batch, which
      * would otherwise hide the caller's bug until a batch is not empty */
+    for (size_t k = 0; infos && k < count; ++k)
+        infos[k] = (concord_info){.status = CONCORD_STATUS_UNSOLVED};
     if (algorithm < CONCORD_ALGORITHM_AD3 || algorithm > CONCORD_ALGORITHM_MPLP)
         return CONCORD_EINVAL;
     if (count == 0) return CONCORD_OK;
-    for (size_t k = 0; infos && k < count; ++k)
-        infos[k] = (concord_info){.status = CONCORD_STATUS_UNSOLVED};
     if (!solvers) return CONCORD_EINVAL;
     for (size_t k = 0; k < count; ++k)
         if (!solvers[k]) return CONCORD_EINVAL;

@@ -39,17 +39,45 @@ int solver_callback_failed(concord_solver *s, int32_t f, int code) {
                        f, fa->ops->name, code);
 }
 
-const char *concord_solver_last_error(const concord_solver *s) { return s ? s->error : ""; }
+/* A call refused because its solver was busy or held by a batch writes
+ * no message on the solver, whose running call (perhaps on another thread)
+ * owns it: the calling thread keeps the refusal, and reads it as the
+ * solver's last error until its next call on that solver, or, when a
+ * callback made the refused call, until the call that ran the callback
+ * returns (calls_running counts the calls begun on this thread). */
+enum { REFUSED_BUSY = 1, REFUSED_IN_BATCH };
+static _Thread_local const concord_solver *refused_solver;
+static _Thread_local int refused_why;
+static _Thread_local int calls_running;
+
+static int refuse(const concord_solver *s, int why) {
+    refused_solver = s;
+    refused_why = why;
+    return CONCORD_EINVAL;
+}
+
+const char *concord_solver_last_error(const concord_solver *s) {
+    if (!s) return "";
+    if (s != refused_solver) return s->error;
+    return refused_why == REFUSED_BUSY
+               ? "the solver is inside another call: a callback cannot call its own solver"
+               : "the solver is held by a running batch: only the batch's solve of it may "
+                 "call it";
+}
 
 int concord_solver_callback_code(const concord_solver *s) { return s ? s->callback_code : 0; }
 
 const concord_graph *concord_solver_graph(const concord_solver *s) { return s ? s->g : NULL; }
 
+/* The solver the calling thread solves for a batch, if any. */
+static _Thread_local const concord_solver *batch_solve;
+
+void solver_set_batch_solve(const concord_solver *s) { batch_solve = s; }
+
 int solver_enter(concord_solver *s) {
-    if (s->busy)
-        return solver_fail(s, CONCORD_EINVAL,
-                           "the solver is inside another call: a callback cannot call its own "
-                           "solver");
+    if (atomic_load(&s->in_batch) && batch_solve != s) return refuse(s, REFUSED_IN_BATCH);
+    if (atomic_load(&s->busy)) return refuse(s, REFUSED_BUSY);
+    if (refused_solver == s) refused_solver = NULL;
     s->error[0] = '\0';
     s->callback_code = 0;
     if (!solver_is_current(s))
@@ -69,8 +97,11 @@ int solver_begin(concord_solver *s) {
     if (!s) return CONCORD_EINVAL;
     int rc = solver_enter(s);
     if (rc) return rc;
-    s->busy = true;
+    /* two threads may have passed solver_enter at once (one solver used
+     * from two threads): one of them begins */
+    if (atomic_exchange(&s->busy, true)) return refuse(s, REFUSED_BUSY);
     atomic_fetch_add(solving_counter(s), 1);
+    calls_running += 1;
     return CONCORD_OK;
 }
 
@@ -81,9 +112,11 @@ int solver_begin_solve(concord_solver *s, concord_info *info) {
 
 int solver_end(concord_solver *s, int rc) {
     atomic_fetch_sub(solving_counter(s), 1);
-    s->busy = false;
-    /* a callback's refused call on this solver left its message here */
+    /* the refusals this call's callbacks met are forgotten with it: the
+     * message is this call's, none when it succeeded */
+    if (--calls_running == 0) refused_solver = NULL;
     if (rc == CONCORD_OK) s->error[0] = '\0';
+    atomic_store(&s->busy, false);
     return rc;
 }
 
@@ -114,6 +147,7 @@ void solver_distribution_clear(concord_solver *s) {
 
 void concord_solver_free(concord_solver *s) {
     if (!s) return;
+    if (refused_solver == s) refused_solver = NULL; /* a new solver may take its address */
     free(s->deg);
     free(s->inv_deg);
     free(s->reg_share);

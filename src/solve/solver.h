@@ -46,7 +46,7 @@ struct concord_solver {
     int64_t map_calls;       /* MAP oracle calls through solver_factor_map since
                                 the solver was made (PSDD, MPLP and dynamic
                                 programming report their solve's share) */
-    bool busy;               /* inside a call that may run callbacks (solver_begin) */
+    atomic_bool busy;        /* inside a call that may run callbacks (solver_begin) */
 
     /* Scores: the solver's own where it has them, else the graph's. */
     double *own_theta, *own_phi;
@@ -146,9 +146,18 @@ static inline const double *solver_phi(const concord_solver *s) {
 
 /* Begins a public solver call: clears the last error (a call that
  * succeeds leaves none) and returns CONCORD_OK when the solver's graph
- * kept the structure it was made for, otherwise a message. Every public
- * solver function that returns a code begins with it. */
+ * kept the structure it was made for, otherwise a message; CONCORD_EINVAL
+ * (with the message of concord_solver_last_error alone) while the solver
+ * is busy or held by a batch. Every public solver function that returns a
+ * code begins with it. */
 int solver_enter(concord_solver *s);
+
+/* Tells solver_enter that the calling thread's calls on s are a batch's
+ * solve of s (NULL: none). A solver a running batch has claimed takes
+ * calls from that solve alone: an oracle of another solver in the batch,
+ * or another thread, cannot reach it while a batch thread may be solving
+ * it. */
+void solver_set_batch_solve(const concord_solver *s);
 
 /* Begins a public call that may run the graph's callbacks (oracles,
  * progress): solver_enter, then the solver is busy and its graph being
