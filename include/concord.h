@@ -923,10 +923,12 @@ CONCORD_API int concord_solver_factor_map(concord_solver *s, int32_t f,
  * u (required) and v (may be NULL) receive the solution. With count not
  * NULL, the sparse distribution behind it (a fresh active set's) becomes
  * the solver's last distribution: *count configurations, read with
- * concord_solver_distribution_entry (KNAPSACK has none: CONCORD_EINVAL).
- * Factors without a closed form are solved by a fresh active set, from
- * scratch (CONCORD_ENOTCONVERGED if it cannot certify its solution, with
- * u and v the point it reached). The
+ * concord_solver_distribution_entry (KNAPSACK has none: CONCORD_EINVAL;
+ * a closed form's is CONCORD_ENOTCONVERGED, with u and v its solution,
+ * when no distribution within 1e-5 of it is found: a weight far above the
+ * others, such as 1e300 beside 1). Factors without a closed form are
+ * solved by a fresh active set, from scratch (CONCORD_ENOTCONVERGED if it
+ * cannot certify its solution, with u and v the point it reached). The
  * solver's other state is not touched. */
 CONCORD_API int concord_solver_factor_qp(concord_solver *s, int32_t f,
                                          const double *variable_scores,
@@ -1166,7 +1168,9 @@ CONCORD_API int concord_solver_backward(concord_solver *s, const concord_setting
  * root relaxation): CONCORD_EINVAL. Nor has a factor that a stopped solve
  * of a graph whose factors share no variable (solved factor by factor)
  * did not reach, whose part of the solution is its starting point:
- * CONCORD_EINVAL. */
+ * CONCORD_EINVAL. A closed-form factor's is CONCORD_ENOTCONVERGED (with a
+ * message) when no distribution within 1e-5 of the solution is found, as
+ * for concord_solver_factor_qp. */
 CONCORD_API int concord_solver_factor_distribution(concord_solver *s, int32_t f,
                                                    int32_t *count);
 

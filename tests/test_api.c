@@ -508,6 +508,80 @@ static void a_factor_alone_gives_its_map(void **state) {
     concord_graph_free(g);
 }
 
+/* The mean of the distribution k-th entries give (u: the factor's degree). */
+static void distribution_mean(const concord_solver *s, int32_t count, int32_t degree,
+                              double *mean) {
+    double total = 0.0;
+    for (int32_t j = 0; j < degree; ++j) mean[j] = 0.0;
+    for (int32_t k = 0; k < count; ++k) {
+        double weight, x[8];
+        assert_int_equal(concord_solver_distribution_entry(s, k, &weight, x, NULL), CONCORD_OK);
+        assert_true(weight > 0.0);
+        total += weight;
+        for (int32_t j = 0; j < degree; ++j) mean[j] += weight * x[j];
+    }
+    assert_true(fabs(total - 1.0) <= 1e-12);
+}
+
+/* A closed form's distribution mixes to its solution however far apart
+ * the weights are: an XOR at a = (1, 1, 1) with weights (1, e, e) has
+ * u = (e, 1, 1) / (e + 2) (on the simplex a.u is 1, and the weighted
+ * squares are least there), where weights 1e12 apart once gave the
+ * single configuration (0, 1, 0) with CONCORD_OK; and LP-SparseMAP at the
+ * documented extremes of the regularization weights (1e6 beside 1e-6),
+ * where the distribution was CONCORD_ENOTCONVERGED. Where no distribution
+ * is found (a weight 1e300 times the others) the call says so. */
+static void a_distribution_mixes_to_its_solution_at_spread_weights(void **state) {
+    (void)state;
+    concord_graph *g = concord_graph_new();
+    const int32_t vars[3] = {0, 1, 2};
+    const double ones[3] = {1.0, 1.0, 1.0};
+    int32_t f;
+    assert_int_equal(concord_add_variables(g, 3, ones, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_XOR, 3, vars, NULL, &f), CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    const double spreads[] = {1e-3, 1e-8, 1e-12, 1e-16, 1e-50, 1e-299};
+    for (size_t k = 0; k < sizeof spreads / sizeof spreads[0]; ++k) {
+        const double e = spreads[k], w[3] = {1.0, e, e};
+        const double expected[3] = {e / (e + 2.0), 1.0 / (e + 2.0), 1.0 / (e + 2.0)};
+        double u[3], mean[3];
+        int32_t count = 0;
+        assert_int_equal(concord_solver_factor_qp(s, f, ones, NULL, w, u, NULL, &count),
+                         CONCORD_OK);
+        distribution_mean(s, count, 3, mean);
+        for (int j = 0; j < 3; ++j)
+            assert_true(fabs(u[j] - expected[j]) <= 1e-12 && fabs(mean[j] - expected[j]) <= 1e-9);
+    }
+    const double heavy[3] = {1e300, 1.0, 1.0};
+    double u[3], mean[3];
+    int32_t count = 0;
+    const int rc = concord_solver_factor_qp(s, f, ones, NULL, heavy, u, NULL, &count);
+    if (rc == CONCORD_OK) {
+        distribution_mean(s, count, 3, mean);
+        for (int j = 0; j < 3; ++j) assert_true(fabs(mean[j] - u[j]) <= 1e-9);
+    } else {
+        assert_int_equal(rc, CONCORD_ENOTCONVERGED);
+        assert_non_null(strstr(concord_solver_last_error(s), "no distribution found"));
+    }
+    const double regularization[3] = {CONCORD_MAX_REGULARIZATION, CONCORD_MIN_REGULARIZATION,
+                                      CONCORD_MIN_REGULARIZATION};
+    assert_int_equal(concord_set_regularization(g, 0, 3, regularization), CONCORD_OK);
+    concord_solver *sparse = new_solver_or_fail(g);
+    concord_info info;
+    assert_int_equal(concord_solver_sparse(sparse, NULL, &info), CONCORD_OK);
+    assert_int_equal(concord_solver_factor_distribution(sparse, f, &count), CONCORD_OK);
+    distribution_mean(sparse, count, 3, mean);
+    const double *solution = concord_solver_variables(sparse);
+    const double e = 1e-12; /* the weights' ratio, as above */
+    for (int j = 0; j < 3; ++j) {
+        const double expected = j ? 1.0 / (e + 2.0) : e / (e + 2.0);
+        assert_true(fabs(solution[j] - expected) <= 1e-9 && fabs(mean[j] - expected) <= 1e-9);
+    }
+    concord_solver_free(sparse);
+    concord_solver_free(s);
+    concord_graph_free(g);
+}
+
 /* The weighted QP of an XOR alone: u_i = max(0, (a_i - tau) / w_i) with
  * tau such that they sum to 1 (found here by bisection); with the
  * distribution, whose one-hot configurations mix to u. */
@@ -981,6 +1055,7 @@ int main(void) {
         cmocka_unit_test(factor_links_read_back),
         cmocka_unit_test(a_factor_alone_gives_its_map),
         cmocka_unit_test(a_factor_alone_gives_its_weighted_qp),
+        cmocka_unit_test(a_distribution_mixes_to_its_solution_at_spread_weights),
         cmocka_unit_test(sparsemap_of_a_closed_form_holds_at_huge_scores),
         cmocka_unit_test(a_vertex_taken_at_huge_scores_is_the_distribution),
         cmocka_unit_test(lp_sparsemap_converges_beside_large_scores),

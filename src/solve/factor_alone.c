@@ -90,7 +90,8 @@ static int factor_qp_at(concord_solver *s, int32_t f, const double *variable_sco
     }
     active_set *state = active_set_new(fa);
     if (!state) return solver_fail(s, CONCORD_ENOMEM, "out of memory");
-    rc = solver_active_set_qp(s, f, state, variable_scores, b);
+    rc = fa->ops->qp ? solver_distribution_qp(s, f, state, variable_scores, b, u, out_v)
+                     : solver_active_set_qp(s, f, state, variable_scores, b);
     if ((!rc || rc == CONCORD_ENOTCONVERGED) && !fa->ops->qp) {
         /* uncertified, the best point reached; the active set's mean may
          * leave the box by an ulp */

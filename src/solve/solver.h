@@ -267,6 +267,25 @@ int solver_infeasible(concord_solver *s, int32_t iterations, double bound, doubl
 int solver_active_set_qp(concord_solver *s, int32_t f, active_set *state, const double *a,
                          const double *phi);
 
+/* The distribution behind (u, v) (u in variable space), the solution of
+ * factor f's QP (a closed form's, or a user QP callback's) at
+ * variable-space inputs a, additional scores phi and the weights in s->d:
+ * the active set `state` (fresh or reset) run on the same problem with
+ * every weight below the scores' size raised to it, and the scores of
+ * those links raised by the difference times u. Its solution is the same
+ * (u, v): the gradient there is the same, and a convex problem's
+ * optimality is first order. But the point the active set certifies no
+ * longer drifts along light links: with weights (1, 1e-12, 1e-12) an XOR
+ * at a = (1, 1, 1), u = (5e-13, 0.5, 0.5), got the single configuration
+ * (0, 1, 0), the objective differing by 1e-13 between the two. Heavy
+ * weights are kept (lowering one would move its score by the weight times
+ * the rounding of u). A mean farther than DISTRIBUTION_TOLERANCE from (u,
+ * v) is CONCORD_ENOTCONVERGED, with a message. Overwrites s->d;
+ * s->buf.lit_u and s->vmap receive the distribution's mean. Otherwise
+ * returns as solver_active_set_qp. */
+int solver_distribution_qp(concord_solver *s, int32_t f, active_set *state, const double *a,
+                           const double *phi, const double *u, const double *v);
+
 /* Solves factor f's QP once more, from scratch, by the active set `state`
  * at its final inputs: those of its last solve, with that solve's weights.
  * Returns CONCORD_OK, or an error (with the message) when the active set
