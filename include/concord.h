@@ -720,7 +720,12 @@ typedef struct concord_settings {
                              search ends, when the upper bound exceeds the
                              best value by at most exact_gap times the
                              larger of the two, or by less than moving the
-                             least-scored variable by exact_gap changes
+                             least-scored variable by exact_gap changes,
+                             or by less than the rounding of a sum of the
+                             scores (1024 DBL_EPSILON times the sum of the
+                             linked variables' and additional |scores|:
+                             beside a score of 1e300, differences below
+                             about 1e289 are not seen)
                              (default 1e-9; in [0, 1)): the stopping rule
                              of LP-MAP (concord_solver_map) with exact_gap
                              for tol, the variables in no factor aside
