@@ -818,12 +818,12 @@ CONCORD_API const concord_graph *concord_solver_graph(const concord_solver *s);
  * (concord_solver_distribution_entry, concord_solver_exact_info and
  * concord_solver_decoded_labels), which neither set nor clear it: their
  * CONCORD_EINVAL comes without a message, and the message left is an
- * earlier call's. A call refused because the solver was inside another
- * call (a callback's call on its own solver) or held by a running batch
- * writes nothing on the solver, whose running call owns its message: the
- * refusal is this function's answer on the refused thread alone, until
- * that thread's next call on the solver (or, for a callback's refused
- * call, until the call that ran the callback returns). */
+ * earlier call's. A callback's refused call on its own solver leaves its
+ * message here as any failure does. A call refused because another
+ * thread's call runs on the solver, or a running batch holds it, cannot
+ * write here (that call owns the message): this function gives the
+ * refusal on the refused thread alone, until that thread's next call on
+ * the solver is taken. */
 CONCORD_API const char *concord_solver_last_error(const concord_solver *s);
 
 /* The nonzero value a user factor's callback returned when the last call
@@ -930,7 +930,7 @@ CONCORD_API int concord_solver_factor_map(concord_solver *s, int32_t f,
  * the solver's last distribution: *count configurations, read with
  * concord_solver_distribution_entry (KNAPSACK has none: CONCORD_EINVAL;
  * a closed form's is CONCORD_ENOTCONVERGED, with u and v its solution,
- * when no distribution within 1e-5 of it is found: a weight far above the
+ * when no distribution within 1e-4 of it is found: a weight far above the
  * others, such as 1e300 beside 1). Factors without a closed form are
  * solved by a fresh active set, from scratch (CONCORD_ENOTCONVERGED if it
  * cannot certify its solution, with u and v the point it reached). The
@@ -1091,7 +1091,8 @@ typedef enum concord_algorithm {
  * runs it holds its solvers: every call on one of them but the batch's
  * own solve of it (from a callback of another solver in the batch, or
  * from another thread) is refused with CONCORD_EINVAL, since another
- * thread may be solving it. */
+ * thread may be solving it, and the functions that read a const solver
+ * give nothing (NULL, or CONCORD_EINVAL without a message). */
 CONCORD_API int concord_solve_batch(concord_solver *const *solvers, size_t count,
                                     concord_algorithm algorithm,
                                     const concord_settings *settings, concord_info *infos,
@@ -1174,7 +1175,7 @@ CONCORD_API int concord_solver_backward(concord_solver *s, const concord_setting
  * of a graph whose factors share no variable (solved factor by factor)
  * did not reach, whose part of the solution is its starting point:
  * CONCORD_EINVAL. A closed-form factor's is CONCORD_ENOTCONVERGED (with a
- * message) when no distribution within 1e-5 of the solution is found, as
+ * message) when no distribution within 1e-4 of the solution is found, as
  * for concord_solver_factor_qp. */
 CONCORD_API int concord_solver_factor_distribution(concord_solver *s, int32_t f,
                                                    int32_t *count);

@@ -619,6 +619,105 @@ static void warm_starts_follow_a_change_of_the_score_scale(void **state) {
     concord_graph_free(g);
 }
 
+/* The distribution behind each closed-form factor's part of a solution
+ * mixes to that part (the factor's copies, and its additional outputs)
+ * within 1e-4, however far apart the regularization weights are within
+ * their documented range and wherever the solve stopped: over random
+ * graphs of XOR, OR, ATMOSTONE, OROUT, BUDGET and PAIR factors with
+ * negated links, LP-SparseMAP with weights from 1e-6 to 1e6 and max_iter
+ * from 1 up. Along links weighted 1e12 below the scores the active set's
+ * point drifted 0.1 to 0.5 from the solution with CONCORD_OK, and a solve
+ * stopped at max_iter whose last iteration moved the penalty had its
+ * distributions computed at a penalty no factor was solved at. */
+static void distributions_mix_to_the_factors_solutions(void **state) {
+    (void)state;
+    enum { GRAPHS = 400, MAX_VARS = 7 };
+    test_rng rng = {53};
+    int checked = 0;
+    for (int t = 0; t < GRAPHS; ++t) {
+        const int n = 3 + rng_int(&rng, MAX_VARS - 2);
+        double theta[MAX_VARS], weights[MAX_VARS];
+        for (int i = 0; i < n; ++i) {
+            theta[i] = rng_int(&rng, 5) ? 2.0 * rng_uniform(&rng) - 1.0 : 0.0;
+            weights[i] = pow(10.0, rng_int(&rng, 3) ? 12.0 * rng_uniform(&rng) - 6.0
+                                                    : (rng_int(&rng, 2) ? 6.0 : -6.0));
+        }
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, n, theta, NULL), CONCORD_OK);
+        assert_int_equal(concord_set_regularization(g, 0, n, weights), CONCORD_OK);
+        const int factors = 2 + rng_int(&rng, 4);
+        for (int k = 0; k < factors; ++k) {
+            int32_t vars[MAX_VARS];
+            bool negated[MAX_VARS];
+            for (int i = 0; i < n; ++i) vars[i] = i;
+            for (int i = n - 1; i > 0; --i) {
+                const int j = rng_int(&rng, i + 1);
+                const int32_t x = vars[i];
+                vars[i] = vars[j];
+                vars[j] = x;
+            }
+            const int degree = 2 + rng_int(&rng, (n < 4 ? n : 4) - 1);
+            for (int i = 0; i < degree; ++i) negated[i] = rng_int(&rng, 3) == 0;
+            const int kind = rng_int(&rng, 6);
+            if (kind < 4) {
+                const concord_logic logic[4] = {CONCORD_XOR, CONCORD_OR, CONCORD_ATMOSTONE,
+                                                CONCORD_OROUT};
+                assert_int_equal(concord_add_logic(g, logic[kind], degree, vars, negated, NULL),
+                                 CONCORD_OK);
+            } else if (kind == 4) {
+                assert_int_equal(concord_add_budget(g, degree, vars, negated,
+                                                    1 + rng_int(&rng, degree - 1), false, NULL),
+                                 CONCORD_OK);
+            } else {
+                assert_int_equal(concord_add_pair(g, vars[0], vars[1], 2.0 * rng_uniform(&rng) - 1.0,
+                                                  NULL),
+                                 CONCORD_OK);
+            }
+        }
+        concord_solver *s = new_solver_or_fail(g);
+        concord_settings st;
+        concord_default_settings(&st);
+        if (rng_int(&rng, 2)) st.max_iter = 1 + rng_int(&rng, 12);
+        concord_info info;
+        const int rc = concord_solver_sparse(s, &st, &info);
+        assert_true(rc == CONCORD_OK || rc == CONCORD_ENOTCONVERGED || rc == CONCORD_EINFEASIBLE);
+        if (rc == CONCORD_EINFEASIBLE) { /* XORs over negated links can exclude each other */
+            concord_solver_free(s);
+            concord_graph_free(g);
+            continue;
+        }
+        double copies[8 * MAX_VARS]; /* at most 5 factors of at most 4 links */
+        assert_int_equal(concord_solver_links(s, NULL, copies), CONCORD_OK);
+        const double *additionals = concord_solver_additionals(s);
+        /* a factor's links follow those of the factors before it */
+        for (int32_t f = 0, first = 0, degree = 0; f < concord_num_factors(g);
+             ++f, first += degree) {
+            assert_int_equal(concord_factor_degree(g, f, &degree), CONCORD_OK);
+            int32_t count = 0, add_first, n_add;
+            assert_int_equal(concord_factor_additionals(g, f, &add_first, &n_add), CONCORD_OK);
+            const int drc = concord_solver_factor_distribution(s, f, &count);
+            if (drc == CONCORD_EINVAL) continue; /* a factor a separable solve did not reach */
+            assert_int_equal(drc, CONCORD_OK);
+            double mean_u[6] = {0}, mean_v[1] = {0};
+            for (int32_t k = 0; k < count; ++k) {
+                double weight, u[6], v[1];
+                assert_int_equal(concord_solver_distribution_entry(s, k, &weight, u, v),
+                                 CONCORD_OK);
+                for (int32_t j = 0; j < degree; ++j) mean_u[j] += weight * u[j];
+                for (int32_t j = 0; j < n_add; ++j) mean_v[j] += weight * v[j];
+            }
+            for (int32_t j = 0; j < degree; ++j)
+                assert_true(fabs(mean_u[j] - copies[first + j]) <= 1e-4);
+            for (int32_t j = 0; j < n_add; ++j)
+                assert_true(fabs(mean_v[j] - additionals[add_first + j]) <= 1e-4);
+            checked += 1;
+        }
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+    assert_true(checked > GRAPHS);
+}
+
 /* ------------------------------------------------------------------------
  * User factors
  * ------------------------------------------------------------------------ */
@@ -1338,8 +1437,8 @@ static void oracles_on_threads_cannot_change_the_graph(void **state) {
 /* An XOR oracle that first tries to solve another solver (`target`). */
 typedef struct batch_reacher {
     concord_solver *target;
-    int calls, refused; /* the oracle's solver is solved on one thread */
-    char message[200];  /* what the first refusal said */
+    int calls, refused, reads; /* the oracle's solver is solved on one thread */
+    char message[200];         /* what the first refusal said */
 } batch_reacher;
 
 static int batch_reaching_oracle(void *user, const double *a, const double *b, double *u,
@@ -1347,11 +1446,15 @@ static int batch_reaching_oracle(void *user, const double *a, const double *b, d
     batch_reacher *r = user;
     static const int32_t three = 3;
     concord_info info;
+    concord_exact_info exact;
     r->calls += 1;
     if (concord_solver_sparse(r->target, NULL, &info) == CONCORD_EINVAL) {
         if (r->refused++ == 0)
             snprintf(r->message, sizeof r->message, "%s", concord_solver_last_error(r->target));
     }
+    r->reads += concord_solver_variables(r->target) != NULL ||
+                concord_solver_variable_scores(r->target) != NULL ||
+                concord_solver_exact_info(r->target, &exact) == CONCORD_OK;
     return xor_oracle((void *)&three, a, b, u, v, value);
 }
 
@@ -1382,6 +1485,7 @@ static void a_solver_in_a_batch_refuses_calls_from_outside_it(void **state) {
                      CONCORD_OK);
     assert_true(reacher.calls > 0);
     assert_int_equal(reacher.refused, reacher.calls);
+    assert_int_equal(reacher.reads, 0); /* its arrays were changing on another thread */
     assert_non_null(strstr(reacher.message, "held by a running batch"));
     assert_string_equal(concord_solver_last_error(held), "");
     concord_solver *alone = new_solver_or_fail(held_graph);
@@ -1399,6 +1503,64 @@ static void a_solver_in_a_batch_refuses_calls_from_outside_it(void **state) {
     concord_solver_free(held);
     concord_graph_free(g);
     concord_graph_free(held_graph);
+}
+
+/* Solvers whose oracles call their own solver (refused) and, from one,
+ * the other solver, whose oracle does the same. */
+typedef struct nested_caller {
+    concord_solver *own, *other;
+    int calls;
+    char own_refusal[200], after_other[200];
+} nested_caller;
+
+static int nested_calling_oracle(void *user, const double *a, const double *b, double *u,
+                                 double *v, double *value) {
+    nested_caller *c = user;
+    static const int32_t three = 3;
+    concord_info info;
+    if (c->calls++ == 0) {
+        concord_solver_sparse(c->own, NULL, &info);
+        snprintf(c->own_refusal, sizeof c->own_refusal, "%s", concord_solver_last_error(c->own));
+        if (c->other) concord_solver_sparse(c->other, NULL, &info);
+        snprintf(c->after_other, sizeof c->after_other, "%s", concord_solver_last_error(c->own));
+    }
+    return xor_oracle((void *)&three, a, b, u, v, value);
+}
+
+/* A callback's refused call on its own solver leaves its message on the
+ * solver, and the refusals of a nested solve's callbacks (on their own
+ * solver) do not take it away; a successful solve then leaves none. */
+static void a_callbacks_refusal_survives_a_nested_solve(void **state) {
+    (void)state;
+    nested_caller outer = {0}, inner = {0};
+    concord_graph *graphs[2];
+    nested_caller *callers[2] = {&outer, &inner};
+    concord_solver *solvers[2];
+    for (int k = 0; k < 2; ++k) {
+        const double theta[3] = {0.3, -0.2, 0.1};
+        const int32_t vars[3] = {0, 1, 2};
+        graphs[k] = concord_graph_new();
+        assert_int_equal(concord_add_variables(graphs[k], 3, theta, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_factor(graphs[k], 3, vars, NULL, 0, NULL,
+                                            nested_calling_oracle, callers[k], NULL),
+                         CONCORD_OK);
+        assert_int_equal(concord_add_logic(graphs[k], CONCORD_OR, 2, vars + 1, NULL, NULL),
+                         CONCORD_OK);
+        solvers[k] = new_solver_or_fail(graphs[k]);
+        callers[k]->own = solvers[k];
+    }
+    outer.other = solvers[1];
+    concord_info info;
+    assert_int_equal(concord_solver_sparse(solvers[0], NULL, &info), CONCORD_OK);
+    assert_true(inner.calls > 0);
+    assert_non_null(strstr(outer.own_refusal, "cannot call its own solver"));
+    assert_string_equal(outer.after_other, outer.own_refusal);
+    assert_non_null(strstr(inner.own_refusal, "cannot call its own solver"));
+    assert_string_equal(concord_solver_last_error(solvers[0]), "");
+    for (int k = 0; k < 2; ++k) {
+        concord_solver_free(solvers[k]);
+        concord_graph_free(graphs[k]);
+    }
 }
 
 /* Four variables: a user factor (oracle `map`, user data fu) over the
@@ -2806,6 +2968,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_batch_equals_sequential_solves_and_leaves_the_graph_untouched),
         cmocka_unit_test(a_batch_refuses_a_solver_listed_twice),
+        cmocka_unit_test(distributions_mix_to_the_factors_solutions),
         cmocka_unit_test(solver_scores_are_their_own),
         cmocka_unit_test(a_solver_refuses_a_graph_whose_structure_changed),
         cmocka_unit_test(regularization_weights_are_checked_and_belong_to_the_structure),
@@ -2821,6 +2984,7 @@ int main(void) {
         cmocka_unit_test(callbacks_cannot_call_their_solver_nor_change_the_graph),
         cmocka_unit_test(oracles_on_threads_cannot_change_the_graph),
         cmocka_unit_test(a_solver_in_a_batch_refuses_calls_from_outside_it),
+        cmocka_unit_test(a_callbacks_refusal_survives_a_nested_solve),
         cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
         cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
         cmocka_unit_test(a_fractional_gold_outside_a_factor_is_refused),

@@ -24,7 +24,7 @@ typedef struct batch {
 static void solve_one(batch *b, size_t k) {
     concord_info *info = b->infos ? &b->infos[k] : NULL;
     concord_solver *s = b->solvers[k];
-    solver_set_batch_solve(s);
+    const concord_solver *outer = solver_set_batch_solve(s);
     switch (b->algorithm) {
     case CONCORD_ALGORITHM_SPARSE: b->codes[k] = concord_solver_sparse(s, b->settings, info); break;
     case CONCORD_ALGORITHM_EXACT: b->codes[k] = concord_solver_exact(s, b->settings, info); break;
@@ -32,7 +32,7 @@ static void solve_one(batch *b, size_t k) {
     case CONCORD_ALGORITHM_MPLP: b->codes[k] = concord_solver_mplp(s, b->settings, info); break;
     default: b->codes[k] = concord_solver_map(s, b->settings, info); break;
     }
-    solver_set_batch_solve(NULL);
+    solver_set_batch_solve(outer);
 }
 
 static void *worker(void *arg) {

@@ -591,7 +591,7 @@ int concord_solver_evaluate(concord_solver *s, const double *x, concord_decoding
 }
 
 const double *concord_solver_decoded(const concord_solver *s) {
-    return solver_is_current(s) && s->have_decoded ? s->decoded : NULL;
+    return solver_readable(s) && s->have_decoded ? s->decoded : NULL;
 }
 
 /* concord_solver_decoded_additionals once begun. */
@@ -621,7 +621,7 @@ int concord_solver_decoded_additionals(concord_solver *s, double *v) {
 }
 
 int concord_solver_decoded_labels(const concord_solver *s, int32_t *labels) {
-    if (!solver_is_current(s) || !labels || !s->have_decoded) return CONCORD_EINVAL;
+    if (!solver_readable(s) || !labels || !s->have_decoded) return CONCORD_EINVAL;
     const concord_graph *g = s->g;
     for (int32_t m = 0; m < g->n_multi; ++m) {
         const multi_variable *mv = &g->multi[m];

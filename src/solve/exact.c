@@ -930,7 +930,7 @@ int concord_solver_exact(concord_solver *s, const concord_settings *settings,
 }
 
 int concord_solver_exact_info(const concord_solver *s, concord_exact_info *out) {
-    if (!s || !out || !s->has_exact_info) return CONCORD_EINVAL;
+    if (!s || !out || solver_held_elsewhere(s) || !s->has_exact_info) return CONCORD_EINVAL;
     *out = s->exact_info;
     return CONCORD_OK;
 }

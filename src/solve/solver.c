@@ -18,6 +18,9 @@
  * so that a solve with default settings allocates nothing. */
 enum { DEFAULT_ACCELERATION = 8 };
 
+/* The solvers made so far: each gets the next number (solver.serial). */
+static atomic_uint_fast64_t solvers_made;
+
 int solver_fail(concord_solver *s, int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -39,45 +42,72 @@ int solver_callback_failed(concord_solver *s, int32_t f, int code) {
                        f, fa->ops->name, code);
 }
 
-/* A call refused because its solver was busy or held by a batch writes
- * no message on the solver, whose running call (perhaps on another thread)
- * owns it: the calling thread keeps the refusal, and reads it as the
- * solver's last error until its next call on that solver, or, when a
- * callback made the refused call, until the call that ran the callback
- * returns (calls_running counts the calls begun on this thread). */
-enum { REFUSED_BUSY = 1, REFUSED_IN_BATCH };
-static _Thread_local const concord_solver *refused_solver;
-static _Thread_local int refused_why;
-static _Thread_local int calls_running;
+/* The calling thread, as a token: the address of a variable of its own. */
+static _Thread_local char this_thread;
+static uintptr_t thread_token(void) { return (uintptr_t)&this_thread; }
 
-static int refuse(const concord_solver *s, int why) {
-    refused_solver = s;
+/* The solver the calling thread solves for a batch, if any. */
+static _Thread_local const concord_solver *batch_solve;
+
+const concord_solver *solver_set_batch_solve(const concord_solver *s) {
+    const concord_solver *before = batch_solve;
+    batch_solve = s;
+    return before;
+}
+
+bool solver_held_elsewhere(const concord_solver *s) {
+    return (atomic_load(&s->in_batch) && batch_solve != s) ||
+           (atomic_load(&s->busy) && atomic_load(&s->owner) != thread_token());
+}
+
+/* A call refused because another thread's call or a batch holds its
+ * solver cannot write the solver's message, which that call owns: the
+ * refusing thread keeps it (by the solver's serial number: an address may
+ * be reused), and reads it as the solver's last error until its next call
+ * on that solver is admitted. A callback's refused call on its own solver
+ * writes the message as any failure does: its thread owns the call. */
+enum { REFUSED_BUSY = 1, REFUSED_IN_BATCH };
+static _Thread_local uint64_t refused_serial; /* 0: none */
+static _Thread_local int refused_why;
+
+static const char SOLVER_BUSY[] =
+    "the solver is inside another call: a callback cannot call its own solver, nor another "
+    "thread a solver in use";
+static const char SOLVER_IN_BATCH[] =
+    "the solver is held by a running batch: only the batch's solve of it may call it";
+
+static int refuse_elsewhere(const concord_solver *s, int why) {
+    refused_serial = s->serial;
     refused_why = why;
     return CONCORD_EINVAL;
 }
 
 const char *concord_solver_last_error(const concord_solver *s) {
     if (!s) return "";
-    if (s != refused_solver) return s->error;
-    return refused_why == REFUSED_BUSY
-               ? "the solver is inside another call: a callback cannot call its own solver"
-               : "the solver is held by a running batch: only the batch's solve of it may "
-                 "call it";
+    if (s->serial != refused_serial) return s->error;
+    return refused_why == REFUSED_BUSY ? SOLVER_BUSY : SOLVER_IN_BATCH;
 }
 
-int concord_solver_callback_code(const concord_solver *s) { return s ? s->callback_code : 0; }
+int concord_solver_callback_code(const concord_solver *s) {
+    return s && !solver_held_elsewhere(s) ? s->callback_code : 0;
+}
 
 const concord_graph *concord_solver_graph(const concord_solver *s) { return s ? s->g : NULL; }
 
-/* The solver the calling thread solves for a batch, if any. */
-static _Thread_local const concord_solver *batch_solve;
+/* CONCORD_OK when a call on s may begin: no batch holds it but for this
+ * thread's solve of it, and no call runs on it. */
+static int admit(concord_solver *s) {
+    if (atomic_load(&s->in_batch) && batch_solve != s)
+        return refuse_elsewhere(s, REFUSED_IN_BATCH);
+    if (!atomic_load(&s->busy)) return CONCORD_OK;
+    if (atomic_load(&s->owner) == thread_token())
+        return solver_fail(s, CONCORD_EINVAL, "%s", SOLVER_BUSY);
+    return refuse_elsewhere(s, REFUSED_BUSY);
+}
 
-void solver_set_batch_solve(const concord_solver *s) { batch_solve = s; }
-
-int solver_enter(concord_solver *s) {
-    if (atomic_load(&s->in_batch) && batch_solve != s) return refuse(s, REFUSED_IN_BATCH);
-    if (atomic_load(&s->busy)) return refuse(s, REFUSED_BUSY);
-    if (refused_solver == s) refused_solver = NULL;
+/* solver_enter once admitted. */
+static int enter_admitted(concord_solver *s) {
+    if (refused_serial == s->serial) refused_serial = 0;
     s->error[0] = '\0';
     s->callback_code = 0;
     if (!solver_is_current(s))
@@ -85,6 +115,11 @@ int solver_enter(concord_solver *s) {
                            "the graph's structure changed since this solver was created "
                            "(create a new solver)");
     return CONCORD_OK;
+}
+
+int solver_enter(concord_solver *s) {
+    const int rc = admit(s);
+    return rc ? rc : enter_admitted(s);
 }
 
 /* The graph is const to its solvers: the counter of busy solvers is the
@@ -95,13 +130,19 @@ static atomic_int *solving_counter(const concord_solver *s) {
 
 int solver_begin(concord_solver *s) {
     if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
+    int rc = admit(s);
     if (rc) return rc;
-    /* two threads may have passed solver_enter at once (one solver used
-     * from two threads): one of them begins */
-    if (atomic_exchange(&s->busy, true)) return refuse(s, REFUSED_BUSY);
+    /* of two threads admitted at once (one solver used from two threads),
+     * one begins; the other writes nothing */
+    if (atomic_exchange(&s->busy, true)) return refuse_elsewhere(s, REFUSED_BUSY);
+    atomic_store(&s->owner, thread_token());
+    rc = enter_admitted(s);
+    if (rc) {
+        atomic_store(&s->owner, 0);
+        atomic_store(&s->busy, false);
+        return rc;
+    }
     atomic_fetch_add(solving_counter(s), 1);
-    calls_running += 1;
     return CONCORD_OK;
 }
 
@@ -112,10 +153,9 @@ int solver_begin_solve(concord_solver *s, concord_info *info) {
 
 int solver_end(concord_solver *s, int rc) {
     atomic_fetch_sub(solving_counter(s), 1);
-    /* the refusals this call's callbacks met are forgotten with it: the
-     * message is this call's, none when it succeeded */
-    if (--calls_running == 0) refused_solver = NULL;
+    /* a callback's refused call on this solver left its message here */
     if (rc == CONCORD_OK) s->error[0] = '\0';
+    atomic_store(&s->owner, 0);
     atomic_store(&s->busy, false);
     return rc;
 }
@@ -147,7 +187,6 @@ void solver_distribution_clear(concord_solver *s) {
 
 void concord_solver_free(concord_solver *s) {
     if (!s) return;
-    if (refused_solver == s) refused_solver = NULL; /* a new solver may take its address */
     free(s->deg);
     free(s->inv_deg);
     free(s->reg_share);
@@ -237,7 +276,10 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     s->structure_revision = g->structure_revision;
     s->n_factors = g->n_factors;
     s->dist.factor = -1;
+    s->serial = atomic_fetch_add(&solvers_made, 1) + 1;
     atomic_init(&s->in_batch, false);
+    atomic_init(&s->busy, false);
+    atomic_init(&s->owner, 0);
     bool failed = false;
     const size_t nv = (size_t)g->n_vars, nl = (size_t)g->n_links, nf = (size_t)g->n_factors,
                  na = (size_t)g->n_add;
@@ -342,18 +384,22 @@ bool solver_is_current(const concord_solver *s) {
     return s && s->structure_revision == s->g->structure_revision;
 }
 
+bool solver_readable(const concord_solver *s) {
+    return solver_is_current(s) && !solver_held_elsewhere(s);
+}
+
 const double *concord_solver_variable_scores(const concord_solver *s) {
-    return solver_is_current(s) ? solver_theta(s) : NULL;
+    return solver_readable(s) ? solver_theta(s) : NULL;
 }
 const double *concord_solver_additional_scores(const concord_solver *s) {
-    return solver_is_current(s) ? solver_phi(s) : NULL;
+    return solver_readable(s) ? solver_phi(s) : NULL;
 }
 
 const double *concord_solver_variables(const concord_solver *s) {
-    return solver_is_current(s) && s->solved ? s->sol_u : NULL;
+    return solver_readable(s) && s->solved ? s->sol_u : NULL;
 }
 const double *concord_solver_additionals(const concord_solver *s) {
-    return solver_is_current(s) && s->solved ? s->sol_v : NULL;
+    return solver_readable(s) && s->solved ? s->sol_v : NULL;
 }
 
 int concord_solver_links(concord_solver *s, double *multipliers, double *copies) {

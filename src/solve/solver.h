@@ -47,6 +47,8 @@ struct concord_solver {
                                 the solver was made (PSDD, MPLP and dynamic
                                 programming report their solve's share) */
     atomic_bool busy;        /* inside a call that may run callbacks (solver_begin) */
+    atomic_uintptr_t owner;  /* the thread running that call (its token), or 0 */
+    uint64_t serial;         /* this solver's number among all made (never 0) */
 
     /* Scores: the solver's own where it has them, else the graph's. */
     double *own_theta, *own_phi;
@@ -153,11 +155,22 @@ static inline const double *solver_phi(const concord_solver *s) {
 int solver_enter(concord_solver *s);
 
 /* Tells solver_enter that the calling thread's calls on s are a batch's
- * solve of s (NULL: none). A solver a running batch has claimed takes
- * calls from that solve alone: an oracle of another solver in the batch,
- * or another thread, cannot reach it while a batch thread may be solving
- * it. */
-void solver_set_batch_solve(const concord_solver *s);
+ * solve of s (NULL: none); returns the solver it named before (a batch
+ * may run within a callback of another's solve). A solver a running batch
+ * has claimed takes calls from that solve alone: an oracle of another
+ * solver in the batch, or another thread, cannot reach it while a batch
+ * thread may be solving it. */
+const concord_solver *solver_set_batch_solve(const concord_solver *s);
+
+/* Whether a batch holds s for another solve than this thread's, or a call
+ * of another thread runs on it: its state may be changing, and the
+ * functions that read a const solver give nothing (NULL, CONCORD_EINVAL
+ * without a message). */
+bool solver_held_elsewhere(const concord_solver *s);
+
+/* solver_is_current, and not held elsewhere: what the functions that
+ * hand out a const solver's arrays ask. */
+bool solver_readable(const concord_solver *s);
 
 /* Begins a public call that may run the graph's callbacks (oracles,
  * progress): solver_enter, then the solver is busy and its graph being
@@ -270,17 +283,18 @@ int solver_active_set_qp(concord_solver *s, int32_t f, active_set *state, const 
 /* The distribution behind (u, v) (u in variable space), the solution of
  * factor f's QP (a closed form's, or a user QP callback's) at
  * variable-space inputs a, additional scores phi and the weights in s->d:
- * the active set `state` (fresh or reset) run on the same problem with
- * every weight below the scores' size raised to it, and the scores of
- * those links raised by the difference times u. Its solution is the same
- * (u, v): the gradient there is the same, and a convex problem's
- * optimality is first order. But the point the active set certifies no
- * longer drifts along light links: with weights (1, 1e-12, 1e-12) an XOR
- * at a = (1, 1, 1), u = (5e-13, 0.5, 0.5), got the single configuration
- * (0, 1, 0), the objective differing by 1e-13 between the two. Heavy
- * weights are kept (lowering one would move its score by the weight times
- * the rounding of u). A mean farther than DISTRIBUTION_TOLERANCE from (u,
- * v) is CONCORD_ENOTCONVERGED, with a message. Overwrites s->d;
+ * the active set `state` (fresh) run on that QP, and, when it does not
+ * certify a point within DISTRIBUTION_TOLERANCE of (u, v), once more on
+ * the same QP with every weight below the scores' size raised to it and
+ * the scores of those links raised by the difference times u. That QP has
+ * the same solution (the gradient at it is the same, and a convex
+ * problem's optimality is first order), but the point the active set
+ * certifies no longer drifts along light links: with weights (1, 1e-12,
+ * 1e-12) an XOR at a = (1, 1, 1), u = (5e-13, 0.5, 0.5), got the single
+ * configuration (0, 1, 0), the objective differing by 1e-13 between the
+ * two. Heavy weights are kept (lowering one would move its score by the
+ * weight times the rounding of u). A mean still farther than the
+ * tolerance is CONCORD_ENOTCONVERGED, with a message. May overwrite s->d;
  * s->buf.lit_u and s->vmap receive the distribution's mean. Otherwise
  * returns as solver_active_set_qp. */
 int solver_distribution_qp(concord_solver *s, int32_t f, active_set *state, const double *a,
