@@ -725,7 +725,7 @@ typedef struct concord_settings {
                              scores (1024 DBL_EPSILON times the sum of the
                              linked variables' and additional |scores|:
                              beside a score of 1e300, differences below
-                             about 1e289 are not seen)
+                             about 2e287 are not seen)
                              (default 1e-9; in [0, 1)): the stopping rule
                              of LP-MAP (concord_solver_map) with exact_gap
                              for tol, the variables in no factor aside
