@@ -81,6 +81,81 @@ static inline double snapped(double ratio, double slope, double tau, double most
     return z <= noise ? 0.0 : (z >= 1.0 - noise ? 1.0 : z);
 }
 
+/* Ratios are relative to the largest score, which keeps huge scores in
+ * range; but an item far below it with a light weight then has a huge
+ * ratio, and its u_i, the small difference of two such numbers, loses its
+ * low bits (an ATMOSTONE with weights 2e11 apart came out infeasible by
+ * 2e-5). Beyond EXACT_RATIOS the rounding of the ratios (eps times them)
+ * reaches 1e-12 in u. The positive items' ratios, all at most 0, sum to
+ * tau times the sum of their slopes, minus 1: so when |tau| times a sum
+ * of slopes at least theirs exceeds EXACT_RATIOS, the positive items are
+ * measured once more (remeasure). */
+#define EXACT_RATIOS 4096.0
+
+/* The sum of the m items' values at tau. */
+static double sum_at_tau(int32_t m, const int32_t *items, const double *ratio,
+                         const double *slope, double tau) {
+    double sum = 0.0;
+    for (int32_t k = 0; k < m; ++k) sum += snapped(ratio[items[k]], slope[items[k]], tau, 1.0);
+    return sum;
+}
+
+/* The m items of `items`, the positive ones, whose values at *tau (ratios
+ * relative to *top) are in u, measured once more from the score of the
+ * lightest of them, whose ratio is then 0 and whose value no longer
+ * cancels. The new values replace the old ones (and *top, *tau and the
+ * items' ratios are rewritten) when their sum is nearer 1: a positive set
+ * found from rounded ratios may be wrong, and then the old values stand. */
+static void remeasure(int32_t m, const int32_t *items, const double *a, const double *slope,
+                      double *ratio, double *top, double *tau, double *u) {
+    const double before = fabs(sum_at_tau(m, items, ratio, slope, *tau) - 1.0);
+    int32_t lightest = items[0];
+    for (int32_t k = 1; k < m; ++k)
+        if (slope[items[k]] > slope[lightest]) lightest = items[k];
+    const double reference = a[lightest];
+    double num = -1.0, den = 0.0;
+    for (int32_t k = 0; k < m; ++k) {
+        const int32_t i = items[k];
+        ratio[i] = (a[i] - reference) * slope[i];
+        num += ratio[i];
+        den += slope[i];
+    }
+    const double remeasured = num / den;
+    if (fabs(sum_at_tau(m, items, ratio, slope, remeasured) - 1.0) < before) {
+        for (int32_t k = 0; k < m; ++k)
+            u[items[k]] = snapped(ratio[items[k]], slope[items[k]], remeasured, 1.0);
+        *top = reference;
+        *tau = remeasured;
+    } else { /* the same ratios as before, by the same operations */
+        for (int32_t k = 0; k < m; ++k)
+            ratio[items[k]] = (a[items[k]] - *top) * slope[items[k]];
+    }
+}
+
+/* box_qp_small_unit_simplex's end when its ratios may be beyond
+ * EXACT_RATIOS: the values at tau, then the items tau leaves positive (the
+ * prefix of `order` whose tau_S is tau, found again) remeasured. Out of
+ * line, so that the common case's code stays as it was (inline, the
+ * test cost 2% of the instructions of a solve of AD3's coref). */
+static __attribute__((noinline)) double
+small_unit_simplex_remeasured(int32_t n, const double *a, const int32_t *order,
+                              const double *slope, double *ratio, double tau, double top,
+                              double *u) {
+    for (int32_t i = 0; i < n; ++i) u[i] = snapped(ratio[i], slope[i], tau, 1.0);
+    double num = -1.0, den = 0.0, best = -INFINITY;
+    int32_t positive = 0;
+    for (int32_t k = 0; k < n; ++k) {
+        num += ratio[order[k]];
+        den += slope[order[k]];
+        if (num / den > best) {
+            best = num / den;
+            positive = k + 1;
+        }
+    }
+    remeasure(positive, order, a, slope, ratio, &top, &tau, u);
+    return top + tau;
+}
+
 /* Unit costs, sum = 1, at most BOX_QP_SMALL_SIMPLEX items (box_qp.h).
  * Item i is max(ratio_i - tau slope_i, 0), zero from tau = a_i
  * on. For any set S of items, tau_S = (sum_S ratio - 1) / (sum_S slope)
@@ -88,7 +163,7 @@ static inline double snapped(double ratio, double slope, double tau, double most
  * and the items tau* leaves positive are those of largest a, a prefix in
  * that order, whose tau_S is tau*. So tau* is the largest tau_S over the
  * prefixes: no passes and no index lists. Ratios and tau are relative to
- * the largest score. */
+ * the largest score (but see EXACT_RATIOS). */
 double box_qp_small_unit_simplex(int32_t n, const double *a, const double *d, double *u) {
     int32_t order[BOX_QP_SMALL_SIMPLEX] = {0};
     double slope[BOX_QP_SMALL_SIMPLEX], ratio[BOX_QP_SMALL_SIMPLEX];
@@ -108,6 +183,8 @@ double box_qp_small_unit_simplex(int32_t n, const double *a, const double *d, do
         const double candidate = num / den;
         tau = candidate > tau ? candidate : tau;
     }
+    if (__builtin_expect(fabs(tau) * den > EXACT_RATIOS, 0))
+        return small_unit_simplex_remeasured(n, a, order, slope, ratio, tau, top, u);
     for (int32_t i = 0; i < n; ++i) u[i] = snapped(ratio[i], slope[i], tau, 1.0);
     return top + tau;
 }
@@ -145,7 +222,15 @@ static double large_unit_simplex(int32_t n, const double *a, const double *d, bo
             int32_t i = live[k];
             if (ratio[i] - tau * slope[i] > 0.0) live[kept++] = i;
         }
-        if (kept == m) break;
+        if (kept == m) {
+            if (fabs(tau) * den > EXACT_RATIOS && m > 0) {
+                for (int32_t k = 0; k < m; ++k)
+                    u[live[k]] = snapped(ratio[live[k]], slope[live[k]], tau, 1.0);
+                remeasure(m, live, a, slope, ratio, &top, &tau, u);
+                return top + tau;
+            }
+            break;
+        }
         m = kept;
         if (passes == max_passes) {
             tau = sweep_root(m, live, ratio, slope, NULL, 1.0, breakpoints);
