@@ -823,7 +823,8 @@ CONCORD_API const concord_graph *concord_solver_graph(const concord_solver *s);
  * thread's call runs on the solver, or a running batch holds it, cannot
  * write here (that call owns the message): this function gives the
  * refusal on the refused thread alone, until that thread's next call on
- * the solver is taken. */
+ * the solver is taken; other threads read a constant message while that
+ * call runs. */
 CONCORD_API const char *concord_solver_last_error(const concord_solver *s);
 
 /* The nonzero value a user factor's callback returned when the last call
@@ -1084,7 +1085,8 @@ typedef enum concord_algorithm {
  * the thread count. Returns CONCORD_OK when every solve converged, else
  * the code of the first solver (in array order) that did not; each
  * solver's own message is in concord_solver_last_error. A solver listed
- * twice (or already in another batch), a NULL entry or an unknown
+ * twice (or already in another batch, or in a call: another thread's, or
+ * the one whose callback runs the batch), a NULL entry or an unknown
  * algorithm is CONCORD_EINVAL before anything is solved, without a
  * message (the batch has no message of its own, and each solver's is left
  * as its last call wrote it); infos are then all unsolved. While the batch

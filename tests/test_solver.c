@@ -1527,6 +1527,62 @@ static int nested_calling_oracle(void *user, const double *a, const double *b, d
     return xor_oracle((void *)&three, a, b, u, v, value);
 }
 
+/* An XOR oracle that solves a batch of its own solver and another one. */
+typedef struct batching_caller {
+    concord_solver *batch[2];
+    int rc;
+    char message[200];
+} batching_caller;
+
+static int batching_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                           double *value) {
+    batching_caller *c = user;
+    static const int32_t three = 3;
+    if (c->message[0] == '\0') {
+        concord_info infos[2];
+        c->rc = concord_solve_batch(c->batch, 2, CONCORD_ALGORITHM_SPARSE, NULL, infos, 2);
+        snprintf(c->message, sizeof c->message, "%s", concord_solver_last_error(c->batch[0]));
+    }
+    return xor_oracle((void *)&three, a, b, u, v, value);
+}
+
+/* A batch that lists a solver in a call (here the one whose oracle runs
+ * the batch) is refused before anything is solved, with the message where
+ * its caller reads it: claimed, the solver's solve was refused on a batch
+ * thread, whose message the caller never saw. */
+static void a_batch_refuses_a_solver_in_a_call(void **state) {
+    (void)state;
+    batching_caller caller = {.rc = -1};
+    const double theta[3] = {0.3, -0.2, 0.1};
+    const int32_t vars[3] = {0, 1, 2};
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, 3, theta, NULL), CONCORD_OK);
+    assert_int_equal(
+        concord_add_factor(g, 3, vars, NULL, 0, NULL, batching_oracle, &caller, NULL),
+        CONCORD_OK);
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, 2, vars + 1, NULL, NULL), CONCORD_OK);
+    test_rng rng = {5};
+    concord_graph *other = matching_graph(3, 3, &rng);
+    caller.batch[0] = new_solver_or_fail(g);
+    caller.batch[1] = new_solver_or_fail(other);
+    concord_info info;
+    assert_int_equal(concord_solver_sparse(caller.batch[0], NULL, &info), CONCORD_OK);
+    assert_int_equal(caller.rc, CONCORD_EINVAL);
+    assert_non_null(strstr(caller.message, "cannot call its own solver"));
+    assert_null(concord_solver_variables(caller.batch[1])); /* nothing solved */
+    concord_solver *again[2] = {caller.batch[0], caller.batch[1]};
+    caller.message[0] = 'x'; /* the oracle leaves batches alone now */
+    concord_info infos[2];
+    assert_int_equal(concord_solve_batch(again, 2, CONCORD_ALGORITHM_SPARSE, NULL, infos, 2),
+                     CONCORD_OK);
+    for (int k = 0; k < 2; ++k) {
+        assert_string_equal(concord_solver_last_error(again[k]), "");
+        concord_solver_free(again[k]);
+    }
+    concord_graph_free(g);
+    concord_graph_free(other);
+}
+
 /* A callback's refused call on its own solver leaves its message on the
  * solver, and the refusals of a nested solve's callbacks (on their own
  * solver) do not take it away; a successful solve then leaves none. */
@@ -2985,6 +3041,7 @@ int main(void) {
         cmocka_unit_test(oracles_on_threads_cannot_change_the_graph),
         cmocka_unit_test(a_solver_in_a_batch_refuses_calls_from_outside_it),
         cmocka_unit_test(a_callbacks_refusal_survives_a_nested_solve),
+        cmocka_unit_test(a_batch_refuses_a_solver_in_a_call),
         cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
         cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
         cmocka_unit_test(a_fractional_gold_outside_a_factor_is_refused),

@@ -92,43 +92,60 @@ static inline double snapped(double ratio, double slope, double tau, double most
  * measured once more (remeasure). */
 #define EXACT_RATIOS 4096.0
 
-/* The sum of the m items' values at tau. */
-static double sum_at_tau(int32_t m, const int32_t *items, const double *ratio,
-                         const double *slope, double tau) {
-    double sum = 0.0;
-    for (int32_t k = 0; k < m; ++k) sum += snapped(ratio[items[k]], slope[items[k]], tau, 1.0);
-    return sum;
+/* The m items of `set`, those the multiplier *tau leaves positive (their
+ * values at it, and every other item's 0, are in u), measured once more
+ * from the score of the lightest of them, whose ratio is then 0 and whose
+ * value no longer cancels; items the new multiplier puts at 0 leave the
+ * set, which is measured again (the multiplier only rises, as in variable
+ * fixing). A set found from rounded ratios may also have lost an item
+ * that is positive: then the set becomes the items positive at the new
+ * multiplier, and is measured again, up to n + 1 times. Once no item
+ * outside the set is positive, the new values replace the old ones, and
+ * *top and *tau become the new reference and multiplier; otherwise the
+ * old values stand. `set` (room for n items) is rewritten. */
+/* An item's unclipped value at multiplier `measured`, scores measured
+ * from `reference`: the one test of positivity remeasure applies. */
+static inline double at_multiplier(double a, double d, double reference, double measured) {
+    return (a - reference) / d - measured / d;
 }
 
-/* The m items of `items`, the positive ones, whose values at *tau (ratios
- * relative to *top) are in u, measured once more from the score of the
- * lightest of them, whose ratio is then 0 and whose value no longer
- * cancels. The new values replace the old ones (and *top, *tau and the
- * items' ratios are rewritten) when their sum is nearer 1: a positive set
- * found from rounded ratios may be wrong, and then the old values stand. */
-static void remeasure(int32_t m, const int32_t *items, const double *a, const double *slope,
+static void remeasure(int32_t m, int32_t *set, int32_t n, const double *a, const double *d,
                       double *ratio, double *top, double *tau, double *u) {
-    const double before = fabs(sum_at_tau(m, items, ratio, slope, *tau) - 1.0);
-    int32_t lightest = items[0];
-    for (int32_t k = 1; k < m; ++k)
-        if (slope[items[k]] > slope[lightest]) lightest = items[k];
-    const double reference = a[lightest];
-    double num = -1.0, den = 0.0;
-    for (int32_t k = 0; k < m; ++k) {
-        const int32_t i = items[k];
-        ratio[i] = (a[i] - reference) * slope[i];
-        num += ratio[i];
-        den += slope[i];
-    }
-    const double remeasured = num / den;
-    if (fabs(sum_at_tau(m, items, ratio, slope, remeasured) - 1.0) < before) {
-        for (int32_t k = 0; k < m; ++k)
-            u[items[k]] = snapped(ratio[items[k]], slope[items[k]], remeasured, 1.0);
-        *top = reference;
-        *tau = remeasured;
-    } else { /* the same ratios as before, by the same operations */
-        for (int32_t k = 0; k < m; ++k)
-            ratio[items[k]] = (a[items[k]] - *top) * slope[items[k]];
+    for (int32_t round = 0; round <= n && m > 0; ++round) {
+        double reference, measured;
+        for (;;) {
+            int32_t lightest = set[0];
+            for (int32_t k = 1; k < m; ++k)
+                if (d[set[k]] < d[lightest]) lightest = set[k];
+            reference = a[lightest];
+            double num = -1.0, den = 0.0;
+            for (int32_t k = 0; k < m; ++k) {
+                const int32_t i = set[k];
+                ratio[i] = (a[i] - reference) / d[i];
+                num += ratio[i];
+                den += 1.0 / d[i];
+            }
+            measured = num / den;
+            int32_t kept = 0;
+            for (int32_t k = 0; k < m; ++k)
+                if (at_multiplier(a[set[k]], d[set[k]], reference, measured) > 0.0)
+                    set[kept++] = set[k];
+            if (kept == m || kept == 0) break;
+            m = kept;
+        }
+        int32_t positive = 0;
+        for (int32_t i = 0; i < n; ++i) positive += at_multiplier(a[i], d[i], reference, measured) > 0.0;
+        if (positive == m) {
+            for (int32_t i = 0; i < n; ++i) u[i] = 0.0;
+            for (int32_t k = 0; k < m; ++k)
+                u[set[k]] = snapped(ratio[set[k]], 1.0 / d[set[k]], measured, 1.0);
+            *top = reference;
+            *tau = measured;
+            return;
+        }
+        m = 0;
+        for (int32_t i = 0; i < n; ++i)
+            if (at_multiplier(a[i], d[i], reference, measured) > 0.0) set[m++] = i;
     }
 }
 
@@ -138,13 +155,14 @@ static void remeasure(int32_t m, const int32_t *items, const double *a, const do
  * line, so that the common case's code stays as it was (inline, the
  * test cost 2% of the instructions of a solve of AD3's coref). */
 static __attribute__((noinline)) double
-small_unit_simplex_remeasured(int32_t n, const double *a, const int32_t *order,
+small_unit_simplex_remeasured(int32_t n, const double *a, const double *d, const int32_t *order,
                               const double *slope, double *ratio, double tau, double top,
                               double *u) {
     for (int32_t i = 0; i < n; ++i) u[i] = snapped(ratio[i], slope[i], tau, 1.0);
     double num = -1.0, den = 0.0, best = -INFINITY;
-    int32_t positive = 0;
+    int32_t set[BOX_QP_SMALL_SIMPLEX], positive = 0;
     for (int32_t k = 0; k < n; ++k) {
+        set[k] = order[k];
         num += ratio[order[k]];
         den += slope[order[k]];
         if (num / den > best) {
@@ -152,7 +170,7 @@ small_unit_simplex_remeasured(int32_t n, const double *a, const int32_t *order,
             positive = k + 1;
         }
     }
-    remeasure(positive, order, a, slope, ratio, &top, &tau, u);
+    remeasure(positive, set, n, a, d, ratio, &top, &tau, u);
     return top + tau;
 }
 
@@ -184,7 +202,7 @@ double box_qp_small_unit_simplex(int32_t n, const double *a, const double *d, do
         tau = candidate > tau ? candidate : tau;
     }
     if (__builtin_expect(fabs(tau) * den > EXACT_RATIOS, 0))
-        return small_unit_simplex_remeasured(n, a, order, slope, ratio, tau, top, u);
+        return small_unit_simplex_remeasured(n, a, d, order, slope, ratio, tau, top, u);
     for (int32_t i = 0; i < n; ++i) u[i] = snapped(ratio[i], slope[i], tau, 1.0);
     return top + tau;
 }
@@ -215,18 +233,20 @@ static double large_unit_simplex(int32_t n, const double *a, const double *d, bo
         num += ratio[i];
         den += slope[i];
     }
+    bool spread = false; /* some pass's ratios beyond EXACT_RATIOS */
     for (int32_t passes = 0;; ++passes) {
         tau = num / den;
+        spread |= fabs(tau) * den > EXACT_RATIOS;
         int32_t kept = 0;
         for (int32_t k = 0; k < m; ++k) {
             int32_t i = live[k];
             if (ratio[i] - tau * slope[i] > 0.0) live[kept++] = i;
         }
         if (kept == m) {
-            if (fabs(tau) * den > EXACT_RATIOS && m > 0) {
+            if (spread && m > 0) {
                 for (int32_t k = 0; k < m; ++k)
                     u[live[k]] = snapped(ratio[live[k]], slope[live[k]], tau, 1.0);
-                remeasure(m, live, a, slope, ratio, &top, &tau, u);
+                remeasure(m, live, n, a, d, ratio, &top, &tau, u);
                 return top + tau;
             }
             break;

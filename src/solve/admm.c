@@ -104,6 +104,7 @@ typedef struct admm_run {
     bool sparse;
     double scale;          /* the unit of the penalty */
     double eta_rel, eta;   /* the penalty, relative and absolute */
+    double factors_eta;    /* the penalty of the last factor step (absolute) */
     double cache_fraction; /* CACHE_FRACTION, 0 once caching ended (end_factor_caching) */
     double cache_slack;    /* see set_penalty */
     solver_gap gap;        /* when the LP-MAP value counts as optimal, and the
@@ -200,6 +201,7 @@ static void start(admm_run *r, bool warm) {
     const double score_rms = solver_link_scores(s, r->theta, r->phi);
     r->scale = r->sparse ? fmax(score_rms, 1.0) : score_rms;
     set_penalty(r, warm && s->eta_rel > 0.0 ? s->eta_rel : r->st.eta);
+    r->factors_eta = r->eta;
     if (warm) {
         solver_warm_multipliers(s, r->scale);
         center_multipliers(s);
@@ -377,6 +379,7 @@ static int32_t factor_step(admm_run *r) {
     }
     r->solves += solves;
     r->oracle_calls += oracle_calls;
+    r->factors_eta = eta;
     return inexact;
 }
 
@@ -828,11 +831,6 @@ static outcome iterate(admm_run *r, int32_t *iterations) {
             end = (outcome)ended;
             break;
         }
-        /* the last iteration leaves the penalty and the iterate its factors
-         * were solved at: the distribution and the backward pass solve the
-         * factors again at the solve's final penalty (a change here gave a
-         * distribution 0.14 away from the solution) */
-        if (t == st->max_iter) break;
         penalty_step(r, t, small && !r->sparse && r->primal <= DRIFT_AGREEMENT * st->tol);
         acceleration_step(r, t);
     }
@@ -911,6 +909,7 @@ static outcome solve_separable(admm_run *r, int32_t *iterations) {
     concord_solver *s = r->s;
     const concord_graph *g = r->g;
     set_penalty(r, 0.0);
+    r->factors_eta = r->eta;
     *iterations = 1;
     solver_deadline deadline = {.start = &r->start, .limit = r->st.time_limit};
     int32_t steps = 0;
@@ -1026,8 +1025,13 @@ static outcome keep_solution(admm_run *r, outcome end, int32_t t, bool *integral
     s->mode = failed || end == FAILED_CALLBACK || end == FAILED_INFEASIBLE
                   ? MODE_NONE
                   : (r->sparse ? MODE_SPARSE : MODE_MAP);
+    /* the penalty goes on from where it stands; the factors' solutions
+     * are read again (distribution, backward) at the one they were solved
+     * at: a solve stopped at max_iter may have changed it after its last
+     * factor step, and the distributions computed at the new one lay up to
+     * 0.14 from the solution */
     s->eta_rel = r->eta_rel;
-    s->eta = r->eta;
+    s->eta = r->factors_eta;
     s->lambda_scale = r->scale;
     s->have_decoded = false;
     solver_distribution_clear(s);

@@ -42,11 +42,18 @@ static void *worker(void *arg) {
 }
 
 /* Claims every solver for this batch; false (claiming none) when one is
- * listed twice or already in another batch. */
+ * listed twice, already in another batch, or in a call (the refusal then
+ * on the calling thread: a batch thread's refusal would be lost). */
 static bool claim(concord_solver *const *solvers, size_t count) {
     for (size_t k = 0; k < count; ++k) {
         if (atomic_exchange(&solvers[k]->in_batch, true)) {
             for (size_t j = 0; j < k; ++j) atomic_store(&solvers[j]->in_batch, false);
+            return false;
+        }
+    }
+    for (size_t k = 0; k < count; ++k) {
+        if (solver_refuse_if_busy(solvers[k])) {
+            for (size_t j = 0; j < count; ++j) atomic_store(&solvers[j]->in_batch, false);
             return false;
         }
     }
@@ -101,6 +108,7 @@ int concord_solve_batch(concord_solver *const *solvers, size_t count,
     int rc = CONCORD_OK;
     for (size_t k = 0; k < count; ++k) {
         if (rc == CONCORD_OK) rc = b.codes[k];
+        solver_forget_refusal(solvers[k]);
         atomic_store(&solvers[k]->in_batch, false);
     }
     free(b.codes);

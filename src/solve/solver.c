@@ -84,8 +84,15 @@ static int refuse_elsewhere(const concord_solver *s, int why) {
 
 const char *concord_solver_last_error(const concord_solver *s) {
     if (!s) return "";
-    if (s->serial != refused_serial) return s->error;
-    return refused_why == REFUSED_BUSY ? SOLVER_BUSY : SOLVER_IN_BATCH;
+    if (s->serial == refused_serial) return refused_why == REFUSED_BUSY ? SOLVER_BUSY
+                                                                         : SOLVER_IN_BATCH;
+    /* another thread's call may be writing the message */
+    if (solver_held_elsewhere(s)) return atomic_load(&s->in_batch) ? SOLVER_IN_BATCH : SOLVER_BUSY;
+    return s->error;
+}
+
+void solver_forget_refusal(const concord_solver *s) {
+    if (refused_serial == s->serial) refused_serial = 0;
 }
 
 int concord_solver_callback_code(const concord_solver *s) {
@@ -94,15 +101,19 @@ int concord_solver_callback_code(const concord_solver *s) {
 
 const concord_graph *concord_solver_graph(const concord_solver *s) { return s ? s->g : NULL; }
 
+int solver_refuse_if_busy(concord_solver *s) {
+    if (!atomic_load(&s->busy)) return CONCORD_OK;
+    if (atomic_load(&s->owner) == thread_token())
+        return solver_fail(s, CONCORD_EINVAL, "%s", SOLVER_BUSY);
+    return refuse_elsewhere(s, REFUSED_BUSY);
+}
+
 /* CONCORD_OK when a call on s may begin: no batch holds it but for this
  * thread's solve of it, and no call runs on it. */
 static int admit(concord_solver *s) {
     if (atomic_load(&s->in_batch) && batch_solve != s)
         return refuse_elsewhere(s, REFUSED_IN_BATCH);
-    if (!atomic_load(&s->busy)) return CONCORD_OK;
-    if (atomic_load(&s->owner) == thread_token())
-        return solver_fail(s, CONCORD_EINVAL, "%s", SOLVER_BUSY);
-    return refuse_elsewhere(s, REFUSED_BUSY);
+    return solver_refuse_if_busy(s);
 }
 
 /* solver_enter once admitted. */

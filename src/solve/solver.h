@@ -162,6 +162,15 @@ int solver_enter(concord_solver *s);
  * thread may be solving it. */
 const concord_solver *solver_set_batch_solve(const concord_solver *s);
 
+/* CONCORD_EINVAL, with the refusal's message where the calling thread
+ * reads it (concord_solver_last_error), when a call runs on s; otherwise
+ * CONCORD_OK. */
+int solver_refuse_if_busy(concord_solver *s);
+
+/* Forgets the calling thread's refusal of a call on s, if it keeps one: a
+ * batch's solve of s, on whatever thread, is the solver's last call. */
+void solver_forget_refusal(const concord_solver *s);
+
 /* Whether a batch holds s for another solve than this thread's, or a call
  * of another thread runs on it: its state may be changing, and the
  * functions that read a const solver give nothing (NULL, CONCORD_EINVAL
