@@ -376,6 +376,19 @@ static int log_progress(void *context, const concord_progress *p) {
     return log->stop_at > 0 && log->calls >= log->stop_at;
 }
 
+/* Exact MAP on s with default settings and a progress callback that logs
+ * into *log (checking bounds against `optimum`) and asks to stop at its
+ * first report; returns the solve's code. */
+static int exact_stopped_at_first_report(concord_solver *s, double optimum, progress_log *log,
+                                         concord_info *info) {
+    *log = (progress_log){0, 1, 0, true, true, optimum, {0}};
+    concord_settings st;
+    concord_default_settings(&st);
+    st.progress = log_progress;
+    st.progress_context = log;
+    return concord_solver_exact(s, &st, info);
+}
+
 static void limits_stop_the_search_with_valid_bounds(void **state) {
     (void)state;
     double optimum;
@@ -473,13 +486,9 @@ static void a_stop_after_the_gap_closed_keeps_the_proof(void **state) {
                 optimum = fmax(optimum, theta[a] + theta[4 + b] + theta[8 + c] + theta[12 + d]);
             }
     concord_solver *s = new_solver_or_fail(g);
-    concord_settings st;
-    concord_default_settings(&st);
-    progress_log stop = {0, 1, 0, true, true, optimum, {0}};
-    st.progress = log_progress;
-    st.progress_context = &stop;
+    progress_log stop;
     concord_info info;
-    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_OK);
+    assert_int_equal(exact_stopped_at_first_report(s, optimum, &stop, &info), CONCORD_OK);
     assert_int_equal(stop.calls, 1);
     assert_int_equal(info.status, CONCORD_STATUS_OPTIMAL);
     assert_true(fabs(info.value - optimum) <= 1e-9 && info.upper_bound >= optimum - 1e-9);
@@ -522,13 +531,10 @@ static void progress_is_reported_within_a_node_solve(void **state) {
     assert_int_equal(concord_add_factor(g, 1, &var, NULL, 0, NULL, slow_first_oracle, &slept, NULL),
                      CONCORD_OK);
     concord_solver *s = new_solver_or_fail(g);
-    concord_settings st;
-    concord_default_settings(&st);
-    progress_log log = {0, 1, 0, true, true, optimum, {0}};
-    st.progress = log_progress;
-    st.progress_context = &log;
+    progress_log log;
     concord_info info;
-    assert_int_equal(concord_solver_exact(s, &st, &info), CONCORD_ENOTCONVERGED);
+    assert_int_equal(exact_stopped_at_first_report(s, optimum, &log, &info),
+                     CONCORD_ENOTCONVERGED);
     assert_true(slept);
     assert_int_equal(info.status, CONCORD_STATUS_INTERRUPTED);
     assert_true(log.calls == 1 && log.bounds_valid);
