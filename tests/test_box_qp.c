@@ -151,6 +151,25 @@ static void unit_simplices_hold_at_spread_weights(void **state) {
         }
         check(n, a, d, NULL, 1.0, (box_sense)rng_int(&rng, 3));
     }
+    /* a score beyond double's range in units of the weights (1e212 beside
+     * 1e-97): the other items' ratios overflowed to -inf, and every value
+     * came out 0 */
+    const double huge_a[14] = {-8.4987129111727209e-99, -1.7491510736622025e+127,
+                               1.3399498605844767e+212, 7.8601132809191725e-99,
+                               1.2178291120318643e-96,  -1.6083161048734573e-98,
+                               1.1368691327978088e-97,  2.8078328570230767e-98,
+                               1.135061573577597e-97,   5.0579849116227635e-97,
+                               2.7434220969693125e-97,  4.6808855470938859e-98,
+                               -5.5013594330043103e-79, 1.2492297097308834e-96};
+    const double tiny_d[14] = {3.2300169471606874e-97, 3.5524092728832025e-98,
+                               3.0540665959290111e-97, 2.4237765565253111e-97,
+                               7.2034107179790051e-97, 1.4882545204523178e-96,
+                               1.2653132283316649e-97, 6.8216832548636554e-99,
+                               1.1413083114858122e-96, 9.3079113532913386e-97,
+                               1.7113082542477692e-97, 2.3298899009783445e-99,
+                               8.9952449624470161e-99, 2.6576033920250048e-97};
+    for (int sense = 0; sense < 3; ++sense)
+        check(14, huge_a, tiny_d, NULL, 1.0, (box_sense)sense);
 }
 
 /* z_i = a_i/d_i = (i+1)^p with d_i = (i+1)^q, q very negative: variable

@@ -217,22 +217,31 @@ double box_qp_small_unit_simplex(int32_t n, const double *a, const double *d, do
 static double large_unit_simplex(int32_t n, const double *a, const double *d, bool positive,
                                  double *u, double *ratio, double *slope, int32_t *live,
                                  int32_t max_passes, keyed *breakpoints) {
-    int32_t m = 0;
+    int32_t m = 0, top_item = -1;
     double top = -INFINITY;
     for (int32_t i = 0; i < n; ++i) {
         u[i] = 0.0;
         if (positive && a[i] <= 0.0) continue;
-        top = a[i] > top ? a[i] : top;
+        if (a[i] > top) top = a[i], top_item = i;
         slope[i] = 1.0 / d[i];
         live[m++] = i;
     }
+    /* The top item's value is at most 1, so tau* is at least its score
+     * minus its weight, and items scored below that are at 0: dropped
+     * here, since their ratios can overflow (a score 1e212 beside weights
+     * of 1e-97 made them -inf, tau NaN, and every value 0). */
+    const double floor = m > 0 ? top - d[top_item] : top;
     double num = -1.0, den = 0.0, tau;
+    int32_t within = 0;
     for (int32_t k = 0; k < m; ++k) {
         const int32_t i = live[k];
+        if (a[i] < floor) continue;
+        live[within++] = i;
         ratio[i] = (a[i] - top) * slope[i];
         num += ratio[i];
         den += slope[i];
     }
+    m = within;
     bool spread = false; /* some pass's ratios beyond EXACT_RATIOS */
     for (int32_t passes = 0;; ++passes) {
         tau = num / den;
