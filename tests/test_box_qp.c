@@ -172,6 +172,29 @@ static void unit_simplices_hold_at_spread_weights(void **state) {
         check(14, huge_a, tiny_d, NULL, 1.0, (box_sense)sense);
 }
 
+/* Budgets and knapsacks (rhs above 1, costs in [1, 2)) with weights up
+ * to 1e12 apart hold as the unit simplices do: their variable fixing
+ * measures ratios from 0, not from the largest score, and ends with a
+ * Newton step. */
+static void budgets_and_knapsacks_hold_at_spread_weights(void **state) {
+    (void)state;
+    test_rng rng = {61};
+    double a[12], d[12], c[12];
+    for (int trial = 0; trial < 10000; ++trial) {
+        const int n = 3 + rng_int(&rng, 10);
+        const double scale = pow(10.0, 6.0 * rng_uniform(&rng) - 3.0);
+        const bool costs = trial % 2;
+        for (int i = 0; i < n; ++i) {
+            d[i] = pow(10.0, 12.0 * rng_uniform(&rng) - 6.0);
+            a[i] = (2.0 * rng_uniform(&rng) - 1.0) * scale;
+            if (rng_int(&rng, 3) == 0) a[i] += d[i];
+            c[i] = 1.0 + rng_uniform(&rng);
+        }
+        const double rhs = 1 + rng_int(&rng, n - 2);
+        check(n, a, d, costs ? c : NULL, rhs, (box_sense)rng_int(&rng, 2));
+    }
+}
+
 /* z_i = a_i/d_i = (i+1)^p with d_i = (i+1)^q, q very negative: variable
  * fixing then removes few items per pass and exceeds its pass budget, so
  * the sorted sweep finishes the solve (found by search; 64 and 4096 items;
@@ -282,6 +305,7 @@ int main(void) {
         cmocka_unit_test(large_random_inputs_match_bisection),
         cmocka_unit_test(large_unit_simplex_inputs_match_bisection),
         cmocka_unit_test(unit_simplices_hold_at_spread_weights),
+        cmocka_unit_test(budgets_and_knapsacks_hold_at_spread_weights),
         cmocka_unit_test(slow_fixing_inputs_fall_back_to_the_sorted_sweep),
         cmocka_unit_test(huge_scores_answer_as_their_tiers_do),
         cmocka_unit_test(tiny_and_scaled_scores_match_bisection),
