@@ -92,6 +92,12 @@ static inline double snapped(double ratio, double slope, double tau, double most
  * measured once more (remeasure). */
 #define EXACT_RATIOS 4096.0
 
+/* An item's unclipped value at multiplier `measured`, scores measured
+ * from `reference`: the one test of positivity remeasure applies. */
+static inline double at_multiplier(double a, double d, double reference, double measured) {
+    return (a - reference) / d - measured / d;
+}
+
 /* The m items of `set`, those the multiplier *tau leaves positive (their
  * values at it, and every other item's 0, are in u), measured once more
  * from the score of the lightest of them, whose ratio is then 0 and whose
@@ -103,12 +109,6 @@ static inline double snapped(double ratio, double slope, double tau, double most
  * outside the set is positive, the new values replace the old ones, and
  * *top and *tau become the new reference and multiplier; otherwise the
  * old values stand. `set` (room for n items) is rewritten. */
-/* An item's unclipped value at multiplier `measured`, scores measured
- * from `reference`: the one test of positivity remeasure applies. */
-static inline double at_multiplier(double a, double d, double reference, double measured) {
-    return (a - reference) / d - measured / d;
-}
-
 static void remeasure(int32_t m, int32_t *set, int32_t n, const double *a, const double *d,
                       double *ratio, double *top, double *tau, double *u) {
     for (int32_t round = 0; round <= n && m > 0; ++round) {
@@ -134,7 +134,8 @@ static void remeasure(int32_t m, int32_t *set, int32_t n, const double *a, const
             m = kept;
         }
         int32_t positive = 0;
-        for (int32_t i = 0; i < n; ++i) positive += at_multiplier(a[i], d[i], reference, measured) > 0.0;
+        for (int32_t i = 0; i < n; ++i)
+            positive += at_multiplier(a[i], d[i], reference, measured) > 0.0;
         if (positive == m) {
             for (int32_t i = 0; i < n; ++i) u[i] = 0.0;
             for (int32_t k = 0; k < m; ++k)
@@ -150,15 +151,15 @@ static void remeasure(int32_t m, int32_t *set, int32_t n, const double *a, const
 }
 
 /* box_qp_small_unit_simplex's end when its ratios may be beyond
- * EXACT_RATIOS: the values at tau, then the items tau leaves positive (the
- * prefix of `order` whose tau_S is tau, found again) remeasured. Out of
- * line, so that the common case's code stays as it was (inline, the
- * test cost 2% of the instructions of a solve of AD3's coref). */
+ * EXACT_RATIOS, u holding the values at tau: the items tau leaves
+ * positive (the prefix of `order` whose tau_S is tau, found again)
+ * remeasured. Out of line, so that the common case's code stays as it was
+ * (inline, the test cost 2% of the instructions of a solve of AD3's
+ * coref). */
 static __attribute__((noinline)) double
 small_unit_simplex_remeasured(int32_t n, const double *a, const double *d, const int32_t *order,
                               const double *slope, double *ratio, double tau, double top,
                               double *u) {
-    for (int32_t i = 0; i < n; ++i) u[i] = snapped(ratio[i], slope[i], tau, 1.0);
     double num = -1.0, den = 0.0, best = -INFINITY;
     int32_t set[BOX_QP_SMALL_SIMPLEX], positive = 0;
     for (int32_t k = 0; k < n; ++k) {
@@ -201,9 +202,9 @@ double box_qp_small_unit_simplex(int32_t n, const double *a, const double *d, do
         const double candidate = num / den;
         tau = candidate > tau ? candidate : tau;
     }
+    for (int32_t i = 0; i < n; ++i) u[i] = snapped(ratio[i], slope[i], tau, 1.0);
     if (__builtin_expect(fabs(tau) * den > EXACT_RATIOS, 0))
         return small_unit_simplex_remeasured(n, a, d, order, slope, ratio, tau, top, u);
-    for (int32_t i = 0; i < n; ++i) u[i] = snapped(ratio[i], slope[i], tau, 1.0);
     return top + tau;
 }
 

@@ -12,9 +12,13 @@
 #include "../util.h"
 #include "solver.h"
 
-/* The code of an active set's solve of factor f that ended with r, and
- * its message. */
-static int certified(concord_solver *s, int32_t f, active_set_result r) {
+/* Factor f's QP by the active set `state` at the literal inputs in
+ * s->buf.lit_a and the weights in s->d (see solver_active_set_qp): the
+ * code, with its message. */
+static int literal_qp(concord_solver *s, int32_t f, active_set *state, const double *phi) {
+    const active_set_result r =
+        active_set_solve(state, &s->g->factors[f], s->buf.lit_a, phi, s->d, s->buf.lit_u,
+                         s->vmap, CERTIFY_ORACLE_CALLS, &s->buf);
     if (r.callback_error) return solver_callback_failed(s, f, r.callback_error);
     if (r.error) return solver_fail(s, r.error, "factor %d: out of memory in the active set", f);
     if (!r.exact)
@@ -31,9 +35,7 @@ int solver_active_set_qp(concord_solver *s, int32_t f, active_set *state, const 
     const uint8_t *neg = s->g->link_neg + fa->link_begin;
     for (int32_t j = 0; j < fa->degree; ++j)
         s->buf.lit_a[j] = literal_qp_input(neg[j], a[j], s->d[j]);
-    active_set_result r = active_set_solve(state, fa, s->buf.lit_a, phi, s->d, s->buf.lit_u,
-                                           s->vmap, CERTIFY_ORACLE_CALLS, &s->buf);
-    return certified(s, f, r);
+    return literal_qp(s, f, state, phi);
 }
 
 /* How far a distribution's mean may lie from the solution it is behind.
@@ -77,9 +79,7 @@ int solver_distribution_qp(concord_solver *s, int32_t f, active_set *state, cons
         d[j] = size;
     }
     active_set_reset(state);
-    active_set_result r = active_set_solve(state, fa, lit_a, phi, d, s->buf.lit_u, s->vmap,
-                                           CERTIFY_ORACLE_CALLS, &s->buf);
-    rc = certified(s, f, r);
+    rc = literal_qp(s, f, state, phi);
     if (rc) return rc;
     const double off = distance_from(s, fa, u, v);
     if (!(off <= DISTRIBUTION_TOLERANCE))

@@ -118,7 +118,7 @@ static int admit(concord_solver *s) {
 
 /* solver_enter once admitted. */
 static int enter_admitted(concord_solver *s) {
-    if (refused_serial == s->serial) refused_serial = 0;
+    solver_forget_refusal(s);
     s->error[0] = '\0';
     s->callback_code = 0;
     if (!solver_is_current(s))
