@@ -14,6 +14,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -1503,6 +1504,90 @@ static void a_solver_in_a_batch_refuses_calls_from_outside_it(void **state) {
     concord_solver_free(held);
     concord_graph_free(g);
     concord_graph_free(held_graph);
+}
+
+/* One solver used from two threads at once: one solves it MISUSE_ROUNDS
+ * times, the other meanwhile gives it scores and copies its links out. */
+enum { MISUSE_ROUNDS = 300 };
+typedef struct shared_solver {
+    concord_solver *s;
+    const double *scores[2];
+    atomic_bool done;
+    int unexpected; /* codes other than OK and a busy refusal */
+} shared_solver;
+
+static bool busy_refusal(int rc, const concord_solver *s) {
+    return rc == CONCORD_EINVAL &&
+           strstr(concord_solver_last_error(s), "inside another call") != NULL;
+}
+
+static void *solve_shared(void *arg) {
+    shared_solver *sh = arg;
+    concord_settings st;
+    concord_default_settings(&st);
+    st.acyclic = false;
+    for (int r = 0; r < MISUSE_ROUNDS; ++r) {
+        concord_info info;
+        const int rc = concord_solver_map(sh->s, &st, &info);
+        if (rc != CONCORD_OK && !busy_refusal(rc, sh->s)) sh->unexpected += 1;
+    }
+    atomic_store(&sh->done, true);
+    return NULL;
+}
+
+/* Every call either runs whole or is refused as busy: scores and links
+ * once entered without taking the solver, so they could write its scores
+ * or read its multipliers while the other thread solved (a data race under
+ * TSan). The solver's last solve then is that of a fresh solver. */
+static void one_solver_from_two_threads_refuses_what_overlaps(void **state) {
+    (void)state;
+    test_rng rng = {43};
+    concord_graph *g = matching_graph(4, 4, &rng);
+    const int32_t n = concord_num_variables(g);
+    double *scores = malloc(2 * (size_t)n * sizeof(double));
+    random_normals(&rng, scores, 2 * n, 1.0);
+    shared_solver sh = {.s = new_solver_or_fail(g), .scores = {scores, scores + n}};
+    atomic_init(&sh.done, false);
+    int32_t n_links = 0;
+    for (int32_t f = 0; f < concord_num_factors(g); ++f) {
+        int32_t degree = 0;
+        assert_int_equal(concord_factor_degree(g, f, &degree), CONCORD_OK);
+        n_links += degree;
+    }
+    double *multipliers = malloc((size_t)n_links * sizeof(double));
+    pthread_t solving;
+    assert_int_equal(pthread_create(&solving, NULL, solve_shared, &sh), 0);
+    int unexpected = 0;
+    /* until the other thread is done, so that the two overlap */
+    for (int r = 0; !atomic_load(&sh.done); ++r) {
+        int rc = concord_solver_set_scores(sh.s, sh.scores[r % 2], NULL);
+        unexpected += rc != CONCORD_OK && !busy_refusal(rc, sh.s);
+        rc = concord_solver_links(sh.s, multipliers, NULL);
+        /* before the first solve there is nothing to copy */
+        unexpected += rc != CONCORD_OK && !busy_refusal(rc, sh.s) &&
+                      !strstr(concord_solver_last_error(sh.s), "solve first");
+    }
+    assert_int_equal(pthread_join(solving, NULL), 0);
+    assert_int_equal(unexpected, 0);
+    assert_int_equal(sh.unexpected, 0);
+    concord_settings st;
+    concord_default_settings(&st);
+    st.acyclic = false;
+    st.warm_start = false;
+    concord_solver *fresh = new_solver_or_fail(g);
+    concord_info info, fresh_info;
+    assert_int_equal(concord_solver_set_scores(sh.s, scores, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_set_scores(fresh, scores, NULL), CONCORD_OK);
+    assert_int_equal(concord_solver_map(sh.s, &st, &info), CONCORD_OK);
+    assert_int_equal(concord_solver_map(fresh, &st, &fresh_info), CONCORD_OK);
+    assert_int_equal(info.iterations, fresh_info.iterations);
+    assert_memory_equal(concord_solver_variables(sh.s), concord_solver_variables(fresh),
+                        (size_t)n * sizeof(double));
+    concord_solver_free(fresh);
+    concord_solver_free(sh.s);
+    free(multipliers);
+    free(scores);
+    concord_graph_free(g);
 }
 
 /* Solvers whose oracles call their own solver (refused) and, from one,
@@ -3042,6 +3127,7 @@ int main(void) {
         cmocka_unit_test(a_solver_in_a_batch_refuses_calls_from_outside_it),
         cmocka_unit_test(a_callbacks_refusal_survives_a_nested_solve),
         cmocka_unit_test(a_batch_refuses_a_solver_in_a_call),
+        cmocka_unit_test(one_solver_from_two_threads_refuses_what_overlaps),
         cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
         cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
         cmocka_unit_test(a_fractional_gold_outside_a_factor_is_refused),

@@ -116,7 +116,7 @@ static int admit(concord_solver *s) {
     return solver_refuse_if_busy(s);
 }
 
-/* solver_enter once admitted. */
+/* What solver_begin does once the solver is admitted and taken. */
 static int enter_admitted(concord_solver *s) {
     solver_forget_refusal(s);
     s->error[0] = '\0';
@@ -126,11 +126,6 @@ static int enter_admitted(concord_solver *s) {
                            "the graph's structure changed since this solver was created "
                            "(create a new solver)");
     return CONCORD_OK;
-}
-
-int solver_enter(concord_solver *s) {
-    const int rc = admit(s);
-    return rc ? rc : enter_admitted(s);
 }
 
 /* The graph is const to its solvers: the counter of busy solvers is the
@@ -364,11 +359,8 @@ int concord_solver_new(const concord_graph *g, concord_solver **out) {
     return CONCORD_OK;
 }
 
-int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
-                              const double *additional_scores) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
-    if (rc) return rc;
+static int set_scores(concord_solver *s, const double *variable_scores,
+                      const double *additional_scores) {
     const concord_graph *g = s->g;
     /* Both are checked before either is taken: on error nothing changes. */
     for (int32_t i = 0; variable_scores && i < g->n_vars; ++i)
@@ -389,6 +381,12 @@ int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
     s->has_phi = additional_scores != NULL;
     s->own_scores_revision += 1;
     return CONCORD_OK;
+}
+
+int concord_solver_set_scores(concord_solver *s, const double *variable_scores,
+                              const double *additional_scores) {
+    int rc = solver_begin(s);
+    return rc ? rc : solver_end(s, set_scores(s, variable_scores, additional_scores));
 }
 
 bool solver_is_current(const concord_solver *s) {
@@ -413,16 +411,18 @@ const double *concord_solver_additionals(const concord_solver *s) {
     return solver_readable(s) && s->solved ? s->sol_v : NULL;
 }
 
-int concord_solver_links(concord_solver *s, double *multipliers, double *copies) {
-    if (!s) return CONCORD_EINVAL;
-    int rc = solver_enter(s);
-    if (rc) return rc;
+static int copy_links(concord_solver *s, double *multipliers, double *copies) {
     if (!s->solved || s->mode == MODE_NONE)
         return solver_fail(s, CONCORD_EINVAL, "no solution: solve first");
     const size_t n = (size_t)s->g->n_links * sizeof(double);
     if (multipliers && n) memcpy(multipliers, s->lambda, n);
     if (copies && n) memcpy(copies, s->uf, n);
     return CONCORD_OK;
+}
+
+int concord_solver_links(concord_solver *s, double *multipliers, double *copies) {
+    int rc = solver_begin(s);
+    return rc ? rc : solver_end(s, copy_links(s, multipliers, copies));
 }
 
 /* How often a held link's push grows (by HOLD_GROWTH) on a polytope with

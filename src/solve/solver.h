@@ -146,15 +146,7 @@ static inline const double *solver_phi(const concord_solver *s) {
     return s->has_phi ? s->own_phi : s->g->phi;
 }
 
-/* Begins a public solver call: clears the last error (a call that
- * succeeds leaves none) and returns CONCORD_OK when the solver's graph
- * kept the structure it was made for, otherwise a message; CONCORD_EINVAL
- * (with the message of concord_solver_last_error alone) while the solver
- * is busy or held by a batch. Every public solver function that returns a
- * code begins with it. */
-int solver_enter(concord_solver *s);
-
-/* Tells solver_enter that the calling thread's calls on s are a batch's
+/* Tells solver_begin that the calling thread's calls on s are a batch's
  * solve of s (NULL: none); returns the solver it named before (a batch
  * may run within a callback of another's solve). A solver a running batch
  * has claimed takes calls from that solve alone: an oracle of another
@@ -181,12 +173,16 @@ bool solver_held_elsewhere(const concord_solver *s);
  * hand out a const solver's arrays ask. */
 bool solver_readable(const concord_solver *s);
 
-/* Begins a public call that may run the graph's callbacks (oracles,
- * progress): solver_enter, then the solver is busy and its graph being
- * solved until solver_end. A callback's call on its own solver is then
- * refused by solver_enter (it would change the state the running call
- * reads), and a change of the graph by the graph (graph_unchanging).
- * CONCORD_EINVAL when s is NULL. */
+/* Begins a public solver call (every public solver function that returns
+ * a code begins with it): clears the last error (a call that succeeds
+ * leaves none), then the solver is busy and its graph being solved until
+ * solver_end. CONCORD_EINVAL with a message when the solver's graph
+ * changed its structure since the solver was made; CONCORD_EINVAL, with
+ * the message of concord_solver_last_error alone, while another call runs
+ * on the solver (a callback's call on its own solver, which would change
+ * the state the running call reads, or another thread's) or a batch holds
+ * it; CONCORD_EINVAL when s is NULL. While it is busy, its graph refuses
+ * to change (graph_unchanging). */
 int solver_begin(concord_solver *s);
 
 /* solver_begin for a solve: *info (unless NULL) first says the solve did
