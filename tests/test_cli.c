@@ -587,6 +587,7 @@ static void usage_errors_exit_2_with_a_message_and_write_nothing(void **state) {
         {"solve", good, "-o", out, "--output", other, NULL},      /* two files, one output */
         {"solve", good, "-o", "-", NULL},                /* '-' is no output path */
         {"solve", good, "--decode-output", "-", NULL},
+        {"solve", UAI_GRID, "--evid", "-", NULL},        /* evidence is read from a file */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         run_result r;
@@ -649,6 +650,87 @@ static void an_output_that_is_stdout_or_stderr_is_a_usage_error(void **state) {
     run_expect(&r, NULL, quiet, 0);
     assert_posteriors_layout(r.out, 3, logic_vars, logic_adds);
     free_result(&r);
+}
+
+/* An output that is the file stdout goes to (-o /dev/stdout -q, stdout
+ * redirected) is written through stdout, at its offset: it was written
+ * under a temporary name and renamed over that file, which lost what the
+ * shell had written there before and cut off what it wrote after. */
+static void an_output_that_is_stdouts_file_is_written_through_stdout(void **state) {
+    (void)state;
+    char dir[512], log[600], command[2048];
+    fresh_dir(dir, sizeof dir);
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    assert_int_equal(write_text_file(log, "before\n"), 0);
+    snprintf(command, sizeof command,
+             "{ echo header; '%s' solve '%s' -q -o /dev/stdout; echo footer; } >> '%s'",
+             CLI_BINARY, FG_LOGIC, log);
+    const char *argv[] = {"/bin/sh", "-c", command, NULL};
+    char err_path[600];
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    const int pid = start_program(argv, NULL, err_path, err_path, 0);
+    assert_int_equal(wait_program(pid, "sh", 60), 0);
+    char *text = read_whole_file(log, NULL);
+    assert_non_null(text);
+    const char *head = "before\nheader\n";
+    assert_memory_equal(text, head, strlen(head));
+    const size_t n = strlen(text), tail = strlen("footer\n");
+    assert_true(n > strlen(head) + tail);
+    assert_string_equal(text + n - tail, "footer\n");
+    text[n - tail] = '\0';
+    assert_posteriors_layout(text + strlen(head), 3, logic_vars, logic_adds);
+    free(text);
+    assert_int_equal(dir_entries(dir, NULL, 0), 2); /* the log and stderr: no temporary */
+}
+
+/* An output that would replace the input or the evidence file is a usage
+ * error, and the file stays as it was: -o naming the input replaced the
+ * graph by its posteriors (exit 0). */
+static void an_output_that_is_an_input_is_a_usage_error(void **state) {
+    (void)state;
+    char dir[512], graph[600], model[600], evidence[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(graph, sizeof graph, "%s/graph.fg", dir);
+    snprintf(model, sizeof model, "%s/model.uai", dir);
+    snprintf(evidence, sizeof evidence, "%s/model.evid", dir);
+    const char *graph_text = "2\n1\n1.0\n0.5\nXOR 2 1 2\n";
+    const char *model_text = "MARKOV\n2\n2 2\n1\n2 0 1\n4\n1 2 3 4\n";
+    assert_int_equal(write_text_file(graph, graph_text), 0);
+    assert_int_equal(write_text_file(model, model_text), 0);
+    assert_int_equal(write_text_file(evidence, "1 0 1\n"), 0);
+    static const struct {
+        const char *flag;
+        bool uai;
+        bool evidence; /* the output names the evidence, else the input */
+    } cases[] = {
+        {"-o", false, false},
+        {"--decode-output", false, false},
+        {"--uai-map", true, false},
+        {"-o", true, true},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        const char *input = cases[k].uai ? model : graph;
+        const char *target = cases[k].evidence ? evidence : input;
+        const char *args[] = {"solve", input, cases[k].flag, target, "--evid", evidence, NULL};
+        if (!cases[k].uai) args[4] = NULL;
+        run_result r;
+        run_expect(&r, NULL, args, 2);
+        char message[1400];
+        snprintf(message, sizeof message, "%s %s is the %s file", cases[k].flag, target,
+                 cases[k].evidence ? "evidence" : "input");
+        if (!strstr(r.err, message)) fail_msg("case %zu: stderr '%s'", k, r.err);
+        free_result(&r);
+    }
+    char *text = read_whole_file(graph, NULL);
+    assert_string_equal(text, graph_text);
+    free(text);
+    text = read_whole_file(model, NULL);
+    assert_string_equal(text, model_text);
+    free(text);
+    text = read_whole_file(evidence, NULL);
+    assert_string_equal(text, "1 0 1\n");
+    free(text);
+    assert_int_equal(dir_entries(dir, NULL, 0), 3);
 }
 
 /* Values outside the documented ranges (--tol and --eta positive,
@@ -1575,8 +1657,15 @@ static void a_decoding_of_probability_zero_writes_no_uai_result_file(void **stat
     run_expect(&r, NULL, args, 0);
     assert_string_equal(r.out, "0.5 0.5\n0.5 0.5\n0.5 0.5\n\n"); /* a blank line ends a graph */
     assert_non_null(strstr(r.err, "the decoded assignment has probability zero"));
+    assert_non_null(strstr(r.err, "the result file is not written"));
     free_result(&r);
     assert_int_equal(dir_entries(dir, NULL, 0), 0);
+    /* nor is it printed on stdout (it was, a "MAP" that violates a factor) */
+    const char *printed[] = {"solve", model, "--decode", NULL};
+    run_expect(&r, NULL, printed, 0);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "no result is printed"));
+    free_result(&r);
 }
 
 /* The format comes from the extension whatever its case. */
@@ -1800,6 +1889,8 @@ int main(void) {
         cmocka_unit_test(out_of_range_option_values_are_usage_errors),
         cmocka_unit_test(a_flag_the_algorithm_does_not_use_is_ignored_with_a_warning),
         cmocka_unit_test(an_output_that_is_stdout_or_stderr_is_a_usage_error),
+        cmocka_unit_test(an_output_that_is_stdouts_file_is_written_through_stdout),
+        cmocka_unit_test(an_output_that_is_an_input_is_a_usage_error),
         cmocka_unit_test(bad_input_exits_3_names_file_and_line_and_leaves_no_output),
         cmocka_unit_test(not_converged_exits_4_and_still_writes_posteriors),
         cmocka_unit_test(json_prints_one_object_per_graph_and_posteriors_keep_the_layout),

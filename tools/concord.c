@@ -59,7 +59,9 @@ static const char usage_text[] =
     "                     best assignment); psdd: LP-MAP dual bound by projected\n"
     "                     subgradient; mplp: LP-MAP dual bound by MPLP\n"
     "  --max-iter N       iteration cap, a positive integer up to 2147483647\n"
-    "                     (default 100000)\n"
+    "                     (default 100000); exact: of each branch-and-bound\n"
+    "                     node's solve (--node-limit and --time-limit cap the\n"
+    "                     search)\n"
     "  --tol X            residual tolerance per link, 0 < X < 1 (default 1e-6)\n"
     "  --eta X            ad3, sparse, exact: initial penalty, relative to the\n"
     "                     score scale, in [1e-4, 1e4] (default 0.1)\n"
@@ -104,7 +106,9 @@ static const char usage_text[] =
     "                     write the decoded assignment to FILE (implies --decode):\n"
     "                     per graph one 0/1 value per variable and a blank line;\n"
     "                     for a UAI model the UAI result format ('MAP', then N\n"
-    "                     and the N states)\n"
+    "                     and the N states), neither written nor printed when\n"
+    "                     the decoded assignment has probability zero, which a\n"
+    "                     warning says\n"
     "  --uai-map FILE     the same as --decode-output FILE, for a UAI model only\n"
     "  -o, --output FILE  write posteriors to FILE in AD3's layout: per graph, one\n"
     "                     value per variable, a blank line, one value per factor\n"
@@ -141,19 +145,20 @@ static const char usage_text[] =
     "result file is not written), so later graphs' blocks stay aligned. So do\n"
     "those of a solve stopped at its limit before it had any solution.\n"
     "Output files are written under a temporary name and renamed at the end (a\n"
-    "symbolic link's target likewise, created if it does not exist yet; devices\n"
-    "and pipes are written in place),\n"
+    "symbolic link's target likewise, created if it does not exist yet; devices,\n"
+    "pipes and the file stdout goes to are written in place),\n"
     "with a replaced file's permissions, and its owner and group as far as the\n"
     "user may give them; when the run fails or is interrupted they are removed\n"
     "and an existing file is left as it was. The posteriors and the decoded\n"
-    "assignment cannot share a file, nor take the file or pipe that stderr goes\n"
-    "to, or stdout when it carries something else (as /dev/stdout names it;\n"
-    "with -q and without --json it may). Graphs are read one at a time,\n"
-    "so when graph k is malformed, what went to stdout for graphs 1..k-1 stays\n"
-    "there.\n"
+    "assignment cannot share a file, nor replace the input or evidence file, nor\n"
+    "take the file or pipe that stderr goes to, or stdout when it carries\n"
+    "something else (as /dev/stdout names it; with -q and without --json it\n"
+    "may). Graphs are read one at a time, so when graph k is malformed, what\n"
+    "went to stdout for graphs 1..k-1 stays there.\n"
     "\n"
     "exit status:\n"
-    "  0  every graph solved\n"
+    "  0  every graph solved (also when a UAI model's decoded assignment has\n"
+    "     probability zero: no result is written, a warning says so)\n"
     "  2  usage error (nothing is read or written)\n"
     "  3  bad input: FILE cannot be read or is malformed (file:line on stderr, no\n"
     "     output file is written), or some graph is infeasible (the others are\n"
@@ -440,6 +445,9 @@ static int apply_flag(options *o, enum flag_id id, const char *flag, const char 
     }
     if ((id == F_EVID || id == F_OUTPUT || id == F_UAI_MAP || id == F_DECODE_OUTPUT) && !value[0])
         return usage_error("%s needs a path, not an empty string", flag);
+    if (id == F_EVID && !strcmp(value, "-"))
+        return usage_error("--evid needs a path: '-' is not one (the evidence is read from a "
+                           "file; stdin may carry the model)");
     if ((id == F_OUTPUT || id == F_UAI_MAP || id == F_DECODE_OUTPUT) && !strcmp(value, "-"))
         return usage_error("%s needs a path: '-' is not one (stdout carries one output; see "
                            "--help)",
@@ -525,6 +533,17 @@ static int check_not_a_standard_stream(const char *flag, const char *path, int s
     return usage_error("%s %s is where %s goes (stdout carries one output, stderr the "
                        "messages; see --help)",
                        flag, path, fd == 1 ? "stdout" : "stderr");
+}
+
+/* A usage error when the output file of `flag` is the input or the
+ * evidence file: the run would replace what it reads. */
+static int check_not_an_input(const options *o, const char *flag, const char *path) {
+    const char *inputs[2] = {strcmp(o->input, "-") ? o->input : NULL, o->evidence};
+    for (int k = 0; path && k < 2; ++k)
+        if (inputs[k] && same_output_file(path, inputs[k]))
+            return usage_error("%s %s is the %s file: the run would replace what it reads", flag,
+                               path, k == 0 ? "input" : "evidence");
+    return EXIT_OK;
 }
 
 static int has_uai_extension(const char *path) {
@@ -615,11 +634,15 @@ static int parse_options(int argc, char **argv, options *o) {
         return usage_error("the posteriors (-o %s) and the decoded assignment (%s) would go "
                            "to the same file",
                            o->output, o->decode_output);
+    int rc = check_not_an_input(o, "-o", o->output);
+    if (!rc) rc = check_not_an_input(o, uai_map ? "--uai-map" : "--decode-output",
+                                     o->decode_output);
+    if (rc) return rc;
     if (o->decode_output) o->print_decoded = 0;
     /* whether stdout carries anything but the output files: JSON, the
      * decoded assignment, the posteriors or the summary (see --help) */
     const int stdout_carries = o->json || o->print_decoded || !o->output || !o->quiet;
-    int rc = check_not_a_standard_stream("-o", o->output, stdout_carries);
+    rc = check_not_a_standard_stream("-o", o->output, stdout_carries);
     if (!rc) rc = check_not_a_standard_stream(uai_map ? "--uai-map" : "--decode-output",
                                               o->decode_output, stdout_carries);
     if (rc) return rc;
@@ -712,6 +735,14 @@ static int output_open(output_file *out, const char *path, int slot) {
     out->target = NULL;
     out->slot = -1;
     out->fp = NULL;
+    /* The file or pipe stdout goes to (-o /dev/stdout with -q; parse_options
+     * refused it when stdout carries anything else): written through
+     * stdout, at its offset. A file renamed over it replaced what the shell
+     * had written there (>> log) and cut off what it wrote after. */
+    if (standard_stream_of(path) == 1) {
+        out->fp = stdout;
+        return 0;
+    }
     struct stat st;
     const int exists = stat(path, &st) == 0; /* through links */
     const int regular = exists && S_ISREG(st.st_mode);
@@ -770,7 +801,7 @@ static int output_open(output_file *out, const char *path, int slot) {
 static int output_finish(output_file *out, const char *name, int keep) {
     if (!out->fp) return 0;
     int failed = ferror(out->fp) != 0;
-    if (fclose(out->fp) != 0) failed = 1;
+    if ((out->fp == stdout ? fflush(out->fp) : fclose(out->fp)) != 0) failed = 1;
     int e = errno;
     out->fp = NULL;
     if (out->slot < 0) return keep && failed ? (errno = e ? e : EIO, -1) : 0;
@@ -931,7 +962,7 @@ static int write_decoded(run *rn, const concord_graph *g, const double *x) {
     FILE *fp = rn->decoded;
     if (rn->o->format == CONCORD_FORMAT_UAI) {
         int32_t *labels, n;
-        if (!x) return 0; /* the format cannot say "no assignment": the file is dropped */
+        if (!x) return 0; /* none (decoded_assignment): the file is dropped */
         if (uai_labels(rn, x, &labels, &n)) return -1;
         fprintf(fp, "MAP\n%d", n);
         for (int32_t i = 0; i < n; ++i) fprintf(fp, " %d", labels[i]);
@@ -1049,6 +1080,15 @@ static void print_summary(FILE *fp, size_t k, const graph_result *res, double to
     fputc('\n', fp);
 }
 
+/* The assignment the decoded outputs get, or NULL for none. A UAI result
+ * says its assignment is the MAP, and cannot say "none": it has no
+ * assignment of probability zero (one that violates a factor) either. */
+static const double *decoded_assignment(const run *rn, const graph_result *res) {
+    if (!res->decoded) return NULL;
+    if (rn->o->format == CONCORD_FORMAT_UAI && res->decoding.violated > 0) return NULL;
+    return res->x;
+}
+
 /* Writes graph k's results everywhere they go. Returns -1 when out of
  * memory (a write error shows in the streams' error flags). */
 static int write_graph(run *rn, size_t k, const concord_graph *g, const graph_result *res) {
@@ -1057,7 +1097,7 @@ static int write_graph(run *rn, size_t k, const concord_graph *g, const graph_re
     if (rn->o->json && print_json(rn, k, g, res)) return -1;
     if (rn->summary) print_summary(rn->summary, k, res, rn->o->settings.tol);
     if (rn->posteriors) write_posteriors(rn, g, infeasible ? NULL : res->u, res->v);
-    if (rn->decoded && write_decoded(rn, g, res->decoded ? res->x : NULL)) return -1;
+    if (rn->decoded && write_decoded(rn, g, decoded_assignment(rn, res))) return -1;
     return 0;
 }
 
@@ -1196,15 +1236,16 @@ static int process_graph(run *rn, size_t k, concord_graph *g, int status) {
         fprintf(stderr, "concord: graph %zu: out of memory\n", k + 1);
         return EXIT_FAILURE_OTHER;
     }
-    /* A UAI result file cannot say "none", nor mark an assignment of
-     * probability zero: it is not written. */
-    if (rn->o->decode && rn->o->format == CONCORD_FORMAT_UAI &&
-        (!res.decoded || res.decoding.violated > 0)) {
-        if (res.decoded && rn->o->decode_output)
+    /* A UAI result that has no assignment is not written: not as a file,
+     * and not on stdout either. */
+    if (rn->o->decode && rn->o->format == CONCORD_FORMAT_UAI && !decoded_assignment(rn, &res)) {
+        if (res.decoded && rn->decoded)
             fprintf(stderr,
                     "concord: warning: graph %zu: the decoded assignment has probability zero "
-                    "(factors violated: %d): %s is not written\n",
-                    k + 1, res.decoding.violated, rn->o->decode_output);
+                    "(factors violated: %d): %s\n",
+                    k + 1, res.decoding.violated,
+                    rn->o->decode_output ? "the result file is not written"
+                                         : "no result is printed");
         rn->drop_decoded = 1;
     }
     const char *failed = failed_output(rn);
