@@ -1656,10 +1656,18 @@ def interrupt_after(seconds):
     ignores it, and the solve would run to its time limit. Twice, with
     two test suites running at once, both solves of test_ctrl_c_... ran to
     it (the cause not found); a block still running a second later gets
-    another SIGINT, as a user presses Ctrl-C again."""
+    another SIGINT, as a user presses Ctrl-C again. A process that
+    started with SIGINT ignored (a background job of a non-interactive
+    shell, nohup) has Python's own handler put in for the block, as an
+    interactive one has it from the start."""
     gc.collect()
     gc.disable()
     ended = threading.Event()
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        restore = signal.SIG_IGN
+    else:
+        restore = None
 
     def send():
         if not ended.wait(seconds):
@@ -1674,6 +1682,8 @@ def interrupt_after(seconds):
         ended.set()  # a block that ended must not leave a signal to a later test
         sender.join()
         gc.enable()
+        if restore is not None:
+            signal.signal(signal.SIGINT, restore)
 
 
 @pytest.mark.parametrize("parents", [[-1, 0.5, 0, 1], [-1, 0, 0], [0, 0, 0, 1], [-1, 0, 4, 1]])
