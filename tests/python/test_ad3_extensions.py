@@ -297,6 +297,29 @@ def test_reference_scripts_arguments_are_accepted():
                       phas_count_scores=[True, False, False])
 
 
+def test_a_factors_own_calls_ignore_the_other_factors_of_its_graph():
+    """A factor's own solve_map and solve_qp solve its problem alone, as
+    AD3's and lp-sparsemap's do, whatever the other factors of its graph:
+    they failed beside a sequence not initialized yet, or a DENSE table
+    that forbids every joint state (the whole graph was built for them).
+    The XOR's MAP is its best score, its SparseMAP the projection of the
+    scores onto the simplex (here (0.3, 0.7))."""
+    for other in ("uninitialized", "forbids everything"):
+        graph = PFactorGraph()
+        xs = [graph.create_binary_variable() for _ in range(4)]
+        xor = graph.create_factor_logic("XOR", xs[:2])
+        if other == "uninitialized":
+            graph.declare_factor(PFactorSequence(), xs)
+        else:
+            states = [graph.create_multi_variable(2) for _ in range(2)]
+            graph.create_factor_dense(states, [-np.inf] * 4)
+        assert xor.solve_map([0.1, 0.5], []) == (0.5, [0.0, 1.0], [])
+        u, v = xor.solve_qp([0.1, 0.5], [])
+        tau = (0.1 + 0.5 - 1.0) / 2  # both stay positive
+        np.testing.assert_allclose(u, [0.1 - tau, 0.5 - tau], atol=1e-12)
+        assert v == []
+
+
 def test_a_factor_declared_in_no_graph_solves_on_its_own():
     """AD3 and lp-sparsemap run a factor's own solve_map, solve_qp and
     get_sparse_solution before it is declared in any graph: the results
@@ -427,4 +450,4 @@ def test_a_new_forbidden_pattern_needs_a_new_solve_qp():
     du, dv = table.jacobian_vec([1.0, 0.0])
     assert du == [0.0, 0.0] and dv == [0.0, 0.0]
     configurations, weights = table.get_sparse_solution()
-    assert configurations == [[0.0, 1.0]] and weights == [1.0]
+    assert configurations == [[1]] and weights == [1.0]  # the multi-variable's state

@@ -72,6 +72,10 @@ def test_slices_read_the_variables_value():
         np.testing.assert_array_equal(u[index].value, u.value[index])
     np.testing.assert_array_equal(u[1][:, 2].value, u.value[1][:, 2])
     assert u[:, 1].shape == (3, 3)
+    # lp-sparsemap's constructor: a variable (or slice) and an index
+    from concord.lpsmap.api.api import Slice
+    np.testing.assert_array_equal(Slice(u, np.s_[0:2]).value, u.value[0:2])
+    np.testing.assert_array_equal(Slice(Slice(u, 1), np.s_[:, 2]).value, u.value[1][:, 2])
 
 
 @pytest.mark.parametrize("kind", sorted(LOGIC_RULES))
@@ -259,6 +263,21 @@ def test_sparse_solutions_in_the_factors_own_form():
                     x = heads[x]
             mean += weight * np.array([float(heads[m] == h) for h, m in arcs])
         np.testing.assert_allclose(mean, u, atol=1e-9)
+    # a DENSE factor's as the state of each multi-variable, in turn
+    from concord.lpsmap.ad3qp.factor_graph import PFactorGraph
+    graph = PFactorGraph()
+    multi = [graph.create_multi_variable(2), graph.create_multi_variable(3)]
+    dense = graph.create_factor_dense(multi, (rng.randn(6) * 0.3).tolist())
+    u, v = dense.solve_qp((rng.randn(5) * 0.3).tolist(), (rng.randn(6) * 0.3).tolist())
+    configurations, weights = dense.get_sparse_solution()
+    assert len(configurations) > 1
+    mean_u, mean_v = np.zeros(5), np.zeros(6)
+    for states, weight in zip(configurations, weights):
+        assert len(states) == 2 and 0 <= states[0] < 2 and 0 <= states[1] < 3
+        mean_u[[states[0], 2 + states[1]]] += weight
+        mean_v[3 * states[0] + states[1]] += weight  # joint states, the first variable major
+    np.testing.assert_allclose(mean_u, u, atol=1e-9)
+    np.testing.assert_allclose(mean_v, v, atol=1e-9)
 
 
 def test_sparse_solutions_after_the_graphs_solve_qp_ad3():

@@ -133,6 +133,7 @@ class PFactor:
         self._additionals = []
         self._last_qp = None
         self._qp_use = None  # the graph's use (PFactorGraph._uses) of the last QP
+        self._alone = None   # (graph, solver, C factor id) of this factor alone
 
     # ---- what every factor family defines
 
@@ -268,10 +269,23 @@ class PFactor:
     # ---- shared machinery
 
     def _single_factor_solver(self):
-        """(graph, solver, C factor id) for the factor's own calls."""
+        """(graph, solver, C factor id) for the factor's own calls (counted
+        in the graph's _uses, to order them after or before its solves)."""
         if self._graph is None:
             raise ValueError("the factor is bound to no graph (declare_factor first)")
-        return self._graph._factor_solver(self)
+        self._graph._uses += 1
+        return self._solver_alone()
+
+    def _solver_alone(self):
+        """(graph, solver, C factor id) of a graph of this factor alone,
+        built once per layout: a factor solves its own problem, as in AD3
+        and lp-sparsemap, so that another factor of its graph (one not
+        initialized yet, or one that allows no configuration) cannot fail
+        its calls."""
+        if self._alone is None:
+            graph, factor = self._graph_alone()
+            self._alone = (graph, _core.Solver(graph), factor)
+        return self._alone
 
     def _single_factor_degree(self):
         """The number of variable scores the factor's own calls take."""
@@ -327,6 +341,7 @@ class PGenericFactor(PFactor):
         outputs changed): the last QP was solved over the former one, so
         jacobian_vec and get_sparse_solution wait for the next solve_qp."""
         self._last_qp = None
+        self._alone = None
         if self._graph is not None:
             self._graph._structure_changed()
 

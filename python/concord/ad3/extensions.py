@@ -41,7 +41,6 @@ class _Structured(ForbiddenOutputs, PGenericFactor):
         self._index = None
         self._degree = None
         self._c_additionals = None
-        self._alone = None  # a graph of this factor only, for calls before declare_factor
 
     def _lay_out(self, degree, make, index=None):
         """Records the factor's layout and checks it on a scratch graph of
@@ -55,10 +54,6 @@ class _Structured(ForbiddenOutputs, PGenericFactor):
         self._c_additionals = scratch.factor_additionals(factor)[1]
         self._layout_changed()
 
-    def _layout_changed(self):
-        self._alone = None
-        super()._layout_changed()
-
     def _build(self, graph, variables):
         if self._make is None:
             raise ValueError("%s: initialize() was never called" % type(self).__name__)
@@ -71,14 +66,11 @@ class _Structured(ForbiddenOutputs, PGenericFactor):
         return self._index, self._c_additionals
 
     def _single_factor_solver(self):
-        """The graph's, or before declare_factor (AD3 and lp-sparsemap allow
-        calls then) a graph of this factor alone over `degree` variables."""
+        """As for any factor, and before declare_factor too (AD3 and
+        lp-sparsemap allow calls then)."""
         if self._graph is not None:
             return super()._single_factor_solver()
-        if self._alone is None:
-            graph, factor = self._graph_alone()
-            self._alone = (graph, _core.Solver(graph), factor)
-        return self._alone
+        return self._solver_alone()
 
     def _single_factor_degree(self):
         if self._graph is not None:

@@ -136,6 +136,15 @@ class _Dense(ForbiddenOutputs, PGenericFactor):
     def _expected_additionals(self):
         return int(np.prod(self._num_states, dtype=np.int64))
 
+    def _configuration(self, values):
+        """A joint state as lp-sparsemap's get_sparse_solution gives it:
+        the state of each multi-variable in turn."""
+        states, start = [], 0
+        for count in self._num_states:
+            states.append(int(np.argmax(values[start:start + count])))
+            start += count
+        return states
+
 
 class PFactorGraph:
     """A factor graph: binary and multi-valued variables, factors over
@@ -442,14 +451,6 @@ class PFactorGraph:
             first, count = graph.factor_additionals(c_id)
             if count:
                 graph.set_additional_scores(factor._to_c_additionals(factor._additionals), first)
-
-    def _factor_solver(self, factor):
-        """(graph, solver, C factor id) for single-factor calls (which
-        leave the solver's last solution be; counted in _uses, to order
-        them after or before it)."""
-        self._uses += 1
-        graph, ids = self._build()
-        return graph, self._current_solver(graph), ids[self._factors.index(factor)]
 
     def _current_solver(self, graph):
         if self._solver is None:

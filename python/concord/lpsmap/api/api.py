@@ -35,22 +35,23 @@ class Variable:
         self._scores = scores
 
     def __getitem__(self, index):
-        return Slice(self, self._ix[index])
+        return Slice(self, index)
 
     def __repr__(self):
         return "Variable(shape={})".format(self.shape)
 
 
 class Slice:
-    """Part of a Variable, picked by any numpy index; factors see its
-    variables in C order. Slicing a slice composes the indices."""
+    """Part of a Variable (or of a Slice), picked by any numpy index, as
+    lp-sparsemap's ``Slice(variable, index)``; factors see its variables in
+    C order. Slicing a slice composes the indices."""
 
-    def __init__(self, variable, ix):
-        self._base_var = variable
-        self._ix = ix
+    def __init__(self, variable, index):
+        self._base_var = getattr(variable, "_base_var", variable)
+        self._ix = variable._ix[index]
 
     def __getitem__(self, index):
-        return Slice(self._base_var, self._ix[index])
+        return Slice(self, index)
 
     @property
     def shape(self):
