@@ -209,6 +209,8 @@ MODELS = [
     ("graph dense path", lambda: GraphCRF(3),
      lambda rng, n: graph_data(rng, n, cycle=False), True),
     ("graph dense cycle", lambda: GraphCRF(3), graph_data, False),
+    ("graph potts path", lambda: GraphCRF(3, pairwise="potts"),
+     lambda rng, n: graph_data(rng, n, cycle=False), True),
     ("graph potts cycle", lambda: GraphCRF(3, pairwise="potts"), graph_data, False),
 ]
 
@@ -1121,6 +1123,33 @@ def test_degenerate_inputs_and_parameters_are_refused_with_their_name():
     assert 0.0 <= fitted.score(chains_X, chains_Y) <= 1.0
 
 
+def test_a_learner_refuses_a_model_another_fit_changed():
+    """Learners that share one model: a second fit on other data makes the
+    model another Chow-Liu tree (of as many edges), on which the first
+    learner's weights were silently read; it now says so, and predicts as
+    before once it has the model it was fitted with. A second fit on the
+    same data changes nothing the weights depend on."""
+    rng = np.random.default_rng(0)
+    X = np.hstack([rng.normal(size=(40, 3)), np.ones((40, 1))])
+    Y1 = (rng.random((40, 4)) > .5).astype(int)
+    Y1[:, 1], Y1[:, 3] = Y1[:, 0], Y1[:, 2]
+    Y2 = (rng.random((40, 4)) > .5).astype(int)
+    Y2[:, 2], Y2[:, 3] = Y2[:, 0], Y2[:, 1]
+    model = MultiLabelClf(4, edges="tree")
+    first = SubgradientSSVM(model, max_iter=5, random_state=0).fit(X, Y1)
+    edges, predicted = model.edges_.copy(), first.predict(X)
+    SubgradientSSVM(model, max_iter=5, random_state=0).fit(X, Y1)
+    assert np.array_equal(first.predict(X), predicted)
+    SubgradientSSVM(model, max_iter=5, random_state=0).fit(X, Y2)
+    assert not np.array_equal(model.edges_, edges)
+    with pytest.raises(ValueError, match="edges_ changed since this SubgradientSSVM was fitted"):
+        first.predict(X)
+    with pytest.raises(ValueError, match="copy.deepcopy"):
+        first.score(X, Y1)
+    first.fit(X, Y1)
+    assert np.array_equal(first.predict(X), predicted)
+
+
 def test_parameters_follow_scikit_learn_conventions():
     """get_params, set_params (nested too), clones and repr as in
     scikit-learn."""
@@ -1131,6 +1160,11 @@ def test_parameters_follow_scikit_learn_conventions():
     assert params["model__inference_method"] == "sparse" and params["model__n_states"] == 4
     learner.set_params(C=5.0, model__inference_method="map")
     assert learner.C == 5.0 and model.inference_method == "map"
+    # a parameter by the constructor's name, n_states (stored as n_labels)
+    learner.set_params(model__n_states=3)
+    assert model.n_states == 3 and model.get_params()["n_states"] == 3
+    assert GraphCRF(2).set_params(n_states=5).n_labels == 5
+    learner.set_params(model__n_states=4)
     clone = type(learner)(**learner.get_params(deep=False))
     assert clone.get_params() == learner.get_params()
     with pytest.raises(ValueError, match="no parameter"):
@@ -1179,6 +1213,8 @@ def test_readers_name_the_line_of_a_malformed_row(tmp_path):
                          ("0.5,1", "2 values for 3 attributes"),
                          ("0.5,2,0", r"labels must be 0 or 1, got \[2. 0.\]"),
                          ("0.5,0.5,1", r"labels must be 0 or 1, got \[0.5 1. \]"),
+                         ("nan,1,0", "a value that is not finite: nan"),
+                         ("{0 -inf}", "a value that is not finite: -inf"),
                          ("{0 1,3 1}", r"attribute index 3 out of range \(3 attributes\)")):
         arff.write_text(header + "0.5,1,0\n%% a comment\n%s\n" % row)
         with pytest.raises(ValueError, match="^%s:8: %s$" % (re.escape(str(arff)), message)):
@@ -1188,6 +1224,18 @@ def test_readers_name_the_line_of_a_malformed_row(tmp_path):
                            "the quoted @attribute name 'f 1 numeric is not closed")):
         arff.write_text("@relation toy\n%s\n@data\n" % line)
         with pytest.raises(ValueError, match="^%s:2: %s$" % (re.escape(str(arff)), message)):
+            load_mulan(arff, xml)
+    # the XML read as XML: single quotes, entities, MULAN's namespace
+    arff.write_text("@relation toy\n@attribute 'a&b' {0,1}\n@attribute f0 numeric\n"
+                    "@data\n1,0.5\n")
+    xml.write_text("<labels xmlns='http://mulan.sourceforge.net/labels'>"
+                   "<label name = 'a&amp;b'/></labels>")
+    X, Y, names = load_mulan(arff, xml)
+    assert names == ["a&b"] and X.tolist() == [[0.5]] and Y.tolist() == [[1]]
+    for text, message in (("<labels></labels>", 'no <label name="..."> element'),
+                          ("<labels><label name='a'>", "not XML")):
+        xml.write_text(text)
+        with pytest.raises(ValueError, match="^%s: %s" % (re.escape(str(xml)), re.escape(message))):
             load_mulan(arff, xml)
     conllu = tmp_path / "toy.conllu"
     conllu.write_text("# text = a b\n1\ta\ta\tNOUN\n2 b b NOUN\n\n")

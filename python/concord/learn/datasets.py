@@ -2,7 +2,7 @@
 files and CoNLL-U treebanks."""
 
 import os
-import re
+import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
@@ -14,11 +14,18 @@ def load_mulan(arff_path, xml_path):
     the XML file naming its labels. Returns (X (n, n_features) float64, Y
     (n, n_labels) int 0/1, label names), features in the file's order
     without the label attributes. An @attribute line without a name, a row
-    that is not numbers (a missing value "?" included), of the wrong number
-    of values or with a label other than 0 or 1 is a ValueError naming its
-    line."""
-    with open(xml_path, encoding="utf-8") as xml:
-        label_names = re.findall(r'<label\s+name="([^"]*)"', xml.read())
+    that is not finite numbers (a missing value "?" included), of the wrong
+    number of values or with a label other than 0 or 1 is a ValueError
+    naming its line. The labels are the XML file's <label name="...">
+    elements (in any namespace, nested too), in document order."""
+    try:
+        root = ElementTree.parse(xml_path).getroot()
+    except ElementTree.ParseError as error:
+        raise ValueError("%s: not XML (%s)" % (xml_path, error)) from None
+    label_names = [element.get("name") for element in root.iter()
+                   if element.tag.rsplit("}", 1)[-1] == "label" and element.get("name")]
+    if not label_names:
+        raise ValueError('%s: no <label name="..."> element' % xml_path)
     attributes, rows, numbers = [], [], []
     with open(arff_path, encoding="utf-8") as arff:
         lines = enumerate(arff, 1)
@@ -46,7 +53,7 @@ def load_mulan(arff_path, xml_path):
     table = np.array(rows).reshape(len(rows), len(attributes))
     position = {name: k for k, name in enumerate(attributes)}
     missing = [name for name in label_names if name not in position]
-    if missing or not label_names:
+    if missing:
         raise ValueError("%s: labels of %s not among its attributes: %s"
                          % (arff_path, xml_path, missing[:3]))
     label_columns = [position[name] for name in label_names]
@@ -71,11 +78,13 @@ def _arff_row(line, count):
                     raise ValueError("attribute index %s out of range (%d attributes)"
                                      % (index, count))
                 values[int(index)] = float(value)
-        return values
-    given = line.split(",")
-    if len(given) != count:
-        raise ValueError("%d values for %d attributes" % (len(given), count))
-    values[:] = [float(v) for v in given]
+    else:
+        given = line.split(",")
+        if len(given) != count:
+            raise ValueError("%d values for %d attributes" % (len(given), count))
+        values[:] = [float(v) for v in given]
+    if not np.isfinite(values).all():
+        raise ValueError("a value that is not finite: %s" % values[~np.isfinite(values)][0])
     return values
 
 

