@@ -80,7 +80,7 @@ bench: build python
 		cat $(RESULTS)/$$b.txt; done
 	@echo "== python_overhead"; $(VENV)/bin/python bench/python_overhead.py $(BUILD)/bench_lp_matching \
 		>$(RESULTS)/python_overhead.txt && cat $(RESULTS)/python_overhead.txt
-	@for b in python_batch python_memory python_lpsmap_torch python_calls python_forbidden mixture_convergence \
+	@for b in python_batch python_memory python_lpsmap_torch python_calls python_forbidden mixture_convergence potts_edges \
 		sparse_weights; do \
 		echo "== $$b"; \
 		$(VENV)/bin/python bench/$$b.py >$(RESULTS)/$$b.txt || exit 1; cat $(RESULTS)/$$b.txt; done
