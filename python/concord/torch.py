@@ -109,10 +109,11 @@ def _set_example_scores(batch, scores):
     phi_0, theta_1, phi_1, ...). A score the library refuses (not finite,
     say) raises its error with "example k: " in front; the exception
     also keeps the example (`example`), the library's own message
-    (`library_message`) and, when a variable score was refused, what
-    _core.refused_score says of the example's flat variable scores
-    (`variable_score`: index, value, why; else None), for the callers
-    that name the score in their own terms."""
+    (`library_message`) and what _core.refused_score says of the
+    example's flat variable scores (`variable_score`: index, value, why;
+    None when it takes them all), or else what the graph says of its flat
+    additional scores (`additional_score`, alike), for the callers that
+    name the score in their own terms."""
     for k, solver in enumerate(batch.solvers):
         theta, phi = as_numpy(scores[2 * k]), scores[2 * k + 1]
         try:
@@ -121,6 +122,9 @@ def _set_example_scores(batch, scores):
             named = type(error)(error.code, "example %d: %s" % (k, error))
             named.example, named.library_message = k, str(error)
             named.variable_score = _core.refused_score(theta)
+            named.additional_score = None
+            if named.variable_score is None and phi.numel():
+                named.additional_score = solver.graph.refused_additional_score(0, as_numpy(phi))
             raise named from None
 
 
@@ -185,9 +189,11 @@ def _jacobian_products(batch, vectors):
 
 
 def _on_threads(function, count, threads):
-    """[function(k) for k < count] on Python threads (threads 0: one per
-    processor); for calls into C that release the GIL."""
-    workers = min(threads or os.cpu_count() or 1, count) if count > 1 else 1
+    """[function(k) for k < count] on Python threads (threads <= 0: one per
+    processor, as in the C library's batches); for calls into C that
+    release the GIL."""
+    workers = threads if threads > 0 else os.cpu_count() or 1
+    workers = min(workers, count) if count > 1 else 1
     if workers > 1:
         with ThreadPoolExecutor(workers) as pool:
             return list(pool.map(function, range(count)))
@@ -278,7 +284,9 @@ def _flat_scores(fg):
     def tensor(values):
         if is_tensor(values):
             return as_float64(values).to(device).reshape(-1)
-        return torch.as_tensor(as_numpy(values).reshape(-1), device=device)
+        # a copy: a read-only array (a broadcast scalar score) would make
+        # torch warn that it cannot write to it
+        return torch.tensor(as_numpy(values).reshape(-1), device=device)
 
     theta = []
     for x in fg.variables:
@@ -504,14 +512,17 @@ class _Structures:
     (``flat``) and to put flat values back in that shape (``shaped``)."""
 
     def __init__(self, name, scores, single, graphs, sizes, phis=None, others=(),
-                 scores_name="scores"):
+                 scores_name="scores", additional_at=None):
         self.name = name
         self.scores = scores
         self.scores_name = scores_name
         self.single = single
         self.graphs = graphs
         self.sizes = sizes
-        self.dtype = result_dtype([scores] + [t for t in others if is_tensor(t)])
+        self.others = [t for t in others if is_tensor(t)]
+        self.dtype = result_dtype([scores] + self.others)
+        # (example, flat additional index) -> (argument name, its position)
+        self.additional_at = additional_at
         self.thetas = self.flat(as_float64(scores))
         self.phis = phis if phis is not None else [
             torch.zeros(0, dtype=torch.float64, device=scores.device)] * len(graphs)
@@ -524,8 +535,8 @@ class _Structures:
     def shaped(self, us):
         """Flat values of each example, padded with zeros into the scores'
         shape (one example: without the batch dimension)."""
-        if not us:  # an empty batch, still in the autograd graph (its gradient is empty)
-            return self.scores.to(self.dtype) * 0
+        if not us:
+            return self.empty(self.scores.to(self.dtype) * 0)
         full = self.scores.shape[1:]
         out = []
         for u, size in zip(us, self.sizes):
@@ -539,11 +550,26 @@ class _Structures:
             out.append(u)
         return out[0] if self.single else torch.stack(out)
 
+    def empty(self, values):
+        """The empty result of an empty batch, in the autograd graph of every
+        score tensor the layer was given (their gradients are zeros, as for
+        a batch of one)."""
+        for other in self.others:
+            values = values + 0 * other.sum().to(values.dtype)
+        return values
+
     def refused_at(self, error):
-        """The library's refusal of a variable score of example b (error,
-        as _set_example_scores raised it), named by its position in the
-        scores the layer was given ("unary[1, 2, 0] (nan) is not finite");
-        error itself for any other refusal."""
+        """The library's refusal of a score of example b (error, as
+        _set_example_scores raised it), named by its position in the
+        scores the layer was given ("unary[1, 2, 0] (nan) is not finite",
+        "transitions[0, 2] (nan) ..."); error itself for any other
+        refusal."""
+        refused = getattr(error, "additional_score", None)
+        if refused is not None and self.additional_at is not None:
+            k, value, why = refused
+            name, where = self.additional_at(error.example, k)
+            return type(error)(error.code, "%s[%s] (%g) %s" % (
+                name, ", ".join(map(str, where)), value, why))
         refused = getattr(error, "variable_score", None)
         if refused is None:
             return error
@@ -577,8 +603,8 @@ class _Structures:
             raise ValueError("gold: expected the scores' shape %s (the structures' 0/1 "
                              "indicators, shaped like their scores), got %s"
                              % (tuple(expected), given))
-        if not self.graphs:  # an empty batch, still in the autograd graph
-            return self.scores.reshape(-1)[:0].to(self.dtype)
+        if not self.graphs:
+            return self.empty(self.scores.reshape(-1)[:0].to(self.dtype))
         u_golds = [as_numpy(u) for u in self.flat(gold)]
         try:
             losses = _losses(_Batch(self.graphs, settings, threads), kind, self.thetas,
@@ -629,8 +655,31 @@ def _sequences(unary, transitions, start, stop, lengths):
         graphs.append(_sequence_graph(m, states, forbidden.cpu().numpy().tobytes())
                       if bool(forbidden.any()) else _sequence_graph(m, states))
         phis.append(phi)
+
+    def additional_at(b, k):
+        """Where example b's flat additional score k (start, the
+        transitions, stop) lies in the argument the layer was given."""
+        transition_count = (sizes[b] - 1) * states * states
+        if k < states:
+            name, where = "start", (b, k)
+        elif k < states + transition_count:
+            position, rest = divmod(k - states, states * states)
+            name, where = "transitions", (b, position) + divmod(rest, states)
+        else:
+            name, where = "stop", (b, k - states - transition_count)
+        argument = given[("transitions", "start", "stop").index(name)]
+        return name, _given_position(where, tuple(np.shape(argument)))
+
     return _Structures("tag sequence", unary, single, graphs, [(m,) for m in sizes], phis,
-                       given, "unary")
+                       given, "unary", additional_at)
+
+
+def _given_position(where, shape):
+    """The position, in an argument of `shape` that was broadcast to the
+    batch's full shape, of the full shape's position `where`: its trailing
+    dimensions, at 0 where the argument has size 1."""
+    where = where[len(where) - len(shape):] if shape else ()
+    return tuple(0 if n == 1 else i for i, n in zip(where, shape))
 
 
 def matching_sparsemap(scores, every_row=False, every_col=False, threads=None, **settings):

@@ -30,6 +30,7 @@
 """
 
 import itertools
+import os
 import threading
 import warnings
 
@@ -644,6 +645,34 @@ def test_an_infeasible_example_has_no_solution_and_the_others_their_gradients():
     assert fg.solve().status == "infeasible" and x.value is None
 
 
+def test_threads_of_zero_or_less_use_every_processor_backward_too():
+    """The backward pass's Python threads follow the C batches' rule
+    (threads <= 0: one per processor): -1 ran it on one thread."""
+    from concord.torch import _on_threads
+    seen = set()
+
+    def task(k):
+        seen.add(threading.get_ident())
+        threading.Event().wait(0.05)
+        return k
+
+    assert _on_threads(task, 4, -1) == [0, 1, 2, 3]
+    assert len(seen) > 1 or (os.cpu_count() or 1) == 1
+    seen.clear()
+    assert _on_threads(task, 4, 1) == [0, 1, 2, 3] and len(seen) == 1
+
+
+def test_a_scalar_score_in_a_graph_of_tensors_raises_no_warning():
+    """A Pair's scalar score beside tensor scores: NumPy's read-only
+    broadcast of it made torch warn that it cannot write to it."""
+    fg = concord.FactorGraph()
+    x = fg.variable_from(torch.zeros(2, 3, dtype=torch.float64))
+    fg.add(concord.Pair(x[0], x[1], 0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fg.solve().status in ("integral", "fractional")
+
+
 def test_empty_batches_give_empty_results():
     for layer, shape in ((ct.sequence_sparsemap, (0, 4, 3)), (ct.tree_sparsemap, (0, 4, 4)),
                          (ct.matching_sparsemap, (0, 2, 3))):
@@ -661,6 +690,13 @@ def test_empty_batches_give_empty_results():
             x = torch.zeros(shape, requires_grad=True)
             out_of(x).sum().backward()
             assert x.grad.shape == shape
+    # so are the transitions, start and stop, with zero gradients
+    unary = torch.zeros(0, 4, 3, requires_grad=True)
+    parts = [torch.randn(3, 3, requires_grad=True), torch.randn(3, requires_grad=True)]
+    for out in (ct.sequence_sparsemap(unary, *parts),
+                ct.sequence_sparsemap_loss(unary, torch.zeros(0, 4, 3), *parts)):
+        grads = torch.autograd.grad(out.sum(), [unary] + parts)
+        assert all(g.shape == t.shape and not g.any() for g, t in zip(grads, [unary] + parts))
     assert ct.lp_sparsemap([], [], []) == ([], [], [])
     assert ct.lp_sparsemap_loss([], [], [], []).shape == (0,)
     # an empty batch's arguments are checked as a full one's
@@ -818,8 +854,10 @@ def test_a_derivative_with_respect_to_incoming_gradients_is_refused_not_zero(lay
 def test_a_score_a_layer_refuses_is_named_with_its_example():
     """A NaN in the second example of a batch: the error names its
     position in the scores the layer was given (the library's message
-    gives the example and a flat index within its own, shorter, graph); a
-    transition's keeps the library's message, with the example."""
+    gives the example and a flat index within its own, shorter, graph);
+    so are a transition's, a start's and a stop's, in the shape each was
+    given in (it gave the library's flat index into start, transitions and
+    stop)."""
     unary = scores(3, 4, 3, seed=69).detach().clone()
     unary[1, 2, 0] = float("nan")
     lengths = torch.tensor([4, 3, 4])
@@ -831,9 +869,21 @@ def test_a_score_a_layer_refuses_is_named_with_its_example():
     with pytest.raises(concord.InvalidArgumentError, match=where):
         ct.sequence_sparsemap_loss(unary, gold, lengths=lengths)
     transitions = torch.zeros(3, 3, 3, 3, dtype=torch.float64)
-    transitions[2, 0, 1, 1] = float("nan")
-    with pytest.raises(concord.InvalidArgumentError, match=r"^example 2: additional score .*nan"):
+    transitions[2, 1, 0, 2] = float("nan")
+    with pytest.raises(concord.InvalidArgumentError,
+                       match=r"^transitions\[2, 1, 0, 2\] \(nan\) is not finite$"):
         ct.sequence_sparsemap(scores(3, 4, 3, seed=70), transitions)
+    shared = torch.zeros(3, 3, dtype=torch.float64)
+    shared[1, 2] = float("nan")
+    with pytest.raises(concord.InvalidArgumentError, match=r"^transitions\[1, 2\] \(nan\)"):
+        ct.sequence_sparsemap_loss(scores(4, 3, seed=70), gold[0], shared)
+    stop = torch.zeros(3, 3, dtype=torch.float64)
+    stop[1, 1] = float("inf")
+    with pytest.raises(concord.InvalidArgumentError, match=r"^stop\[1, 1\] \(inf\)"):
+        ct.sequence_sparsemap(scores(3, 4, 3, seed=70), lengths=lengths, stop=stop)
+    with pytest.raises(concord.InvalidArgumentError, match=r"^start\[1\] \(nan\)"):
+        ct.sequence_sparsemap(scores(3, 4, 3, seed=70),
+                              start=torch.tensor([0.0, float("nan"), 0.0]))
     arcs = scores(5, 5, seed=71).detach().clone()
     arcs[3, 1] = float("inf")
     with pytest.raises(concord.InvalidArgumentError, match=r"^scores\[3, 1\] \(inf\)"):
