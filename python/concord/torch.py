@@ -564,22 +564,21 @@ class _Structures:
         scores the layer was given ("unary[1, 2, 0] (nan) is not finite",
         "transitions[0, 2] (nan) ..."); error itself for any other
         refusal."""
-        refused = getattr(error, "additional_score", None)
-        if refused is not None and self.additional_at is not None:
-            k, value, why = refused
+        additional = getattr(error, "additional_score", None)
+        variable = getattr(error, "variable_score", None)
+        if additional is not None and self.additional_at is not None:
+            k, value, why = additional
             name, where = self.additional_at(error.example, k)
-            return type(error)(error.code, "%s[%s] (%g) %s" % (
-                name, ", ".join(map(str, where)), value, why))
-        refused = getattr(error, "variable_score", None)
-        if refused is None:
+        elif variable is not None:
+            b, (k, value, why) = error.example, variable
+            full = tuple(self.scores.shape[1:])
+            size = tuple(self.sizes[b]) + full[len(self.sizes[b]):]
+            where = [int(i) for i in np.unravel_index(k, size)]
+            name, where = self.scores_name, where if self.single else [b] + where
+        else:
             return error
-        b, (k, value, why) = error.example, refused
-        full = tuple(self.scores.shape[1:])
-        size = tuple(self.sizes[b]) + full[len(self.sizes[b]):]
-        where = [int(i) for i in np.unravel_index(k, size)]
-        where = where if self.single else [b] + where
-        return type(error)(error.code, "%s[%s] (%g) %s" % (self.scores_name,
-                                                           ", ".join(map(str, where)), value, why))
+        return type(error)(error.code, "%s[%s] (%g) %s" % (name, ", ".join(map(str, where)),
+                                                           value, why))
 
     def marginals(self, threads, settings):
         try:
