@@ -1,9 +1,9 @@
 """What a Potts edge costs as a DENSE table against PAIR factors.
 
-concord.learn's GraphCRF(pairwise="potts") gives each edge a DENSE table
-with P[s, s] on its diagonal (LP-MAP exact on trees); PAIR factors over
-the states' indicators score the same but make cycles through the nodes'
-one-hot constraints, so their relaxation is looser. On grids of Gaussian
+concord.learn's GraphCRF(pairwise="potts") gives each edge PAIR factors
+over the states' indicators when its weights share a sign (the two
+relaxations then have the same solutions) and a DENSE table with the
+weights on its diagonal otherwise (docs/design.md). On grids of Gaussian
 node scores and one positive weight per state, both built with
 concord.FactorGraph: the median CPU time of REPS LP-MAP solves
 (solve_map), the two alternating, with each solve's value, bound and

@@ -6,6 +6,11 @@
   graphs with DENSE and Potts edges, hard constraints); exact MAP always,
   LP-MAP on trees; on graphs with cycles LP-MAP is a relaxation, so there
   its value bounds the enumerated maximum and, when integral, equals it.
+* GraphCRF's Potts edges (PAIR factors for weights of one sign, DENSE
+  tables for both signs) give the optimum over the local polytope with a
+  joint distribution per edge: scipy's LP for LP-MAP, cvxopt's QP for
+  LP-SparseMAP, on paths and cycles, and one edge where PAIR factors alone
+  would score above the MAP.
 * The structured hinge's subgradient equals central finite differences of
   the loss along random directions, for LP-MAP and exact MAP (piecewise
   linear: points where the one-sided differences disagree are kinks,
@@ -254,6 +259,105 @@ def test_loss_augmented_inference_is_the_enumerated_maximiser(name, make, data, 
                 integral += is_integral
                 checked += 1
     assert integral >= checked // 2   # the integral case is the common one
+
+
+def local_polytope_optimum(theta, edges, diagonal, sparse):
+    """The optimum over the local polytope of nodes with one-hot states and
+    per edge a joint distribution mu (states x states) with the two nodes'
+    marginals, of theta . u + sum over the edges of diagonal . diag(mu)
+    (sparse: minus |u|^2 / 2, LP-SparseMAP's): scipy's LP solver, cvxopt's
+    QP. Returns the optimal value and u."""
+    from scipy.optimize import linprog
+    n, states = theta.shape
+    n_u, block = n * states, states * states
+    size = n_u + len(edges) * block
+    rows, rhs = [], []
+    for i in range(n):
+        row = np.zeros(size)
+        row[i * states:(i + 1) * states] = 1
+        rows.append(row)
+        rhs.append(1.0)
+    for e, (i, j) in enumerate(edges):
+        mu = n_u + e * block + np.arange(block).reshape(states, states)
+        # every row sum, and all column sums but the last (implied by the
+        # rest: both nodes' states sum to 1), so that the rows are independent
+        for s in range(states):
+            row = np.zeros(size)
+            row[mu[s]] = 1
+            row[i * states + s] = -1
+            rows.append(row)
+            rhs.append(0.0)
+        for t in range(states - 1):
+            row = np.zeros(size)
+            row[mu[:, t]] = 1
+            row[j * states + t] = -1
+            rows.append(row)
+            rhs.append(0.0)
+    gain = np.zeros(size)
+    gain[:n_u] = theta.reshape(-1)
+    for e in range(len(edges)):
+        gain[n_u + e * block + np.arange(states) * (states + 1)] = diagonal
+    A, b = np.array(rows), np.array(rhs)
+    if not sparse:
+        lp = linprog(-gain, A_eq=A, b_eq=b, bounds=(0, None), method="highs")
+        assert lp.status == 0
+        return -lp.fun, lp.x[:n_u].reshape(n, states)
+    from cvxopt import matrix, solvers
+    curvature = np.zeros((size, size))
+    curvature[np.arange(n_u), np.arange(n_u)] = 1.0
+    qp = solvers.coneqp(matrix(curvature), matrix(-gain), G=matrix(-np.eye(size)),
+                        h=matrix(np.zeros(size)), A=matrix(A), b=matrix(b), kktsolver="ldl",
+                        options={"show_progress": False, "abstol": 1e-10, "reltol": 1e-10,
+                                 "feastol": 1e-10, "maxiters": 200})
+    assert qp["status"] == "optimal"
+    return -qp["primal objective"], np.array(qp["x"]).reshape(-1)[:n_u].reshape(n, states)
+
+
+@pytest.mark.parametrize("method", ["map", "sparse"])
+@pytest.mark.parametrize("signs", ["positive", "negative", "mixed"])
+def test_potts_edges_give_the_local_polytope_optimum_for_weights_of_any_signs(signs, method):
+    """GraphCRF(pairwise="potts") gives each edge PAIR factors when its
+    weights are all >= 0 or all <= 0 and a DENSE table otherwise; either way
+    its relaxed inference is the optimum over the local polytope with a
+    joint distribution per edge (scipy's LP for LP-MAP: the same value;
+    cvxopt's QP for LP-SparseMAP: the same node values), on paths and on
+    cycles, and on paths LP-MAP is the enumerated maximum."""
+    rng = np.random.default_rng(21)
+    model = GraphCRF(3, pairwise="potts", inference_method=method, inference_settings=TIGHT)
+    X, Y = graph_data(rng, 6)
+    X += graph_data(rng, 6, cycle=False)[0]
+    model.initialize(X, Y + Y)
+    cases = []
+    for x in X:
+        w = rng.normal(size=model.size_joint_feature) * 2
+        diagonal = w[-3:]
+        if signs != "mixed":
+            w[-3:] = np.abs(diagonal) * (1 if signs == "positive" else -1)
+        elif (diagonal >= 0).all() or (diagonal <= 0).all():
+            w[-3:] = [1.0, -1.0, 0.5]
+        cases.append((model, x, w))
+    if signs == "mixed":
+        # one edge, where PAIR factors' relaxation scores 3.9 above the
+        # MAP's 2.7 (u: both nodes half in states 0 and 2)
+        edge = GraphCRF(3, pairwise="potts", inference_method=method, inference_settings=TIGHT)
+        x = (np.eye(2), np.array([[0, 1]]))
+        edge.initialize([x], [np.zeros(2, dtype=int)])
+        theta = np.array([[3.9, -3.0, -0.8], [2.3, -1.2, -2.2]])
+        cases.append((edge, x, edge.join_weights(theta.T, np.diag([-4.0, -2.1, 4.6]))))
+    for model_, x, w in cases:
+        W, P = model_.split_weights(w)
+        theta = x[0] @ W.T
+        u, Q = model_.inference(x, w, relaxed=True)
+        best, expected = local_polytope_optimum(theta, x[1], np.diag(P), method == "sparse")
+        if method == "sparse":
+            np.testing.assert_allclose(u, expected, atol=1e-6)
+        else:
+            assert w @ model_.joint_feature(x, (u, Q)) == pytest.approx(best, abs=1e-6)
+            if len(x[1]) < len(x[0]):  # a tree: LP-MAP is exact
+                assert best == pytest.approx(brute_force(model_, x, None, w), abs=1e-6)
+    pairs = [isinstance(f, concord.Pair) for pool in model._slots.values() for slot in pool
+             for f in slot.factors]
+    assert pairs and all(pairs) == (signs != "mixed") and any(pairs) == (signs != "mixed")
 
 
 @pytest.mark.parametrize("name, make, data, exact", MODELS[:3], ids=[m[0] for m in MODELS[:3]])
@@ -748,7 +852,7 @@ def test_structured_hinge_equals_the_c_library_losses(name, make, data, exact, m
             theta = theta + model.cost(gold)[0]
         elif model.one_hot:
             theta = theta + gold
-        slot = model._new_slot(design.keys[0])
+        slot = model._new_slot(model._slot_key(design.keys[0], P))
         slot.y.scores = theta.reshape(slot.y.shape)
         model._set_scores(slot, P)
         reference = slot.fg.loss({slot.y: gold.reshape(slot.y.shape)},

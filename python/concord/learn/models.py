@@ -436,7 +436,8 @@ class StructuredModel(Estimator):
         self._follow_constraints()
         for k, (key, u) in enumerate(zip(design.keys, rows)):
             if key not in self._checkers:
-                self._checkers[key] = [_core.Solver(self._new_slot(key, only=c).fg.graph)
+                slot_key = self._slot_key(key, None)
+                self._checkers[key] = [_core.Solver(self._new_slot(slot_key, only=c).fg.graph)
                                        for c in range(len(self.constraints))]
             for c, solver in enumerate(self._checkers[key]):
                 if solver.evaluate(u.reshape(-1)).violated:
@@ -458,11 +459,12 @@ class StructuredModel(Estimator):
         in_use = {}
         slots = []
         for key in keys:
-            pool = self._slots.setdefault(key, [])
-            k = in_use.get(key, 0)
-            in_use[key] = k + 1
+            slot_key = self._slot_key(key, P)
+            pool = self._slots.setdefault(slot_key, [])
+            k = in_use.get(slot_key, 0)
+            in_use[slot_key] = k + 1
             if k == len(pool):
-                pool.append(self._new_slot(key))
+                pool.append(self._new_slot(slot_key))
             slots.append(pool[k])
         for slot, theta in zip(slots, thetas):
             slot.y.scores = theta.reshape(slot.y.shape)
@@ -532,10 +534,17 @@ class StructuredModel(Estimator):
         """The labellings of several examples as the model returns them."""
         return labels
 
+    def _slot_key(self, key, P):
+        """The key under which the graphs of the structure `key` are kept
+        and built (_build) for pair weights P (None: weights not known, for
+        the constraint checks): the structure's own key, unless the model
+        builds different graphs for different weights."""
+        return key
+
     def _new_slot(self, key, only=None):
-        """The graph of the structure `key` with the hard constraints (only:
-        with constraints[only] alone), which must be factors over the
-        output Variable."""
+        """The graph of the slot key `key` (_slot_key) with the hard
+        constraints (only: with constraints[only] alone), which must be
+        factors over the output Variable."""
         slot = self._build(key)
         for c, constraint in enumerate(self.constraints):
             if only is None or c == only:
@@ -837,12 +846,15 @@ class GraphCRF(StructuredModel):
     ``W[s] . x_i``, and per edge (i, j) a factor over the two nodes:
     pairwise="full", a DENSE table scoring ``P[s_i, s_j]`` (edges are
     directed: (i, j) reads the table by i's state, then j's);
-    pairwise="potts", the same table with ``P[s, s]`` on its diagonal and 0
-    elsewhere (n_states weights, symmetric). A table per edge keeps LP-MAP
-    exact on trees: PAIR factors over the states' indicators, which scored
-    the same, make cycles through the nodes' one-hot constraints, and on a
-    single edge LP-MAP's relaxation then predicted a labelling that is not
-    the MAP.
+    pairwise="potts", ``P[s, s]`` when both ends are in state s (n_states
+    weights, symmetric). Its edges are PAIR factors over the states'
+    indicators while the weights are all >= 0 or all <= 0, and otherwise
+    DENSE tables with the weights on their diagonal: both relaxations have
+    the same LP-MAP value and solutions in the first case (docs/design.md),
+    and PAIR factors solve several times faster; with weights of both signs
+    the PAIR factors' relaxation is looser (on a single edge it can predict
+    a labelling that is not the MAP), and a table per edge keeps LP-MAP
+    exact on trees.
 
     X: list of (features (n_nodes, n_features) array or sparse matrix,
     edges (n_edges, 2) of node indices, each pair of nodes at most once in
@@ -911,27 +923,53 @@ class GraphCRF(StructuredModel):
         """The edges of a structure key, (n_edges, 2)."""
         return np.frombuffer(key[1], dtype=np.int64).reshape(-1, 2)
 
-    def _build(self, key):
+    def _slot_key(self, key, P):
+        """The structure and whether its edges are PAIR factors: Potts
+        edges whose weights (the diagonal of P) are all >= 0 or all <= 0.
+        Then, at given node values u, the best a DENSE table can score,
+        sum_s P[s, s] mu_ss over the joint distributions mu with marginals
+        u_i and u_j, is what the PAIR factors score apart, sum_s P[s, s]
+        min(u_is, u_js) (or with weights <= 0, max(0, u_is + u_js - 1)):
+        one mu meets all those bounds at once. So both give the same LP-MAP
+        and LP-SparseMAP solutions for u."""
+        if self.pairwise != "potts" or P is None:
+            return key, False
+        weights = np.diag(P)
+        return key, bool((weights >= 0).all() or (weights <= 0).all())
+
+    def _build(self, slot_key):
         """The graph of a structure: one-hot rows, and per edge a DENSE
-        factor."""
+        factor, or one PAIR factor over every edge for sign-uniform Potts
+        weights (_slot_key)."""
+        key, pairs = slot_key
         n, edges, states = key[0], self._edges(key), self.n_labels
         fg = concord.FactorGraph()
         y = fg.multi_variable_from(np.zeros((n, states)))
-        factors = [fg.add(concord.Dense([y[i], y[j]], np.zeros((states, states))))
-                   for i, j in edges]
+        if pairs:
+            factors = [fg.add(concord.Pair(y[edges[:, 0]], y[edges[:, 1]],
+                                           np.zeros((len(edges), states))))] if len(edges) else []
+        else:
+            factors = [fg.add(concord.Dense([y[i], y[j]], np.zeros((states, states))))
+                       for i, j in edges]
         return _Slot(fg, y, factors)
 
     def _set_scores(self, slot, P):
-        """Sets the edge factors' scores from P (0 off the diagonal for
-        Potts: split_weights leaves the pairs without a weight at 0)."""
-        for dense in slot.factors:
-            dense.scores = P
+        """Sets the edge factors' scores from P (a PAIR factor: its
+        diagonal; a DENSE table for Potts: 0 off the diagonal, where
+        split_weights leaves the pairs without a weight)."""
+        for factor in slot.factors:
+            factor.scores = np.diag(P) if isinstance(factor, concord.Pair) else P
 
     def _pair_stats(self, slot):
         """Q: the edge factors' values summed over the edges, at the pairs
         with a weight."""
-        return sum((dense.value for dense in slot.factors),
-                   np.zeros((self.n_labels, self.n_labels))) * self.pair_mask
+        Q = np.zeros((self.n_labels, self.n_labels))
+        for factor in slot.factors:
+            if isinstance(factor, concord.Pair):
+                Q += np.diag(factor.value.sum(axis=0))
+            else:
+                Q += factor.value
+        return Q * self.pair_mask
 
     def _gold_pair_stats(self, key, y):
         """Q of the labelling y (checked by _labelling): the state pairs at
