@@ -463,6 +463,97 @@ static void an_oracle_failing_while_the_face_is_completed_fails_the_backward_pas
     concord_graph_free(g);
 }
 
+/* The best of four links alone (XOR by a user oracle: the active set
+ * solves it). */
+static int best_of_four_oracle(void *user, const double *a, const double *b, double *u,
+                               double *v, double *value) {
+    (void)user, (void)b, (void)v;
+    int best = 0;
+    for (int k = 0; k < 4; ++k) {
+        u[k] = 0.0;
+        if (a[k] > a[best]) best = k;
+    }
+    u[best] = 1.0;
+    *value = a[best];
+    return 0;
+}
+
+/* The projection of z (n entries) onto the simplex: the largest k with
+ * z_(k) > (sum of the k largest - 1) / k sets the threshold. */
+static void sparsemax(const double *z, int n, double *p) {
+    double sorted[8], sum = 0.0, tau = 0.0;
+    memcpy(sorted, z, (size_t)n * sizeof *z);
+    for (int i = 1; i < n; ++i)
+        for (int j = i; j > 0 && sorted[j - 1] < sorted[j]; --j) {
+            const double t = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = t;
+        }
+    for (int k = 0; k < n; ++k) {
+        sum += sorted[k];
+        if (sorted[k] > (sum - 1.0) / (k + 1)) tau = (sum - 1.0) / (k + 1);
+    }
+    for (int i = 0; i < n; ++i) p[i] = z[i] > tau ? z[i] - tau : 0.0;
+}
+
+/* A score common to every configuration (c on each link of an XOR given
+ * by a user oracle, whose configurations each hold one link) changes
+ * neither the solution nor its derivative: they are sparsemax of the
+ * scores without it and its Jacobian diag(s) - s s^T / |S| (s the
+ * support), at c up to 1e12. With c inside the active set's targets and
+ * tolerances, the solution was 6e-7 off at 1e10 and 0.3 off, called
+ * integral, at 1e12; and the backward pass took configurations up to one
+ * unit below the best for tied, from 1e8. */
+static void a_score_common_to_every_configuration_changes_nothing(void **state) {
+    (void)state;
+    const double base[4] = {0.12573022, -0.13210486, 0.64042265, 0.10490012};
+    const double offsets[] = {0.0, 1e6, 1e8, 1e9, 1e10, 1e12};
+    int32_t vars[4] = {0, 1, 2, 3};
+    for (size_t o = 0; o < sizeof offsets / sizeof *offsets; ++o) {
+        const double c = offsets[o];
+        double a[4], shifted[4], expected[4];
+        for (int k = 0; k < 4; ++k) {
+            a[k] = base[k] + c;
+            shifted[k] = a[k] - c; /* exact: what the library receives, without c */
+        }
+        sparsemax(shifted, 4, expected);
+        concord_graph *g = concord_graph_new();
+        assert_non_null(g);
+        assert_int_equal(concord_add_variables(g, 4, a, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_factor(g, 4, vars, NULL, 0, NULL, best_of_four_oracle, NULL,
+                                            NULL),
+                         CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        concord_settings st = tight_settings();
+        concord_info info;
+        assert_int_equal(concord_solver_sparse(s, &st, &info), CONCORD_OK);
+        assert_int_equal(info.status, CONCORD_STATUS_FRACTIONAL);
+        const double *u = concord_solver_variables(s);
+        for (int k = 0; k < 4; ++k)
+            if (fabs(u[k] - expected[k]) > 1e-9)
+                fail_msg("offset %g: u[%d] = %.17g, sparsemax %.17g", c, k, u[k], expected[k]);
+        int support = 0;
+        for (int k = 0; k < 4; ++k) support += expected[k] > 0.0;
+        for (int k = 0; k < 4; ++k) {
+            double du[4] = {0}, dtheta[4];
+            du[k] = 1.0;
+            concord_backward_info binfo;
+            assert_int_equal(concord_solver_backward(s, &st, du, NULL, dtheta, NULL, &binfo),
+                             CONCORD_OK);
+            for (int i = 0; i < 4; ++i) {
+                const double jacobian = expected[i] > 0.0 && expected[k] > 0.0
+                                            ? (i == k) - 1.0 / support
+                                            : 0.0;
+                if (fabs(dtheta[i] - jacobian) > 1e-6)
+                    fail_msg("offset %g: J[%d][%d] = %.17g, sparsemax's %.17g", c, i, k,
+                             dtheta[i], jacobian);
+            }
+        }
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_tied_perfect_matching_has_the_birkhoff_polytopes_derivative),
@@ -473,6 +564,7 @@ int main(void) {
         cmocka_unit_test(a_tied_face_beyond_the_limit_is_reported),
         cmocka_unit_test(a_backward_pass_leaves_the_next_solve_as_it_was),
         cmocka_unit_test(an_oracle_failing_while_the_face_is_completed_fails_the_backward_pass),
+        cmocka_unit_test(a_score_common_to_every_configuration_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -760,10 +760,19 @@ static void combine(const active_set *s, double *u, double *v) {
     if (v) active_set_additionals(s, v);
 }
 
+/* The score the targets measure the others from: the first
+ * configuration's. The weights sum to 1, so a score common to every
+ * configuration only moves tau; taken out, it leaves the right-hand side
+ * the differences between the scores, exact in floating point however
+ * large the scores (SEQUENCE and DENSE scores all raised by 1e10: with
+ * them in, the inverse's rounding of 1e10 reached the weights). */
+static double reference_score(const active_set *s) { return s->size ? s->score[0] : 0.0; }
+
 static void plain_target(active_set *s) {
     const int32_t m = s->size + 1;
+    const double reference = reference_score(s);
     s->rhs[0] = 1.0;
-    for (int32_t k = 0; k < s->size; ++k) s->rhs[k + 1] = s->score[k];
+    for (int32_t k = 0; k < s->size; ++k) s->rhs[k + 1] = s->score[k] - reference;
     matvec(s->kinv, s->capacity + 1, s->rhs, m, s->sol);
 }
 
@@ -781,14 +790,16 @@ static void solve_target(active_set *s) {
     const bool due = s->size >= CHECK_FROM && s->updates - s->checked >= CHECK_EVERY;
     if (s->size < 2 || !(s->refine || due)) return;
     double total = 0.0, size = fabs(s->sol[0]), worst = 0.0;
+    const double reference = reference_score(s);
     for (int32_t k = 0; k < s->size; ++k) total += s->sol[k + 1];
     s->rhs[0] = 1.0 - total;
     for (int32_t k = 0; k < s->size; ++k) {
         const double *row = gram_at(s, k, 0);
-        const double r = s->score[k] - s->sol[0] - dot(row, s->sol + 1, s->size);
+        const double score = s->score[k] - reference;
+        const double r = score - s->sol[0] - dot(row, s->sol + 1, s->size);
         s->rhs[k + 1] = r;
         worst = fmax(worst, fabs(r));
-        size = fmax(size, fmax(fabs(s->score[k]), row[k]));
+        size = fmax(size, fmax(fabs(score), row[k]));
     }
     if (!s->refine && worst <= 1e-12 * size && fabs(s->rhs[0]) <= 1e-11) {
         s->checked = s->updates;
@@ -834,26 +845,34 @@ static int degenerate_step(active_set *s, const int32_t *x, const double *xv, in
 
 /* How far the best configuration under the gradient (score `best`)
  * improves the linearized objective at (u, v) = sum_k p_k (u_k, v_k):
- *   gap = best - [(a - D u).u + b.v] = best - sum_k p_k c_k + u.D u.
- * Returns whether that is rounding: at most 1e-12 times the size of the
- * terms it was computed from. That size is first taken from the scores
+ *   gap = best - [(a - D u).u + b.v] = best - sum_k p_k c_k + u.D u,
+ * every score taken relative to the reference score (the weights sum to
+ * 1). Returns whether that is within 1e-12 of the size of the objective's
+ * terms relative to the reference, or is rounding: 1e-14 of the size of
+ * the terms the scores were summed from (a score common to every
+ * configuration, 1e10 added to every state of a SEQUENCE, cancels from
+ * the gap but not from its rounding; relative to it, 1e-12 had the solve
+ * stop 1e-2 from the answer). That size is first taken from the scores
  * themselves; only when the gap is close does the test pay for the sums
  * of |terms| within each score (which can cancel). */
 static bool gap_is_rounding(const active_set *s, const double *a, const double *b,
                             const double *d, const double *u, double best) {
-    double linear = 0.0, size = fabs(best), quadratic = 0.0;
+    const double reference = reference_score(s);
+    double linear = 0.0, size = fabs(best - reference), rounding = fabs(best), quadratic = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
-        linear += s->p[k] * s->score[k];
-        size += s->p[k] * fabs(s->score[k]);
+        linear += s->p[k] * (s->score[k] - reference);
+        size += s->p[k] * fabs(s->score[k] - reference);
+        rounding += s->p[k] * fabs(s->score[k]);
     }
     for (int32_t i = 0; i < s->degree; ++i) quadratic += d[i] * u[i] * u[i];
-    const double gap = best - linear + quadratic;
+    const double gap = (best - reference) - linear + quadratic;
     size += quadratic;
-    if (gap <= 1e-12 * size) return true;
-    if (gap > 1e-9 * size) return false;
-    size = fabs(best) + quadratic;
-    for (int32_t k = 0; k < s->size; ++k) size += s->p[k] * score_magnitude(s, k, a, b, NULL);
-    return gap <= 1e-12 * size;
+    rounding += quadratic;
+    if (gap <= 1e-12 * size + 1e-14 * rounding) return true;
+    if (gap > 1e-9 * size + 1e-11 * rounding) return false;
+    rounding = fabs(best) + quadratic;
+    for (int32_t k = 0; k < s->size; ++k) rounding += s->p[k] * score_magnitude(s, k, a, b, NULL);
+    return gap <= 1e-12 * size + 1e-14 * rounding;
 }
 
 /* Takes new weights d: the inverse is rescaled when every d_i was and is
@@ -1009,7 +1028,7 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
  * masking a state would make it 1e3, then 1, and every round would pick
  * configurations 0.5 below the ties and end the completion with the face
  * incomplete. Only where every held term is 0 do the others set it. */
-static const double TIED = 1e-10;
+static const double TIED = 1e-10, ROUNDING_TIED = 1e-14;
 static const double PERTURBATIONS[] = {1e-6, 1e-9};
 
 /* A pseudo-random number in [-1, 1) (xorshift64): deterministic, so a
@@ -1076,18 +1095,30 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
         gradient[i] = a[i] - s->d[i] * h[i];
         scores[i] = fabs(a[i]) + s->d[i] * fabs(h[i]);
     }
-    double best = -INFINITY, size = 0.0, scale = 0.0;
+    /* The tolerance: TIED times the size of the objective's terms apart
+     * from a score common to every configuration (per configuration, its
+     * score under (a, b) relative to the first's, and d_i u_i over its
+     * links), and ROUNDING_TIED times the size of the terms the scores
+     * are summed from, their rounding. */
+    const double reference = entries_score(s, config(s, 0), config_values(s, 0), s->links[0],
+                                           s->count[0], a, b);
+    double best = -INFINITY, size = 0.0, rounding = 0.0, scale = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
+        const int32_t *x = config(s, k);
+        double relative = fabs(entries_score(s, x, config_values(s, k), s->links[k], s->count[k],
+                                             a, b) - reference);
+        for (int32_t j = 0; j < s->links[k]; ++j) relative += s->d[x[j]] * fabs(h[x[j]]);
+        size = fmax(size, relative);
         score_config(s, k, gradient, b);
         best = fmax(best, s->score[k]);
-        size = fmax(size, score_magnitude(s, k, scores, b, &scale));
+        rounding = fmax(rounding, score_magnitude(s, k, scores, b, &scale));
     }
     if (scale == 0.0) {
         for (size_t i = 0; i < deg; ++i) scale = fmax(scale, scores[i]);
         for (int32_t k = 0; k < s->n_add; ++k) scale = fmax(scale, fabs(b[k]));
     }
     if (scale == 0.0) scale = 1.0;
-    const double tied = best - TIED * size;
+    const double tied = best - (TIED * size + ROUNDING_TIED * rounding);
     if (s->solution_size < 0 && !keep_solution(s)) {
         res.error = CONCORD_ENOMEM;
         goto done;
