@@ -1014,12 +1014,17 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
 
 /* Face completion. A configuration ties with the solution's when its
  * score under the gradient (a - D u, b) is within TIED times the size of
- * the terms the best score is computed from, |a_i| + d_i u_i per link and
- * |b_k v_k| (the solve certifies its gap to 1e-12 of the size of its
- * scores). Not the size of the gradient's entries: they can be 0 at the
- * solution, and in a graph of several factors what the solve leaves of
- * them is then its residual (1e-14 on a head automaton beside a sequence
- * at zero scores), by which no configuration would tie. The oracle is
+ * the objective's terms apart from a score common to every configuration
+ * (per held configuration, its score under (a, b) measured from the
+ * first's and d_i u_i over its links), plus ROUNDING_TIED times the size
+ * of the terms the best score is summed from, |a_i| + d_i u_i per link
+ * and |b_k v_k|, its rounding (the solve certifies its gap likewise: with
+ * TIED of these terms alone, scores raised by 1e8 made configurations
+ * 0.01 below the best tie). Not the size of the gradient's entries:
+ * they can be 0 at the solution, and in a graph of several factors what
+ * the solve leaves of them is then its residual (1e-14 on a head
+ * automaton beside a sequence at zero scores), by which no configuration
+ * would tie. The oracle is
  * asked at the gradient moved along a direction h by PERTURBATIONS[0]
  * times the largest of those terms in the held configurations, and by the
  * smaller PERTURBATIONS[1] when that picked a configuration that does not
@@ -1030,6 +1035,14 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
  * incomplete. Only where every held term is 0 do the others set it. */
 static const double TIED = 1e-10, ROUNDING_TIED = 1e-14;
 static const double PERTURBATIONS[] = {1e-6, 1e-9};
+/* Where the scores share a part far larger than their differences (1e10
+ * on every state of a SEQUENCE), the held terms are that large, and so
+ * are both moves: they pick configurations below the ties every time. A
+ * last move is then PERTURBATIONS[0] of the objective's size apart from
+ * that part, but at least ROUNDING_MOVE of the size of the terms, so that
+ * it outweighs their rounding (a mask 1 below ties at 1e10: without it the
+ * products were 0.25 off the Jacobian). */
+static const double ROUNDING_MOVE = 1e-13;
 
 /* A pseudo-random number in [-1, 1) (xorshift64): deterministic, so a
  * completion gives the same configurations on any thread. */
@@ -1119,6 +1132,9 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
     }
     if (scale == 0.0) scale = 1.0;
     const double tied = best - (TIED * size + ROUNDING_TIED * rounding);
+    const double moves[3] = {PERTURBATIONS[0] * scale, PERTURBATIONS[1] * scale,
+                             fmax(PERTURBATIONS[0] * size, ROUNDING_MOVE * rounding)};
+    const int n_moves = moves[2] < moves[1] ? 3 : 2;
     if (s->solution_size < 0 && !keep_solution(s)) {
         res.error = CONCORD_ENOMEM;
         goto done;
@@ -1129,8 +1145,8 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
         const double length = direction_off_hull(s, &rng, h);
         if (!(length > 0.0)) break;
         for (int sign = 1; sign >= -1 && !grew; sign -= 2) {
-            for (size_t level = 0; level < sizeof PERTURBATIONS / sizeof *PERTURBATIONS; ++level) {
-                const double step = sign * PERTURBATIONS[level] * scale / length;
+            for (int level = 0; level < n_moves; ++level) {
+                const double step = sign * moves[level] / length;
                 for (size_t i = 0; i < deg; ++i) scores[i] = gradient[i] + step * h[i];
                 double ignored;
                 const int32_t n = call_oracle(s, f, scores, b, buf, &ignored);
