@@ -14,20 +14,21 @@ loss-augmented inference solved by concord_solve_batch in minibatches of
 
 Each figure is one epoch's examples over its wall time (the second epoch
 of a fit, time_curve_[1] - time_curve_[0]: the factor graphs are built in
-the first), the median of RUNS runs with the thread counts alternating;
+the first), the median of RUNS runs (default 7) with the thread counts
+alternating;
 every run's weights are checked to be the same on both thread counts. The
 machine's load is printed too: another process on a core takes its share
 of the speed-up.
 
-    .venv/bin/python bench/learn_throughput.py
+    .venv/bin/python bench/learn_throughput.py [RUNS]
 """
+import argparse
 import os
 
 import numpy as np
 
 from concord.learn import ChainCRF, GraphCRF, MultiLabelClf, SubgradientSSVM
 
-RUNS = 7
 EXAMPLES = 256
 BATCH = 64
 FEATURES = 20
@@ -64,11 +65,11 @@ def grids(rng, side=5, states=4):
     return X, Y
 
 
-def throughput(make_model, X, Y):
-    """Median examples/s of one epoch on 1 and 2 threads."""
+def throughput(make_model, X, Y, runs):
+    """Median examples/s of one epoch on 1 and 2 threads over `runs` runs."""
     rates = {1: [], 2: []}
     reference = None
-    for _ in range(RUNS):
+    for _ in range(runs):
         for threads in (1, 2):
             learner = SubgradientSSVM(make_model(), max_iter=2, batch_size=BATCH,
                                       random_state=0, threads=threads).fit(X, Y)
@@ -81,6 +82,13 @@ def throughput(make_model, X, Y):
 
 def main():
     """Prints the table."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="?", type=int, default=7,
+                        help="runs per thread count (default 7)")
+    runs = parser.parse_args().runs
+    if runs < 1:
+        parser.error("runs must be at least 1")
     rng = np.random.default_rng(0)
     chain, multilabel, grid = chains(rng), multilabels(rng), grids(rng)
     cases = [
@@ -93,11 +101,11 @@ def main():
          grid),
     ]
     print("SubgradientSSVM, one epoch of %d examples, minibatches of %d, median of %d runs; "
-          "load average %.2f %.2f %.2f; %d processors" % ((EXAMPLES, BATCH, RUNS)
+          "load average %.2f %.2f %.2f; %d processors" % ((EXAMPLES, BATCH, runs)
                                                          + os.getloadavg() + (os.cpu_count(),)))
     print("%-36s %12s %12s %9s" % ("training set", "1 thread", "2 threads", "speed-up"))
     for name, make_model, (X, Y) in cases:
-        one, two = throughput(make_model, X, Y)
+        one, two = throughput(make_model, X, Y, runs)
         print("%-36s %10.0f/s %10.0f/s %8.2fx" % (name, one, two, two / one))
 
 
