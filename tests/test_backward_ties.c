@@ -428,19 +428,25 @@ static void a_backward_pass_leaves_the_next_solve_as_it_was(void **state) {
     }
 }
 
-/* XOR's oracle (the first of the best), failing with error 9 once
- * *fail is set. */
-static int xor_oracle(void *user, const double *a, const double *b, double *u, double *v,
-                      double *value) {
-    (void)b, (void)v;
-    if (*(const bool *)user) return 9;
+/* XOR's configuration over n links at scores a: the first of the best
+ * links on, and its score. */
+static void best_single_link(int n, const double *a, double *u, double *value) {
     int best = 0;
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < n; ++k) {
         u[k] = 0.0;
         if (a[k] > a[best]) best = k;
     }
     u[best] = 1.0;
     *value = a[best];
+}
+
+/* XOR's oracle over three links, failing with error 9 once *fail is
+ * set. */
+static int xor_oracle(void *user, const double *a, const double *b, double *u, double *v,
+                      double *value) {
+    (void)b, (void)v;
+    if (*(const bool *)user) return 9;
+    best_single_link(3, a, u, value);
     return 0;
 }
 
@@ -475,13 +481,7 @@ static void an_oracle_failing_while_the_face_is_completed_fails_the_backward_pas
 static int best_of_four_oracle(void *user, const double *a, const double *b, double *u,
                                double *v, double *value) {
     (void)user, (void)b, (void)v;
-    int best = 0;
-    for (int k = 0; k < 4; ++k) {
-        u[k] = 0.0;
-        if (a[k] > a[best]) best = k;
-    }
-    u[best] = 1.0;
-    *value = a[best];
+    best_single_link(4, a, u, value);
     return 0;
 }
 
