@@ -448,7 +448,9 @@ cdef class Settings:
     more often near the end; an exception it raises stops the
     solve and is raised again by the solving call).
 
-    A setting out of range raises ValueError naming it; TypeError names an
+    A setting out of range raises ValueError naming it (OverflowError, as
+    for every integer argument, when an integer setting does not fit its C
+    type: 32 bits, node_limit 64); TypeError names an
     integer setting given anything but an integer (1.5, True), a real one
     given anything but a number ("1"), and a flag given anything but True,
     False, 0 or 1 ("no").
@@ -1777,7 +1779,8 @@ cdef class Solver:
 
     def decoded_labels(self):
         """The decoded state label of every multi-variable (after decode,
-        or a solve that decodes: exact MAP, PSDD, MPLP)."""
+        or a solve that decodes: exact MAP, MPLP; after PSDD, call decode
+        first)."""
         self.fresh()
         if concord_solver_decoded(self.s) == NULL:
             raise InvalidArgumentError(CONCORD_EINVAL, "no decoded assignment yet: call decode() "

@@ -167,7 +167,9 @@ class VariableSlice:
             return None
         if is_tensor(value):
             torch = sys.modules["torch"]
-            picked = value.reshape(-1)[torch.as_tensor(self.index, dtype=torch.int64)]
+            # a copy: torch takes no numpy array of negative strides (x[::-1])
+            index = torch.as_tensor(np.ascontiguousarray(self.index), dtype=torch.int64)
+            picked = value.reshape(-1)[index]
         else:
             picked = value.reshape(-1)[self.index]
         return 1 - picked if self.negated else picked
@@ -515,7 +517,10 @@ class FactorGraph:
         return bool(self._score_tensors())
 
     def _numpy_solver(self):
-        if self._solver is None:
+        """The solver of numpy solves, made again when the structure changed
+        through ``self.graph`` (a factor added there, regularization
+        weights) since it was made."""
+        if self._solver is None or not self._solver.is_current:
             self._solver = _core.Solver(self._graph)
         return self._solver
 
