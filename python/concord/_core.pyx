@@ -472,67 +472,112 @@ cdef class Settings:
             raise ValueError(_text(message))
 
     property max_iter:
+        """Iterations at most (default 100000; for exact MAP, per node)."""
+
         def __get__(self): return self.c.max_iter
         def __set__(self, value): self.c.max_iter = _setting_integer(value, "max_iter", 32)
     property tol:
+        """Convergence tolerance on the residuals and the gap (default 1e-6)."""
+
         def __get__(self): return self.c.tol
         def __set__(self, value): self.c.tol = _setting_real(value, "tol")
     property eta:
+        """Initial ADMM penalty, relative to the scores' scale (default 0.1)."""
+
         def __get__(self): return self.c.eta
         def __set__(self, value): self.c.eta = _setting_real(value, "eta")
     property adapt_eta:
+        """Whether the penalty adapts by residual balancing (default True)."""
+
         def __get__(self): return self.c.adapt_eta
         def __set__(self, value): self.c.adapt_eta = as_flag(value, "adapt_eta")
     property relaxation:
+        """ADMM over-relaxation factor (default 1.0)."""
+
         def __get__(self): return self.c.relaxation
         def __set__(self, value): self.c.relaxation = _setting_real(value, "relaxation")
     property bound_every:
+        """Iterations between dual bounds (default 25)."""
+
         def __get__(self): return self.c.bound_every
         def __set__(self, value): self.c.bound_every = _setting_integer(value, "bound_every", 32)
     property max_inner_iter:
+        """Oracle calls per active-set solve and iteration (default 1)."""
+
         def __get__(self): return self.c.max_inner_iter
         def __set__(self, value): self.c.max_inner_iter = _setting_integer(value, "max_inner_iter", 32)
     property acceleration:
+        """Anderson acceleration memory (default 8; 0: off)."""
+
         def __get__(self): return self.c.acceleration
         def __set__(self, value): self.c.acceleration = _setting_integer(value, "acceleration", 32)
     property warm_start:
+        """Whether a solve starts from the solver's previous state (default True)."""
+
         def __get__(self): return self.c.warm_start
         def __set__(self, value): self.c.warm_start = as_flag(value, "warm_start")
     property time_limit:
+        """Seconds a solve may take (default 0: no limit)."""
+
         def __get__(self): return self.c.time_limit
         def __set__(self, value): self.c.time_limit = _setting_real(value, "time_limit")
     property backward_tol:
+        """Relative tolerance of the backward pass (default 1e-10)."""
+
         def __get__(self): return self.c.backward_tol
         def __set__(self, value): self.c.backward_tol = _setting_real(value, "backward_tol")
     property backward_max_iter:
+        """Iterations of the backward pass at most (default 1000)."""
+
         def __get__(self): return self.c.backward_max_iter
         def __set__(self, value): self.c.backward_max_iter = _setting_integer(value, "backward_max_iter", 32)
     property backward_power:
+        """Whether the backward pass uses power iteration (default False:
+        conjugate gradients)."""
+
         def __get__(self): return self.c.backward_power
         def __set__(self, value): self.c.backward_power = as_flag(value, "backward_power")
     property acyclic:
+        """Whether forests are solved by dynamic programming (default True)."""
+
         def __get__(self): return self.c.acyclic
         def __set__(self, value): self.c.acyclic = as_flag(value, "acyclic")
     property node_limit:
+        """Branch-and-bound nodes at most for exact MAP (default 0: no limit)."""
+
         def __get__(self): return self.c.node_limit
         def __set__(self, value): self.c.node_limit = _setting_integer(value, "node_limit", 64)
     property search:
+        """Exact MAP's node order: "best_first" (default) or "depth_first"."""
+
         def __get__(self): return _name_of(_SEARCHES, self.c.search)
         def __set__(self, value): self.c.search = _named(_SEARCHES, value, "search")
     property exact_gap:
+        """Exact MAP's gap between bound and value, relative to the value,
+        that proves optimality (default 1e-9)."""
+
         def __get__(self): return self.c.exact_gap
         def __set__(self, value): self.c.exact_gap = _setting_real(value, "exact_gap")
     property heuristic_every:
+        """Exact MAP decodes an assignment from the LP solution of every
+        N-th node neither pruned nor integral (default 1; 0: the root only)."""
+
         def __get__(self): return self.c.heuristic_every
         def __set__(self, value): self.c.heuristic_every = _setting_integer(value, "heuristic_every", 32)
     property psdd_step:
+        """PSDD's step rule: "sqrt" (default), "decrease" or "polyak"."""
+
         def __get__(self): return _name_of(_STEP_RULES, self.c.psdd_step)
         def __set__(self, value): self.c.psdd_step = _named(_STEP_RULES, value, "psdd_step")
     property psdd_eta:
+        """PSDD's initial step, relative to the scores' scale (default 1.0)."""
+
         def __get__(self): return self.c.psdd_eta
         def __set__(self, value): self.c.psdd_eta = _setting_real(value, "psdd_eta")
 
     property progress:
+        """None or a callable taking a Progress and returning True to stop the solve."""
+
         def __get__(self):
             return self._progress
 
