@@ -1024,11 +1024,11 @@ active_set_result active_set_solve(active_set *s, const factor *f, const double 
  * they can be 0 at the solution, and in a graph of several factors what
  * the solve leaves of them is then its residual (1e-14 on a head
  * automaton beside a sequence at zero scores), by which no configuration
- * would tie. The oracle is
- * asked at the gradient moved along a direction h by PERTURBATIONS[0]
- * times the largest of those terms in the held configurations, and by the
- * smaller PERTURBATIONS[1] when that picked a configuration that does not
- * tie (a near tie the larger move reached). The terms the held
+ * would tie. The oracle is asked at the gradient moved along a direction
+ * h by PERTURBATIONS[0] times the largest of those terms in the held
+ * configurations, and by the smaller PERTURBATIONS[1] when that picked a
+ * configuration that does not tie (a near tie the larger move reached;
+ * a last move, ROUNDING_MOVE, below). The terms the held
  * configurations do not have leave the move alone: a score of -1e9
  * masking a state would make it 1e3, then 1, and every round would pick
  * configurations 0.5 below the ties and end the completion with the face
@@ -1108,18 +1108,14 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
         gradient[i] = a[i] - s->d[i] * h[i];
         scores[i] = fabs(a[i]) + s->d[i] * fabs(h[i]);
     }
-    /* The tolerance: TIED times the size of the objective's terms apart
-     * from a score common to every configuration (per configuration, its
-     * score under (a, b) relative to the first's, and d_i u_i over its
-     * links), and ROUNDING_TIED times the size of the terms the scores
-     * are summed from, their rounding. */
-    const double reference = entries_score(s, config(s, 0), config_values(s, 0), s->links[0],
-                                           s->count[0], a, b);
+    /* size and rounding: the two sizes of the tolerance (see TIED) */
+    score_config(s, 0, a, b);
+    const double reference = s->score[0];
     double best = -INFINITY, size = 0.0, rounding = 0.0, scale = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
         const int32_t *x = config(s, k);
-        double relative = fabs(entries_score(s, x, config_values(s, k), s->links[k], s->count[k],
-                                             a, b) - reference);
+        score_config(s, k, a, b);
+        double relative = fabs(s->score[k] - reference);
         for (int32_t j = 0; j < s->links[k]; ++j) relative += s->d[x[j]] * fabs(h[x[j]]);
         size = fmax(size, relative);
         score_config(s, k, gradient, b);
