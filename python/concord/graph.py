@@ -98,12 +98,13 @@ def result_dtype(tensors):
     return dtype if dtype.is_floating_point else torch.get_default_dtype()
 
 
-def like(values, scores, dtype):
-    """values (a NumPy array) as a result for `scores`: for a tensor, a
-    tensor of the given dtype on its device, else the array itself. A
-    tensor (a differentiable solve's result) is returned as it is."""
-    if is_tensor(scores) and not is_tensor(values):
-        return sys.modules["torch"].from_numpy(values).to(device=scores.device, dtype=dtype)
+def like(values, reference, dtype):
+    """values (a NumPy array) as a result beside `reference`: when that is
+    a tensor, a tensor of the given dtype on its device, else the array
+    itself. A tensor (a differentiable solve's result) is returned as it
+    is."""
+    if is_tensor(reference) and not is_tensor(values):
+        return sys.modules["torch"].from_numpy(values).to(device=reference.device, dtype=dtype)
     return values
 
 
@@ -543,20 +544,23 @@ class FactorGraph:
 
     def _set_values(self, u, v):
         """Sets the variables' values to slices of u and the factors' to
-        slices of v: NumPy arrays (made tensors of the graph's result_dtype
-        for tensor scores) or the tensors of a differentiable solve. u None
-        (no solution) sets every value to None, v None every factor's."""
+        slices of v: the tensors of a differentiable solve, or NumPy
+        arrays, made tensors in a graph with tensor scores (every value,
+        whatever its own scores: constants of the result dtype, on the
+        device of the first score tensor, as a differentiable solve's). u
+        None (no solution) sets every value to None, v None every
+        factor's."""
         tensors = self._score_tensors() if u is not None and not is_tensor(u) else []
+        reference = tensors[0] if tensors else None
         dtype = result_dtype(tensors) if tensors else None
         for x in self.variables:
             x.value = (None if u is None else
-                       like(span(u, x.first, x.size), x.scores, dtype).reshape(x.shape))
+                       like(span(u, x.first, x.size), reference, dtype).reshape(x.shape))
         for factor in self.factors:
             first, count = factor.additionals
             if count:
-                parts = factor._score_parts()
                 factor.value = None if u is None or v is None else factor._shape_values(
-                    like(span(v, first, count), parts[0] if parts else None, dtype))
+                    like(span(v, first, count), reference, dtype))
 
     def _take_solution(self, solver, info, outputs=None):
         """After a solve by `solver` that ended with `info`: remembers the

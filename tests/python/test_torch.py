@@ -344,6 +344,45 @@ def test_solve_batch_mixing_tensor_and_numpy_graphs_gives_each_its_own_solve():
     assert torch.equal(tensor_x.value, alone[0])
 
 
+def test_every_value_of_a_graph_with_tensor_scores_is_a_tensor_after_any_solve():
+    """A variable with NumPy scores, and a Sequence whose first score part
+    (start) is NumPy and whose transitions are a tensor, in a graph with
+    float32 tensor scores: after solve_map, solve_exact, decode and loss as
+    after solve, every value is a float32 tensor equal to the same graph's
+    values with NumPy scores (solve's within float32 rounding)."""
+    states, length = 3, 4
+    unary = scores(length, states, seed=61).detach()
+    other = scores(2, seed=62).detach().numpy()
+    transitions = scores(length - 1, states, states, seed=63).detach()
+
+    def graph(as_tensor):
+        fg = concord.FactorGraph()
+        x = fg.multi_variable_from(as_tensor(unary))
+        y = fg.variable_from(other)
+        fg.add(concord.Or(y))
+        sequence = fg.add(concord.Sequence(x, transitions=as_tensor(transitions)))
+        return fg, x, y, sequence
+
+    def values(fg, x, y, sequence, method):
+        if method == "loss":
+            gold = np.zeros((length, states))
+            gold[:, 0] = 1
+            fg.loss({x: gold, y: np.array([1.0, 0.0])}, **TIGHT)
+        elif method == "decode":
+            fg.solve_map(**TIGHT)
+            fg.decode()
+        else:
+            getattr(fg, method)(**TIGHT)
+        return [x.value, y.value, *sequence.value]
+
+    for method in ("solve", "solve_map", "solve_exact", "decode", "loss"):
+        expected = values(*graph(lambda t: t.numpy()), method)
+        got = values(*graph(lambda t: t.float()), method)
+        for value, reference in zip(got, expected):
+            assert torch.is_tensor(value) and value.dtype == torch.float32, (method, value)
+            assert np.allclose(value.detach().numpy(), reference, atol=1e-6), method
+
+
 def test_slices_of_a_tensor_variable_have_their_values():
     theta = torch.tensor([[0.3, 0.5, 0.4], [0.9, 0.1, 0.2]], requires_grad=True)
     fg = concord.FactorGraph()
