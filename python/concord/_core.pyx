@@ -373,9 +373,10 @@ cdef object _setting_integer(value, str what, int bits):
     return number
 
 
-cdef double _setting_real(value, str what) except? -1.0:
-    """A real setting: a number (int, float, NumPy scalar), not a string
-    or a truth value."""
+cdef double _as_real(value, str what) except? -1.0:
+    """A real setting or builder argument: a number (int, float, NumPy
+    scalar), not a string or a truth value; anything else is a TypeError
+    naming it."""
     if not isinstance(value, (str, bytes, bool, np.bool_)):
         try:
             return float(value)
@@ -480,12 +481,12 @@ cdef class Settings:
         """Convergence tolerance on the residuals and the gap (default 1e-6)."""
 
         def __get__(self): return self.c.tol
-        def __set__(self, value): self.c.tol = _setting_real(value, "tol")
+        def __set__(self, value): self.c.tol = _as_real(value, "tol")
     property eta:
         """Initial ADMM penalty, relative to the scores' scale (default 0.1)."""
 
         def __get__(self): return self.c.eta
-        def __set__(self, value): self.c.eta = _setting_real(value, "eta")
+        def __set__(self, value): self.c.eta = _as_real(value, "eta")
     property adapt_eta:
         """Whether the penalty adapts by residual balancing (default True)."""
 
@@ -495,7 +496,7 @@ cdef class Settings:
         """ADMM over-relaxation factor (default 1.0)."""
 
         def __get__(self): return self.c.relaxation
-        def __set__(self, value): self.c.relaxation = _setting_real(value, "relaxation")
+        def __set__(self, value): self.c.relaxation = _as_real(value, "relaxation")
     property bound_every:
         """Iterations between dual bounds (default 25)."""
 
@@ -520,12 +521,12 @@ cdef class Settings:
         """Seconds a solve may take (default 0: no limit)."""
 
         def __get__(self): return self.c.time_limit
-        def __set__(self, value): self.c.time_limit = _setting_real(value, "time_limit")
+        def __set__(self, value): self.c.time_limit = _as_real(value, "time_limit")
     property backward_tol:
         """Relative tolerance of the backward pass (default 1e-10)."""
 
         def __get__(self): return self.c.backward_tol
-        def __set__(self, value): self.c.backward_tol = _setting_real(value, "backward_tol")
+        def __set__(self, value): self.c.backward_tol = _as_real(value, "backward_tol")
     property backward_max_iter:
         """Iterations of the backward pass at most (default 1000)."""
 
@@ -557,7 +558,7 @@ cdef class Settings:
         that proves optimality (default 1e-9)."""
 
         def __get__(self): return self.c.exact_gap
-        def __set__(self, value): self.c.exact_gap = _setting_real(value, "exact_gap")
+        def __set__(self, value): self.c.exact_gap = _as_real(value, "exact_gap")
     property heuristic_every:
         """Exact MAP decodes an assignment from the LP solution of every
         N-th node neither pruned nor integral (default 1; 0: the root only)."""
@@ -573,7 +574,7 @@ cdef class Settings:
         """PSDD's initial step, relative to the scores' scale (default 1.0)."""
 
         def __get__(self): return self.c.psdd_eta
-        def __set__(self, value): self.c.psdd_eta = _setting_real(value, "psdd_eta")
+        def __set__(self, value): self.c.psdd_eta = _as_real(value, "psdd_eta")
 
     property progress:
         """None or a callable taking a Progress and returning True to stop the solve."""
@@ -1108,33 +1109,35 @@ cdef class Graph:
                                      &f))
         return f
 
-    def add_budget(self, vars, double budget, exact=False, negated=None):
+    def add_budget(self, vars, budget, exact=False, negated=None):
         """BUDGET: at most (exact: exactly) `budget` literals are 1."""
         self.writable()
+        cdef double limit = _as_real(budget, "budget")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         cdef const unsigned char[::1] n = _flags(negated, v.shape[0], "negated")
         cdef int32_t f = 0
-        self.check(concord_add_budget(self.g, v.shape[0], _iptr(v), _bptr(n), budget,
+        self.check(concord_add_budget(self.g, v.shape[0], _iptr(v), _bptr(n), limit,
                                       as_flag(exact, "exact"), &f))
         return f
 
-    def add_knapsack(self, vars, costs, double budget, negated=None):
+    def add_knapsack(self, vars, costs, budget, negated=None):
         """KNAPSACK: sum of costs[i] * literal_i <= budget."""
         self.writable()
+        cdef double limit = _as_real(budget, "budget")
         cdef const int32_t[::1] v = _ids(vars, -1, "vars")
         cdef const double[::1] c = _doubles(costs, v.shape[0], "costs")
         cdef const unsigned char[::1] n = _flags(negated, v.shape[0], "negated")
         cdef int32_t f = 0
-        self.check(concord_add_knapsack(self.g, v.shape[0], _iptr(v), _bptr(n), _dptr(c), budget,
+        self.check(concord_add_knapsack(self.g, v.shape[0], _iptr(v), _bptr(n), _dptr(c), limit,
                                         &f))
         return f
 
-    def add_pair(self, var1, var2, double score):
+    def add_pair(self, var1, var2, score):
         """PAIR: `score` when both variables are 1 (one additional output)."""
         self.writable()
         cdef int32_t f = 0
-        self.check(concord_add_pair(self.g, _as_int32(var1, "var1"), _as_int32(var2, "var2"), score,
-                                    &f))
+        self.check(concord_add_pair(self.g, _as_int32(var1, "var1"), _as_int32(var2, "var2"),
+                                    _as_real(score, "score"), &f))
         return f
 
     def add_dense(self, num_states, vars, scores=None):

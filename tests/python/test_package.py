@@ -1374,6 +1374,19 @@ def test_settings_and_scores_of_the_wrong_kind_are_refused_by_name():
                 fg.solve(**{name: value})
     with pytest.raises(OverflowError, match="^node_limit must fit in 64 bits"):
         fg.solve(node_limit=2 ** 70)
+    for value in ("1", True, None, [1]):
+        for factor in (concord.Budget(x, value), concord.Knapsack(x, [1.0, 1.0, 1.0], value)):
+            with pytest.raises(TypeError, match=r"^budget must be a number, not %s$"
+                                                % re.escape(repr(value))):
+                fg.add(factor)
+        with pytest.raises(TypeError, match=r"^score must be a number, not %s$"
+                                            % re.escape(repr(value))):
+            fg.graph.add_pair(0, 1, value)
+    assert fg.num_factors == 1
+    fg.add(concord.Budget(x, np.int64(2)))
+    fg.add(concord.Knapsack(x, [1.0, 1.0, 1.0], np.float32(1.5)))
+    fg.graph.add_pair(0, 1, 2)
+    assert fg.num_factors == 4
     settings = _core.Settings(warm_start=np.bool_(False), acyclic=0, adapt_eta=1,
                               tol=np.float32(0.5), time_limit=2, max_iter=np.int16(9))
     assert (settings.warm_start, settings.acyclic, settings.adapt_eta) == (False, False, True)
