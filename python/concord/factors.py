@@ -145,24 +145,35 @@ class Factor:
     # factor's scores are one part)
     _part_names = ("",)
 
+    # whether -inf among the scores the factor is built with forbids those
+    # outputs (see the module's docstring), rather than being refused
+    _forbids = False
+
     def _refused_score(self, position):
         """The C library's refusal of the first of this factor's scores it
         refuses, naming the factor by its position among its graph's
         factors, the part and the place in it ("factor 2 (Sequence)'s
         transition score at [1, 0, 1] (nan) is not finite"); None when it
         takes them all, or when a part has a shape of its own (refused
-        with a message of its own)."""
-        first, count = self.additionals
+        with a message of its own). Before the factor is in a graph (its
+        builder refused it), by the rules of the builder: -inf is taken
+        where the factor forbids by it."""
+        built = self.graph is not None
         try:
             parts = [as_numpy(part) for part in self._score_parts()]
         except ValueError:
             return None
-        if sum(part.size for part in parts) != count:
+        first = self.additionals[0] if built else 0
+        if built and sum(part.size for part in parts) != self.additionals[1]:
             return None
         for name, part in zip(self._part_names, parts):
             what = "factor %d (%s)'s%s" % (position, type(self).__name__,
                                            " " + name if name else "")
-            refused = refused_score(part, what, self.graph.graph, first)
+            if built:
+                refused = refused_score(part, what, self.graph.graph, first)
+            else:
+                refused = refused_score(np.where(part == -np.inf, 0.0, part)
+                                        if self._forbids else part, what)
             if refused is not None:
                 return refused
             first += part.size
@@ -330,6 +341,8 @@ class Dense(Factor):
     -inf forbids a joint state (see the module's docstring). value:
     P(joint state), shaped like scores."""
 
+    _forbids = True
+
     def __init__(self, variables, scores=None):
         self.variables = variables
         self.scores = scores
@@ -354,6 +367,7 @@ class Sequence(Factor):
 
     name = "SEQUENCE"
     _part_names = ("start", "transition", "stop")
+    _forbids = True
 
     def __init__(self, x, transitions=None, start=None, stop=None):
         self.variables = x
@@ -458,6 +472,8 @@ class HeadAutomaton(Factor):
     modifiers on one side, nearest first; scores (flat, (n+1)(n+2)/2 for n
     modifiers) score consecutive pairs as concord_add_head_automaton says."""
 
+    _forbids = True
+
     def __init__(self, modifiers, scores=None):
         self.variables = modifiers
         self.scores = scores
@@ -476,6 +492,8 @@ class GrandparentHeadAutomaton(Factor):
     """A HeadAutomaton whose head takes exactly one of its incoming arcs
     (grandparents); scores (flat): grandparent-modifier pairs, then
     siblings (concord_add_grandparent_head_automaton)."""
+
+    _forbids = True
 
     def __init__(self, grandparents, modifiers, scores=None):
         self.grandparents = grandparents
@@ -503,6 +521,7 @@ class GeneralTree(Factor):
     state) table per node i >= 1 (concord_add_general_tree)."""
 
     name = "GENERAL_TREE"
+    _forbids = True
 
     def __init__(self, nodes, parents, scores=None):
         self.variables = nodes
@@ -556,6 +575,8 @@ class SequenceCompressor(Factor):
     """Sentence compression: words (1-D) are kept or not, sentence (one
     variable) is 1 exactly when some word is; scores (flat, (n+1)(n+2)/2)
     score consecutive kept words (concord_add_sequence_compressor)."""
+
+    _forbids = True
 
     def __init__(self, words, sentence, scores=None):
         self.words = words

@@ -340,7 +340,15 @@ class FactorGraph:
             raise TypeError("expected a factor, got %r" % (factor,))
         if factor.graph is not None:
             raise ValueError("%r is already in a FactorGraph" % (factor,))
-        factor._add_to(self)
+        try:
+            factor._add_to(self)
+        except _core.InvalidArgumentError:
+            # named by the factor's place and the position in its scores
+            # rather than the library's flat output number
+            refused = factor._refused_score(len(self.factors))
+            if refused is None:
+                raise
+            raise refused from None
         self.factors.append(factor)
         self._solver = None
         return factor

@@ -943,7 +943,7 @@ def test_a_refused_score_is_named_by_its_variable_or_factor_and_position():
                        match=r"^multi-variable score at \[1, 2\] \(inf\)"):
         concord.FactorGraph().multi_variable_from(np.array([[0, 0, 0], [0, 0, np.inf]]))
     with pytest.raises(concord.InvalidArgumentError,
-                       match=r"^PAIR score at \[1\] \(1e\+301\) is out of range"):
+                       match=r"^factor 1 \(Pair\)'s score at \[1\] \(1e\+301\) is out of range"):
         fg.add(concord.Pair(x[:2, 0], x[:2, 1], np.array([0.0, 1e301])))
     scores[2, 0] = 0.0
     fg.solve()
@@ -997,6 +997,23 @@ def test_a_refused_factor_score_is_named_by_its_part_and_position():
             fg.solve_map()
         scores[position] = 0.0
     fg.solve_map()
+    # refused when added: named the same way, by the builder's rules (-inf
+    # forbids in a Sequence, is refused in a Python-oracle Factor), and
+    # nothing is added
+    transitions = np.zeros((2, 2, 2))
+    transitions[0, 0, 0], transitions[1, 0, 1] = -np.inf, np.nan
+    with pytest.raises(concord.InvalidArgumentError,
+                       match=r"^factor 2 \(Sequence\)'s transition score at \[1, 0, 1\] \(nan\) "
+                             r"is not finite$"):
+        fg.add(concord.Sequence(y, transitions))
+    with pytest.raises(concord.InvalidArgumentError,
+                       match=r"^factor 2 \(Factor\)'s score at \[1, 0\] \(-inf\) is not finite"):
+        fg.add(concord.Factor(x[0], lambda a, b: (a > 0, b > 0),
+                              scores=np.array([[0.0, 1.0], [-np.inf, 0.0]])))
+    with pytest.raises(concord.InvalidArgumentError,
+                       match=r"^factor 2 \(Dense\)'s score at \[0, 1\] \(1e\+301\) is out of"):
+        fg.add(concord.Dense(x, np.array([[-np.inf, 1e301], [0.0, 0.0]])))
+    assert len(fg.factors) == 2 and fg.num_additionals == 4 + 2 * 2 * 2 + 4
     graph = fg.graph
     assert graph.refused_additional_score(0, np.array([0.0, -np.inf])) is None
     assert graph.refused_additional_score(0, np.array([-np.inf]))[0] == 0
