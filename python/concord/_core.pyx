@@ -416,7 +416,7 @@ cdef object _name_of(dict names, int value):
 
 cdef int _progress_trampoline(void *context, const concord_progress *p) nogil:
     with gil:
-        return (<Settings>context).report(p)
+        return (<_ProgressRelay>context).report(p)
 
 
 def _refuse_copy(obj):
@@ -457,9 +457,8 @@ cdef class Settings:
     False, 0 or 1 ("no").
     """
 
-    cdef concord_settings c
+    cdef concord_settings c  # progress NULL: each call relays to _progress
     cdef object _progress
-    cdef object _error
 
     def __init__(self, **settings):
         concord_default_settings(&self.c)
@@ -586,12 +585,6 @@ cdef class Settings:
             if callback is not None and not callable(callback):
                 raise TypeError("progress must be callable or None")
             self._progress = callback
-            if callback is None:
-                self.c.progress = NULL
-                self.c.progress_context = NULL
-            else:
-                self.c.progress = _progress_trampoline
-                self.c.progress_context = <void *>self
 
     def __repr__(self):
         return "Settings(%s)" % ", ".join("%s=%r" % (name, getattr(self, name))
@@ -602,30 +595,51 @@ cdef class Settings:
         callback too, which must then be picklable itself)."""
         return (_settings_from_fields, ({name: getattr(self, name) for name in _SETTING_NAMES},))
 
+
+
+cdef class _ProgressRelay:
+    """One solving call's link to its settings' progress callback: it
+    keeps the exception the callback raised during that call, so that
+    calls sharing a Settings on several threads neither stop each other
+    nor raise each other's exceptions (the solves of one batch share one
+    relay: the first exception stops them all)."""
+
+    cdef object callback
+    cdef object error
+
+    def __cinit__(self, callback):
+        self.callback = callback
+
     cdef int report(self, const concord_progress *p):
         """Calls the progress callback (with the GIL); nonzero stops."""
-        if self._error is not None:
+        if self.error is not None:
             return 1
         try:
-            stop = self._progress(Progress(p.iteration, p.value, p.upper_bound,
-                                           p.primal_residual, p.dual_residual, p.eta,
-                                           p.seconds))
+            stop = self.callback(Progress(p.iteration, p.value, p.upper_bound,
+                                          p.primal_residual, p.dual_residual, p.eta,
+                                          p.seconds))
             return 1 if stop else 0
         except BaseException as e:
-            self._error = e
+            self.error = e
             return 1
 
     cdef object take_stored(self):
-        """The exception the progress callback raised (None if none),
-        forgotten here."""
-        error, self._error = self._error, None
+        """The exception the callback raised (None if none), forgotten
+        here."""
+        error, self.error = self.error, None
         return error
 
-    cdef void raise_stored(self) except *:
-        """Raises the exception the progress callback raised, if any."""
-        error = self.take_stored()
-        if error is not None:
-            raise error
+
+cdef _ProgressRelay _relay_progress(Settings settings, concord_settings *c):
+    """Gives c (a copy of settings' fields for one call) the relay to
+    settings' progress callback, returned (to be kept alive through the
+    call); None when it has none."""
+    if settings._progress is None:
+        return None
+    relay = _ProgressRelay(settings._progress)
+    c.progress = _progress_trampoline
+    c.progress_context = <void *>relay
+    return relay
 
 
 # ---------------------------------------------------------------------------
@@ -1621,14 +1635,16 @@ cdef class Solver:
         self._busy = False
         self.graph._solving -= 1
 
-    cdef int check(self, int rc, Settings settings=None) except -1:
+    cdef int check(self, int rc, _ProgressRelay relay=None) except -1:
         """Raises what a C call's return code means: the exception a Python
-        callback stored, or the C error. Solve outcomes (not converged,
-        infeasible) are not errors here. The oracle's stored exception is
-        taken first, so that it does not outlive this call."""
+        callback stored (the progress callback's through relay), or the C
+        error. Solve outcomes (not converged, infeasible) are not errors
+        here. The oracle's stored exception is taken first, so that it
+        does not outlive this call."""
         stored = _take_raised(self.s) if rc == CONCORD_ECALLBACK else None
-        if settings is not None:
-            settings.raise_stored()
+        progress_error = None if relay is None else relay.take_stored()
+        if progress_error is not None:
+            raise progress_error
         if rc == CONCORD_OK or rc == CONCORD_ENOTCONVERGED or rc == CONCORD_EINFEASIBLE:
             return 0
         if stored is not None:
@@ -1712,6 +1728,7 @@ cdef class Solver:
         cdef int rc
         cdef concord_settings c = settings.c
         cdef _interrupt_watch watch
+        relay = _relay_progress(settings, &c)
         _watch_interrupts(&c, &watch)
         memset(&info, 0, sizeof(info))
         self.enter()
@@ -1721,7 +1738,7 @@ cdef class Solver:
         finally:
             self.leave()
         try:
-            self.check(rc, settings)
+            self.check(rc, relay)
         finally:
             _deliver_interrupt(&watch)
         return _info(&info)
@@ -2005,6 +2022,7 @@ cdef class Solver:
         cdef int rc
         cdef concord_settings c = settings.c
         cdef _interrupt_watch watch
+        relay = _relay_progress(settings, &c)
         _watch_interrupts(&c, &watch)
         memset(&info, 0, sizeof(info))
         self.enter()
@@ -2017,7 +2035,7 @@ cdef class Solver:
         finally:
             self.leave()
         try:
-            self.check(rc, settings)
+            self.check(rc, relay)
         finally:
             _deliver_interrupt(&watch)
         return loss, dtheta, dphi, _info(&info)
@@ -2081,6 +2099,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
     cdef Py_ssize_t entered = 0
     cdef concord_settings c = st.c
     cdef _interrupt_watch watch
+    relay = _relay_progress(st, &c)
     _watch_interrupts(&c, &watch)
     if handles == NULL or infos == NULL:
         free(handles)
@@ -2100,7 +2119,7 @@ def solve_batch(solvers, algorithm="sparse", settings=None, threads=0):
     try:
         # every exception a callback stored is taken, so that none is left
         # behind to be raised by a later, unrelated solve
-        error = st.take_stored()
+        error = None if relay is None else relay.take_stored()
         for k in range(count):
             stored = _take_raised((<Solver>items[k]).s)
             error = stored if error is None else error

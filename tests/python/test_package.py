@@ -909,6 +909,49 @@ def test_a_progress_callback_sees_the_solve_and_can_stop_it():
         fg.solve(progress=boom, warm_start=False)
 
 
+def test_threads_sharing_a_settings_with_a_progress_callback_neither_stop_nor_fail_each_other():
+    """One low-level Settings, its callback raising on one thread only,
+    used by four threads at once, 200 times: the failing thread's solve
+    raises its exception and the other three converge. (With the
+    exception kept in the Settings, another thread's solve that reported
+    its progress before the failing call took it back stopped, or raised
+    the failing thread's exception: about one round in seven here.)"""
+    def graph(seed):
+        rng = np.random.default_rng(seed)
+        fg = concord.FactorGraph()
+        x = fg.variable_from(rng.normal(size=(12, 12)))
+        for i in range(12):
+            fg.add(concord.Xor(x[i]))
+            fg.add(concord.AtMostOne(x[:, i]))
+        return fg
+
+    def progress(p):
+        if threading.current_thread().name == "failing":
+            raise ZeroDivisionError("the failing thread's")
+        return False
+
+    settings = _core.Settings(progress=progress, bound_every=1, tol=1e-12, warm_start=False)
+    solvers = [_core.Solver(graph(seed).graph) for seed in range(4)]
+    for _ in range(200):
+        start = threading.Barrier(len(solvers))
+        results = [None] * len(solvers)
+
+        def run(k):
+            start.wait()
+            try:
+                results[k] = solvers[k].solve_sparse(settings)
+            except ZeroDivisionError as error:
+                results[k] = error
+        threads = [threading.Thread(target=run, args=(k,), name="failing" if k == 0 else None)
+                   for k in range(len(solvers))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert isinstance(results[0], ZeroDivisionError)
+        assert all(isinstance(info, _core.Info) and info.converged for info in results[1:]), results
+
+
 # ---------------------------------------------------------------------------
 # Bad input
 
