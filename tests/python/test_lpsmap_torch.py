@@ -145,6 +145,49 @@ def test_gradients_reach_additional_scores_through_slices():
     assert torch.autograd.gradcheck(f, (x, t, transitions), atol=1e-4)
 
 
+def test_forward_mode_tangents_equal_central_differences():
+    """torch.autograd.forward_ad through solve: the values' tangent along
+    tangents of the variable scores and of a Pair's and a Sequence's
+    additional scores (all of them, then the variables' alone: the others
+    have no tangent) equals central differences; and for a variable
+    repeated in an XOR, the Jacobian computed in the test above."""
+    from torch.autograd import forward_ad
+
+    def f(x, t, transitions):
+        fg = TorchFactorGraph()
+        u = fg.variable_from(x)
+        fg.add(Pair(u[0, :1], u[1, :1], t))
+        fg.add(Sequence(u[1:], transitions))
+        fg.solve(**TIGHT)
+        return u.value
+
+    generator = torch.Generator().manual_seed(3)
+    scores = [torch.randn(shape, generator=generator, dtype=torch.double)
+              for shape in ((3, 2), (1,), (1, 2, 2))]
+    directions = [torch.randn(s.shape, generator=generator, dtype=torch.double)
+                  for s in scores]
+    eps = 1e-6
+    for moved in (3, 1):
+        tangents = directions[:moved] + [torch.zeros_like(s) for s in scores[moved:]]
+        differences = (f(*(s + eps * d for s, d in zip(scores, tangents)))
+                       - f(*(s - eps * d for s, d in zip(scores, tangents)))) / (2 * eps)
+        assert differences.abs().max() > 0.1  # a tangent of zero would be wrong here
+        with forward_ad.dual_level():
+            duals = [forward_ad.make_dual(s, d) for s, d in zip(scores[:moved], tangents)]
+            tangent = forward_ad.unpack_dual(f(*duals, *scores[moved:])).tangent
+        assert torch.allclose(tangent, differences, rtol=0, atol=1e-6), moved
+
+    theta = torch.tensor([0.8, 0.3], dtype=torch.float64)
+    with forward_ad.dual_level():
+        fg = TorchFactorGraph()
+        u = fg.variable_from(forward_ad.make_dual(theta, torch.tensor([1.0, -0.5],
+                                                                      dtype=torch.float64)))
+        fg.add(Xor(u[[0, 0, 1]]))
+        fg.solve(**TIGHT)
+        tangent = forward_ad.unpack_dual(u.value).tangent
+    assert tangent.tolist() == pytest.approx([0.4, -0.8], abs=1e-8)
+
+
 @pytest.mark.parametrize("projective", [False, True])
 def test_solve_map_of_a_tree_is_the_best_tree(projective):
     torch.manual_seed(1)

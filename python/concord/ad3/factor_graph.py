@@ -562,20 +562,41 @@ class PFactorGraph:
         pass, to 1e-10): n_iter and atol are accepted and ignored."""
         if self._solver is None or self._solved_links is None:
             raise ValueError("solve_qp_ad3 first")
-        graph, ids = self._built
         du = as_doubles(du, "du")
         if du.size != len(self._scores):
             raise ValueError("du: expected %d values, got %d" % (len(self._scores), du.size))
         target = _float64_buffer(out, len(self._scores), "out")
-        full = np.zeros(graph.num_variables)
-        full[:du.size] = du
-        dtheta, dphi, _ = self._solver.backward(full)
-        target[...] = dtheta[:len(self._scores)].reshape(target.shape)
+        dtheta, grads = self._jacobian_products(du)
+        target[...] = dtheta.reshape(target.shape)
+        return [g.tolist() for g in grads]
+
+    def _jacobian_products(self, du, dv=None):
+        """J (du, dv) at the last solve_qp_ad3, J the Jacobian of its
+        solution (the variables' values, then every factor's additional
+        values) w.r.t. (the variable scores, the additional
+        log-potentials): du one value per variable, dv None (zeros) or one
+        array per factor with additional log-potentials, in order, as
+        set_all_additionals takes them. Returns (the variables' part, one
+        array per factor in its own layout). J is symmetric, so these are
+        jacobian_vec's products and also the solution's tangents along
+        (du, dv) (forward mode)."""
+        graph, ids = self._built
+        full_du = np.zeros(graph.num_variables)
+        full_du[:du.size] = du
+        full_dv = None
+        if dv is not None:
+            full_dv = np.zeros(graph.num_additionals)
+            given = iter(dv)
+            for factor, c_id in zip(self._factors, ids):
+                if factor._num_additionals():
+                    first, count = graph.factor_additionals(c_id)
+                    full_dv[first:first + count] = factor._to_c_additionals(next(given))
+        dtheta, dphi, _ = self._solver.backward(full_du, full_dv)
         grads = []
         for factor, c_id in zip(self._factors, ids):
             first, count = graph.factor_additionals(c_id)
-            grads.append(factor._from_c_additionals(dphi[first:first + count]).tolist())
-        return grads
+            grads.append(factor._from_c_additionals(dphi[first:first + count]))
+        return dtheta[:len(self._scores)], grads
 
     def get_dual_variables(self):
         """The last solve's multipliers, one per link (AD3's scale: factors

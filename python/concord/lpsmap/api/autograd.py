@@ -1,6 +1,7 @@
 """lp-sparsemap's ``lpsmap.api.autograd``: TorchFactorGraph, whose variables
 are scored by tensors and whose LP-SparseMAP solution is differentiable
-(concord's implicit backward pass, through PFactorGraph.jacobian_vec)."""
+(concord's implicit backward pass, through PFactorGraph.jacobian_vec), in
+reverse mode and in forward mode."""
 
 try:
     import torch
@@ -41,6 +42,17 @@ class _LPSparseMAP(torch.autograd.Function):
         dtheta = torch.from_numpy(out).to(dtype=du.dtype, device=du.device)
         dphi = (torch.tensor(g, dtype=du.dtype, device=du.device) for g in grads if g)
         return (None, dtheta, *dphi)
+
+    @staticmethod
+    def jvp(ctx, fg_tangent, du, *dv):
+        """Forward mode (torch.autograd.forward_ad): the Jacobian of the
+        solution is symmetric (the Hessian of the convex value function),
+        so the values' tangent along the scores' tangents is the variable
+        part of the backward pass's product with them."""
+        def numpy(tangent):
+            return tangent.detach().to("cpu", torch.float64).numpy()
+        tangent, _ = ctx.fg._jacobian_products(numpy(du), [numpy(t) for t in dv])
+        return torch.from_numpy(tangent).to(dtype=du.dtype, device=du.device)
 
 
 class TorchFactorGraph(FactorGraph):
