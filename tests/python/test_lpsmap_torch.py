@@ -129,14 +129,21 @@ def test_variables_in_no_factor_have_their_gradient():
     assert x.grad[2, 0] == 9.0 and x.grad[2, 3] == 12.0  # free: the direction itself
 
 
+def pair_and_sequence(x, t, transitions):
+    """The values of a Pair between the first two rows of x and a Sequence
+    over its last two rows (additional scores reached through slices)."""
+    fg = TorchFactorGraph()
+    u = fg.variable_from(x)
+    fg.add(Pair(u[0, :1], u[1, :1], t))
+    fg.add(Sequence(u[1:], transitions))
+    fg.solve(**TIGHT)
+    return u.value
+
+
 def test_gradients_reach_additional_scores_through_slices():
     def f(x, t, transitions):
-        fg = TorchFactorGraph()
-        u = fg.variable_from(x)
-        fg.add(Pair(u[0, :1], u[1, :1], t))
-        fg.add(Sequence(u[1:], transitions))
-        fg.solve(**TIGHT)
-        return (u[1:].value * torch.arange(4.0, dtype=x.dtype).reshape(2, 2)).sum()
+        values = pair_and_sequence(x, t, transitions)
+        return (values[1:] * torch.arange(4.0, dtype=x.dtype).reshape(2, 2)).sum()
 
     torch.manual_seed(3)
     x = torch.randn(3, 2, dtype=torch.double, requires_grad=True)
@@ -152,15 +159,7 @@ def test_forward_mode_tangents_equal_central_differences():
     have no tangent) equals central differences; and for a variable
     repeated in an XOR, the Jacobian computed in the test above."""
     from torch.autograd import forward_ad
-
-    def f(x, t, transitions):
-        fg = TorchFactorGraph()
-        u = fg.variable_from(x)
-        fg.add(Pair(u[0, :1], u[1, :1], t))
-        fg.add(Sequence(u[1:], transitions))
-        fg.solve(**TIGHT)
-        return u.value
-
+    f = pair_and_sequence
     generator = torch.Generator().manual_seed(3)
     scores = [torch.randn(shape, generator=generator, dtype=torch.double)
               for shape in ((3, 2), (1,), (1, 2, 2))]
