@@ -35,6 +35,11 @@ __all__ = ["Factor", "Xor", "XorOut", "AtMostOne", "Or", "OrOut", "AndOut", "Imp
            "SequenceCompressor"]
 
 
+# why a factor that does not forbid outputs refuses -inf among its scores
+_MINUS_INF_REFUSED = ("is not finite (-inf forbids an output only in a Dense, sequence, tree, "
+                      "head automaton or compressor factor)")
+
+
 def _scores(scores, shape, what):
     """Scores for a part of shape `shape`: zeros for None, else the array
     or tensor broadcast to that shape."""
@@ -171,9 +176,10 @@ class Factor:
                                            " " + name if name else "")
             if built:
                 refused = refused_score(part, what, self.graph.graph, first)
+            elif self._forbids:
+                refused = refused_score(np.where(part == -np.inf, 0.0, part), what)
             else:
-                refused = refused_score(np.where(part == -np.inf, 0.0, part)
-                                        if self._forbids else part, what)
+                refused = refused_score(part, what, minus_inf=_MINUS_INF_REFUSED)
             if refused is not None:
                 return refused
             first += part.size

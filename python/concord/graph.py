@@ -47,17 +47,20 @@ def as_numpy(scores):
     return np.asarray(_core.real_array(scores, "scores"), dtype=np.float64)
 
 
-def refused_score(values, what, graph=None, first=0):
+def refused_score(values, what, graph=None, first=0, minus_inf=None):
     """The C library's refusal (InvalidArgumentError) of the first score of
     the array `values` it refuses, naming its position in the array's
     shape ("what score at [2, 0] (nan) is not finite"); None when it takes
     them all. Variable scores, or with graph (a _core.Graph) the scores of
-    its additional outputs first, first+1, ..."""
+    its additional outputs first, first+1, ...; minus_inf: the reason
+    given for -inf instead of the library's."""
     found = (_core.refused_score(values) if graph is None
              else graph.refused_additional_score(first, values))
     if found is None:
         return None
     index, value, why = found
+    if minus_inf is not None and value == -np.inf:
+        why = minus_inf
     where = ""
     if values.ndim:
         where = " at %s" % [int(i) for i in np.unravel_index(index, values.shape)]

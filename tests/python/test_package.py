@@ -1050,7 +1050,8 @@ def test_a_refused_factor_score_is_named_by_its_part_and_position():
                              r"is not finite$"):
         fg.add(concord.Sequence(y, transitions))
     with pytest.raises(concord.InvalidArgumentError,
-                       match=r"^factor 2 \(Factor\)'s score at \[1, 0\] \(-inf\) is not finite"):
+                       match=r"^factor 2 \(Factor\)'s score at \[1, 0\] \(-inf\) is not finite "
+                             r"\(-inf forbids an output only in a Dense, sequence"):
         fg.add(concord.Factor(x[0], lambda a, b: (a > 0, b > 0),
                               scores=np.array([[0.0, 1.0], [-np.inf, 0.0]])))
     with pytest.raises(concord.InvalidArgumentError,
