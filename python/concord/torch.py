@@ -29,6 +29,7 @@ symmetric, so its product with the scores' tangents is a backward pass.
 
 import functools
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -99,9 +100,29 @@ class _Batch:
     def __init__(self, graphs, settings, threads):
         self.solvers = [_core.Solver(g) for g in graphs]
         self.settings = _core.Settings(**settings)
+        if self.settings.progress is not None:
+            self.settings.progress = _stop_all_once_raised(self.settings.progress)
         self.threads = 0 if threads is None else _core.as_integer(threads, "threads")
         self.infos = None
         self.solved = None
+
+
+def _stop_all_once_raised(callback):
+    """The progress callback for the solves of one batch made of several
+    calls (the losses' examples, solved one call each on Python threads):
+    once it has raised in one of them, every other solve stops at its next
+    report without calling it, as the solves of one C batch do."""
+    raised = threading.Event()
+
+    def relay(progress):
+        if raised.is_set():
+            return True
+        try:
+            return callback(progress)
+        except BaseException:
+            raised.set()
+            raise
+    return relay
 
 
 def _set_example_scores(batch, scores):

@@ -622,6 +622,40 @@ def test_gradcheck_structure_losses():
         eps=1e-6, atol=1e-6, rtol=1e-4)
 
 
+def test_a_progress_exception_stops_every_example_of_a_loss_batch():
+    """lp_sparsemap_loss solves its examples one call each on Python
+    threads; once a progress callback raised in one, the others stop at
+    their next report without calling it, as the solves of one C batch
+    (lp_sparsemap) do: at most a call already under way on the other
+    thread reaches the callback after the exception."""
+    n, count = 10, 8
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.zeros((n, n)))
+    for i in range(n):
+        fg.add(concord.Xor(x[i, :]))
+        fg.add(concord.AtMostOne(x[:, i]))
+    theta = [scores(n * n, seed=70 + k).detach() for k in range(count)]
+    phi = [torch.zeros(0, dtype=torch.float64)] * count
+    gold = [np.eye(n).reshape(-1)] * count
+    lock, state = threading.Lock(), {"raised": False, "after": 0}
+
+    def raise_once(progress):
+        with lock:
+            if state["raised"]:
+                state["after"] += 1
+                return False
+            state["raised"] = True
+        raise KeyError("stop")
+    for solve in (lambda: ct.lp_sparsemap_loss([fg.graph] * count, theta, phi, gold, threads=2,
+                                               progress=raise_once, bound_every=1),
+                  lambda: ct.lp_sparsemap([fg.graph] * count, theta, phi, threads=2,
+                                          progress=raise_once, bound_every=1)):
+        state.update(raised=False, after=0)
+        with pytest.raises(KeyError, match="stop"):
+            solve()
+        assert state["after"] <= 1
+
+
 def test_an_oracle_exception_comes_out_of_a_differentiable_solve():
     def oracle(a, b):
         raise RuntimeError("oracle failed")
