@@ -345,10 +345,12 @@ class FactorGraph:
             raise ValueError("%r is already in a FactorGraph" % (factor,))
         try:
             factor._add_to(self)
-        except _core.InvalidArgumentError:
-            # named by the factor's place and the position in its scores
-            # rather than the library's flat output number
-            refused = factor._refused_score(len(self.factors))
+        except _core.InvalidArgumentError as error:
+            # a refused score (the library's messages for those, and only
+            # those, speak of a score) named by the factor's place and the
+            # position in its scores rather than by its flat output number;
+            # another refusal (of the links, checked first) as it is
+            refused = factor._refused_score(len(self.factors)) if "score" in str(error) else None
             if refused is None:
                 raise
             raise refused from None
@@ -619,7 +621,7 @@ def solve_batch(graphs, algorithm="sparse", threads=None, **settings):
             raise TypeError("graphs must be FactorGraphs, not %s" % type(g).__name__)
     _core.check_distinct(graphs, "graphs", "FactorGraph")
     # differentiable LP-SparseMAP for the graphs with tensor scores, the
-    # others solved as their own solves would be (NumPy values)
+    # others solved as their own solves would be
     differentiable = [algorithm == "sparse" and g._has_tensors() for g in graphs]
     try:
         return _solve_each(graphs, algorithm, checked, settings, threads, differentiable)

@@ -1049,6 +1049,8 @@ def test_a_refused_factor_score_is_named_by_its_part_and_position():
                        match=r"^factor 2 \(Sequence\)'s transition score at \[1, 0, 1\] \(nan\) "
                              r"is not finite$"):
         fg.add(concord.Sequence(y, transitions))
+    with pytest.raises(concord.InvalidArgumentError, match="variable 4 appears more than once"):
+        fg.add(concord.Sequence([y[0], y[0], y[1]], transitions))  # the links are checked first
     with pytest.raises(concord.InvalidArgumentError,
                        match=r"^factor 2 \(Factor\)'s score at \[1, 0\] \(-inf\) is not finite "
                              r"\(-inf forbids an output only in a Dense, sequence"):
