@@ -258,6 +258,36 @@ def test_constraints_without_a_common_solution_are_warned_of():
             solve()
 
 
+@pytest.mark.parametrize("infeasible", ["proved by the solve", "a factor forbids everything"])
+def test_values_that_solve_nothing_have_zero_gradients_and_tangents(infeasible):
+    """As in concord.torch, values that are no solution (the last iterate
+    of a solve that proved the constraints infeasible, or zeros when a
+    Sequence forbids every transition) are constants: zero gradient in
+    reverse mode, zero tangent in forward mode (rather than an error from
+    the backward pass, which has no solution to differentiate)."""
+    from torch.autograd import forward_ad
+
+    def values(theta):
+        fg = TorchFactorGraph()
+        x = fg.variable_from(theta)
+        if infeasible == "proved by the solve":
+            fg.add(Xor(x[0]))
+            fg.add(Budget(x[0], 0))
+        else:
+            fg.add(Sequence(x, torch.full((1, 2, 2), -float("inf"), dtype=torch.float64)))
+        with pytest.warns(RuntimeWarning, match="admit no common solution"):
+            fg.solve(**TIGHT)
+        return x.value
+
+    theta = torch.tensor([[0.3, -0.4], [0.2, 0.1]], dtype=torch.float64, requires_grad=True)
+    values(theta).sum().backward()
+    assert torch.equal(theta.grad, torch.zeros_like(theta))
+    with forward_ad.dual_level():
+        tangent = forward_ad.unpack_dual(values(forward_ad.make_dual(
+            theta.detach(), torch.ones_like(theta)))).tangent
+    assert torch.equal(tangent, torch.zeros_like(theta))
+
+
 def test_numpy_scores_alone_give_tensors_of_their_dtype():
     """A TorchFactorGraph whose scores are all NumPy arrays solves them as
     constant float64 tensors: its values are float64 tensors equal to the

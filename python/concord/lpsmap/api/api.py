@@ -7,22 +7,22 @@ import warnings
 import numpy as np
 
 from concord.ad3.factor_graph import PFactorGraph
-from concord.graph import is_tensor, span
+from concord.graph import has_solution, is_tensor, span
 
 __all__ = ["Variable", "Slice", "FactorGraph"]
 
 
 def solved_values(pfg, kind):
-    """The variables' values after pfg's solve of `kind` ("sparse":
-    LP-SparseMAP, "map": LP-MAP). When the factors' constraints have no
-    common solution, which concord's solver proves, the values are its
-    last iterate (lp-sparsemap returns its own silently) and a
-    RuntimeWarning says they solve nothing."""
+    """(the variables' values after pfg's solve of `kind` ("sparse":
+    LP-SparseMAP, "map": LP-MAP), whether they are a solution). When the
+    factors' constraints have no common solution, which concord's solver
+    proves, the values are its last iterate (lp-sparsemap returns its own
+    silently) and a RuntimeWarning says they solve nothing."""
     _, u, _, info = pfg._solve(kind)
-    if info.status == "infeasible":
+    if not has_solution(info):
         warnings.warn("the factors' constraints admit no common solution: the values are the "
                       "solver's last iterate, not a solution", RuntimeWarning, stacklevel=3)
-    return u
+    return u, has_solution(info)
 
 
 class Variable:
@@ -167,4 +167,4 @@ class FactorGraph:
                                                       adapt, verbose)
         pfg.set_log_potentials(scores)
         pfg.set_all_additionals([np.atleast_1d(x) for x in scores_add])
-        self._set_values(np.array(solved_values(pfg, "sparse")), offset)
+        self._set_values(np.array(solved_values(pfg, "sparse")[0]), offset)

@@ -31,12 +31,16 @@ class _LPSparseMAP(torch.autograd.Function):
         ctx.fg = fg
         ctx.shape = eta_u.shape
         ctx.save_for_backward(eta_u, *eta_v)
-        u = solved_values(fg, "sparse")
+        # without a solution (constraints that admit none) the values are
+        # constants, of zero gradient, as in concord.torch
+        u, ctx.solved = solved_values(fg, "sparse")
         return torch.tensor(u, dtype=eta_u.dtype, device=eta_u.device)
 
     @staticmethod
     @differentiable_once
     def backward(ctx, du):
+        if not ctx.solved:
+            return (None, *(torch.zeros_like(t) for t in ctx.saved_tensors))
         out = np.zeros(ctx.shape)
         grads = ctx.fg.jacobian_vec(du.detach().to("cpu", torch.float64).numpy(), out)
         dtheta = torch.from_numpy(out).to(dtype=du.dtype, device=du.device)
@@ -49,6 +53,9 @@ class _LPSparseMAP(torch.autograd.Function):
         solution is symmetric (the Hessian of the convex value function),
         so the values' tangent along the scores' tangents is the variable
         part of the backward pass's product with them."""
+        if not ctx.solved:
+            return torch.zeros_like(du)
+
         def numpy(tangent):
             return tangent.detach().to("cpu", torch.float64).numpy()
         tangent, _ = ctx.fg._jacobian_products(numpy(du), [numpy(t) for t in dv])
@@ -94,7 +101,7 @@ class TorchFactorGraph(FactorGraph):
         pfg.set_autodetect_acyclic(autodetect_acyclic)
         pfg.set_log_potentials(scores.detach().cpu().numpy())
         pfg.set_all_additionals([np.atleast_1d(x.detach().cpu().numpy()) for x in scores_add])
-        u = solved_values(pfg, "map")
+        u, _ = solved_values(pfg, "map")
         self._set_values(torch.tensor(u, dtype=self._result_dtype(),
                                       device=scores.device), offset)
 
