@@ -596,7 +596,6 @@ cdef class Settings:
         return (_settings_from_fields, ({name: getattr(self, name) for name in _SETTING_NAMES},))
 
 
-
 cdef class _ProgressRelay:
     """One solving call's link to its settings' progress callback: it
     keeps the exception the callback raised during that call, so that
