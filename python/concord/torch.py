@@ -55,10 +55,12 @@ class _Refused(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, gradient, *sources):
+        """A copy of the gradient (sources only hang it on them)."""
         return gradient.clone()
 
     @staticmethod
     def backward(ctx, *grads):
+        """Refused: the gradient it carries is not differentiable."""
         raise RuntimeError(_TWICE)
 
 
@@ -157,6 +159,8 @@ class _LPSparseMAP(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, batch, *scores):
+        """Solves the batch's examples at these scores (one C batch); the
+        solvers stay in the batch for the backward pass."""
         _set_example_scores(batch, scores)
         batch.infos = _core.solve_batch(batch.solvers, "sparse", batch.settings, batch.threads)
         outputs, batch.solved = [], []
@@ -175,6 +179,8 @@ class _LPSparseMAP(torch.autograd.Function):
     @staticmethod
     @differentiable_once
     def backward(ctx, *grads):
+        """The Jacobian's products with the incoming gradients, example by
+        example (concord_solver_backward)."""
         return (None,) + _jacobian_products(ctx.batch, grads)
 
     @staticmethod
@@ -361,6 +367,9 @@ class _Losses(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, batch, kind, u_golds, v_golds, *scores):
+        """Each example's loss (kind "sparsemap" or "hinge") of its gold
+        structure, solved one call per example on Python threads; keeps
+        the gradients the C library returns with them."""
         _set_example_scores(batch, scores)
 
         def one(k):
@@ -380,6 +389,7 @@ class _Losses(torch.autograd.Function):
     @staticmethod
     @differentiable_once
     def backward(ctx, grad):
+        """Each loss's gradient scaled by its incoming gradient."""
         return (None, None, None, None) + tuple(
             grad[k // 2] * g for k, g in enumerate(ctx.gradients))
 
@@ -602,6 +612,8 @@ class _Structures:
                                                            value, why))
 
     def marginals(self, threads, settings):
+        """The examples' LP-SparseMAP solutions, differentiable, shaped as
+        the layer's scores (a refused score named in the layer's terms)."""
         try:
             us, _ = _solve(_Batch(self.graphs, settings, threads), self.thetas, self.phis,
                            [self.dtype] * len(self.graphs))

@@ -26,6 +26,7 @@ class _LPSparseMAP(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, fg, eta_u, *eta_v):
+        """LP-SparseMAP of fg at these scores: the variables' values."""
         fg.set_log_potentials(eta_u.detach().cpu().numpy())
         fg.set_all_additionals([np.atleast_1d(x.detach().cpu().numpy()) for x in eta_v])
         ctx.fg = fg
@@ -39,6 +40,9 @@ class _LPSparseMAP(torch.autograd.Function):
     @staticmethod
     @differentiable_once
     def backward(ctx, du):
+        """The products of the incoming gradient with the Jacobian w.r.t.
+        the variable scores and each factor's additional scores
+        (PFactorGraph.jacobian_vec)."""
         if not ctx.solved:
             return (None, *(torch.zeros_like(t) for t in ctx.saved_tensors))
         out = np.zeros(ctx.shape)
