@@ -33,6 +33,7 @@ COREF = os.path.join(HERE, "..", "..", "shared", "data", "ad3", "coref.fg")
 
 
 def penalty_sweep():
+    """bench/penalty_sweep.py, loaded from its file as a module."""
     spec = importlib.util.spec_from_file_location("penalty_sweep",
                                                   os.path.join(HERE, "penalty_sweep.py"))
     module = importlib.util.module_from_spec(spec)
@@ -41,11 +42,14 @@ def penalty_sweep():
 
 
 def write(folder, name, text):
+    """Writes text to the file name in folder."""
     with open(os.path.join(folder, name), "w") as out:
         out.write(text)
 
 
 def main():
+    """Writes the random graphs to FOLDER, then the perturbed and fresh ones when coref.fg is
+    there."""
     if len(sys.argv) != 2:
         sys.exit(__doc__.strip().splitlines()[-1].strip())
     folder = sys.argv[1]

@@ -22,6 +22,7 @@ SIZES = ((150, range(1000, 1200)), (300, range(1000, 1200)), (600, range(1000, 1
 
 
 def mixture_graph_function():
+    """scripts/gen-test-data.py's mixture_graph, loaded from its file."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts",
                         "gen-test-data.py")
     spec = importlib.util.spec_from_file_location("gen_test_data", path)
@@ -31,6 +32,8 @@ def mixture_graph_function():
 
 
 def main():
+    """Solves every graph of SIZES once and prints, per size and over all, the graphs, the
+    solves at max_iter, the iterations and the seconds."""
     sparse = "--sparse" in sys.argv[1:]
     mixture_graph = mixture_graph_function()
     print("%s on mixture_graph, default settings" % ("LP-SparseMAP" if sparse else "LP-MAP"))

@@ -78,6 +78,8 @@ def matching_graph(n, seed):
 
 
 def mixture_graphs():
+    """The mixture set's graphs as .fg texts: scripts/gen-test-data.py's mixture_graph at 150
+    and 300 variables (seeds 1000-1039) and 600 (seeds 1000-1019)."""
     path = os.path.join(HERE, "..", "scripts", "gen-test-data.py")
     spec = importlib.util.spec_from_file_location("gen_test_data", path)
     module = importlib.util.module_from_spec(spec)
@@ -146,6 +148,8 @@ def sweep(binary, path, sparse):
 
 
 def main():
+    """Sweeps each set of graphs with every build and prints a line per set comparing the
+    builds."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("binaries", nargs="+", help="concord executables; the first is the reference")
     parser.add_argument("--sparse", action="store_true", help="LP-SparseMAP instead of LP-MAP")

@@ -39,6 +39,7 @@ def table(text):
 
 
 def read(results, name):
+    """The text of the file name in the results folder."""
     with open(os.path.join(results, name)) as f:
         return f.read()
 
@@ -62,6 +63,7 @@ def log_bars(path, names, values, xlabel, title, colors="tab:blue", notes=None, 
 
 
 def ad3_inproc(results, out):
+    """ad3_inproc.png: AD3's solve time over concord's, graph by graph (ad3_inproc.txt)."""
     data = table(read(results, "ad3_inproc.txt"))
     ratio = [float(r[3]) for r in data]
     log_bars(os.path.join(out, "ad3_inproc.png"), [r[0].replace(".fg", "") for r in data], ratio,
@@ -71,6 +73,8 @@ def ad3_inproc(results, out):
 
 
 def uai(results, out):
+    """uai.png: the median LP-MAP solve time of each UAI instance, its iterations noted
+    (bench_uai.txt)."""
     data = table(read(results, "bench_uai.txt"))
     log_bars(os.path.join(out, "uai.png"), [r[0] for r in data], [float(r[2]) for r in data],
              "LP-MAP solve, CPU ms (median)", "UAI 2014 MAP instances",
@@ -78,6 +82,8 @@ def uai(results, out):
 
 
 def sparse(results, out):
+    """sparse.png: LP-SparseMAP's forward and backward times, and cold against warm starts
+    (bench_sparse.txt's two tables)."""
     first, _, second = read(results, "bench_sparse.txt").partition("\n\n")
     passes, warm = table(first), table(second)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
@@ -102,6 +108,8 @@ def sparse(results, out):
 
 
 def python(results, out):
+    """python.png: the batch on 1 and 2 threads, and resident memory over the cycles
+    (python_batch.txt, python_memory.txt)."""
     batch, memory = read(results, "python_batch.txt"), read(results, "python_memory.txt")
     lines = [m for m in re.finditer(r"^(.+?)\s+([0-9.]+) ms\s+([0-9.]+) ms", batch, re.M)]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
@@ -124,6 +132,8 @@ def python(results, out):
 
 
 def main():
+    """Draws every figure from RESULTS_DIR into OUTPUT_DIR, printing each one written or
+    skipped."""
     if len(sys.argv) != 3:
         sys.exit("usage: bench/plots.py RESULTS_DIR OUTPUT_DIR")
     results, out = sys.argv[1], sys.argv[2]

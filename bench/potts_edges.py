@@ -37,6 +37,8 @@ def grid(n, states, seed, dense):
 
 
 def main():
+    """Prints, per grid, the median PAIR and DENSE solve times, their ratio, the iterations and
+    each solve's bound - value."""
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     print("grid    states  PAIR ms  DENSE ms  ratio  PAIR its  DENSE its  PAIR bound - value"
           "  DENSE bound - value")

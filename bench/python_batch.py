@@ -27,6 +27,7 @@ BATCH, N, RUNS = 256, 20, 5
 
 
 def lp_matchings():
+    """BATCH N x N LP-matchings of N(0, 1) scores: (graphs, their variables)."""
     rng = np.random.default_rng(0)
     graphs, variables = [], []
     for _ in range(BATCH):
@@ -41,6 +42,8 @@ def lp_matchings():
 
 
 def main():
+    """Times the batch on 1 and 2 threads by LP-SparseMAP and by AD3, then through
+    concord.torch, then the cost of a call, and prints the table."""
     graphs, variables = lp_matchings()
     print("%d LP-matchings %dx%d; load average %.2f %.2f %.2f; %d processors" % (
         (BATCH, N, N) + os.getloadavg() + (os.cpu_count(),)))

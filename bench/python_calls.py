@@ -85,6 +85,8 @@ def medians(forward, arrays, direction, reps):
 
 
 def main():
+    """Times every call of calls() over REPS cycles and prints the table of median forward and
+    backward us."""
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
     rng = np.random.default_rng(0)
     print("one call, forward and backward (medians of %d cycles, process CPU time)" % reps)

@@ -32,6 +32,8 @@ def bio_mask():
 
 
 def median_ms(unary, transitions, start):
+    """Median wall ms of one sequence_sparsemap forward and backward on a copy of unary, over
+    CALLS calls."""
     times = []
     for _ in range(CALLS):
         scores = unary.clone().requires_grad_()
@@ -42,6 +44,7 @@ def median_ms(unary, transitions, start):
 
 
 def main():
+    """Prints the median times with free transitions and with the BIO mask, twice each."""
     generator = torch.Generator().manual_seed(0)
     tags = 1 + 2 * TYPES
     unary = torch.randn(BATCH, LENGTH, tags, generator=generator, dtype=torch.float64)

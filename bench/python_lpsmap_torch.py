@@ -41,6 +41,8 @@ REPS = 30
 
 
 def matching(lib, scores):
+    """An LP matching in lib (concord or lpsmap) over scores, an Xor per row and an AtMostOne
+    per column: (graph, variable)."""
     fg = lib.TorchFactorGraph() if lib is lpsmap else concord.FactorGraph()
     x = fg.variable_from(scores)
     for i in range(scores.shape[0]):
@@ -51,6 +53,8 @@ def matching(lib, scores):
 
 
 def tagging(lib, scores, transitions):
+    """A tag sequence in lib over scores and transitions, with a budget of 2 on tag 1: (graph,
+    variable)."""
     fg = lib.TorchFactorGraph() if lib is lpsmap else concord.FactorGraph()
     x = fg.variable_from(scores)
     fg.add(lib.Sequence(x, transitions))
@@ -95,6 +99,8 @@ def cycle(lib, build, tensors, direction, settings, transpose=False):
 
 
 def compare(name, build, tensors, transpose_concord=False):
+    """Times both libraries on one problem, REPS cycles per setting, and prints a row per
+    setting."""
     direction = torch.randn(tensors[0].shape, dtype=torch.float64)
     for label, settings in SETTINGS.items():
         times = {lib: ([], []) for lib in (concord, lpsmap)}
@@ -110,6 +116,8 @@ def compare(name, build, tensors, transpose_concord=False):
 
 
 def print_row(name, times, solutions):
+    """Prints a table row: each library's median forward and backward ms and the largest
+    difference between the two solutions."""
     row = [name]
     for lib in (concord, lpsmap):
         row += ["%.3f" % (1e3 * statistics.median(t)) for t in times[lib]]
@@ -118,6 +126,7 @@ def print_row(name, times, solutions):
 
 
 def main():
+    """Prints the table: each problem at two sizes, in both settings."""
     rng = np.random.RandomState(0)
     print("medians of %d cycles, ms" % REPS)
     print("| problem | concord forward | concord backward | lp-sparsemap forward "

@@ -20,14 +20,18 @@ import concord
 
 
 class OracleFailure(Exception):
-    pass
+    """The exception failing_oracle raises."""
 
 
 def failing_oracle(a, b):
+    """A MAP oracle that always raises OracleFailure, carrying an array."""
     raise OracleFailure(np.zeros(1000))
 
 
 def cycle(rng, k):
+    """One cycle: a 6 x 6 LP-matching and a chain of PAIR factors, solved by LP-SparseMAP and
+    decoded; when k is a multiple of 10, with a failing oracle added instead, its exception
+    caught."""
     fg = concord.FactorGraph()
     x = fg.variable_from(rng.normal(size=(6, 6)))
     for i in range(6):
@@ -46,11 +50,14 @@ def cycle(rng, k):
 
 
 def resident_kib():
+    """The process's resident set size in KiB, from /proc/self/statm."""
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
 def main():
+    """Runs CYCLES cycles, printing the resident size every tenth of the run, then the time per
+    cycle."""
     cycles = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
     rng = np.random.default_rng(0)
     start = time.perf_counter()

@@ -22,6 +22,8 @@ N, REPS, ROUNDS = 20, 300, 3
 
 
 def python_cycle(scores, method):
+    """One Python cycle: builds the N x N LP-matching over scores, solves it by the FactorGraph
+    method named method and returns the solution."""
     fg = concord.FactorGraph()
     x = fg.variable_from(scores)
     for i in range(N):
@@ -33,6 +35,8 @@ def python_cycle(scores, method):
 
 
 def python_medians(scores):
+    """The median CPU us of a Python cycle over REPS, by LP-SparseMAP ("sparse") and by AD3
+    ("map")."""
     out = {}
     for name, method in (("sparse", "solve"), ("map", "solve_map")):
         times = []
@@ -45,12 +49,16 @@ def python_medians(scores):
 
 
 def c_medians(binary, scores):
+    """The C cycle's medians in us, {"sparse": ..., "map": ...}, as the binary prints them
+    given N, REPS and the scores."""
     text = "%d %d\n%s\n" % (N, REPS, " ".join("%.17g" % s for s in scores.reshape(-1)))
     result = subprocess.run([binary], input=text, capture_output=True, text=True, check=True)
     return {line.split()[0]: float(line.split()[1]) for line in result.stdout.splitlines()}
 
 
 def main():
+    """Prints, per algorithm, the best of ROUNDS median cycle times in C and in Python, and
+    their ratio."""
     binary = sys.argv[1] if len(sys.argv) > 1 else "build/bench_lp_matching"
     scores = np.random.default_rng(0).normal(size=(N, N))
     best = {"C": {}, "Python": {}}

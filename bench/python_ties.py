@@ -53,6 +53,8 @@ def cases():
 
 
 def main():
+    """Prints, per layer and size, the backward pass's median CPU ms at zero and at random
+    scores and the configurations of the tied face."""
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 9
     print("%-24s %12s %12s %14s" % ("layer", "zero ms", "random ms", "tied face"))
     generator = torch.Generator().manual_seed(0)

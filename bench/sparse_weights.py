@@ -58,6 +58,8 @@ def reference(spec, factors, weights, equal):
 
 
 def main():
+    """Solves GRAPHS random graphs with every kind of weights and prints the table, a row per
+    kind."""
     graphs = int(sys.argv[1]) if len(sys.argv) > 1 else 80
     max_iter = int(sys.argv[2]) if len(sys.argv) > 2 else 200000
     rng, weight_rng = np.random.default_rng(5), np.random.default_rng(9)

@@ -86,6 +86,7 @@ class Scorer(torch.nn.Module):
         self.pairs = torch.nn.Parameter(torch.zeros(pairs)) if structured else None
 
     def forward(self, x):
+        """The label scores of the feature rows x."""
         return self.mlp(x)
 
 

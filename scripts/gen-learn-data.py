@@ -48,6 +48,7 @@ def multilabel(rng, count):
 
 
 def write_arff(path, rows):
+    """Writes rows of multilabel() as sparse ARFF: the word features, then the labels."""
     with open(path, "w") as out:
         out.write("@relation toy_multilabel\n\n")
         for k in range(FEATURES):
@@ -62,6 +63,7 @@ def write_arff(path, rows):
 
 
 def write_xml(path):
+    """Writes the MULAN XML file naming the labels."""
     with open(path, "w") as out:
         out.write('<?xml version="1.0" encoding="utf-8"?>\n')
         out.write('<labels xmlns="http://mulan.sourceforge.net/labels">\n')
@@ -71,6 +73,7 @@ def write_xml(path):
 
 
 def noun_phrase(rng):
+    """(word, tag) pairs of a determiner, sometimes an adjective, and a noun."""
     words = [(str(rng.choice(DETERMINERS)), "DET")]
     if rng.random() < 0.4:
         words.append((str(rng.choice(ADJECTIVES)), "ADJ"))
@@ -79,6 +82,8 @@ def noun_phrase(rng):
 
 
 def sentence(rng):
+    """(word, tag) pairs of a sentence: a pronoun or a noun phrase, a verb, a noun phrase,
+    sometimes a prepositional phrase, and a full stop."""
     subject = ([(str(rng.choice(PRONOUNS)), "PRON")] if rng.random() < 0.4
                else noun_phrase(rng))
     words = subject + [(str(rng.choice(VERBS)), "VERB")] + noun_phrase(rng)
@@ -88,6 +93,8 @@ def sentence(rng):
 
 
 def write_conllu(path, rng, count):
+    """Writes count sentences in CoNLL-U, one in seven (the first, the eighth, ...) with a
+    multiword token range over its first two words."""
     with open(path, "w") as out:
         for s in range(count):
             words = sentence(rng)
@@ -101,6 +108,7 @@ def write_conllu(path, rng, count):
 
 
 def main():
+    """Writes the data sets to the output directory."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     folder = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "tests", "data", "learn")
     os.makedirs(folder, exist_ok=True)

@@ -28,6 +28,7 @@ class Rng:
         self.state = seed & MASK
 
     def next(self):
+        """The next 64-bit output."""
         self.state = (self.state + 0x9E3779B97F4A7C15) & MASK
         z = self.state
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
@@ -35,17 +36,21 @@ class Rng:
         return z ^ (z >> 31)
 
     def uniform(self):
+        """A uniform double in [0, 1), from the top 53 bits of an output."""
         return (self.next() >> 11) * (1.0 / 9007199254740992.0)
 
     def int(self, n):
+        """An integer in [0, n): an output modulo n."""
         return self.next() % n
 
     def normal(self):
+        """A standard normal draw (Box-Muller, the cosine branch)."""
         u1, u2 = self.uniform(), self.uniform()
         u1 = max(u1, 1e-300)
         return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
     def shuffle(self, items):
+        """Shuffles items in place (Fisher-Yates) and returns them."""
         for k in range(len(items) - 1, 0, -1):
             j = self.int(k + 1)
             items[k], items[j] = items[j], items[k]
@@ -59,10 +64,12 @@ def num(x):
 
 
 def nums(xs):
+    """The numbers xs as num writes them, separated by spaces."""
     return " ".join(num(x) for x in xs)
 
 
 def scores(rng, n, scale=1.0, shift=0.0):
+    """n draws of shift + scale * N(0, 1)."""
     return [shift + scale * rng.normal() for _ in range(n)]
 
 
@@ -79,9 +86,11 @@ class Graph:
         self.factors = []
 
     def add(self, line):
+        """Adds a factor line."""
         self.factors.append(line)
 
     def text(self):
+        """The graph in AD3's .fg format: the counts, the scores, the factor lines."""
         lines = [str(len(self.theta)), str(len(self.factors))]
         lines += [num(t) for t in self.theta]
         lines += self.factors
@@ -94,6 +103,7 @@ def fg_file(graphs):
 
 
 def literal_line(kind, vars_, negated):
+    """A factor line of kind over vars_ (0-based), each link negated where negated says so."""
     idx = ["%s%d" % ("-" if n else "", v + 1) for v, n in zip(vars_, negated)]
     return "%s %d %s" % (kind, len(vars_), " ".join(idx))
 
@@ -119,6 +129,7 @@ def planted_logic(rng, kind, vars_, x):
 
 
 def distinct(rng, n, k):
+    """k distinct indices below n, in random order."""
     return rng.shuffle(list(range(n)))[:k]
 
 
@@ -414,6 +425,8 @@ def compressor_graph():
 
 
 def table_entries(rng, size, spread, zeros=()):
+    """size table entries exp(spread * N(0, 1)), written with 4 decimals, with "0" at the
+    indices in zeros."""
     values = [math.exp(spread * rng.normal()) for _ in range(size)]
     out = ["%.4f" % v for v in values]
     for k in zeros:
@@ -531,6 +544,7 @@ FILES = {
 
 
 def main():
+    """Writes every file of FILES under the output directory."""
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data")
     for name, make in FILES.items():

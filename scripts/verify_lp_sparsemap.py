@@ -82,6 +82,7 @@ class Program:
         self.seen = set()
 
     def column(self):
+        """Adds an auxiliary column; returns its index."""
         self.n += 1
         return self.n - 1
 
@@ -95,9 +96,11 @@ class Program:
             self.eq.append((coef, rhs))
 
     def add_ub(self, coef, rhs):
+        """Adds an inequality row: sum of coef[c] x_c <= rhs."""
         self.ub.append((coef, rhs))
 
     def matrix(self, rows):
+        """The rows as a sparse matrix over all the columns, and their right-hand sides."""
         data, ri, ci, rhs = [], [], [], []
         for r, (coef, b) in enumerate(rows):
             for c, a in coef.items():
@@ -163,6 +166,8 @@ def trellis_flow(prog, links, states, first):
 
 
 def build(theta, factors):
+    """The extended formulation of the factors: (program, variables n, additional outputs
+    n_add, their scores phi)."""
     n = len(theta)
     # additional outputs first (their columns follow u), then auxiliaries
     n_add = 0
@@ -254,6 +259,7 @@ def build(theta, factors):
 
 
 def concord_solution(cli, path, tol, n, n_add):
+    """Solves the file by the CLI's LP-SparseMAP at tol: (u, v, the CLI's summary, seconds)."""
     with tempfile.NamedTemporaryFile(suffix=".txt") as out:
         t0 = time.time()
         proc = subprocess.run([cli, "solve", path, "--algorithm", "sparse", "--tol", str(tol),
@@ -328,6 +334,8 @@ def certificate_check(theta, phi, n, n_add, A_eq, b_eq, A_ub, b_ub, u_c, v_c, va
 
 
 def main():
+    """Checks concord's solution of FILE.fg as the module docstring says, prints the figures
+    and exits 1 when a check fails."""
     cli, path = sys.argv[1], sys.argv[2]
     tol = float(sys.argv[3]) if len(sys.argv) > 3 else 1e-9
     mode = sys.argv[4] if len(sys.argv) > 4 else "exact"

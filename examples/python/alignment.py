@@ -50,6 +50,8 @@ def lp_matching(scores):
 
 
 def main():
+    """Solves the alignment by LP-MAP and by LP-SparseMAP, prints both and LP-SparseMAP's link
+    probabilities, and draws the two heat maps."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default="alignment.png", help="the PNG to write")
     args = parser.parse_args()

@@ -73,6 +73,8 @@ def draw_tree(ax, tree, title):
 
 
 def main():
+    """Parses the sentence with and without the budget, prints each distribution and draws its
+    trees."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default="trees.png", help="the PNG to write")
     args = parser.parse_args()

@@ -45,6 +45,7 @@ def features(words):
 
 
 class Tagger(torch.nn.Module):
+    """Tag scores from a linear layer over the token features, and a learned transition matrix."""
     def __init__(self):
         super().__init__()
         self.emissions = torch.nn.Linear(4, len(TAGS))
@@ -61,10 +62,13 @@ class Tagger(torch.nn.Module):
 
 
 def one_hot(tags):
+    """The space-separated tags as one-hot rows over TAGS."""
     return np.eye(len(TAGS))[[TAGS.index(t) for t in tags.split()]]
 
 
 def main():
+    """Trains the tagger on TRAIN, prints the loss of the first and last epochs and TEST's NAME
+    marginals with and without the budget, and writes the picture."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default="tagger.png", help="the PNG to write")
     parser.add_argument("--epochs", type=int, default=40)
