@@ -266,7 +266,8 @@ def concord_solution(cli, path, tol, n, n_add):
                                "-o", out.name], capture_output=True, text=True)
         summary = (proc.stdout + proc.stderr).strip()
         seconds = time.time() - t0
-        values = [float(x) for x in open(out.name).read().split()]
+        with open(out.name) as solution:
+            values = [float(x) for x in solution.read().split()]
     assert len(values) == n + n_add, (len(values), n, n_add)
     return np.array(values[:n]), np.array(values[n:]), summary, seconds
 

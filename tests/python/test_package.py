@@ -46,6 +46,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -380,7 +381,7 @@ def test_uai_models_decode_as_the_command_line_tool(model, evidence, tmp_path):
     # an observed variable keeps the one state its evidence names
     observed = {}
     if evidence:  # "E v x v x ..." or the older "1 E v x v x ..."
-        numbers = [int(t) for t in open(evidence).read().split()]
+        numbers = [int(t) for t in Path(evidence).read_text().split()]
         pairs = numbers[2:] if len(numbers) == 2 * numbers[1] + 2 else numbers[1:]
         observed = dict(zip(pairs[0::2], pairs[1::2]))
     for m, (first, states) in enumerate(fg._graph.multi_variables):

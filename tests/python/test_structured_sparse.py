@@ -12,6 +12,7 @@ set and certified by a dual LP (HiGHS). Nothing of it calls the library.
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -80,7 +81,7 @@ def forbid_transitions(path, seed):
     of its transitions scored -inf, never those of the all-state-0 path (so
     that some sequence stays allowed). Returns the number forbidden."""
     rng = np.random.default_rng(seed)
-    lines, forbidden = open(path).read().split("\n"), 0
+    lines, forbidden = Path(path).read_text().split("\n"), 0
     for i, line in enumerate(lines):
         fields = line.split()
         if not fields or fields[0] != "SEQUENCE":
@@ -101,7 +102,7 @@ def forbid_transitions(path, seed):
                 fields[first + k] = "-inf"
                 forbidden += 1
         lines[i] = " ".join(fields)
-    open(path, "w").write("\n".join(lines))
+    Path(path).write_text("\n".join(lines))
     return forbidden
 
 
@@ -168,7 +169,7 @@ def test_the_reference_rejects_another_point(tmp_path):
     u, _, _, _ = reference.concord_solution(cli_path(), str(path), 1e-9, n, n_add)
     subprocess.run([cli_path(), "solve", str(path), "--tol", "1e-9", "-o",
                     str(tmp_path / "map.txt")], capture_output=True, check=True)
-    values = np.array([float(x) for x in open(tmp_path / "map.txt").read().split()])
+    values = np.array([float(x) for x in (tmp_path / "map.txt").read_text().split()])
     u_map, v_map = values[:n], values[n:]
     assert np.abs(u_map - u).max() > 1e-3  # a different point
     value_map = theta @ u_map + phi @ v_map - 0.5 * u_map @ u_map
