@@ -62,7 +62,8 @@ def main():
     if not os.path.exists(COREF):
         print("skipping perturbed and fresh: %s is missing" % os.path.normpath(COREF))
         return
-    lines = open(COREF).read().split("\n")
+    with open(COREF) as graph:
+        lines = graph.read().split("\n")
     count = int(lines[0])
     scores = [float(x) for x in lines[2:2 + count]]
     mean, spread = statistics.mean(scores), statistics.pstdev(scores)
