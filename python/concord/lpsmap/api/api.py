@@ -19,10 +19,11 @@ def solved_values(pfg, kind):
     proves, the values are its last iterate (lp-sparsemap returns its own
     silently) and a RuntimeWarning says they solve nothing."""
     _, u, _, info = pfg._solve(kind)
-    if not has_solution(info):
+    solved = has_solution(info)
+    if not solved:
         warnings.warn("the factors' constraints admit no common solution: the values are the "
                       "solver's last iterate, not a solution", RuntimeWarning, stacklevel=3)
-    return u, has_solution(info)
+    return u, solved
 
 
 class Variable:
