@@ -906,6 +906,29 @@ static void large_counted_trees_are_bounded(void **state) {
     free(st), free(par);
 }
 
+/* Two nodes of 65,536 states: their edge table (65,536^2 = 2^32 cells)
+ * wrapped to 0 in int32 arithmetic, the factor was built with no
+ * additional outputs and its oracle wrote past them; 65,536 x 65,537 wrapped
+ * to 65,536. Refused, like any table beyond INT32_MAX. */
+static void tree_edge_tables_beyond_int32_are_refused(void **state) {
+    (void)state;
+    const int32_t k = 65536, n_vars = 2 * k + 1;
+    int32_t *vars = malloc((size_t)n_vars * sizeof *vars);
+    for (int32_t j = 0; j < n_vars; ++j) vars[j] = j;
+    const int32_t parents[2] = {-1, 0};
+    const int32_t counts[2][2] = {{65536, 65536}, {65536, 65537}};
+    for (int c = 0; c < 2; ++c) {
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, n_vars, NULL, NULL), CONCORD_OK);
+        assert_int_equal(concord_add_general_tree(g, 2, counts[c], parents, vars, NULL, NULL),
+                         CONCORD_EINVAL);
+        assert_non_null(strstr(concord_last_error(g), "too many states"));
+        assert_int_equal(concord_num_factors(g), 0);
+        concord_graph_free(g);
+    }
+    free(vars);
+}
+
 /* ---- errors ---- */
 
 static void malformed_summarization_factors_are_rejected(void **state) {
@@ -988,6 +1011,7 @@ int main(void) {
         cmocka_unit_test(repository_summarization_file_matches_glpk),
         cmocka_unit_test(count_scores_change_the_optimum_of_ad3_general_tree_counts),
         cmocka_unit_test(large_counted_trees_are_bounded),
+        cmocka_unit_test(tree_edge_tables_beyond_int32_are_refused),
         cmocka_unit_test(malformed_summarization_factors_are_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -365,10 +365,13 @@ static tree_params *tree_params_new(int32_t n, const int32_t *parents, const tre
         p->counted[i] = p->counts && (p->binary ? !kind->counted || kind->counted[i] : 1);
         p->count_at[i] = -1;
     }
+    /* Each edge's table holds the product of two state counts, which int32
+     * may not: summed in int64 (at most the largest count times their sum,
+     * below 2^62), the caller refuses a total beyond INT32_MAX. */
     p->edge[0] = 0;
     for (int32_t i = 1; i < n; ++i) {
-        p->edge[i] = (int32_t)add;
-        add += p->states[parents[i]] * p->states[i];
+        p->edge[i] = add < INT32_MAX ? (int32_t)add : INT32_MAX;
+        add += (int64_t)p->states[parents[i]] * p->states[i];
     }
     /* children in index order (counting sort by parent) */
     for (int32_t i = 0; i <= n; ++i) p->child_begin[i] = 0;
