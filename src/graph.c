@@ -232,6 +232,11 @@ int graph_add_factor(concord_graph *g, const factor_ops *ops, int32_t degree,
      * configuration (a constant score), e.g. AD3's HEAD_AUTOMATON of a head
      * that has no candidate modifier on one side. */
     int rc = graph_unchanging(g);
+    /* a configuration (links, additionals and two counters of the active
+     * set) is indexed by int32_t */
+    if (!rc && (int64_t)degree + n_add > INT32_MAX - 2)
+        rc = graph_fail(g, CONCORD_EINVAL, "%s factor: %d links and %d additional outputs are "
+                        "too many", ops->name, degree, n_add);
     if (!rc && !(degree == 0 && n_add > 0)) rc = graph_check_links(g, ops->name, degree, vars);
     if (!rc && negated && !allow_negation)
         for (int32_t j = 0; j < degree && !rc; ++j)

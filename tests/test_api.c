@@ -128,6 +128,11 @@ static void bad_arguments_are_rejected_with_a_message(void **state) {
     assert_non_null(strstr(concord_last_error(g), "out of range"));
     int32_t ok[2] = {0, 1};
     assert_int_equal(concord_add_logic(g, CONCORD_OR, 0, ok, NULL, NULL), CONCORD_EINVAL);
+    /* refused by its degree before the array is read (it once returned 0
+     * after checking the links, with no factor added) */
+    assert_int_equal(concord_add_logic(g, CONCORD_OR, INT32_MAX / 2 + 1, ok, NULL, NULL),
+                     CONCORD_EINVAL);
+    assert_non_null(strstr(concord_last_error(g), "links, more than"));
     assert_int_equal(concord_add_budget(g, 2, ok, NULL, -1.0, false, NULL), CONCORD_EINVAL);
     assert_int_equal(concord_add_budget(g, 2, ok, NULL, 1.5, false, NULL), CONCORD_EINVAL);
     assert_int_equal(concord_add_budget(g, 2, ok, NULL, 3.0, true, NULL), CONCORD_EINVAL);

@@ -292,8 +292,10 @@ int concord_add_logic(concord_graph *g, concord_logic kind, int32_t degree,
     case CONCORD_ANDOUT: ops = &orout_ops; break;
     default: return graph_fail(g, CONCORD_EINVAL, "unknown logic factor kind %d", (int)kind);
     }
-    if (degree < 1 || degree > INT32_MAX / 2 || !vars)
-        return graph_check_links(g, concord_logic_name(kind), degree, vars);
+    if (degree > INT32_MAX / 2)
+        return graph_fail(g, CONCORD_EINVAL, "%s factor: %d links, more than %d",
+                          concord_logic_name(kind), degree, INT32_MAX / 2);
+    if (degree < 1 || !vars) return graph_check_links(g, concord_logic_name(kind), degree, vars);
     if ((kind == CONCORD_OROUT || kind == CONCORD_ANDOUT) && degree < 2)
         return graph_fail(g, CONCORD_EINVAL, "%s factor: needs at least 2 links (inputs and "
                           "an output), got 1", concord_logic_name(kind));

@@ -109,11 +109,6 @@ int concord_add_factor(concord_graph *g, int32_t degree, const int32_t *vars,
                           num_additionals);
     int rc = graph_check_links(g, "USER", degree, vars);
     if (rc) return rc;
-    /* a configuration (links, additionals and two counters of the active
-     * set) is indexed by int32_t */
-    if ((int64_t)degree + num_additionals > INT32_MAX - 2)
-        return graph_fail(g, CONCORD_EINVAL, "user factor: %d links and %d additional outputs "
-                          "are too many", degree, num_additionals);
     user_params *p = malloc(sizeof *p);
     if (!p) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
     *p = (user_params){map, NULL, user};
