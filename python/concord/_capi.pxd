@@ -146,6 +146,8 @@ cdef extern from "concord.h" nogil:
         double dual_residual
         double eta
         double seconds
+        int64_t nodes
+        int64_t open_nodes
 
     ctypedef int (*concord_progress_fn)(void *context, const concord_progress *progress)
 

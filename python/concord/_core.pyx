@@ -317,7 +317,7 @@ ExactInfo.__doc__ = ("What the last exact MAP search did (concord_exact_info): n
                      "programming solved the graph without a search.")
 
 Progress = namedtuple("Progress", "iteration value upper_bound primal_residual dual_residual "
-                                  "eta seconds", module=__name__)
+                                  "eta seconds nodes open_nodes", module=__name__)
 Progress.__doc__ = "What a progress callback receives (concord_progress)."
 
 
@@ -616,7 +616,7 @@ cdef class _ProgressRelay:
         try:
             stop = self.callback(Progress(p.iteration, p.value, p.upper_bound,
                                           p.primal_residual, p.dual_residual, p.eta,
-                                          p.seconds))
+                                          p.seconds, p.nodes, p.open_nodes))
             return 1 if stop else 0
         except BaseException as e:
             self.error = e

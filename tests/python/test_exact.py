@@ -142,6 +142,22 @@ def test_exact_map_proves_the_optimum_where_nodes_stop_early(index):
     assert solver.exact_info.open == 0
 
 
+def test_progress_counts_the_search_nodes():
+    """Branch and bound's progress carries its node counts (solved, open),
+    as the C callback receives them; an LP-MAP solve reports none."""
+    for spec in STOPPED_EARLY:
+        seen = []
+        solver = build(spec)
+        info = solver.solve_exact({"progress": lambda p: seen.append(p) and False})
+        assert info.status == "optimal" and seen
+        nodes = [p.nodes for p in seen]
+        assert nodes[0] >= 1 and nodes == sorted(nodes) and nodes[-1] <= solver.exact_info.nodes
+        assert seen[0].open_nodes >= 1  # the root's children wait
+        seen.clear()
+        solver.solve_map({"progress": lambda p: seen.append(p) and False, "bound_every": 1})
+        assert seen and all(p.nodes == 0 and p.open_nodes == 0 for p in seen)
+
+
 def test_the_pythonic_graph_solves_exactly_as_the_low_level_one():
     rng = np.random.default_rng(8)
     for _ in range(40):
