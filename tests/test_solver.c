@@ -2789,6 +2789,38 @@ static concord_graph *logic_and_pair_graph(void) {
     return g;
 }
 
+/* XOROUT, ANDOUT and IMPLY are solved as XOR, OROUT and OR over flipped
+ * links; messages name the family given, at the builder and at a gold
+ * structure the factor forbids. */
+static void derived_logic_families_are_named_as_given(void **state) {
+    (void)state;
+    const concord_logic kinds[3] = {CONCORD_XOROUT, CONCORD_ANDOUT, CONCORD_IMPLY};
+    const char *names[3] = {"XOROUT", "ANDOUT", "IMPLY"};
+    /* inputs 0, 1 and output 2 (IMPLY: 0 and 1 imply 2) */
+    const double forbidden_gold[3][3] = {{1.0, 0.0, 0.0}, {1.0, 1.0, 0.0}, {1.0, 1.0, 0.0}};
+    for (int k = 0; k < 3; ++k) {
+        concord_graph *g = concord_graph_new();
+        assert_int_equal(concord_add_variables(g, 3, NULL, NULL), CONCORD_OK);
+        char expected[96];
+        assert_int_equal(concord_add_logic(g, kinds[k], 3, (int32_t[]){0, 1, 0}, NULL, NULL),
+                         CONCORD_EINVAL);
+        snprintf(expected, sizeof expected, "%s factor: variable 0 appears more than once",
+                 names[k]);
+        assert_string_equal(concord_last_error(g), expected);
+        assert_int_equal(concord_add_logic(g, kinds[k], 3, (int32_t[]){0, 1, 2}, NULL, NULL),
+                         CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        double loss;
+        assert_int_equal(concord_solver_loss_sparsemap(s, NULL, forbidden_gold[k], NULL, &loss,
+                                                       NULL, NULL, NULL),
+                         CONCORD_EINVAL);
+        snprintf(expected, sizeof expected, "the gold structure violates factor 0 (%s)", names[k]);
+        assert_string_equal(concord_solver_last_error(s), expected);
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+}
+
 /* A gold structure a factor does not allow is refused, naming the factor;
  * a fractional gold in a graph with additional outputs needs them given
  * (they are not computed from the factors, which would round it). */
@@ -3129,6 +3161,7 @@ int main(void) {
         cmocka_unit_test(a_batch_refuses_a_solver_in_a_call),
         cmocka_unit_test(one_solver_from_two_threads_refuses_what_overlaps),
         cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
+        cmocka_unit_test(derived_logic_families_are_named_as_given),
         cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
         cmocka_unit_test(a_fractional_gold_outside_a_factor_is_refused),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),

@@ -61,6 +61,14 @@ static const factor_ops xor_ops = {.name = "XOR",
                                    .qp = xor_qp,
                                    .scratch_bytes = box_scratch,
                                    .face_jvp = unit_box_face};
+/* XOROUT, ANDOUT and IMPLY are XOR, OROUT and OR over flipped links (see
+ * the builder); their tables differ only in the name messages give, the
+ * family the user asked for. */
+static const factor_ops xorout_ops = {.name = "XOROUT",
+                                      .map = xor_map,
+                                      .qp = xor_qp,
+                                      .scratch_bytes = box_scratch,
+                                      .face_jvp = unit_box_face};
 
 /* ---- ATMOSTONE ---------------------------------------------------------- */
 
@@ -117,6 +125,11 @@ static const factor_ops or_ops = {.name = "OR",
                                   .qp = or_qp,
                                   .scratch_bytes = box_scratch,
                                   .face_jvp = unit_box_face};
+static const factor_ops imply_ops = {.name = "IMPLY",
+                                     .map = or_map,
+                                     .qp = or_qp,
+                                     .scratch_bytes = box_scratch,
+                                     .face_jvp = unit_box_face};
 
 /* ---- OROUT: links 0..n-1 are the inputs, link n is the output ---------- */
 
@@ -262,8 +275,13 @@ static const factor_ops orout_ops = {.name = "OROUT",
                                      .qp = orout_qp,
                                      .scratch_bytes = orout_scratch_bytes,
                                      .face_jvp = orout_face};
+static const factor_ops andout_ops = {.name = "ANDOUT",
+                                      .map = orout_map,
+                                      .qp = orout_qp,
+                                      .scratch_bytes = orout_scratch_bytes,
+                                      .face_jvp = orout_face};
 
-/* ---- The builder: every logic kind is one of the four tables above ---- */
+/* ---- The builder: every logic kind is one of the four solvers above ---- */
 
 const char *concord_logic_name(concord_logic kind) {
     switch (kind) {
@@ -283,13 +301,13 @@ int concord_add_logic(concord_graph *g, concord_logic kind, int32_t degree,
     if (!g) return CONCORD_EINVAL;
     const factor_ops *ops;
     switch (kind) {
-    case CONCORD_XOR:
-    case CONCORD_XOROUT: ops = &xor_ops; break;
+    case CONCORD_XOR: ops = &xor_ops; break;
+    case CONCORD_XOROUT: ops = &xorout_ops; break;
     case CONCORD_ATMOSTONE: ops = &atmostone_ops; break;
-    case CONCORD_OR:
-    case CONCORD_IMPLY: ops = &or_ops; break;
-    case CONCORD_OROUT:
-    case CONCORD_ANDOUT: ops = &orout_ops; break;
+    case CONCORD_OR: ops = &or_ops; break;
+    case CONCORD_IMPLY: ops = &imply_ops; break;
+    case CONCORD_OROUT: ops = &orout_ops; break;
+    case CONCORD_ANDOUT: ops = &andout_ops; break;
     default: return graph_fail(g, CONCORD_EINVAL, "unknown logic factor kind %d", (int)kind);
     }
     if (degree > INT32_MAX / 2)
