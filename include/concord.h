@@ -1217,11 +1217,14 @@ CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32
  * A fractional gold must lie in the local polytope (a mixture of allowed
  * structures): one that a converged solve shows outside it, its loss
  * below 0 by more than 100 tol (sum of |scores| + sum of the weights), is
- * CONCORD_EINVAL; so is one that a factor's MAP shows outside its polytope
+ * CONCORD_EINVAL; so is one outside the polytope of a logic, BUDGET or
+ * KNAPSACK factor (more than 1e-6 from its projection there: an exact
+ * test), and one that any other factor's MAP shows outside its polytope
  * (its squared norm there above its best score at the gold's own values,
- * which no mixture of configurations reaches: XOR(x0, x1, x2) at
- * u_gold = (0.9, 0.9, 0.9)). Both tests are one-sided: a gold just
- * outside may pass unnoticed. */
+ * which no mixture of configurations reaches: a DENSE factor's
+ * configurations at values beyond them). Those last two tests are
+ * one-sided: a gold just outside a factor with additional outputs, or a
+ * user factor, may pass unnoticed. */
 CONCORD_API int concord_solver_loss_sparsemap(concord_solver *s,
                                               const concord_settings *settings,
                                               const double *u_gold, const double *v_gold,

@@ -2789,6 +2789,98 @@ static concord_graph *logic_and_pair_graph(void) {
     return g;
 }
 
+/* The least slack of the linear inequalities that describe each logic
+ * family's and BUDGET's polytope over 4 links (the convex hull of its
+ * configurations: box constraints and the ones below), written here from
+ * the families' definitions: >= 0 inside, < 0 outside. */
+enum { GOLD_FAMILIES = 8 };
+static double polytope_slack(int family, const double *u) {
+    const int n = 4;
+    double least = INFINITY, sum = 0.0, inputs = 0.0;
+    for (int j = 0; j < n; ++j) {
+        least = fmin(least, fmin(u[j], 1.0 - u[j]));
+        sum += u[j];
+    }
+    inputs = sum - u[n - 1];
+    const double y = u[n - 1];
+    switch (family) {
+    case 0: return fmin(least, -fabs(sum - 1.0));          /* XOR */
+    case 1: return fmin(least, 1.0 - sum);                 /* ATMOSTONE */
+    case 2: return fmin(least, sum - 1.0);                 /* OR */
+    case 3: return fmin(least, -fabs(inputs - y));         /* XOROUT */
+    case 4:                                                /* OROUT */
+        for (int j = 0; j < n - 1; ++j) least = fmin(least, y - u[j]);
+        return fmin(least, inputs - y);
+    case 5:                                                /* ANDOUT */
+        for (int j = 0; j < n - 1; ++j) least = fmin(least, u[j] - y);
+        return fmin(least, y - (inputs - (n - 2)));
+    case 6: return fmin(least, (n - 1) - inputs + y - 1.0); /* IMPLY: some input off, or y */
+    default: return fmin(least, 2.0 - sum);                /* BUDGET 2 */
+    }
+}
+
+/* A fractional gold is refused exactly when it lies outside a factor's
+ * polytope (by projection, for the closed forms without additional
+ * outputs); golds inside are mixtures of the factor's configurations,
+ * golds outside are uniform points at least 1e-3 outside. A float32
+ * rounding of an inside gold is taken. */
+static void fractional_golds_are_judged_by_the_factor_polytope(void **state) {
+    (void)state;
+    const concord_logic kinds[7] = {CONCORD_XOR,   CONCORD_ATMOSTONE, CONCORD_OR,
+                                    CONCORD_XOROUT, CONCORD_OROUT,    CONCORD_ANDOUT,
+                                    CONCORD_IMPLY};
+    test_rng rng = {23};
+    int inside = 0, outside = 0;
+    for (int family = 0; family < GOLD_FAMILIES; ++family) {
+        concord_graph *g = concord_graph_new();
+        double theta[4];
+        for (int j = 0; j < 4; ++j) theta[j] = 4.0 * rng_uniform(&rng) - 2.0;
+        assert_int_equal(concord_add_variables(g, 4, theta, NULL), CONCORD_OK);
+        const int32_t vars[4] = {0, 1, 2, 3};
+        assert_int_equal(family < 7 ? concord_add_logic(g, kinds[family], 4, vars, NULL, NULL)
+                                    : concord_add_budget(g, 4, vars, NULL, 2.0, false, NULL),
+                         CONCORD_OK);
+        concord_solver *s = new_solver_or_fail(g);
+        double allowed[16][4];
+        int n_allowed = 0;
+        for (int c = 0; c < 16; ++c) {
+            double u[4];
+            for (int j = 0; j < 4; ++j) u[j] = (c >> j) & 1;
+            if (polytope_slack(family, u) >= 0.0) memcpy(allowed[n_allowed++], u, sizeof u);
+        }
+        for (int trial = 0; trial < 200; ++trial) {
+            double gold[4] = {0.0, 0.0, 0.0, 0.0}, loss;
+            bool expect_inside = trial % 2 == 0;
+            if (expect_inside) {
+                double total = 0.0, w[16];
+                for (int c = 0; c < n_allowed; ++c) total += w[c] = rng_uniform(&rng);
+                for (int c = 0; c < n_allowed; ++c)
+                    for (int j = 0; j < 4; ++j) gold[j] += w[c] / total * allowed[c][j];
+                if (trial % 4 == 0)
+                    for (int j = 0; j < 4; ++j) gold[j] = (float)gold[j];
+            } else {
+                do {
+                    for (int j = 0; j < 4; ++j) gold[j] = rng_uniform(&rng);
+                } while (polytope_slack(family, gold) > -1e-3);
+            }
+            const int rc =
+                concord_solver_loss_sparsemap(s, NULL, gold, NULL, &loss, NULL, NULL, NULL);
+            if (expect_inside) {
+                assert_int_equal(rc, CONCORD_OK);
+                ++inside;
+            } else {
+                assert_int_equal(rc, CONCORD_EINVAL);
+                assert_non_null(strstr(concord_solver_last_error(s), "lies outside"));
+                ++outside;
+            }
+        }
+        concord_solver_free(s);
+        concord_graph_free(g);
+    }
+    assert_int_equal(inside, 100 * GOLD_FAMILIES);
+    assert_int_equal(outside, 100 * GOLD_FAMILIES);
+}
+
 /* XOROUT, ANDOUT and IMPLY are solved as XOR, OROUT and OR over flipped
  * links; messages name the family given, at the builder and at a gold
  * structure the factor forbids. */
@@ -3162,6 +3254,7 @@ int main(void) {
         cmocka_unit_test(one_solver_from_two_threads_refuses_what_overlaps),
         cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
         cmocka_unit_test(derived_logic_families_are_named_as_given),
+        cmocka_unit_test(fractional_golds_are_judged_by_the_factor_polytope),
         cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
         cmocka_unit_test(a_fractional_gold_outside_a_factor_is_refused),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),

@@ -28,6 +28,12 @@
  * own (its best at u* rounded would be a wrong v*): they must be given.
  * Whether a fractional gold lies in the polytope is judged by
  * gold_in_every_factor and by the loss's sign (run_loss). */
+/* How far a gold value may lie from its projection onto a factor's
+ * polytope (gold_projects_onto_itself): a gold computed in float32 (soft
+ * labels of a PyTorch model) is off by up to about 6e-8 per value, and a
+ * sum constraint spreads the error of a sum over its values. */
+#define GOLD_PROJECTION_SLACK 1e-6
+
 static int gold_additionals(concord_solver *s, const double *u_gold, const double *v_gold,
                             double *v) {
     const concord_graph *g = s->g;
@@ -62,14 +68,31 @@ static int gold_additionals(concord_solver *s, const double *u_gold, const doubl
     return CONCORD_OK;
 }
 
-/* Whether the gold (u*, v*) can lie in each factor's polytope: a point of
- * a convex hull of configurations y satisfies (u*, v*).(u*, v*) <= max_y
- * (u*, v*).y, since it is a mixture of the y, so a factor whose MAP at
- * the scores (u*, v*) scores less refuses it (one oracle call per factor).
- * The test is necessary, not sufficient: it catches a gold far outside a
- * factor (XOR at (0.9, 0.9, 0.9)), and the loss's sign catches more. A
- * gold 0/1 on a factor's links without v_gold was judged by
- * gold_additionals (the factor allows it), and costs no call here (a
+/* Whether u* is its own projection onto the polytope of factor f, a
+ * built-in closed form without additional outputs (XOR, OR, BUDGET...),
+ * whose QP at scores u* and unit weights is that projection; s->a holds
+ * u* at f's links. A user factor's QP callback is left out: it may be
+ * approximate, and would then refuse golds that lie inside. */
+static bool gold_projects_onto_itself(concord_solver *s, int32_t f) {
+    const factor *fa = &s->g->factors[f];
+    for (int32_t j = 0; j < fa->degree; ++j) s->d[j] = 1.0;
+    qp_outcome out;
+    factor_qp_variables(fa, NULL, s->g->link_neg + fa->link_begin, s->a, NULL, s->d, s->u,
+                        NULL, 0, &s->buf, &out);
+    for (int32_t j = 0; j < fa->degree; ++j)
+        if (fabs(s->u[j] - s->a[j]) > GOLD_PROJECTION_SLACK) return false;
+    return true;
+}
+
+/* Whether the gold (u*, v*) can lie in each factor's polytope. A closed
+ * form without additional outputs is judged exactly, by projection
+ * (gold_projects_onto_itself). Any other factor by a necessary test: a
+ * point of a convex hull of configurations y satisfies (u*, v*).(u*, v*)
+ * <= max_y (u*, v*).y, since it is a mixture of the y, so a factor whose
+ * MAP at the scores (u*, v*) scores less refuses it (one oracle call per
+ * factor); it catches a gold far outside a factor, and the loss's sign
+ * catches more. A gold 0/1 on a factor's links without v_gold was judged
+ * by gold_additionals (the factor allows it), and costs no call here (a
  * single tree's hinge loss stays one oracle call). */
 static int gold_in_every_factor(concord_solver *s, const double *u_gold, const double *v_gold,
                                 const double *v_star) {
@@ -84,6 +107,14 @@ static int gold_in_every_factor(concord_solver *s, const double *u_gold, const d
             judged &= s->a[j] == 0.0 || s->a[j] == 1.0;
         }
         if (judged) continue;
+        if (fa->ops->qp && !fa->ops->failure && fa->n_add == 0) {
+            if (!gold_projects_onto_itself(s, f))
+                return solver_fail(s, CONCORD_EINVAL,
+                                   "the gold structure lies outside factor %d (%s): its values "
+                                   "there are no mixture of the factor's configurations",
+                                   f, fa->ops->name);
+            continue;
+        }
         const double *b = v_star + fa->add_begin;
         for (int32_t k = 0; k < fa->n_add; ++k) self += b[k] * b[k];
         const int rc = solver_factor_map(s, f, s->a, b, s->u, s->vmap, &best);
