@@ -186,3 +186,47 @@ def test_graphs_and_types_without_nodes():
     marginals, edge_marginals, got_value, _ = simple_grid(np.zeros((0, 2, 3)), np.eye(3),
                                                           verbose=0)
     assert marginals.shape == (0, 2, 3) and edge_marginals.shape == (0, 9) and got_value == 0.0
+
+
+def test_edge_indices_outside_the_nodes_are_refused_naming_the_edge():
+    """A negative index would pick a node from the end of the list (AD3's
+    own code does, and in the typed form a node of another type)."""
+    unaries = np.zeros((3, 2))
+    weights = np.zeros((2, 2, 2))
+    for edges, message in [([[0, 1], [0, -1]], r"^edge 1: node -1 out of range \[0, 3\)$"),
+                           ([[0, 3], [0, 1]], r"^edge 0: node 3 out of range \[0, 3\)$"),
+                           ([[0.0, 1.0], [0, 1]], r"^edge 0: node index 0.0 is not an integer$"),
+                           ([[0, 1, 2], [0, 1, 2]], r"^edges must be of shape \(n_edges, 2\)")]:
+        with pytest.raises(ValueError, match=message):
+            general_graph(unaries, np.array(edges), weights, verbose=0)
+    typed_unaries = [np.zeros((2, 2)), np.zeros((1, 3))]
+    empty = np.zeros((0, 2), dtype=int)
+    typed_edges = [empty, np.array([[0, -1]]), empty, empty]
+    typed_weights = [np.zeros((0, 2, 2)), np.zeros((1, 2, 3)), np.zeros((0, 3, 2)),
+                     np.zeros((0, 3, 3))]
+    with pytest.raises(ValueError, match=r"^type \(0, 1\) edge 0: node -1 out of range \[0, 1\)$"):
+        general_graph(typed_unaries, typed_edges, typed_weights, verbose=0)
+
+
+def test_constraint_nodes_outside_the_nodes_are_refused_naming_the_constraint():
+    unaries = np.zeros((3, 2))
+    edges = np.array([[0, 1]])
+    weights = np.zeros((1, 2, 2))
+    with pytest.raises(ValueError, match=r"^constraint 1: node -1 out of range \[0, 3\)$"):
+        general_constrained_graph(unaries, edges, weights,
+                                  [("OR", [0, 1], [0, 0], False), ("OR", [0, -1], [0, 0], False)],
+                                  verbose=0)
+    with pytest.raises(ValueError, match=r"^edge 0: node 5 out of range \[0, 3\)$"):
+        general_constrained_graph(unaries, np.array([[0, 5]]), weights, [], verbose=0)
+    typed_unaries = [np.zeros((2, 2)), np.zeros((1, 3))]
+    empty = np.zeros((0, 2), dtype=int)
+    typed = ([empty] * 4, [np.zeros((0, 2, 2)), np.zeros((0, 2, 3)), np.zeros((0, 3, 2)),
+                           np.zeros((0, 3, 3))])
+    for constraint, message in [(("OR", [[0, 2], []], [[0, 0], []], [[False, False], []]),
+                                 r"^constraint 0: node 2 out of range \[0, 2\)$"),
+                                (("OROUT", [[0], []], [[0], []], [[False], []], (-1, 0, 0, False)),
+                                 r"^constraint 0: last type -1 out of range \[0, 2\)$"),
+                                (("OROUT", [[0], []], [[0], []], [[False], []], (1, -1, 0, False)),
+                                 r"^constraint 0: node -1 out of range \[0, 1\)$")]:
+        with pytest.raises(ValueError, match=message):
+            general_constrained_graph(typed_unaries, *typed, [constraint], verbose=0)

