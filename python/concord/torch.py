@@ -663,6 +663,9 @@ def _trees(scores, lengths, projective, single_root):
     batch, n, _ = scores.shape
     if scores.shape[2] != n:
         raise ValueError("tree scores must be square, got shape %s" % (tuple(scores.shape),))
+    if n == 0 and batch:
+        raise ValueError("tree scores: a dependency tree needs at least one word, got shape %s"
+                         % (tuple(scores.shape),))
     sizes = _lengths(lengths, batch, n)
     projective = _core.as_flag(projective, "projective")
     single_root = _core.as_flag(single_root, "single_root")

@@ -834,6 +834,9 @@ def test_complex_scores_and_fractional_lengths_are_refused():
 def test_layer_inputs_of_the_wrong_kind_or_shape_are_named():
     with pytest.raises(TypeError, match="scores: expected a torch.Tensor, got ndarray"):
         ct.tree_sparsemap(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match=r"^tree scores: a dependency tree needs at least one "
+                                         r"word, got shape \(2, 0, 0\)$"):
+        ct.tree_sparsemap(torch.zeros(2, 0, 0))
     with pytest.raises(TypeError, match="unary: expected a torch.Tensor, got list"):
         ct.sequence_sparsemap([[0.0, 1.0]])
     with pytest.raises(ValueError, match="unary: expected 2 or 3 dimensions, got shape"):
