@@ -909,6 +909,10 @@ cdef class _UserFactor:
                                  "must return (u, v)" % self.n_add)
             rv = _doubles(result_v, self.n_add, "user factor: additional values")
             memcpy(v, &rv[0], self.n_add * sizeof(double))
+        elif result_v is not None:
+            # values for outputs the factor does not have: a mistake, not
+            # something to drop
+            _doubles(result_v, 0, "user factor without additional outputs: additional values")
         return 0
 
     cdef int call_map(self, const double *a, const double *b, double *u, double *v,

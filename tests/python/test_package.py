@@ -859,6 +859,18 @@ def test_an_oracle_returning_nonsense_is_a_clear_error():
     fg.add(concord.Factor(x, map=lambda a, b: [1.0, 0.0]))
     with pytest.raises(ValueError, match="expected 3 values, got 2"):
         fg.solve_map()
+    # additional values from a factor built without additional outputs
+    # (no scores) are a mistake, not dropped; an empty v is taken
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([1.0, 0.0, 0.0]))
+    fg.add(concord.Factor(x, map=lambda a, b: (np.eye(3)[np.argmax(a)], np.array([0.7, 0.1]))))
+    with pytest.raises(ValueError, match=r"^user factor without additional outputs: additional "
+                                         r"values: expected 0 values, got 2$"):
+        fg.solve_map()
+    fg = concord.FactorGraph()
+    x = fg.variable_from(np.array([1.0, 0.0, 0.0]))
+    fg.add(concord.Factor(x, map=lambda a, b: (np.eye(3)[np.argmax(a)], np.zeros(0))))
+    assert fg.solve_map().status == "integral" and x.value.tolist() == [1.0, 0.0, 0.0]
 
 
 @pytest.mark.parametrize("tensors", [False, True])
