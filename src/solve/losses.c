@@ -22,18 +22,18 @@
 #include "../util.h"
 #include "solver.h"
 
-/* The gold additional outputs: given, or each factor's best ones at u*,
- * where u* must be allowed by every factor that sees it 0/1. A factor that
- * sees a fractional u* and has additional outputs has no best ones of its
- * own (its best at u* rounded would be a wrong v*): they must be given.
- * Whether a fractional gold lies in the polytope is judged by
- * gold_in_every_factor and by the loss's sign (run_loss). */
 /* How far a gold value may lie from its projection onto a factor's
  * polytope (gold_projects_onto_itself): a gold computed in float32 (soft
  * labels of a PyTorch model) is off by up to about 6e-8 per value, and a
  * sum constraint spreads the error of a sum over its values. */
 #define GOLD_PROJECTION_SLACK 1e-6
 
+/* The gold additional outputs: given, or each factor's best ones at u*,
+ * where u* must be allowed by every factor that sees it 0/1. A factor that
+ * sees a fractional u* and has additional outputs has no best ones of its
+ * own (its best at u* rounded would be a wrong v*): they must be given.
+ * Whether a fractional gold lies in the polytope is judged by
+ * gold_in_every_factor and by the loss's sign (run_loss). */
 static int gold_additionals(concord_solver *s, const double *u_gold, const double *v_gold,
                             double *v) {
     const concord_graph *g = s->g;
