@@ -197,7 +197,8 @@ typedef enum concord_logic {
  * "?" for a value that is none). */
 CONCORD_API const char *concord_logic_name(concord_logic kind);
 
-/* Adds a logic factor over `degree` >= 1 distinct variables. `negated` may
+/* Adds a logic factor over `degree` >= 1 distinct variables (at most
+ * INT32_MAX / 2: its QP sorts two breakpoints per link). `negated` may
  * be NULL (no negations). The new factor's id goes to *factor (may be NULL).
  * On error the graph is unchanged. */
 CONCORD_API int concord_add_logic(concord_graph *g, concord_logic kind,
@@ -1217,14 +1218,14 @@ CONCORD_API int concord_solver_distribution_entry(const concord_solver *s, int32
  * A fractional gold must lie in the local polytope (a mixture of allowed
  * structures): one that a converged solve shows outside it, its loss
  * below 0 by more than 100 tol (sum of |scores| + sum of the weights), is
- * CONCORD_EINVAL; so is one outside the polytope of a logic, BUDGET or
- * KNAPSACK factor (more than 1e-6 from its projection there: an exact
+ * CONCORD_EINVAL; so is one outside the polytope of a logic or BUDGET
+ * factor (a value more than 1e-6 from its projection there: an exact
  * test), and one that any other factor's MAP shows outside its polytope
  * (its squared norm there above its best score at the gold's own values,
- * which no mixture of configurations reaches: a DENSE factor's
- * configurations at values beyond them). Those last two tests are
- * one-sided: a gold just outside a factor with additional outputs, or a
- * user factor, may pass unnoticed. */
+ * which no mixture of configurations reaches). Those last two tests are
+ * one-sided: a gold just outside any other factor (KNAPSACK, TREE,
+ * MATCHING, the factors with additional outputs, user factors) may pass
+ * unnoticed. */
 CONCORD_API int concord_solver_loss_sparsemap(concord_solver *s,
                                               const concord_settings *settings,
                                               const double *u_gold, const double *v_gold,

@@ -66,6 +66,14 @@ typedef struct factor_ops {
      * (user factors); otherwise they are 0 or 1, like its variables, and
      * the active set stores only which ones are 1. */
     bool real_additionals;
+    /* The factor has no additional outputs and its qp, at unit weights, is
+     * the Euclidean projection onto the polytope in closed form: a point
+     * lies in the polytope when it is its own projection, an exact test
+     * the losses use for fractional gold structures (the logic families
+     * and BUDGET; not KNAPSACK, whose projection moves a value by up to
+     * its cost over the sum of the squared costs times the violation, so
+     * no one slack fits float32 golds at every cost). */
+    bool qp_projects_exactly;
     /* With qp, optional: the derivative of the QP solution on the face of
      * the polytope that holds it: `face` is the code qp returned with the
      * literal solution u (at additional scores b), so no QP is solved

@@ -2792,8 +2792,10 @@ static concord_graph *logic_and_pair_graph(void) {
 /* The least slack of the linear inequalities that describe each logic
  * family's and BUDGET's polytope over 4 links (the convex hull of its
  * configurations: box constraints and the ones below), written here from
- * the families' definitions: >= 0 inside, < 0 outside. */
-enum { GOLD_FAMILIES = 8 };
+ * the families' definitions: >= 0 inside, < 0 outside. Families 0-6 are
+ * the logic kinds in concord_logic's order, 7 BUDGET 2, 8 exact BUDGET 2,
+ * 9 OR over links 0 and 2 negated. */
+enum { GOLD_FAMILIES = 10 };
 static double polytope_slack(int family, const double *u) {
     const int n = 4;
     double least = INFINITY, sum = 0.0, inputs = 0.0;
@@ -2815,20 +2817,31 @@ static double polytope_slack(int family, const double *u) {
         for (int j = 0; j < n - 1; ++j) least = fmin(least, u[j] - y);
         return fmin(least, y - (inputs - (n - 2)));
     case 6: return fmin(least, (n - 1) - inputs + y - 1.0); /* IMPLY: some input off, or y */
-    default: return fmin(least, 2.0 - sum);                /* BUDGET 2 */
+    case 7: return fmin(least, 2.0 - sum);                 /* BUDGET 2 */
+    case 8: return fmin(least, -fabs(sum - 2.0));          /* exact BUDGET 2 */
+    default: return fmin(least, (1.0 - u[0]) + u[1] + (1.0 - u[2]) + u[3] - 1.0); /* OR */
     }
 }
 
-/* A fractional gold is refused exactly when it lies outside a factor's
- * polytope (by projection, for the closed forms without additional
- * outputs); golds inside are mixtures of the factor's configurations,
- * golds outside are uniform points at least 1e-3 outside. A float32
- * rounding of an inside gold is taken. */
-static void fractional_golds_are_judged_by_the_factor_polytope(void **state) {
-    (void)state;
+/* Adds the factor of polytope_slack's family over variables 0-3. */
+static int add_gold_family(concord_graph *g, int family) {
     const concord_logic kinds[7] = {CONCORD_XOR,   CONCORD_ATMOSTONE, CONCORD_OR,
                                     CONCORD_XOROUT, CONCORD_OROUT,    CONCORD_ANDOUT,
                                     CONCORD_IMPLY};
+    const int32_t vars[4] = {0, 1, 2, 3};
+    const bool negated[4] = {true, false, true, false};
+    if (family < 7) return concord_add_logic(g, kinds[family], 4, vars, NULL, NULL);
+    if (family < 9) return concord_add_budget(g, 4, vars, NULL, 2.0, family == 8, NULL);
+    return concord_add_logic(g, CONCORD_OR, 4, vars, negated, NULL);
+}
+
+/* A fractional gold is refused exactly when it lies outside a factor's
+ * polytope (by projection, for the logic families and BUDGET); golds
+ * inside are mixtures of the factor's configurations, golds outside are
+ * uniform points at least 1e-3 outside. A float32 rounding of an inside
+ * gold is taken. */
+static void fractional_golds_are_judged_by_the_factor_polytope(void **state) {
+    (void)state;
     test_rng rng = {23};
     int inside = 0, outside = 0;
     for (int family = 0; family < GOLD_FAMILIES; ++family) {
@@ -2836,10 +2849,7 @@ static void fractional_golds_are_judged_by_the_factor_polytope(void **state) {
         double theta[4];
         for (int j = 0; j < 4; ++j) theta[j] = 4.0 * rng_uniform(&rng) - 2.0;
         assert_int_equal(concord_add_variables(g, 4, theta, NULL), CONCORD_OK);
-        const int32_t vars[4] = {0, 1, 2, 3};
-        assert_int_equal(family < 7 ? concord_add_logic(g, kinds[family], 4, vars, NULL, NULL)
-                                    : concord_add_budget(g, 4, vars, NULL, 2.0, false, NULL),
-                         CONCORD_OK);
+        assert_int_equal(add_gold_family(g, family), CONCORD_OK);
         concord_solver *s = new_solver_or_fail(g);
         double allowed[16][4];
         int n_allowed = 0;
@@ -2879,6 +2889,37 @@ static void fractional_golds_are_judged_by_the_factor_polytope(void **state) {
     }
     assert_int_equal(inside, 100 * GOLD_FAMILIES);
     assert_int_equal(outside, 100 * GOLD_FAMILIES);
+}
+
+/* A KNAPSACK gold on its budget, given in float32: one item of cost 1 and
+ * 100,000 of cost 0.003, every value float32(0.3), the budget their cost
+ * at 0.3. The rounding (1.2e-8 per value, all one way) puts the gold 3.6e-6
+ * over the budget, and the projection would move the first value by
+ * 1.9e-6, beyond any slack that refuses golds outside the other families:
+ * KNAPSACK is judged by the necessary test, and the gold is taken. */
+static void a_float32_knapsack_gold_on_its_budget_is_taken(void **state) {
+    (void)state;
+    enum { ITEMS = 100001 };
+    int32_t *vars = malloc(ITEMS * sizeof *vars);
+    double *costs = malloc(ITEMS * sizeof *costs), *gold = malloc(ITEMS * sizeof *gold);
+    double budget = 0.0;
+    for (int32_t i = 0; i < ITEMS; ++i) {
+        vars[i] = i;
+        costs[i] = i == 0 ? 1.0 : 0.003;
+        budget += costs[i] * 0.3;
+        gold[i] = (float)0.3;
+    }
+    concord_graph *g = concord_graph_new();
+    assert_int_equal(concord_add_variables(g, ITEMS, NULL, NULL), CONCORD_OK);
+    assert_int_equal(concord_add_knapsack(g, ITEMS, vars, NULL, costs, budget, NULL), CONCORD_OK);
+    concord_solver *s = new_solver_or_fail(g);
+    double loss;
+    assert_int_equal(concord_solver_loss_sparsemap(s, NULL, gold, NULL, &loss, NULL, NULL, NULL),
+                     CONCORD_OK);
+    assert_true(loss >= 0.0);
+    concord_solver_free(s);
+    concord_graph_free(g);
+    free(vars), free(costs), free(gold);
 }
 
 /* XOROUT, ANDOUT and IMPLY are solved as XOR, OROUT and OR over flipped
@@ -3014,9 +3055,10 @@ static void a_fractional_gold_without_v_gold_is_a_mixture_or_refused(void **stat
  * though its losses are not negative: under XOR(x0, x1, x2) at scores 0,
  * (0.9, 0.9, 0.9) would score 1.05 (sparsemap: sparsemax(0) = 1/3 each,
  * F = -1/6, the gold -1.215) and 1.36; a mixture of (1, 0, 0), (0, 1, 0)
- * and (0, 0, 1) passes the same test (|u*|^2 = 1/3 <= 1/3), and so does a
- * gold given with v_gold inside a PAIR; one outside the PAIR that passes
- * it is refused by its negative loss. The references are the polytopes'
+ * and (0, 0, 1) is taken, and so is a gold given with v_gold inside a
+ * PAIR (which only the necessary test, |(u*, v*)|^2 against the MAP at
+ * the gold, judges); one outside the PAIR that passes that test is
+ * refused by its negative loss. The references are the polytopes'
  * definitions (XOR's points sum to 1, a PAIR's v is at most min(u)). */
 static void a_fractional_gold_outside_a_factor_is_refused(void **state) {
     (void)state;
@@ -3255,6 +3297,7 @@ int main(void) {
         cmocka_unit_test(a_gold_structure_a_factor_forbids_is_refused_by_name),
         cmocka_unit_test(derived_logic_families_are_named_as_given),
         cmocka_unit_test(fractional_golds_are_judged_by_the_factor_polytope),
+        cmocka_unit_test(a_float32_knapsack_gold_on_its_budget_is_taken),
         cmocka_unit_test(a_fractional_gold_without_v_gold_is_a_mixture_or_refused),
         cmocka_unit_test(a_fractional_gold_outside_a_factor_is_refused),
         cmocka_unit_test(a_failing_oracle_ends_the_solve_with_its_error),

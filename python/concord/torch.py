@@ -432,7 +432,7 @@ def lp_sparsemap_loss(graphs, variable_scores, additional_scores, u_gold, v_gold
     variable) and v_gold[k] (None, or v_gold None: each factor's best at
     the gold variables). A fractional gold must be a mixture of allowed
     structures; one outside the polytope is a ValueError: always outside a
-    logic, Budget or Knapsack factor, elsewhere where a factor's test or a
+    logic or Budget factor, elsewhere where a factor's test or a
     negative loss shows it, which depends on the scores (half a dependency
     tree is caught at zero scores, not at every other), so a fractional
     gold's validity in structured factors is the caller's to ensure.

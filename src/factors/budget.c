@@ -82,7 +82,8 @@ static const factor_ops budget_ops = {.name = "BUDGET",
                                       .map = budget_map,
                                       .qp = budget_qp,
                                       .scratch_bytes = budget_scratch,
-                                      .face_jvp = budget_face};
+                                      .face_jvp = budget_face,
+                                      .qp_projects_exactly = true};
 
 static double knapsack_map(const factor *f, const double *a, const double *b,
                            double *u, double *v, void *scratch) {

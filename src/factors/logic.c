@@ -1,6 +1,7 @@
 /*
  * Logic factors: XOR, ATMOSTONE, OR and OROUT, in literal space. XOROUT,
- * ANDOUT and IMPLY are these with some links flipped (graph.c flips them).
+ * ANDOUT and IMPLY are these with some links flipped (concord_add_logic
+ * flips them).
  *
  * XOR, ATMOSTONE and OR are the box QP with sum = 1, <= 1 and >= 1. OROUT
  * (the last literal t is the OR of the others) has the polytope
@@ -60,7 +61,8 @@ static const factor_ops xor_ops = {.name = "XOR",
                                    .map = xor_map,
                                    .qp = xor_qp,
                                    .scratch_bytes = box_scratch,
-                                   .face_jvp = unit_box_face};
+                                   .face_jvp = unit_box_face,
+                                   .qp_projects_exactly = true};
 /* XOROUT, ANDOUT and IMPLY are XOR, OROUT and OR over flipped links (see
  * the builder); their tables differ only in the name messages give, the
  * family the user asked for. */
@@ -68,7 +70,8 @@ static const factor_ops xorout_ops = {.name = "XOROUT",
                                       .map = xor_map,
                                       .qp = xor_qp,
                                       .scratch_bytes = box_scratch,
-                                      .face_jvp = unit_box_face};
+                                      .face_jvp = unit_box_face,
+                                      .qp_projects_exactly = true};
 
 /* ---- ATMOSTONE ---------------------------------------------------------- */
 
@@ -92,7 +95,8 @@ static const factor_ops atmostone_ops = {.name = "ATMOSTONE",
                                          .map = atmostone_map,
                                          .qp = atmostone_qp,
                                          .scratch_bytes = box_scratch,
-                                         .face_jvp = unit_box_face};
+                                         .face_jvp = unit_box_face,
+                                         .qp_projects_exactly = true};
 
 /* ---- OR ----------------------------------------------------------------- */
 
@@ -124,12 +128,14 @@ static const factor_ops or_ops = {.name = "OR",
                                   .map = or_map,
                                   .qp = or_qp,
                                   .scratch_bytes = box_scratch,
-                                  .face_jvp = unit_box_face};
+                                  .face_jvp = unit_box_face,
+                                  .qp_projects_exactly = true};
 static const factor_ops imply_ops = {.name = "IMPLY",
                                      .map = or_map,
                                      .qp = or_qp,
                                      .scratch_bytes = box_scratch,
-                                     .face_jvp = unit_box_face};
+                                     .face_jvp = unit_box_face,
+                                     .qp_projects_exactly = true};
 
 /* ---- OROUT: links 0..n-1 are the inputs, link n is the output ---------- */
 
@@ -274,12 +280,14 @@ static const factor_ops orout_ops = {.name = "OROUT",
                                      .map = orout_map,
                                      .qp = orout_qp,
                                      .scratch_bytes = orout_scratch_bytes,
-                                     .face_jvp = orout_face};
+                                     .face_jvp = orout_face,
+                                     .qp_projects_exactly = true};
 static const factor_ops andout_ops = {.name = "ANDOUT",
                                       .map = orout_map,
                                       .qp = orout_qp,
                                       .scratch_bytes = orout_scratch_bytes,
-                                      .face_jvp = orout_face};
+                                      .face_jvp = orout_face,
+                                      .qp_projects_exactly = true};
 
 /* ---- The builder: every logic kind is one of the four solvers above ---- */
 
@@ -310,6 +318,7 @@ int concord_add_logic(concord_graph *g, concord_logic kind, int32_t degree,
     case CONCORD_ANDOUT: ops = &andout_ops; break;
     default: return graph_fail(g, CONCORD_EINVAL, "unknown logic factor kind %d", (int)kind);
     }
+    /* the box QP sorts two breakpoints per link, indexed by int32_t */
     if (degree > INT32_MAX / 2)
         return graph_fail(g, CONCORD_EINVAL, "%s factor: %d links, more than %d",
                           concord_logic_name(kind), degree, INT32_MAX / 2);

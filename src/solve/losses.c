@@ -68,11 +68,10 @@ static int gold_additionals(concord_solver *s, const double *u_gold, const doubl
     return CONCORD_OK;
 }
 
-/* Whether u* is its own projection onto the polytope of factor f, a
- * built-in closed form without additional outputs (XOR, OR, BUDGET...),
- * whose QP at scores u* and unit weights is that projection; s->a holds
- * u* at f's links. A user factor's QP callback is left out: it may be
- * approximate, and would then refuse golds that lie inside. */
+/* Whether u* is its own projection onto the polytope of factor f, whose
+ * QP at scores u* and unit weights is that projection
+ * (factor_ops.qp_projects_exactly: the logic families and BUDGET); s->a
+ * holds u* at f's links. */
 static bool gold_projects_onto_itself(concord_solver *s, int32_t f) {
     const factor *fa = &s->g->factors[f];
     for (int32_t j = 0; j < fa->degree; ++j) s->d[j] = 1.0;
@@ -84,8 +83,8 @@ static bool gold_projects_onto_itself(concord_solver *s, int32_t f) {
     return true;
 }
 
-/* Whether the gold (u*, v*) can lie in each factor's polytope. A closed
- * form without additional outputs is judged exactly, by projection
+/* Whether the gold (u*, v*) can lie in each factor's polytope. A factor
+ * whose QP is an exact projection is judged exactly
  * (gold_projects_onto_itself). Any other factor by a necessary test: a
  * point of a convex hull of configurations y satisfies (u*, v*).(u*, v*)
  * <= max_y (u*, v*).y, since it is a mixture of the y, so a factor whose
@@ -107,11 +106,11 @@ static int gold_in_every_factor(concord_solver *s, const double *u_gold, const d
             judged &= s->a[j] == 0.0 || s->a[j] == 1.0;
         }
         if (judged) continue;
-        if (fa->ops->qp && !fa->ops->failure && fa->n_add == 0) {
+        if (fa->ops->qp_projects_exactly) {
             if (!gold_projects_onto_itself(s, f))
                 return solver_fail(s, CONCORD_EINVAL,
                                    "the gold structure lies outside factor %d (%s): its values "
-                                   "there are no mixture of the factor's configurations",
+                                   "there are no point of the factor's polytope",
                                    f, fa->ops->name);
             continue;
         }
@@ -122,7 +121,7 @@ static int gold_in_every_factor(concord_solver *s, const double *u_gold, const d
         if (self > best + 1e-9 * (1.0 + self))
             return solver_fail(s, CONCORD_EINVAL,
                                "the gold structure lies outside factor %d (%s): its values "
-                               "there are no mixture of the factor's configurations",
+                               "there are no point of the factor's polytope",
                                f, fa->ops->name);
     }
     return CONCORD_OK;
