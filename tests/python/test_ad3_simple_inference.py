@@ -199,6 +199,10 @@ def test_edge_indices_outside_the_nodes_are_refused_naming_the_edge():
                            ([[0, 1, 2], [0, 1, 2]], r"^edges must be of shape \(n_edges, 2\)")]:
         with pytest.raises(ValueError, match=message):
             general_graph(unaries, np.array(edges), weights, verbose=0)
+    # no edges, as AD3 takes them: an empty array of any shape
+    marginals, _, value, _ = general_graph(np.array([[0.0, 1.0], [2.0, 0.0]]), np.array([]),
+                                           np.zeros((0, 2, 2)), verbose=0)
+    assert value == pytest.approx(3.0) and marginals.argmax(axis=1).tolist() == [1, 0]
     typed_unaries = [np.zeros((2, 2)), np.zeros((1, 3))]
     empty = np.zeros((0, 2), dtype=int)
     typed_edges = [empty, np.array([[0, -1]]), empty, empty]
@@ -227,6 +231,10 @@ def test_constraint_nodes_outside_the_nodes_are_refused_naming_the_constraint():
                                 (("OROUT", [[0], []], [[0], []], [[False], []], (-1, 0, 0, False)),
                                  r"^constraint 0: last type -1 out of range \[0, 2\)$"),
                                 (("OROUT", [[0], []], [[0], []], [[False], []], (1, -1, 0, False)),
-                                 r"^constraint 0: node -1 out of range \[0, 1\)$")]:
+                                 r"^constraint 0: node -1 out of range \[0, 1\)$"),
+                                (("OROUT", [[0], []], [[0], []], [[False], []], (1.0, 0, 0, False)),
+                                 r"^constraint 0: last type index 1.0 is not an integer$"),
+                                (("OROUT", [[0], []], [[0], []], [[False], []], (True, 0, 0, False)),
+                                 r"^constraint 0: last type index True is not an integer$")]:
         with pytest.raises(ValueError, match=message):
             general_constrained_graph(typed_unaries, *typed, [constraint], verbose=0)

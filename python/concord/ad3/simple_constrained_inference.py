@@ -152,9 +152,7 @@ def general_constrained_graph_multitype(l_unaries, l_edges, l_edge_weights, cons
             flags.extend(t_negated)
         if last is not None:
             last_type, last_node, last_state, last_negated = last
-            if last_type not in range(n_types):
-                raise ValueError("%s: last type %r out of range [0, %d)"
-                                 % (where, last_type, n_types))
+            _node_at(range(n_types), last_type, where, "last type")
             if not 0 <= last_state < states[last_type]:
                 raise ValueError("(last) Type %d: State should in [%d, %d]"
                                  % (last_type, 0, states[last_type] - 1))

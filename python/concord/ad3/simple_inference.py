@@ -44,14 +44,15 @@ def simple_grid(unaries, pairwise, verbose=1):
             np.array(edge_marginals).reshape(-1, n_states ** 2), value, status)
 
 
-def _node_at(nodes, index, where):
+def _node_at(nodes, index, where, what="node"):
     """nodes[index]; a ValueError beginning with `where` (the edge or
     constraint that names it) when index is not an integer in [0,
-    len(nodes)): a negative one would pick a node from the end."""
+    len(nodes)): a negative one would pick a node from the end. `what`
+    names the index in the message."""
     if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
-        raise ValueError("%s: node index %r is not an integer" % (where, index))
+        raise ValueError("%s: %s index %s is not an integer" % (where, what, index))
     if not 0 <= index < len(nodes):
-        raise ValueError("%s: node %d out of range [0, %d)" % (where, index, len(nodes)))
+        raise ValueError("%s: %s %d out of range [0, %d)" % (where, what, index, len(nodes)))
     return nodes[int(index)]
 
 
@@ -61,7 +62,7 @@ def _check_simple(unaries, edges, edge_weights):
         raise ValueError("incompatible shapes of unaries and edge_weights.")
     if edge_weights.shape[1] != edge_weights.shape[2]:
         raise ValueError("Edge weights need to be of shape (n_edges, n_states, n_states)!")
-    if np.ndim(edges) != 2 or np.shape(edges)[1] != 2:
+    if np.size(edges) and (np.ndim(edges) != 2 or np.shape(edges)[1] != 2):
         raise ValueError("edges must be of shape (n_edges, 2), not %s" % (np.shape(edges),))
     if edge_weights.shape[0] != edges.shape[0]:
         raise ValueError("Number of edge weights different from number ofedges")
