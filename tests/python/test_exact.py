@@ -152,7 +152,9 @@ def test_progress_counts_the_search_nodes():
         assert info.status == "optimal" and seen
         nodes = [p.nodes for p in seen]
         assert nodes[0] >= 1 and nodes == sorted(nodes) and nodes[-1] <= solver.exact_info.nodes
-        assert seen[0].open_nodes >= 1  # the root's children wait
+        # nodes wait at some report (a report within the root's solve,
+        # every 0.1 s on a loaded machine, may come before any does)
+        assert any(p.open_nodes >= 1 for p in seen)
         seen.clear()
         solver.solve_map({"progress": lambda p: seen.append(p) and False, "bound_every": 1})
         assert seen and all(p.nodes == 0 and p.open_nodes == 0 for p in seen)
