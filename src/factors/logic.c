@@ -20,6 +20,13 @@
 
 static size_t box_scratch(const factor *f) { return box_qp_scratch_bytes(f->degree); }
 
+/* A logic family's table: its solver's functions under the family's name.
+ * XOROUT, ANDOUT and IMPLY are XOR, OROUT and OR over flipped links (see
+ * the builder), and messages name the family the user asked for. */
+#define LOGIC_OPS(family, solver, scratch, face)                                                  \
+    {.name = family, .map = solver##_map, .qp = solver##_qp, .scratch_bytes = scratch,            \
+     .face_jvp = face, .qp_projects_exactly = true}
+
 static int32_t argmax(int32_t n, const double *a) {
     int32_t best = 0;
     for (int32_t i = 1; i < n; ++i)
@@ -57,21 +64,8 @@ static void unit_box_face(const factor *f, int32_t face, const double *b, const 
     box_qp_face(f->degree, u, NULL, face, w, x, du);
 }
 
-static const factor_ops xor_ops = {.name = "XOR",
-                                   .map = xor_map,
-                                   .qp = xor_qp,
-                                   .scratch_bytes = box_scratch,
-                                   .face_jvp = unit_box_face,
-                                   .qp_projects_exactly = true};
-/* XOROUT, ANDOUT and IMPLY are XOR, OROUT and OR over flipped links (see
- * the builder); their tables differ only in the name messages give, the
- * family the user asked for. */
-static const factor_ops xorout_ops = {.name = "XOROUT",
-                                      .map = xor_map,
-                                      .qp = xor_qp,
-                                      .scratch_bytes = box_scratch,
-                                      .face_jvp = unit_box_face,
-                                      .qp_projects_exactly = true};
+static const factor_ops xor_ops = LOGIC_OPS("XOR", xor, box_scratch, unit_box_face);
+static const factor_ops xorout_ops = LOGIC_OPS("XOROUT", xor, box_scratch, unit_box_face);
 
 /* ---- ATMOSTONE ---------------------------------------------------------- */
 
@@ -91,12 +85,8 @@ static int32_t atmostone_qp(const factor *f, const double *a, const double *b,
     return box_qp_active(BOX_LE, box_qp(f->degree, a, d, NULL, 1.0, BOX_LE, u, scratch));
 }
 
-static const factor_ops atmostone_ops = {.name = "ATMOSTONE",
-                                         .map = atmostone_map,
-                                         .qp = atmostone_qp,
-                                         .scratch_bytes = box_scratch,
-                                         .face_jvp = unit_box_face,
-                                         .qp_projects_exactly = true};
+static const factor_ops atmostone_ops =
+    LOGIC_OPS("ATMOSTONE", atmostone, box_scratch, unit_box_face);
 
 /* ---- OR ----------------------------------------------------------------- */
 
@@ -124,18 +114,8 @@ static int32_t or_qp(const factor *f, const double *a, const double *b,
     return box_qp_active(BOX_GE, box_qp(f->degree, a, d, NULL, 1.0, BOX_GE, u, scratch));
 }
 
-static const factor_ops or_ops = {.name = "OR",
-                                  .map = or_map,
-                                  .qp = or_qp,
-                                  .scratch_bytes = box_scratch,
-                                  .face_jvp = unit_box_face,
-                                  .qp_projects_exactly = true};
-static const factor_ops imply_ops = {.name = "IMPLY",
-                                     .map = or_map,
-                                     .qp = or_qp,
-                                     .scratch_bytes = box_scratch,
-                                     .face_jvp = unit_box_face,
-                                     .qp_projects_exactly = true};
+static const factor_ops or_ops = LOGIC_OPS("OR", or, box_scratch, unit_box_face);
+static const factor_ops imply_ops = LOGIC_OPS("IMPLY", or, box_scratch, unit_box_face);
 
 /* ---- OROUT: links 0..n-1 are the inputs, link n is the output ---------- */
 
@@ -276,18 +256,8 @@ static void orout_face(const factor *f, int32_t face, const double *b, const dou
         if (t > 0.0 && u[i] >= t - 1e-12) du[i] = group;
 }
 
-static const factor_ops orout_ops = {.name = "OROUT",
-                                     .map = orout_map,
-                                     .qp = orout_qp,
-                                     .scratch_bytes = orout_scratch_bytes,
-                                     .face_jvp = orout_face,
-                                     .qp_projects_exactly = true};
-static const factor_ops andout_ops = {.name = "ANDOUT",
-                                      .map = orout_map,
-                                      .qp = orout_qp,
-                                      .scratch_bytes = orout_scratch_bytes,
-                                      .face_jvp = orout_face,
-                                      .qp_projects_exactly = true};
+static const factor_ops orout_ops = LOGIC_OPS("OROUT", orout, orout_scratch_bytes, orout_face);
+static const factor_ops andout_ops = LOGIC_OPS("ANDOUT", orout, orout_scratch_bytes, orout_face);
 
 /* ---- The builder: every logic kind is one of the four solvers above ---- */
 
