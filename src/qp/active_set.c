@@ -1108,13 +1108,13 @@ active_set_result active_set_complete_face(active_set *s, const factor *f, const
         gradient[i] = a[i] - s->d[i] * h[i];
         scores[i] = fabs(a[i]) + s->d[i] * fabs(h[i]);
     }
-    /* size and rounding: the two sizes of the tolerance (see TIED) */
-    score_config(s, 0, a, b);
-    const double reference = s->score[0];
-    double best = -INFINITY, size = 0.0, rounding = 0.0, scale = 0.0;
+    /* size and rounding: the two sizes of the tolerance (see TIED), the
+     * scores under (a, b) measured from the first configuration's */
+    double reference = 0.0, best = -INFINITY, size = 0.0, rounding = 0.0, scale = 0.0;
     for (int32_t k = 0; k < s->size; ++k) {
         const int32_t *x = config(s, k);
         score_config(s, k, a, b);
+        if (k == 0) reference = s->score[0];
         double relative = fabs(s->score[k] - reference);
         for (int32_t j = 0; j < s->links[k]; ++j) relative += s->d[x[j]] * fabs(h[x[j]]);
         size = fmax(size, relative);
