@@ -65,15 +65,20 @@ static int32_t best_joint_state(const dense_params *p, const uint8_t *forbidden,
 }
 
 /* The best joint state's ones: one state link per variable (in increasing
- * order, as the variables' links are) and the joint state's output. */
+ * order, as the variables' links are) and the joint state's output. What
+ * is left of the joint state after the other variables' digits is the
+ * first variable's state: no division for it (on binary pairwise tables,
+ * a sixth of this oracle's time). */
 static int32_t dense_map_ones(const factor *f, const double *a, const double *b,
                               int32_t *ones, double *value, void *scratch) {
     const dense_params *p = params_of(f);
     const int32_t best = best_joint_state(p, f->forbidden, a, b, (int32_t *)scratch, value);
-    for (int32_t j = p->n_vars - 1, rest = best; j >= 0; --j) {
+    int32_t rest = best;
+    for (int32_t j = p->n_vars - 1; j > 0; --j) {
         ones[j] = p->offset[j] + rest % p->states[j];
         rest /= p->states[j];
     }
+    ones[0] = p->offset[0] + rest;
     ones[p->n_vars] = f->degree + best;
     return p->n_vars + 1;
 }
