@@ -542,10 +542,10 @@ CONCORD_API int concord_factor_additionals(const concord_graph *g, int32_t f,
 CONCORD_API int concord_factor_degree(const concord_graph *g, int32_t f, int32_t *degree);
 
 /* Factor f's links, in the order it was given them: the variable of each
- * (vars, degree entries) and whether the link is negated as the factor
- * stores it (negated): an XOROUT is stored as an XOR with its last link
- * flipped, an ANDOUT as an OROUT with every link flipped, an IMPLY as an
- * OR with every link but the last flipped. Either output may be NULL. */
+ * (vars, degree entries) and whether the link is negated (negated), as
+ * given to the builder (an XOROUT, ANDOUT or IMPLY is solved as an XOR,
+ * OROUT or OR over some links flipped; those are reported unflipped).
+ * Either output may be NULL. */
 CONCORD_API int concord_factor_variables(const concord_graph *g, int32_t f, int32_t *vars,
                                          bool *negated);
 

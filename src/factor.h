@@ -28,6 +28,15 @@ typedef enum factor_forbidding {
                           makes room for it after the family's own scratch */
 } factor_forbidding;
 
+/* The links a family flips from the negations its builder is given:
+ * XOROUT, ANDOUT and IMPLY are XOR, OROUT and OR over flipped links. */
+typedef enum link_flips {
+    FLIPS_NONE,
+    FLIPS_LAST,        /* XOROUT: the output */
+    FLIPS_ALL,         /* ANDOUT */
+    FLIPS_ALL_BUT_LAST /* IMPLY: the premises */
+} link_flips;
+
 typedef struct factor_ops {
     const char *name;
     /* Best configuration for literal scores a[degree] and additional scores
@@ -74,13 +83,16 @@ typedef struct factor_ops {
      * its cost over the sum of the squared costs times the violation, so
      * no one slack fits float32 golds at every cost). */
     bool qp_projects_exactly;
+    /* Which links the factor stores flipped from the negations given to
+     * its builder (factor_flips_link). */
+    link_flips flips;
     /* With qp, optional: the derivative of the QP solution on the face of
      * the polytope that holds it: `face` is the code qp returned with the
      * literal solution u (at additional scores b), so no QP is solved
      * again. Without it (a user factor's qp), the backward pass solves the
      * factor's QP once more by the active set at its final inputs and
-     * takes the derivative from there. On that face u moves in a tangent space T and v = G u + const.
-     * Given the metric weights w (> 0), x (degree) and y (n_add), writes
+     * takes the derivative from there. On that face u moves in a tangent
+     * space T and v = G u + const. Given the metric weights w (> 0), x (degree) and y (n_add), writes
      *   du = Pi (x + W^-1 G^T y),  dv = G du,
      * Pi the W-orthogonal projection onto T; y == NULL means zero and
      * dv == NULL that dv is not wanted. */
@@ -97,6 +109,18 @@ typedef struct factor_ops {
      * reported, or 0. NULL for the built-in families, which never fail. */
     int (*failure)(const factor *f, const void *scratch);
 } factor_ops;
+
+/* Whether a factor of family `ops` and the given degree stores link j
+ * flipped from the negation given for it. */
+static inline bool factor_flips_link(const factor_ops *ops, int32_t j, int32_t degree) {
+    switch (ops->flips) {
+    case FLIPS_LAST: return j == degree - 1;
+    case FLIPS_ALL: return true;
+    case FLIPS_ALL_BUT_LAST: return j != degree - 1;
+    case FLIPS_NONE: break;
+    }
+    return false;
+}
 
 /* The failure code of a user callback that returned 0 but wrote an
  * invalid configuration (a variable value outside [0, 1], an additional

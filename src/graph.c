@@ -373,7 +373,10 @@ int concord_factor_variables(const concord_graph *g, int32_t f, int32_t *vars, b
     const factor *fa = &g->factors[f];
     for (int32_t j = 0; j < fa->degree; ++j) {
         if (vars) vars[j] = g->link_var[fa->link_begin + j];
-        if (negated) negated[j] = g->link_neg[fa->link_begin + j];
+        if (negated) {
+            const bool stored = g->link_neg[fa->link_begin + j];
+            negated[j] = stored != factor_flips_link(fa->ops, j, fa->degree);
+        }
     }
     return CONCORD_OK;
 }

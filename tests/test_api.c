@@ -435,27 +435,37 @@ static void the_iteration_cap_holds_on_a_graph_of_one_factor(void **state) {
     concord_graph_free(g);
 }
 
-/* A factor's degree and links read back as they were given, the
- * negations as stored: an IMPLY is an OR with all but its last link
- * flipped. */
+/* A factor's degree and links read back as they were given, negations
+ * included, for every logic family (XOROUT, ANDOUT and IMPLY flip some
+ * links inside) and with or without negations given. */
 static void factor_links_read_back(void **state) {
     (void)state;
+    const concord_logic kinds[] = {CONCORD_XOR,    CONCORD_XOROUT, CONCORD_ATMOSTONE, CONCORD_OR,
+                                   CONCORD_OROUT,  CONCORD_ANDOUT, CONCORD_IMPLY};
+    const int n_kinds = (int)(sizeof kinds / sizeof *kinds);
     concord_graph *g = concord_graph_new();
     assert_int_equal(concord_add_variables(g, 5, NULL, NULL), CONCORD_OK);
     int32_t vars[3] = {4, 0, 2}, f, degree, got[3];
     bool negated[3] = {false, true, false}, got_neg[3];
-    assert_int_equal(concord_add_logic(g, CONCORD_IMPLY, 3, vars, negated, &f), CONCORD_OK);
-    assert_int_equal(concord_add_pair(g, 1, 3, 0.5, NULL), CONCORD_OK);
-    assert_int_equal(concord_factor_degree(g, f, &degree), CONCORD_OK);
-    assert_int_equal(degree, 3);
-    assert_int_equal(concord_factor_variables(g, f, got, got_neg), CONCORD_OK);
-    for (int j = 0; j < 3; ++j) {
-        assert_int_equal(got[j], vars[j]);
-        assert_true(got_neg[j] == (negated[j] != (j < 2)));
+    for (int k = 0; k < 2 * n_kinds; ++k) {
+        const bool given = k < n_kinds;
+        assert_int_equal(concord_add_logic(g, kinds[k % n_kinds], 3, vars,
+                                           given ? negated : NULL, &f),
+                         CONCORD_OK);
+        assert_int_equal(f, k);
+        assert_int_equal(concord_factor_degree(g, f, &degree), CONCORD_OK);
+        assert_int_equal(degree, 3);
+        assert_int_equal(concord_factor_variables(g, f, got, got_neg), CONCORD_OK);
+        for (int j = 0; j < 3; ++j) {
+            assert_int_equal(got[j], vars[j]);
+            assert_true(got_neg[j] == (given && negated[j]));
+        }
     }
-    assert_int_equal(concord_factor_variables(g, 1, got, NULL), CONCORD_OK);
+    int32_t pair;
+    assert_int_equal(concord_add_pair(g, 1, 3, 0.5, &pair), CONCORD_OK);
+    assert_int_equal(concord_factor_variables(g, pair, got, NULL), CONCORD_OK);
     assert_true(got[0] == 1 && got[1] == 3);
-    assert_int_equal(concord_factor_degree(g, 2, &degree), CONCORD_EINVAL);
+    assert_int_equal(concord_factor_degree(g, pair + 1, &degree), CONCORD_EINVAL);
     assert_int_equal(concord_factor_variables(g, -1, got, NULL), CONCORD_EINVAL);
     concord_graph_free(g);
 }

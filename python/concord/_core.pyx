@@ -1043,7 +1043,7 @@ cdef class Graph:
 
     def factor_variables(self, factor):
         """A factor's links (concord_factor_variables): (variables, negated)
-        arrays in link order, the negations as the factor stores them."""
+        arrays in link order, the negations as the factor was given them."""
         cdef int32_t f = _as_int32(factor, "factor")
         cdef int32_t degree = self.factor_degree(f)
         variables = np.zeros(degree, dtype=_int32)

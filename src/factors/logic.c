@@ -21,11 +21,12 @@
 static size_t box_scratch(const factor *f) { return box_qp_scratch_bytes(f->degree); }
 
 /* A logic family's table: its solver's functions under the family's name.
- * XOROUT, ANDOUT and IMPLY are XOR, OROUT and OR over flipped links (see
- * the builder), and messages name the family the user asked for. */
-#define LOGIC_OPS(family, solver, scratch, face)                                                  \
+ * XOROUT, ANDOUT and IMPLY are XOR, OROUT and OR over the links `flipped`
+ * names (factor_flips_link), and messages name the family the user asked
+ * for. */
+#define LOGIC_OPS(family, solver, scratch, face, flipped)                                         \
     {.name = family, .map = solver##_map, .qp = solver##_qp, .scratch_bytes = scratch,            \
-     .face_jvp = face, .qp_projects_exactly = true}
+     .face_jvp = face, .qp_projects_exactly = true, .flips = flipped}
 
 static int32_t argmax(int32_t n, const double *a) {
     int32_t best = 0;
@@ -64,8 +65,9 @@ static void unit_box_face(const factor *f, int32_t face, const double *b, const 
     box_qp_face(f->degree, u, NULL, face, w, x, du);
 }
 
-static const factor_ops xor_ops = LOGIC_OPS("XOR", xor, box_scratch, unit_box_face);
-static const factor_ops xorout_ops = LOGIC_OPS("XOROUT", xor, box_scratch, unit_box_face);
+static const factor_ops xor_ops = LOGIC_OPS("XOR", xor, box_scratch, unit_box_face, FLIPS_NONE);
+static const factor_ops xorout_ops =
+    LOGIC_OPS("XOROUT", xor, box_scratch, unit_box_face, FLIPS_LAST);
 
 /* ---- ATMOSTONE ---------------------------------------------------------- */
 
@@ -86,7 +88,7 @@ static int32_t atmostone_qp(const factor *f, const double *a, const double *b,
 }
 
 static const factor_ops atmostone_ops =
-    LOGIC_OPS("ATMOSTONE", atmostone, box_scratch, unit_box_face);
+    LOGIC_OPS("ATMOSTONE", atmostone, box_scratch, unit_box_face, FLIPS_NONE);
 
 /* ---- OR ----------------------------------------------------------------- */
 
@@ -114,8 +116,9 @@ static int32_t or_qp(const factor *f, const double *a, const double *b,
     return box_qp_active(BOX_GE, box_qp(f->degree, a, d, NULL, 1.0, BOX_GE, u, scratch));
 }
 
-static const factor_ops or_ops = LOGIC_OPS("OR", or, box_scratch, unit_box_face);
-static const factor_ops imply_ops = LOGIC_OPS("IMPLY", or, box_scratch, unit_box_face);
+static const factor_ops or_ops = LOGIC_OPS("OR", or, box_scratch, unit_box_face, FLIPS_NONE);
+static const factor_ops imply_ops =
+    LOGIC_OPS("IMPLY", or, box_scratch, unit_box_face, FLIPS_ALL_BUT_LAST);
 
 /* ---- OROUT: links 0..n-1 are the inputs, link n is the output ---------- */
 
@@ -256,8 +259,10 @@ static void orout_face(const factor *f, int32_t face, const double *b, const dou
         if (t > 0.0 && u[i] >= t - 1e-12) du[i] = group;
 }
 
-static const factor_ops orout_ops = LOGIC_OPS("OROUT", orout, orout_scratch_bytes, orout_face);
-static const factor_ops andout_ops = LOGIC_OPS("ANDOUT", orout, orout_scratch_bytes, orout_face);
+static const factor_ops orout_ops =
+    LOGIC_OPS("OROUT", orout, orout_scratch_bytes, orout_face, FLIPS_NONE);
+static const factor_ops andout_ops =
+    LOGIC_OPS("ANDOUT", orout, orout_scratch_bytes, orout_face, FLIPS_ALL);
 
 /* ---- The builder: every logic kind is one of the four solvers above ---- */
 
@@ -298,13 +303,8 @@ int concord_add_logic(concord_graph *g, concord_logic kind, int32_t degree,
                           "an output), got 1", concord_logic_name(kind));
     bool *flip = malloc((size_t)degree * sizeof *flip);
     if (!flip) return graph_fail(g, CONCORD_ENOMEM, "out of memory");
-    for (int32_t j = 0; j < degree; ++j) {
-        bool given = negated && negated[j];
-        bool last = j == degree - 1;
-        bool flipped = (kind == CONCORD_XOROUT && last) || kind == CONCORD_ANDOUT ||
-                       (kind == CONCORD_IMPLY && !last);
-        flip[j] = given != flipped;
-    }
+    for (int32_t j = 0; j < degree; ++j)
+        flip[j] = (negated && negated[j]) != factor_flips_link(ops, j, degree);
     int rc = graph_add_factor(g, ops, degree, vars, flip, true, 0, NULL, NULL, factor_id);
     free(flip);
     return rc;

@@ -1245,6 +1245,9 @@ def test_bad_input_to_the_low_level_module_raises_value_errors_with_the_c_messag
     other.add_variables(2)
     other.add_logic("OR", [0, 1], np.array([1.0, 0.0]))
     assert other.factor_variables(0)[1].tolist() == [True, False]
+    # an IMPLY is solved as an OR with its premise flipped, but reads back as given
+    other.add_logic("IMPLY", [0, 1], [False, True])
+    assert other.factor_variables(1)[1].tolist() == [False, True]
     with pytest.raises(concord.InfeasibleError):
         graph.add_matching(2, 1, [0, 1], every_row=True)
     solver = _core.Solver(graph)
