@@ -92,7 +92,8 @@ typedef struct factor_ops {
      * again. Without it (a user factor's qp), the backward pass solves the
      * factor's QP once more by the active set at its final inputs and
      * takes the derivative from there. On that face u moves in a tangent
-     * space T and v = G u + const. Given the metric weights w (> 0), x (degree) and y (n_add), writes
+     * space T and v = G u + const. Given the metric weights w (> 0), x
+     * (degree) and y (n_add), writes
      *   du = Pi (x + W^-1 G^T y),  dv = G du,
      * Pi the W-orthogonal projection onto T; y == NULL means zero and
      * dv == NULL that dv is not wanted. */
